@@ -1,0 +1,44 @@
+# ley — see README.md. Every target works on a fresh machine with only Go installed.
+GO      ?= go
+PKGS    := ./...
+FUZZTIME ?= 10s
+BENCHTIME ?= 1s
+BENCHCOUNT ?= 6
+
+.PHONY: run test bench fuzz lint ladder build
+
+## build: compile the single binary into ./bin/ley
+build:
+	$(GO) build -o bin/ley ./cmd/ley
+
+## run: start ley on this machine (until the director exists: the single-Area demo)
+run: build
+	./bin/ley demo
+
+## test: vet plus the whole test suite with the race detector
+test:
+	$(GO) vet $(PKGS)
+	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+
+## bench: every benchmark, several runs, in a format benchstat compares
+bench:
+	mkdir -p bench/out
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) $(PKGS) | tee bench/out/bench.txt
+
+## fuzz: run each fuzz target for FUZZTIME
+fuzz:
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## lint: go vet and staticcheck (pinned as a go.mod tool)
+lint:
+	$(GO) vet $(PKGS)
+	$(GO) tool staticcheck $(PKGS)
+	@test -z "$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))" || (gofmt -l $$(git ls-files -co --exclude-standard '*.go'); exit 1)
+
+## ladder: the capacity ladder (built by the capacity issue)
+ladder:
+	@echo "ley ladder is not built yet (capacity issue #8)"; exit 1

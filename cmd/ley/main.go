@@ -1,0 +1,30 @@
+// Command ley is the single ley binary: every role (demo, and later director,
+// area host, load driver, ladder) is a subcommand. This package only parses
+// flags and wires packages together; it holds no logic of its own.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	if err := newRoot().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "ley:", err)
+		os.Exit(1)
+	}
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "ley",
+		Short:         "ley — a server for sharded, persistent, grid-based multiplayer worlds",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newDemoCmd())
+	bindEnvAll(root)
+	return root
+}
