@@ -1,0 +1,497 @@
+package ecs
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	arche "github.com/mlange-42/arche/ecs"
+)
+
+// AreaID identifies an Area within a realm.
+type AreaID uint32
+
+// Sentinel errors of the Area's body bookkeeping.
+var (
+	// ErrOutOfBounds reports a square off the grid.
+	ErrOutOfBounds = errors.New("ecs: square out of bounds")
+	// ErrSquareTaken reports a square that is a wall or already occupied.
+	ErrSquareTaken = errors.New("ecs: square is a wall or occupied")
+	// ErrAreaFull reports an Area holding its rules' MaxPlayers already.
+	ErrAreaFull = errors.New("ecs: area holds its maximum of players")
+	// ErrLocked reports a structural change attempted while a query runs;
+	// use Area.Defer to run it at the next barrier.
+	ErrLocked = errors.New("ecs: world is locked by a running query")
+)
+
+// Mode is whether an Area simulates.
+type Mode uint32
+
+// The modes.
+const (
+	// Active Areas tick at the clock's tick rate.
+	Active Mode = iota
+	// Frozen Areas do not simulate: no systems, no broadcast. The clock polls
+	// them a few times a second to drain their inbox and fire their timer.
+	Frozen
+)
+
+// String returns "active" or "frozen".
+func (m Mode) String() string {
+	if m == Frozen {
+		return "frozen"
+	}
+	return "active"
+}
+
+// Config describes a new Area.
+type Config struct {
+	ID    AreaID
+	Rules Rules
+	W, H  int
+	// TickRate is the simulation rate in Hz (default 20); rules that speak
+	// in seconds are converted with it.
+	TickRate int
+	// InboxLimit bounds the intents waiting for one tick (default 4096);
+	// Post refuses past it.
+	InboxLimit int
+	// Capacity is the initial entity capacity of the world (default 64).
+	Capacity int
+}
+
+// Move records one change of a body's square during a tick: From is NoCell
+// for a spawn, To is NoCell for a despawn.
+type Move struct {
+	Entity   Entity
+	From, To Cell
+}
+
+// Area is one world: an arche World, its Grid, a tick counter, an inbox,
+// the systems that run every tick and their stats.
+//
+// Concurrency: an Area is ticked (or polled, when frozen) by one goroutine
+// at a time, the Clock's. Only Post, PostControl, Wake, Freeze, Mode and
+// Stats may be called from other goroutines; everything else belongs to the
+// goroutine ticking the Area (systems and control functions).
+type Area struct {
+	ID       AreaID
+	Rules    Rules
+	World    World
+	Grid     *Grid
+	TickRate int
+
+	// Tick counts the simulation ticks run so far.
+	Tick uint64
+	// Intents holds the intents drained from the inbox for this tick; the
+	// intake system consumes them. Valid during a tick.
+	Intents []IntentInput
+	// Outbox collects the answers to intents given since the last tick
+	// ended (in control functions, or by SetTransit between ticks) and
+	// during this tick. AfterTick reads it; it is emptied after AfterTick.
+	Outbox []Answer
+	// Moves logs this tick's body moves, spawns and despawns in order, for
+	// systems that keep derived indexes (spatial hash, interest). It is
+	// emptied after AfterTick.
+	Moves []Move
+
+	// AfterTick, when set, runs on the ticking goroutine at the end of each
+	// tick: the host reads Outbox and sends frames from there.
+	AfterTick func(a *Area)
+	// OnTimer, when set, runs on the ticking goroutine once the time set by
+	// SetTimer has come, in either mode.
+	OnTimer func(a *Area, now time.Time)
+
+	mode     atomic.Uint32
+	inbox    inbox
+	deferred []func(*Area)
+	timer    time.Time
+
+	byID    []Entity // entity ID -> entity, for bodies found on the grid
+	players int
+
+	systems []System
+	stats   tickStats
+
+	posMap     Map[Position]
+	bodyMap    Map[Body]
+	playerMap  Map[Player]
+	moverMap   Map[Mover]
+	intentsMap Map[Intents]
+	pathMap    Map[Path]
+	transitMap Map[Transit]
+
+	playerIDs   []arche.ID
+	wandererIDs []arche.ID
+	transitID   arche.ID
+}
+
+// NewArea returns a frozen Area with an empty grid. Add systems with Use,
+// register it with a Clock, and Wake it.
+func NewArea(cfg Config) (*Area, error) {
+	if cfg.TickRate == 0 {
+		cfg.TickRate = 20
+	}
+	if cfg.InboxLimit == 0 {
+		cfg.InboxLimit = 4096
+	}
+	if cfg.Capacity == 0 {
+		cfg.Capacity = 64
+	}
+	if cfg.Rules.Kind == 0 {
+		cfg.Rules = RulesFor(KindVillage)
+	}
+	if err := cfg.Rules.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.TickRate < 1 || cfg.TickRate > 1000 {
+		return nil, fmt.Errorf("ecs: tick rate %d Hz out of range 1..1000", cfg.TickRate)
+	}
+	g, err := NewGrid(cfg.W, cfg.H)
+	if err != nil {
+		return nil, err
+	}
+	a := &Area{
+		ID:       cfg.ID,
+		Rules:    cfg.Rules,
+		World:    arche.NewWorld(cfg.Capacity),
+		Grid:     g,
+		TickRate: cfg.TickRate,
+	}
+	a.inbox.limit = cfg.InboxLimit
+	a.mode.Store(uint32(Frozen))
+	w := &a.World
+	a.posMap = NewMap[Position](w)
+	a.bodyMap = NewMap[Body](w)
+	a.playerMap = NewMap[Player](w)
+	a.moverMap = NewMap[Mover](w)
+	a.intentsMap = NewMap[Intents](w)
+	a.pathMap = NewMap[Path](w)
+	a.transitMap = NewMap[Transit](w)
+	pos, body, mover := arche.ComponentID[Position](w), arche.ComponentID[Body](w), arche.ComponentID[Mover](w)
+	a.playerIDs = []arche.ID{pos, body, mover, arche.ComponentID[Player](w), arche.ComponentID[Intents](w), arche.ComponentID[Path](w)}
+	a.wandererIDs = []arche.ID{pos, body, mover, arche.ComponentID[Wander](w)}
+	a.transitID = arche.ComponentID[Transit](w)
+	return a, nil
+}
+
+// Use initialises systems in the order given and appends them to the
+// Area's schedule; they run in that fixed order every tick.
+func (a *Area) Use(systems ...System) error {
+	for _, s := range systems {
+		if err := s.Init(a); err != nil {
+			return fmt.Errorf("init system %s: %w", s.Name(), err)
+		}
+		a.systems = append(a.systems, s)
+		a.stats.systems = append(a.stats.systems, systemStat{name: s.Name()})
+	}
+	return nil
+}
+
+// Mode returns whether the Area is active or frozen. Safe from any goroutine.
+func (a *Area) Mode() Mode { return Mode(a.mode.Load()) }
+
+// Wake makes a frozen Area tick again from the clock's next slot. Safe from
+// any goroutine; waking an active Area does nothing.
+func (a *Area) Wake() { a.mode.Store(uint32(Active)) }
+
+// Freeze stops the Area's simulation from the clock's next slot; it is then
+// only polled. Safe from any goroutine.
+func (a *Area) Freeze() { a.mode.Store(uint32(Frozen)) }
+
+// SetTimer asks for OnTimer to run once at or after t (the zero time clears
+// it). Frozen Areas are polled a few times a second, so a timer may fire up
+// to one poll period late. Call it from the ticking goroutine.
+func (a *Area) SetTimer(t time.Time) { a.timer = t }
+
+// Post queues an intent for entity e for the next tick. It reports false,
+// queueing nothing, when the inbox holds its limit for this tick already;
+// the caller answers the client itself then. Safe from any goroutine.
+func (a *Area) Post(e Entity, it Intent) bool { return a.inbox.post(e, it) }
+
+// PostControl queues fn to run on the ticking goroutine before the next
+// tick's systems (or at the next poll of a frozen Area). Control functions
+// are for control-rate work (spawning a joining player, a grant, a
+// snapshot request); they may allocate. Safe from any goroutine.
+func (a *Area) PostControl(fn func(*Area)) { a.inbox.postControl(fn) }
+
+// Defer runs fn at the next barrier: after the running system returns.
+// Systems use it for structural changes (spawns, despawns) that arche
+// forbids while a query iterates.
+func (a *Area) Defer(fn func(*Area)) { a.deferred = append(a.deferred, fn) }
+
+// Step runs one tick now, on the calling goroutine: drain the inbox, run
+// every system in order with a barrier after each, then AfterTick. The
+// Clock calls it; tests and benchmarks may call it directly on an Area no
+// Clock drives. It runs whatever the Area's mode.
+func (a *Area) Step() { a.step(time.Now()) }
+
+// step runs one tick; now is the tick's time for the timer (the Clock
+// passes its slot time, so simulated time drives timers too).
+func (a *Area) step(now time.Time) {
+	start := time.Now()
+	a.drainInbox()
+	for i, s := range a.systems {
+		t0 := time.Now()
+		s.Update(a)
+		a.barrier()
+		a.stats.systems[i].add(time.Since(t0))
+	}
+	a.Tick++
+	a.fireTimer(now)
+	if a.AfterTick != nil {
+		a.AfterTick(a)
+	}
+	a.Outbox = a.Outbox[:0]
+	a.Moves = a.Moves[:0]
+	a.stats.record(time.Since(start))
+}
+
+// poll is a frozen Area's slot: drain control work and fire a due timer.
+func (a *Area) poll(now time.Time) {
+	if a.inbox.pending.Load() {
+		a.drainInbox()
+		// A frozen Area runs no intake system: answer intents that arrived
+		// anyway, so that none goes unanswered.
+		for _, in := range a.Intents {
+			a.Answer(in.Entity, in.Intent.Seq, OutcomeEntityGone)
+		}
+		a.Intents = a.Intents[:0]
+	}
+	a.fireTimer(now)
+	if len(a.Outbox) > 0 {
+		if a.AfterTick != nil {
+			a.AfterTick(a)
+		}
+		a.Outbox = a.Outbox[:0]
+	}
+}
+
+func (a *Area) fireTimer(now time.Time) {
+	if a.OnTimer == nil || a.timer.IsZero() || now.Before(a.timer) {
+		return
+	}
+	a.timer = time.Time{}
+	a.OnTimer(a, now)
+}
+
+func (a *Area) drainInbox() {
+	var control []func(*Area)
+	a.Intents, control = a.inbox.drain(a.Intents[:0])
+	for i, fn := range control {
+		fn(a)
+		control[i] = nil
+	}
+	a.inbox.recycle(control)
+	a.barrier()
+}
+
+func (a *Area) barrier() {
+	for i := 0; i < len(a.deferred); i++ { // deferred functions may defer more
+		fn := a.deferred[i]
+		a.deferred[i] = nil
+		fn(a)
+	}
+	a.deferred = a.deferred[:0]
+}
+
+// Answer records an intent's outcome in the Outbox; for an applied intent
+// of a player it also raises the player's AckSeq.
+func (a *Area) Answer(e Entity, seq uint32, o Outcome) {
+	a.Outbox = append(a.Outbox, Answer{Entity: e, Seq: seq, Outcome: o})
+	if o == OutcomeApplied && a.World.Alive(e) {
+		if p := a.playerMap.Get(e); p != nil && seq > p.AckSeq {
+			p.AckSeq = seq
+		}
+	}
+}
+
+// InTransit reports whether e is crossing a portal.
+func (a *Area) InTransit(e Entity) bool { return a.transitMap.Has(e) }
+
+// Players is the number of player bodies in the Area.
+func (a *Area) Players() int { return a.players }
+
+// Alive reports whether e still exists in this Area.
+func (a *Area) Alive(e Entity) bool { return a.World.Alive(e) }
+
+// EntityAt returns the body standing on c, if any.
+func (a *Area) EntityAt(c Cell) (Entity, bool) {
+	id := a.Grid.At(LayerOccupant, c)
+	if id == 0 {
+		return Entity{}, false
+	}
+	return a.byID[id], true
+}
+
+// SpawnPlayer puts a player's body for account on (x, y). It fails if the
+// square is off the grid, a wall or taken, if the Area holds its rules'
+// maximum of players, or while a query runs (use Defer).
+func (a *Area) SpawnPlayer(account uint64, x, y int32) (Entity, error) {
+	if a.players >= a.Rules.MaxPlayers {
+		return Entity{}, ErrAreaFull
+	}
+	e, err := a.spawnBody(a.playerIDs, x, y)
+	if err != nil {
+		return e, err
+	}
+	a.playerMap.Get(e).Account = account
+	*a.moverMap.Get(e) = Mover{Period: a.Rules.StepPeriod(a.TickRate), Diagonal: a.Rules.Diagonal}
+	a.pathMap.Get(e).Clear()
+	a.players++
+	return e, nil
+}
+
+// SpawnWanderer puts a wandering body on (x, y), stepping at most every
+// period ticks and trying a step about every `every` ticks.
+func (a *Area) SpawnWanderer(x, y int32, seed uint32, period, every uint8) (Entity, error) {
+	e, err := a.spawnBody(a.wandererIDs, x, y)
+	if err != nil {
+		return e, err
+	}
+	*a.moverMap.Get(e) = Mover{Period: max(period, 1), Diagonal: a.Rules.Diagonal}
+	w := (*Wander)(a.World.Get(e, a.wandererIDs[3]))
+	*w = Wander{Seed: seed | 1, Every: max(every, 1)}
+	return e, nil
+}
+
+// SpawnBody creates an entity with Position, Body and the components ids
+// (which must not repeat those two) on (x, y), for kinds of bodies this
+// package has no helper for. ids must be a prebuilt slice.
+func (a *Area) SpawnBody(x, y int32, ids ...arche.ID) (Entity, error) {
+	all := make([]arche.ID, 0, len(ids)+2)
+	all = append(all, arche.ComponentID[Position](&a.World), arche.ComponentID[Body](&a.World))
+	all = append(all, ids...)
+	return a.spawnBody(all, x, y)
+}
+
+func (a *Area) spawnBody(ids []arche.ID, x, y int32) (Entity, error) {
+	if a.World.IsLocked() {
+		return Entity{}, ErrLocked
+	}
+	if !a.Grid.In(x, y) {
+		return Entity{}, fmt.Errorf("%w: (%d,%d)", ErrOutOfBounds, x, y)
+	}
+	c := a.Grid.Cell(x, y)
+	if !a.Grid.Free(c) {
+		return Entity{}, fmt.Errorf("%w: (%d,%d)", ErrSquareTaken, x, y)
+	}
+	e := a.World.NewEntity(ids...)
+	*a.posMap.Get(e) = Position{X: x, Y: y}
+	a.occupy(e, c)
+	a.Moves = append(a.Moves, Move{Entity: e, From: NoCell, To: c})
+	return e, nil
+}
+
+func (a *Area) occupy(e Entity, c Cell) {
+	id := e.ID()
+	for int(id) >= len(a.byID) {
+		a.byID = append(a.byID, Entity{})
+	}
+	a.byID[id] = e
+	a.Grid.Set(LayerOccupant, c, int32(id))
+}
+
+// Despawn removes e and frees its square. While a query runs it is
+// deferred to the next barrier. Despawning a dead entity does nothing.
+func (a *Area) Despawn(e Entity) {
+	if a.World.IsLocked() {
+		a.Defer(func(a *Area) { a.Despawn(e) })
+		return
+	}
+	if !a.World.Alive(e) {
+		return
+	}
+	if p := a.posMap.Get(e); p != nil && a.bodyMap.Has(e) {
+		c := a.Grid.Cell(p.X, p.Y)
+		if a.Grid.At(LayerOccupant, c) == int32(e.ID()) {
+			a.Grid.Set(LayerOccupant, c, 0)
+		}
+		a.Moves = append(a.Moves, Move{Entity: e, From: c, To: NoCell})
+	}
+	if a.playerMap.Has(e) {
+		a.players--
+	}
+	a.byID[e.ID()] = Entity{}
+	a.World.RemoveEntity(e)
+}
+
+// MoveBody moves body e, whose Position is pos, onto (x, y). The caller has
+// checked that the square is on the grid and Free. It keeps the occupant
+// layer, pos and Moves in step; it is not a structural change, so systems
+// call it while iterating.
+func (a *Area) MoveBody(e Entity, pos *Position, x, y int32) {
+	from := a.Grid.Cell(pos.X, pos.Y)
+	to := a.Grid.Cell(x, y)
+	a.Grid.Set(LayerOccupant, from, 0)
+	a.Grid.Set(LayerOccupant, to, int32(e.ID()))
+	pos.X, pos.Y = x, y
+	a.Moves = append(a.Moves, Move{Entity: e, From: from, To: to})
+}
+
+// SetTransit marks or clears e as crossing a portal (see Transit). Marking
+// answers every queued intent OutcomePortalInProgress and drops its path.
+func (a *Area) SetTransit(e Entity, transfer uint64, on bool) error {
+	if a.World.IsLocked() {
+		return ErrLocked
+	}
+	if !a.World.Alive(e) {
+		return fmt.Errorf("ecs: set transit: entity %d is gone", e.ID())
+	}
+	has := a.transitMap.Has(e)
+	switch {
+	case on && !has:
+		a.World.Add(e, a.transitID)
+		a.transitMap.Get(e).Transfer = transfer
+		// Everything queued for the body is refused: it is leaving.
+		if q := a.intentsMap.Get(e); q != nil {
+			for q.Len() > 0 {
+				it := q.Pop()
+				a.Answer(e, it.Seq, OutcomePortalInProgress)
+			}
+		}
+		if p := a.pathMap.Get(e); p != nil {
+			p.Clear()
+		}
+	case on:
+		a.transitMap.Get(e).Transfer = transfer
+	case has:
+		a.World.Remove(e, a.transitID)
+	}
+	return nil
+}
+
+// CheckGrid verifies that the grid and the ECS agree: every body's square
+// holds its ID, and every occupied square holds a live body standing there.
+// It walks the whole grid; tests call it.
+func (a *Area) CheckGrid() error {
+	bodies := 0
+	q := NewFilter2[Position, Body]().Query(&a.World)
+	for q.Next() {
+		p, _ := q.Get()
+		e := q.Entity()
+		bodies++
+		if !a.Grid.In(p.X, p.Y) {
+			q.Close()
+			return fmt.Errorf("body %d at (%d,%d) is off the grid", e.ID(), p.X, p.Y)
+		}
+		if got := a.Grid.At(LayerOccupant, a.Grid.Cell(p.X, p.Y)); got != int32(e.ID()) {
+			q.Close()
+			return fmt.Errorf("body %d at (%d,%d): occupant layer holds %d", e.ID(), p.X, p.Y, got)
+		}
+	}
+	occupied := 0
+	for c, id := range a.Grid.Layer(LayerOccupant) {
+		if id == 0 {
+			continue
+		}
+		occupied++
+		if int(id) >= len(a.byID) || !a.World.Alive(a.byID[id]) {
+			return fmt.Errorf("square %d holds %d, which is no live body", c, id)
+		}
+	}
+	if occupied != bodies {
+		return fmt.Errorf("%d occupied squares for %d bodies", occupied, bodies)
+	}
+	return nil
+}

@@ -1,0 +1,141 @@
+package ecs
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+)
+
+func newTestArea(t testing.TB, w, h int) *Area {
+	t.Helper()
+	a, err := NewArea(Config{ID: 1, Rules: RulesFor(KindArena), W: w, H: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestSpawnRules(t *testing.T) {
+	a := newTestArea(t, 8, 8)
+	a.Grid.Set(LayerFloor, a.Grid.Cell(3, 3), FloorWall)
+	if _, err := a.SpawnPlayer(1, 2, 2); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		x, y int32
+		want error
+	}{
+		{"taken", 2, 2, ErrSquareTaken},
+		{"wall", 3, 3, ErrSquareTaken},
+		{"off the grid", 8, 0, ErrOutOfBounds},
+	}
+	for _, tt := range tests {
+		if _, err := a.SpawnPlayer(2, tt.x, tt.y); !errors.Is(err, tt.want) {
+			t.Errorf("%s: err = %v; want %v", tt.name, err, tt.want)
+		}
+	}
+	a.Rules.MaxPlayers = 1
+	if _, err := a.SpawnPlayer(3, 5, 5); !errors.Is(err, ErrAreaFull) {
+		t.Errorf("over max players: err = %v; want ErrAreaFull", err)
+	}
+	if err := a.CheckGrid(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGridECSAgreeUnderChurn: random spawns, moves and despawns never make
+// the occupant layer and the ECS disagree.
+func TestGridECSAgreeUnderChurn(t *testing.T) {
+	a := newTestArea(t, 24, 24)
+	rng := rand.New(rand.NewPCG(7, 11))
+	for i := 0; i < 60; i++ {
+		a.Grid.Set(LayerFloor, Cell(rng.IntN(a.Grid.Len())), FloorWall)
+	}
+	var live []Entity
+	for step := 0; step < 20000; step++ {
+		switch r := rng.IntN(10); {
+		case r < 3:
+			e, err := a.SpawnWanderer(rng.Int32N(24), rng.Int32N(24), rng.Uint32(), 1, 1)
+			if err == nil {
+				live = append(live, e)
+			} else if !errors.Is(err, ErrSquareTaken) {
+				t.Fatal(err)
+			}
+		case r < 4 && len(live) > 0:
+			i := rng.IntN(len(live))
+			a.Despawn(live[i])
+			live[i] = live[len(live)-1]
+			live = live[:len(live)-1]
+		case len(live) > 0:
+			e := live[rng.IntN(len(live))]
+			pos := a.posMap.Get(e)
+			d := Dir(rng.IntN(int(NumDirs)))
+			dx, dy := d.Delta()
+			if a.Grid.CheckStep(pos.X, pos.Y, pos.X+dx, pos.Y+dy) == OutcomeApplied {
+				a.MoveBody(e, pos, pos.X+dx, pos.Y+dy)
+			}
+		}
+		if step%500 == 0 {
+			if err := a.CheckGrid(); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+		}
+	}
+	if err := a.CheckGrid(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDespawnDuringQueryIsDeferred(t *testing.T) {
+	a := newTestArea(t, 8, 8)
+	for x := int32(0); x < 4; x++ {
+		if _, err := a.SpawnWanderer(x, 0, 1, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Use(systemFunc{"despawn-all", func(a *Area) {
+		q := NewFilter1[Wander]().Query(&a.World)
+		for q.Next() {
+			a.Despawn(q.Entity())
+		}
+	}})
+	a.Step()
+	if n := a.World.Stats().Entities.Used; n != 0 {
+		t.Fatalf("%d entities left after the barrier; want 0", n)
+	}
+	if err := a.CheckGrid(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTransitRefusesQueued(t *testing.T) {
+	a := newTestArea(t, 8, 8)
+	e, _ := a.SpawnPlayer(1, 1, 1)
+	q := a.intentsMap.Get(e)
+	q.Push(Intent{Seq: 1, Kind: IntentStep})
+	q.Push(Intent{Seq: 2, Kind: IntentStep})
+	if err := a.SetTransit(e, 77, true); err != nil {
+		t.Fatal(err)
+	}
+	if !a.InTransit(e) || q.Len() != 0 || len(a.Outbox) != 2 {
+		t.Fatalf("transit=%v queue=%d outbox=%v", a.InTransit(e), q.Len(), a.Outbox)
+	}
+	for _, ans := range a.Outbox {
+		if ans.Outcome != OutcomePortalInProgress {
+			t.Fatalf("answer %+v; want PORTAL_IN_PROGRESS", ans)
+		}
+	}
+	if err := a.SetTransit(e, 0, false); err != nil || a.InTransit(e) {
+		t.Fatalf("clear transit: %v, still %v", err, a.InTransit(e))
+	}
+}
+
+type systemFunc struct {
+	name string
+	fn   func(*Area)
+}
+
+func (s systemFunc) Name() string     { return s.name }
+func (s systemFunc) Init(*Area) error { return nil }
+func (s systemFunc) Update(a *Area)   { s.fn(a) }

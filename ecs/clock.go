@@ -1,0 +1,285 @@
+package ecs
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ClockConfig tunes a Clock.
+type ClockConfig struct {
+	// TickRate is the active Areas' tick rate in Hz (default 20). One slot
+	// lasts 1/TickRate.
+	TickRate int
+	// FrozenPollRate is how often a frozen Area is polled, in Hz
+	// (default 4). It must divide TickRate.
+	FrozenPollRate int
+	// Workers is the number of goroutines ticking Areas (default
+	// GOMAXPROCS).
+	Workers int
+}
+
+// DefaultClockConfig returns the defaults: 20 Hz, frozen polls at 4 Hz,
+// GOMAXPROCS workers.
+func DefaultClockConfig() ClockConfig {
+	return ClockConfig{TickRate: 20, FrozenPollRate: 4, Workers: runtime.GOMAXPROCS(0)}
+}
+
+// SlotReport describes one clock slot.
+type SlotReport struct {
+	Slot   uint64
+	Ticked int // active Areas ticked
+	Polled int // frozen Areas polled
+	// Busy is the slot's wall time from its start to its last Area done.
+	Busy time.Duration
+	// WorstLate is the largest delay between the slot's scheduled time and
+	// the start of an Area's tick in it.
+	WorstLate time.Duration
+}
+
+type dueArea struct {
+	a    *Area
+	tick bool // tick it (active) or poll it (frozen)
+}
+
+// Clock drives many Areas from one loop and a small worker pool: every slot
+// (1/TickRate) it ticks each active Area once and polls each frozen Area
+// whose turn it is (every TickRate/FrozenPollRate slots, spread evenly over
+// the slots). A slot ends when every Area in it is done, so an Area is never
+// run by two goroutines at once, and one Area's tick happens-before its
+// next.
+//
+// A frozen Area that has nothing posted and no timer due costs one atomic
+// load and a time comparison per poll, on the clock's goroutine.
+type Clock struct {
+	cfg       ClockConfig
+	period    time.Duration
+	pollEvery uint64
+
+	mu      sync.Mutex // guards areas, adds, removes
+	areas   []*Area
+	phase   []uint64 // per area: the slot residue of its frozen polls
+	adds    []*Area
+	removes []*Area
+	nextPh  uint64
+
+	slot      uint64
+	slotAt    time.Time // the running slot's scheduled start, on the wall clock
+	slotNow   time.Time // the running slot's time for timers (simulated under Step)
+	due       []dueArea
+	next      atomic.Int64
+	worstLate atomic.Int64
+	start     []chan struct{}
+	done      sync.WaitGroup
+	quit      chan struct{}
+	closeOnce sync.Once
+
+	lateSlots atomic.Uint64
+}
+
+// NewClock returns a Clock with its workers started; Close stops them.
+func NewClock(cfg ClockConfig) (*Clock, error) {
+	d := DefaultClockConfig()
+	if cfg.TickRate == 0 {
+		cfg.TickRate = d.TickRate
+	}
+	if cfg.FrozenPollRate == 0 {
+		cfg.FrozenPollRate = d.FrozenPollRate
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = d.Workers
+	}
+	if cfg.TickRate < 1 || cfg.FrozenPollRate < 1 || cfg.FrozenPollRate > cfg.TickRate || cfg.TickRate%cfg.FrozenPollRate != 0 {
+		return nil, fmt.Errorf("ecs: clock: frozen poll rate %d Hz must divide tick rate %d Hz", cfg.FrozenPollRate, cfg.TickRate)
+	}
+	if cfg.Workers < 1 {
+		return nil, fmt.Errorf("ecs: clock: %d workers", cfg.Workers)
+	}
+	c := &Clock{
+		cfg:       cfg,
+		period:    time.Second / time.Duration(cfg.TickRate),
+		pollEvery: uint64(cfg.TickRate / cfg.FrozenPollRate),
+		quit:      make(chan struct{}),
+	}
+	for range cfg.Workers {
+		ch := make(chan struct{}, 1)
+		c.start = append(c.start, ch)
+		go c.worker(ch)
+	}
+	return c, nil
+}
+
+// Period is the length of one slot.
+func (c *Clock) Period() time.Duration { return c.period }
+
+// Add registers a to be driven from the next slot. Safe from any goroutine.
+func (c *Clock) Add(a *Area) {
+	c.mu.Lock()
+	c.adds = append(c.adds, a)
+	c.mu.Unlock()
+}
+
+// Remove stops driving a from the next slot; a slot already running may
+// still be ticking it when Remove returns. Safe from any goroutine.
+func (c *Clock) Remove(a *Area) {
+	c.mu.Lock()
+	c.removes = append(c.removes, a)
+	c.mu.Unlock()
+}
+
+// Len is the number of Areas the clock drives (adds and removes take
+// effect at the next slot).
+func (c *Clock) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.areas)
+}
+
+// LateSlots counts slots Run started a whole period or more after their
+// scheduled time (the previous slot overran).
+func (c *Clock) LateSlots() uint64 { return c.lateSlots.Load() }
+
+// Run drives the Areas in real time until ctx is done. A slot that
+// overruns delays the next; slots that could not start in time are skipped
+// rather than run in a burst, and counted by LateSlots.
+func (c *Clock) Run(ctx context.Context) error {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	next := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		c.run(next, next)
+		next = next.Add(c.period)
+		if now := time.Now(); !now.Before(next) {
+			missed := now.Sub(next)/c.period + 1
+			c.lateSlots.Add(uint64(missed))
+			next = next.Add(missed * c.period)
+		}
+		t.Reset(time.Until(next))
+	}
+}
+
+// Step runs one slot now on the calling goroutine (and the workers),
+// with now as the slot's time for timers (simulated time); lateness is
+// measured from the moment Step is called. Tests and benchmarks use it; do
+// not mix it with a running Run.
+func (c *Clock) Step(now time.Time) SlotReport { return c.run(now, time.Now()) }
+
+// run runs one slot: at is its time for timers, sched its scheduled start
+// on the wall clock (lateness is measured from it).
+func (c *Clock) run(at, sched time.Time) SlotReport {
+	c.slotAt, c.slotNow = sched, at
+	c.mu.Lock()
+	c.applyChanges()
+	c.due = c.due[:0]
+	polled := 0
+	for i, a := range c.areas {
+		if a.Mode() == Active {
+			c.due = append(c.due, dueArea{a: a, tick: true})
+			continue
+		}
+		if (c.slot+c.phase[i])%c.pollEvery != 0 {
+			continue
+		}
+		polled++
+		// Polled here when idle: no dispatch for an Area with nothing to do.
+		if a.inbox.pending.Load() || (a.OnTimer != nil && !a.timer.IsZero() && !at.Before(a.timer)) {
+			c.due = append(c.due, dueArea{a: a})
+		}
+	}
+	c.mu.Unlock()
+
+	rep := SlotReport{Slot: c.slot, Polled: polled}
+	for _, d := range c.due {
+		if d.tick {
+			rep.Ticked++
+		}
+	}
+	c.worstLate.Store(0)
+	c.next.Store(0)
+	switch {
+	case len(c.due) == 0:
+	case len(c.due) == 1 || len(c.start) == 1:
+		c.work()
+	default:
+		c.done.Add(len(c.start))
+		for _, ch := range c.start {
+			ch <- struct{}{}
+		}
+		c.done.Wait()
+	}
+	rep.Busy = time.Since(sched)
+	rep.WorstLate = time.Duration(c.worstLate.Load())
+	c.slot++
+	return rep
+}
+
+// applyChanges folds pending adds and removes into areas; c.mu is held.
+func (c *Clock) applyChanges() {
+	for _, a := range c.adds {
+		c.areas = append(c.areas, a)
+		c.phase = append(c.phase, c.nextPh%c.pollEvery)
+		c.nextPh++
+	}
+	c.adds = c.adds[:0]
+	for _, r := range c.removes {
+		for i, a := range c.areas {
+			if a == r {
+				last := len(c.areas) - 1
+				c.areas[i], c.phase[i] = c.areas[last], c.phase[last]
+				c.areas[last] = nil
+				c.areas, c.phase = c.areas[:last], c.phase[:last]
+				break
+			}
+		}
+	}
+	c.removes = c.removes[:0]
+}
+
+func (c *Clock) worker(start chan struct{}) {
+	for {
+		select {
+		case <-c.quit:
+			return
+		case <-start:
+			c.work()
+			c.done.Done()
+		}
+	}
+}
+
+// work takes Areas off the slot's due list until none is left.
+func (c *Clock) work() {
+	for {
+		i := int(c.next.Add(1) - 1)
+		if i >= len(c.due) {
+			return
+		}
+		d := c.due[i]
+		if !d.tick {
+			d.a.poll(c.slotNow)
+			continue
+		}
+		late := time.Since(c.slotAt)
+		d.a.stats.lateness(late, c.period)
+		for {
+			w := c.worstLate.Load()
+			if int64(late) <= w || c.worstLate.CompareAndSwap(w, int64(late)) {
+				break
+			}
+		}
+		d.a.step(c.slotNow)
+	}
+}
+
+// Close stops the workers. The Clock must not be stepped or run after.
+func (c *Clock) Close() {
+	c.closeOnce.Do(func() { close(c.quit) })
+}

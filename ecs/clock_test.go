@@ -1,0 +1,187 @@
+package ecs
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func newTestClock(t testing.TB, workers int) *Clock {
+	t.Helper()
+	c, err := NewClock(ClockConfig{TickRate: 20, FrozenPollRate: 4, Workers: workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+type countingSystem struct{ n atomic.Int64 }
+
+func (s *countingSystem) Name() string     { return "count" }
+func (s *countingSystem) Init(*Area) error { return nil }
+func (s *countingSystem) Update(*Area)     { s.n.Add(1) }
+
+func TestFrozenAreaRunsNoSystemAndWakesNextSlot(t *testing.T) {
+	c := newTestClock(t, 2)
+	a := newTestArea(t, 8, 8)
+	sys := &countingSystem{}
+	if err := a.Use(sys); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(a)
+	now := time.Unix(1000, 0)
+	for i := 0; i < 40; i++ { // two simulated seconds frozen
+		c.Step(now)
+		now = now.Add(c.Period())
+	}
+	if n := sys.n.Load(); n != 0 {
+		t.Fatalf("frozen Area ran its system %d times; want 0", n)
+	}
+	if a.Tick != 0 {
+		t.Fatalf("frozen Area's tick = %d; want 0 (no time passes)", a.Tick)
+	}
+	a.Wake()
+	rep := c.Step(now)
+	if n := sys.n.Load(); n != 1 || rep.Ticked != 1 {
+		t.Fatalf("after Wake one slot ran the system %d times (report %+v); want 1", n, rep)
+	}
+	a.Freeze()
+	c.Step(now.Add(c.Period()))
+	if n := sys.n.Load(); n != 1 {
+		t.Fatalf("after Freeze the system ran again (%d)", n)
+	}
+}
+
+func TestFrozenPollDrainsControlAndTimers(t *testing.T) {
+	c := newTestClock(t, 1)
+	a := newTestArea(t, 8, 8)
+	c.Add(a)
+	var ran atomic.Int32
+	a.PostControl(func(a *Area) { ran.Add(1) })
+	var fired []time.Time
+	now := time.Unix(1000, 0)
+	a.OnTimer = func(a *Area, t time.Time) { fired = append(fired, t) }
+	a.PostControl(func(a *Area) { a.SetTimer(now.Add(600 * time.Millisecond)) })
+	polls := 0
+	for i := 0; i < 5; i++ { // one poll period: every frozen Area is polled once
+		polls += c.Step(now).Polled
+		now = now.Add(c.Period())
+	}
+	if ran.Load() != 1 || polls != 1 {
+		t.Fatalf("control ran %d times in %d polls; want 1 in 1", ran.Load(), polls)
+	}
+	for i := 0; i < 20; i++ {
+		c.Step(now)
+		now = now.Add(c.Period())
+	}
+	if len(fired) != 1 {
+		t.Fatalf("timer fired %d times; want 1", len(fired))
+	}
+	// Due at +600 ms of simulated time; frozen polls come every 250 ms.
+	due := time.Unix(1000, 0).Add(600 * time.Millisecond)
+	if fired[0].Before(due) || fired[0].Sub(due) >= 250*time.Millisecond {
+		t.Fatalf("timer fired at %v; want within one poll period after %v", fired[0], due)
+	}
+	if a.Tick != 0 {
+		t.Fatalf("polls ticked the frozen Area (%d)", a.Tick)
+	}
+}
+
+func TestFrozenAreaAnswersStrayIntents(t *testing.T) {
+	c := newTestClock(t, 1)
+	a := newTestArea(t, 8, 8)
+	e, _ := a.SpawnPlayer(1, 0, 0)
+	var got []Answer
+	a.AfterTick = func(a *Area) { got = append(got, a.Outbox...) }
+	c.Add(a)
+	a.Post(e, Intent{Seq: 5, Kind: IntentStep, Dir: East})
+	now := time.Unix(0, 0)
+	for i := 0; i < 5; i++ {
+		c.Step(now)
+		now = now.Add(c.Period())
+	}
+	if len(got) != 1 || got[0].Seq != 5 || got[0].Outcome != OutcomeEntityGone {
+		t.Fatalf("answers %+v; want seq 5 ENTITY_GONE", got)
+	}
+}
+
+func TestClockTicksEveryActiveAreaOncePerSlot(t *testing.T) {
+	c := newTestClock(t, 2)
+	var areas []*Area
+	for i := 0; i < 50; i++ {
+		a := newTestArea(t, 4, 4)
+		a.ID = AreaID(i)
+		if i%2 == 0 {
+			a.Wake()
+		}
+		c.Add(a)
+		areas = append(areas, a)
+	}
+	now := time.Unix(0, 0)
+	for i := 0; i < 10; i++ {
+		rep := c.Step(now)
+		if rep.Ticked != 25 {
+			t.Fatalf("slot %d ticked %d; want 25", i, rep.Ticked)
+		}
+		now = now.Add(c.Period())
+	}
+	for i, a := range areas {
+		want := uint64(0)
+		if i%2 == 0 {
+			want = 10
+		}
+		if a.Tick != want {
+			t.Fatalf("area %d ticked %d times; want %d", i, a.Tick, want)
+		}
+	}
+	c.Remove(areas[0])
+	c.Step(now)
+	if areas[0].Tick != 10 || c.Len() != 49 {
+		t.Fatalf("removed Area ticked (%d) or still driven (len %d)", areas[0].Tick, c.Len())
+	}
+}
+
+func TestClockRunRealTime(t *testing.T) {
+	c := newTestClock(t, 2)
+	a := newTestArea(t, 4, 4)
+	sys := &countingSystem{}
+	a.Use(sys)
+	a.Wake()
+	c.Add(a)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for sys.n.Load() < 5 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != context.Canceled {
+		t.Fatalf("Run = %v; want context.Canceled", err)
+	}
+	if sys.n.Load() < 5 {
+		t.Fatalf("Run ticked %d times in 10 s", sys.n.Load())
+	}
+	st := a.Stats()
+	if st.Window == 0 || st.Mode != Active || len(st.Systems) != 1 || st.Systems[0].Name != "count" {
+		t.Fatalf("stats %+v", st)
+	}
+	if st.P50 > st.P95 || st.P95 > st.P99 || st.P99 > st.Max {
+		t.Fatalf("percentiles out of order: %+v", st)
+	}
+}
+
+func TestClockConfigValidation(t *testing.T) {
+	for _, cfg := range []ClockConfig{
+		{TickRate: 20, FrozenPollRate: 3, Workers: 1},
+		{TickRate: 20, FrozenPollRate: 40, Workers: 1},
+		{TickRate: 20, FrozenPollRate: 4, Workers: -1},
+	} {
+		if c, err := NewClock(cfg); err == nil {
+			c.Close()
+			t.Errorf("NewClock(%+v) accepted", cfg)
+		}
+	}
+}

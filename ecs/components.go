@@ -1,0 +1,117 @@
+package ecs
+
+// Components are plain structs: no pointers, no maps, no slices, so a world
+// is flat memory that arche stores column by column.
+
+// Position is the square an entity stands on.
+type Position struct {
+	X, Y int32
+}
+
+// Body marks an entity that occupies its Position's square on the occupant
+// layer. Exactly one body stands on a square; the Area keeps grid and ECS
+// in step (see Area.MoveBody, Area.Despawn, Area.CheckGrid).
+type Body struct {
+	Facing Dir
+}
+
+// Player marks a body driven by a connected (or resuming) player.
+type Player struct {
+	// Account is the director's account ID of the player.
+	Account uint64
+	// AckSeq is the highest intent seq applied for this player; snapshots
+	// carry it so an applied intent needs no message of its own.
+	AckSeq uint32
+}
+
+// Creature marks a body driven by the server's AI.
+type Creature struct {
+	Kind  uint16
+	State uint8
+}
+
+// Static marks a world object that does not act: a tree, a chest, a portal.
+// A blocking static is also a Body; a non-blocking one lies on LayerStatic.
+type Static struct {
+	Kind     uint16
+	Blocking bool
+}
+
+// Mover gives a body its movement budget: at most one step every Period
+// ticks (Period 1 is a step a tick). Wait counts the ticks left before the
+// next step is allowed.
+type Mover struct {
+	Period   uint8
+	Wait     uint8
+	Diagonal bool
+}
+
+// Ready reports whether the mover may step this tick.
+func (m *Mover) Ready() bool { return m.Wait == 0 }
+
+// Stepped spends the budget of one step.
+func (m *Mover) Stepped() { m.Wait = m.Period }
+
+// Rest lets one tick pass for the budget.
+func (m *Mover) Rest() {
+	if m.Wait > 0 {
+		m.Wait--
+	}
+}
+
+// Emitter makes an entity perceptible to creatures: a food hoard is a
+// strong beacon, a quiet player a faint one. Strength falls off with
+// distance and is zero past Radius squares.
+type Emitter struct {
+	Strength uint16
+	Radius   uint16
+}
+
+// Wander makes a body stroll at random: every Every ticks on average it
+// tries a step in a random direction. Seed is its private xorshift state, so
+// a wandering crowd is deterministic for a given start.
+type Wander struct {
+	Seed  uint32
+	Every uint8
+}
+
+// Next advances the wanderer's random state and returns the new value.
+func (w *Wander) Next() uint32 {
+	x := w.Seed
+	if x == 0 {
+		x = 0x9e3779b9
+	}
+	x ^= x << 13
+	x ^= x >> 17
+	x ^= x << 5
+	w.Seed = x
+	return x
+}
+
+// PathLen is the number of steps a Path holds at a time; longer routes are
+// planned again when the held steps run out.
+const PathLen = 24
+
+// Path is a body's move-to-cell target and the next steps towards it.
+type Path struct {
+	// Target is the destination square, or NoCell when there is none.
+	Target Cell
+	// Steps[Next:N] are the squares still to step onto, in order.
+	Steps [PathLen]Cell
+	N     uint8
+	Next  uint8
+	// Blocked counts the ticks the next step has been blocked by a body.
+	Blocked uint8
+}
+
+// Active reports whether the body is walking towards a target.
+func (p *Path) Active() bool { return p.Target != NoCell }
+
+// Clear drops the target and its planned steps.
+func (p *Path) Clear() { p.Target, p.N, p.Next, p.Blocked = NoCell, 0, 0, 0 }
+
+// Transit marks a body that is crossing a portal: its intents are refused
+// with OutcomePortalInProgress until the crossing settles.
+type Transit struct {
+	Transfer uint64
+}

@@ -1,0 +1,47 @@
+// Package ecs is ley's engine core, game-agnostic: an [Area] is one world
+// (an arche ECS world plus a flat [Grid]), ticked by a host-level [Clock]
+// that drives many Areas from a small worker pool.
+//
+// # Outline
+//
+//   - [Grid]: the map as flat []int32 layers (floor, occupant, static),
+//     value (layer*h + y)*w + x. Hot loops take a layer with [Grid.Layer]
+//     and index it by [Cell].
+//   - [Area]: world, grid, tick counter, inbox, outbox, rule set and the
+//     systems that run every tick in a fixed order ([Area.Use], [System]).
+//     Bodies (entities with [Position] and [Body]) occupy exactly one
+//     occupant square; [Area.SpawnPlayer], [Area.MoveBody] and
+//     [Area.Despawn] keep grid and ECS in step, [Area.CheckGrid] verifies it.
+//   - [Rules]: what an Area of a [Kind] allows (home, village, arena,
+//     offline); systems consult it instead of branching on the kind.
+//   - Components: [Position], [Body], [Player], [Creature], [Static],
+//     [Mover], [Intents], [Path], [Emitter], [Wander], [Transit]; plain
+//     structs without pointers.
+//   - [Intent] and [Outcome]: every intent is answered exactly once in the
+//     Area's Outbox; the host maps outcomes to wire codes.
+//   - [Clock]: one loop for all of a host's Areas. Active Areas tick at
+//     20 Hz; frozen ones (nobody bound, nobody coming) only have their
+//     inbox drained and their timer checked, 4 times a second.
+//   - [Area.Stats]: p50/p95/p99/max tick time over the last [StatsWindow]
+//     ticks, time per system, lateness, entity counts, mode.
+//
+// The ECS types systems need ([Entity], [Filter2], [Query2], [Map], ...)
+// are re-exported here as aliases of arche's, so that arche stays behind
+// this package.
+//
+// # Concurrency
+//
+// An Area is ticked or polled by one goroutine at a time (the Clock's slot
+// ends only when all its Areas are done). Other goroutines reach it only
+// through [Area.Post] (intents), [Area.PostControl] (functions run at the
+// start of the next tick or poll), [Area.Wake], [Area.Freeze], [Area.Mode]
+// and [Area.Stats].
+//
+// # Caveats
+//
+//   - No structural ECS change while a query iterates: spawn and despawn
+//     from [Area.Defer] (Despawn defers itself when the world is locked).
+//   - A steady-state tick allocates nothing; systems build their filters in
+//     Init and keep their scratch.
+//   - A frozen Area's time stands still: its Tick does not advance.
+package ecs

@@ -1,0 +1,69 @@
+package ecs
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// IntentInput is an intent addressed to an entity, as posted to an Area.
+type IntentInput struct {
+	Entity Entity
+	Intent Intent
+}
+
+// inbox is an Area's mailbox: intents (client rate, no allocation once the
+// buffers have grown) and control functions (control rate). Producers are
+// any goroutine; the single consumer is the goroutine ticking the Area,
+// which swaps buffers so it never holds the lock while working.
+type inbox struct {
+	mu      sync.Mutex // guards intents, control, spare*
+	intents []IntentInput
+	control []func(*Area)
+	spareC  []func(*Area)
+	limit   int
+	// pending is set when anything was posted since the last drain, so an
+	// idle frozen Area's poll is one atomic load.
+	pending atomic.Bool
+}
+
+func (b *inbox) post(e Entity, it Intent) bool {
+	b.mu.Lock()
+	if len(b.intents) >= b.limit {
+		b.mu.Unlock()
+		return false
+	}
+	b.intents = append(b.intents, IntentInput{Entity: e, Intent: it})
+	b.mu.Unlock()
+	b.pending.Store(true)
+	return true
+}
+
+func (b *inbox) postControl(fn func(*Area)) {
+	b.mu.Lock()
+	b.control = append(b.control, fn)
+	b.mu.Unlock()
+	b.pending.Store(true)
+}
+
+// drain hands the consumer the posted intents (swapped with dst, whose
+// backing array the inbox keeps for the next round) and control functions.
+// The consumer gives the control slice back with recycle.
+func (b *inbox) drain(dst []IntentInput) ([]IntentInput, []func(*Area)) {
+	b.mu.Lock()
+	got := b.intents
+	b.intents = dst[:0]
+	ctl := b.control
+	b.control = b.spareC[:0]
+	b.spareC = nil
+	b.pending.Store(false)
+	b.mu.Unlock()
+	return got, ctl
+}
+
+func (b *inbox) recycle(ctl []func(*Area)) {
+	b.mu.Lock()
+	if b.spareC == nil {
+		b.spareC = ctl[:0]
+	}
+	b.mu.Unlock()
+}

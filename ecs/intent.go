@@ -1,0 +1,112 @@
+package ecs
+
+// IntentKind says what an intent asks for.
+type IntentKind uint8
+
+// The intent kinds.
+const (
+	// IntentStep asks for one step in Dir.
+	IntentStep IntentKind = iota + 1
+	// IntentMoveTo asks to walk to (X, Y) along a planned path; a newer
+	// move-to or a stop supersedes it while it waits in the queue.
+	IntentMoveTo
+	// IntentStop drops the queued steps and the move-to target.
+	IntentStop
+)
+
+// Intent is one request of a player, tagged with the client's seq.
+type Intent struct {
+	Seq  uint32
+	Kind IntentKind
+	Dir  Dir
+	X, Y int32
+	// Superseded is set by the intake when a newer intent replaces this one
+	// while it waits; it is answered OutcomeSuperseded when it reaches the
+	// head of the queue, so queued intents are answered in seq order.
+	Superseded bool
+}
+
+// Outcome is the engine's answer to one intent. Every intent gets exactly
+// one: OutcomeApplied or a rejection. The area host maps outcomes to wire
+// codes (applied intents are acknowledged through the snapshot's ack_seq).
+type Outcome uint8
+
+// The outcomes.
+const (
+	OutcomeApplied          Outcome = iota // done; acknowledged by ack_seq
+	OutcomeSuperseded                      // replaced by a newer intent before it ran
+	OutcomeTooFast                         // the entity's queue was full
+	OutcomeEntityGone                      // the body no longer exists
+	OutcomePortalInProgress                // the body is crossing a portal
+	OutcomeBlocked                         // the square is a wall or occupied
+	OutcomeOutOfBounds                     // the square is off the grid
+	OutcomeNoPath                          // no route to the move-to target
+	OutcomeInvalid                         // an intent kind or direction the engine does not know
+	OutcomeNotAllowed                      // the Area's rules forbid it (a diagonal step where none are allowed)
+)
+
+var outcomeNames = [...]string{"APPLIED", "SUPERSEDED", "TOO_FAST", "ENTITY_GONE", "PORTAL_IN_PROGRESS", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "INVALID", "NOT_ALLOWED"}
+
+// String returns the outcome's upper-case name.
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "OUTCOME?"
+}
+
+// Answer is one intent's outcome, for the host to deliver.
+type Answer struct {
+	Entity  Entity
+	Seq     uint32
+	Outcome Outcome
+}
+
+// QueueLen bounds each entity's queue of pending intents.
+const QueueLen = 8
+
+// Intents is an entity's ordered, bounded queue of intents waiting for
+// their tick. It is a fixed ring: no allocation, no pointers.
+type Intents struct {
+	buf  [QueueLen]Intent
+	head uint8
+	n    uint8
+}
+
+// Len is the number of queued intents.
+func (q *Intents) Len() int { return int(q.n) }
+
+// Full reports whether another Push would fail.
+func (q *Intents) Full() bool { return q.n == QueueLen }
+
+// Push appends it and reports false if the queue is full.
+func (q *Intents) Push(it Intent) bool {
+	if q.n == QueueLen {
+		return false
+	}
+	q.buf[(q.head+q.n)%QueueLen] = it
+	q.n++
+	return true
+}
+
+// Peek returns the oldest intent; the queue must not be empty.
+func (q *Intents) Peek() *Intent { return &q.buf[q.head] }
+
+// Pop removes the oldest intent; the queue must not be empty.
+func (q *Intents) Pop() Intent {
+	it := q.buf[q.head]
+	q.head = (q.head + 1) % QueueLen
+	q.n--
+	return it
+}
+
+// At returns the i-th oldest queued intent (0 is the head).
+func (q *Intents) At(i int) *Intent { return &q.buf[(int(q.head)+i)%QueueLen] }
+
+// RemoveAt drops the i-th oldest intent, keeping the others' order.
+func (q *Intents) RemoveAt(i int) {
+	for j := i; j < int(q.n)-1; j++ {
+		*q.At(j) = *q.At(j + 1)
+	}
+	q.n--
+}

@@ -1,0 +1,114 @@
+package ecs
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// StatsWindow is the number of recent ticks tick statistics cover
+// (ten seconds at 20 Hz).
+const StatsWindow = 200
+
+type systemStat struct {
+	name  string
+	total time.Duration
+	last  time.Duration
+	ticks uint64
+}
+
+func (s *systemStat) add(d time.Duration) {
+	s.last = d
+	s.total += d
+	s.ticks++
+}
+
+// tickStats keeps the durations of the last StatsWindow ticks. Written by
+// the ticking goroutine; read under mu by Stats from any goroutine.
+type tickStats struct {
+	mu      sync.Mutex
+	ring    [StatsWindow]int64 // tick durations in ns
+	n       int                // ticks recorded, saturating at StatsWindow
+	next    int
+	late    uint64
+	worst   time.Duration // worst lateness seen
+	systems []systemStat
+}
+
+func (s *tickStats) record(d time.Duration) {
+	s.mu.Lock()
+	s.ring[s.next] = int64(d)
+	s.next = (s.next + 1) % StatsWindow
+	if s.n < StatsWindow {
+		s.n++
+	}
+	s.mu.Unlock()
+}
+
+func (s *tickStats) lateness(d, period time.Duration) {
+	s.mu.Lock()
+	if d > s.worst {
+		s.worst = d
+	}
+	if d >= period {
+		s.late++
+	}
+	s.mu.Unlock()
+}
+
+// SystemStats is one system's share of an Area's ticks.
+type SystemStats struct {
+	Name  string
+	Last  time.Duration // the last tick's time
+	Mean  time.Duration // mean over every tick so far
+	Total time.Duration
+}
+
+// TickStats summarises an Area's recent ticks.
+type TickStats struct {
+	Area     AreaID
+	Mode     Mode
+	Tick     uint64
+	Window   int // ticks the percentiles cover
+	P50, P95 time.Duration
+	P99, Max time.Duration
+	// Late counts ticks that started a whole period or more after their
+	// slot; WorstLate is the largest delay seen between a slot's start and
+	// the Area's tick.
+	Late      uint64
+	WorstLate time.Duration
+	Entities  int
+	Players   int
+	Systems   []SystemStats
+}
+
+// Stats returns the Area's tick statistics. It sorts a copy of the window,
+// so call it every few seconds, not every tick. Mode, the percentiles and
+// lateness are safe to read from any goroutine; Tick, Entities, Players and
+// Systems are exact only on the ticking goroutine (elsewhere they may be a
+// tick stale).
+func (a *Area) Stats() TickStats {
+	s := &a.stats
+	var buf [StatsWindow]int64
+	s.mu.Lock()
+	n := s.n
+	copy(buf[:], s.ring[:n])
+	st := TickStats{Area: a.ID, Mode: a.Mode(), Tick: a.Tick, Window: n, Late: s.late, WorstLate: s.worst}
+	for _, sy := range s.systems {
+		mean := time.Duration(0)
+		if sy.ticks > 0 {
+			mean = sy.total / time.Duration(sy.ticks)
+		}
+		st.Systems = append(st.Systems, SystemStats{Name: sy.name, Last: sy.last, Mean: mean, Total: sy.total})
+	}
+	s.mu.Unlock()
+	if n > 0 {
+		w := buf[:n]
+		slices.Sort(w)
+		pct := func(p float64) time.Duration { return time.Duration(w[int(p*float64(n-1)+0.5)]) }
+		st.P50, st.P95, st.P99, st.Max = pct(0.50), pct(0.95), pct(0.99), time.Duration(w[n-1])
+	}
+	st.Entities = a.World.Stats().Entities.Used
+	st.Players = a.players
+	return st
+}
