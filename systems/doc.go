@@ -1,0 +1,16 @@
+// Package systems is the home of ley's ECS systems, one sub-package per
+// concern. Pure algorithms with no ECS in them (A*, and later flow fields,
+// the spatial hash, field of view) are leaf packages with their own tests;
+// the thin ECS systems that call them sit beside them.
+//
+// # Outline
+//
+//   - [github.com/leyworks/ley/systems/movement]: the intake of players'
+//     intents into their queues and the movement that applies them.
+//   - [github.com/leyworks/ley/systems/wander]: bodies that stroll at random.
+//   - [github.com/leyworks/ley/systems/astar]: A* for one agent's unique
+//     destination.
+//
+// Systems import ley's ecs package only (and net/wire for message types);
+// never arche directly, never the area host or the director.
+package systems

@@ -1,0 +1,65 @@
+package movement
+
+import "github.com/leyworks/ley/ecs"
+
+// Intake moves the tick's intents (Area.Intents) into their entities'
+// queues, answering at once those that cannot be queued.
+type Intake struct {
+	intents ecs.Map[ecs.Intents]
+}
+
+// Name implements ecs.System.
+func (*Intake) Name() string { return "intake" }
+
+// Init implements ecs.System.
+func (s *Intake) Init(a *ecs.Area) error {
+	s.intents = ecs.NewMap[ecs.Intents](&a.World)
+	return nil
+}
+
+// Update implements ecs.System.
+func (s *Intake) Update(a *ecs.Area) {
+	for _, in := range a.Intents {
+		e, it := in.Entity, in.Intent
+		it.Superseded = false
+		if !a.Alive(e) || !s.intents.Has(e) {
+			a.Answer(e, it.Seq, ecs.OutcomeEntityGone)
+			continue
+		}
+		if a.InTransit(e) {
+			a.Answer(e, it.Seq, ecs.OutcomePortalInProgress)
+			continue
+		}
+		switch it.Kind {
+		case ecs.IntentStep:
+			if it.Dir >= ecs.NumDirs {
+				a.Answer(e, it.Seq, ecs.OutcomeInvalid)
+				continue
+			}
+			if it.Dir.Diagonal() && !a.Rules.Diagonal {
+				a.Answer(e, it.Seq, ecs.OutcomeNotAllowed)
+				continue
+			}
+		case ecs.IntentMoveTo, ecs.IntentStop:
+		default:
+			a.Answer(e, it.Seq, ecs.OutcomeInvalid)
+			continue
+		}
+		q := s.intents.Get(e)
+		if q.Full() {
+			a.Answer(e, it.Seq, ecs.OutcomeTooFast)
+			continue
+		}
+		// A stop supersedes everything queued; a move-to supersedes queued
+		// move-tos. The superseded wait for their turn to be answered.
+		if it.Kind != ecs.IntentStep {
+			for i := 0; i < q.Len(); i++ {
+				if old := q.At(i); it.Kind == ecs.IntentStop || old.Kind == ecs.IntentMoveTo {
+					old.Superseded = true
+				}
+			}
+		}
+		q.Push(it)
+	}
+	a.Intents = a.Intents[:0]
+}
