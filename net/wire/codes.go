@@ -1,0 +1,104 @@
+package wire
+
+import "strconv"
+
+// Code is a result or reason code carried by [Error], [Rehello],
+// [IntentResult], [AreaClosing], [PortalBlocked] and
+// [PortalTransferRejected]. It is the single registry of codes on the wire;
+// it encodes as a CBOR unsigned integer.
+//
+// Numeric values are part of the protocol: they are never renumbered or
+// reused. A retired code keeps its number and its name; a new code takes the
+// next free number and is added to docs/protocol.md in the same change.
+type Code uint16
+
+// The code registry. Values are stable; see docs/protocol.md.
+const (
+	CodeOK                 Code = 0  // success; never sent in an Error
+	CodeNotHello           Code = 1  // message before a valid hello
+	CodeRehello            Code = 2  // binding lost; send hello again
+	CodeBadGrant           Code = 3  // join grant unknown or not for this Area
+	CodeGrantExpired       Code = 4  // join grant past its TTL
+	CodeSuperseded         Code = 5  // intent replaced by a newer one
+	CodeTooFast            Code = 6  // intent beyond the movement budget
+	CodeEntityGone         Code = 7  // the bound entity no longer exists
+	CodePortalInProgress   Code = 8  // a portal transfer is pending
+	CodeTakenOver          Code = 9  // another login took this session over
+	CodeAreaClosing        Code = 10 // the Area is shutting down
+	CodeMalformed          Code = 11 // message could not be decoded
+	CodeTooLarge           Code = 12 // message above the size limit
+	CodeRateLimited        Code = 13 // too many messages
+	CodeVersionUnsupported Code = 14 // no common protocol version
+	CodeBlocked            Code = 15 // move into a wall or occupied cell
+	CodeOutOfBounds        Code = 16 // target outside the grid
+	CodeNoPath             Code = 17 // no path to the target cell
+	CodeTimeout            Code = 18 // an operation did not finish in time
+	CodeNotMember          Code = 19 // account is not a member of the Area
+	CodeRealmClosed        Code = 20 // the realm door is closed
+	CodeRealmFull          Code = 21 // the realm is at its player cap
+	CodeInternal           Code = 22 // server fault
+	CodeUnknownType        Code = 23 // message type not known or not allowed
+	CodeBadToken           Code = 24 // resume token unknown or expired
+
+	numCodes = 25
+)
+
+var codeNames = [numCodes]string{
+	"OK", "NOT_HELLO", "REHELLO", "BAD_GRANT", "GRANT_EXPIRED", "SUPERSEDED",
+	"TOO_FAST", "ENTITY_GONE", "PORTAL_IN_PROGRESS", "TAKEN_OVER",
+	"AREA_CLOSING", "MALFORMED", "TOO_LARGE", "RATE_LIMITED",
+	"VERSION_UNSUPPORTED", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "TIMEOUT",
+	"NOT_MEMBER", "REALM_CLOSED", "REALM_FULL", "INTERNAL", "UNKNOWN_TYPE",
+	"BAD_TOKEN",
+}
+
+var codeMeanings = [numCodes]string{
+	"success",
+	"a message other than hello or resume arrived before a valid hello",
+	"the peer's binding was lost; send hello (or resume) again",
+	"the join grant is unknown, already used, or not for this Area",
+	"the join grant is past its time to live",
+	"the intent was replaced by a newer intent before it was applied",
+	"the intent exceeds the movement budget for this tick",
+	"the peer's entity no longer exists",
+	"a portal transfer is in progress; intents are not accepted",
+	"another login of the same account took this session over",
+	"the Area is shutting down",
+	"the message could not be decoded",
+	"the message exceeds the size limit",
+	"the peer sends messages faster than allowed",
+	"client and server share no protocol version",
+	"the move targets a wall or an occupied cell",
+	"the target cell is outside the grid",
+	"no path leads to the target cell",
+	"the operation did not complete in time",
+	"the account is not a member of the Area",
+	"the realm is closed to new joins",
+	"the realm is at its player cap",
+	"an internal server error occurred",
+	"the message type is unknown or not allowed in this direction",
+	"the resume token is unknown or expired",
+}
+
+// String returns the code's registry name, such as "NOT_HELLO", or
+// "CODE(n)" for a number not in the registry. It does not allocate for known
+// codes.
+func (c Code) String() string {
+	if int(c) < numCodes {
+		return codeNames[c]
+	}
+	return "CODE(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Meaning returns a one-line description of the code, or "unknown code" for
+// a number not in the registry.
+func (c Code) Meaning() string {
+	if int(c) < numCodes {
+		return codeMeanings[c]
+	}
+	return "unknown code"
+}
+
+// Known reports whether c is in this version's registry. A peer must treat
+// an unknown code like [CodeInternal] and keep its number for logs.
+func (c Code) Known() bool { return int(c) < numCodes }

@@ -1,0 +1,186 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/fxamacker/cbor/v2"
+)
+
+// Details wrapped by ErrMalformed from the hand-written readers.
+var (
+	errTruncated  = errors.New("truncated")
+	errIndefinite = errors.New("indefinite length or reserved head")
+	errNotUint    = errors.New("want unsigned integer")
+	errNotInt     = errors.New("want integer")
+	errRange      = errors.New("integer out of range")
+	errShape      = errors.New("wrong array shape")
+	errTrailing   = errors.New("trailing bytes")
+	errTextLen    = errors.New("text field too long")
+	errVersions   = errors.New("too many versions")
+)
+
+// decMode is built once. The body types are fixed-shape toarray structs,
+// so the limits can be tight: shallow nesting, bounded arrays and maps, no
+// indefinite lengths, no tags, no simple values (no null, no booleans), and
+// unknown fields or trailing bytes are errors. Text is checked for valid
+// UTF-8 (the default).
+var decMode = func() cbor.DecMode {
+	var rejects []func(*cbor.SimpleValueRegistry) error
+	for sv := 0; sv < 256; sv++ {
+		if sv < 24 || sv > 31 {
+			rejects = append(rejects, cbor.WithRejectedSimpleValue(cbor.SimpleValue(sv)))
+		}
+	}
+	simple, err := cbor.NewSimpleValueRegistryFromDefaults(rejects...)
+	if err != nil {
+		panic(err)
+	}
+	dm, err := cbor.DecOptions{
+		DupMapKey:         cbor.DupMapKeyEnforcedAPF,
+		MaxNestedLevels:   maxNesting,
+		MaxArrayElements:  maxElements,
+		MaxMapPairs:       maxElements,
+		IndefLength:       cbor.IndefLengthForbidden,
+		TagsMd:            cbor.TagsForbidden,
+		ExtraReturnErrors: cbor.ExtraDecErrorUnknownField,
+		UTF8:              cbor.UTF8RejectInvalid,
+		SimpleValues:      simple,
+		NaN:               cbor.NaNDecodeForbidden,
+		Inf:               cbor.InfDecodeForbidden,
+	}.DecMode()
+	if err != nil {
+		panic(err)
+	}
+	return dm
+}()
+
+// Decode decodes one message of either direction and returns a pointer to
+// a new body (*Hello, *Snapshot, ...). It checks the size limit of the
+// message's direction, the envelope, the version (any version for a
+// hello), the type, the body's shape and every field's bound. The result
+// does not alias b. Errors wrap [ErrTooLarge], [ErrMalformed],
+// [ErrVersion] or [ErrUnknownType]; it never panics. It allocates the body
+// and its slices and strings.
+func Decode(b []byte) (Message, error) {
+	t, body, err := envelope(b)
+	if err != nil {
+		return nil, err
+	}
+	return decodeBody(t, body)
+}
+
+// DecodeClient is [Decode] for a server reading a client: it enforces
+// [MaxClientMessageSize] first and answers [ErrUnknownType] for a
+// server-to-client type.
+func DecodeClient(b []byte) (Message, error) {
+	if len(b) > MaxClientMessageSize {
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(b), MaxClientMessageSize)
+	}
+	t, body, err := envelope(b)
+	if err != nil {
+		return nil, err
+	}
+	if !t.FromClient() {
+		return nil, fmt.Errorf("%w: %s from a client", ErrUnknownType, t)
+	}
+	return decodeBody(t, body)
+}
+
+func decodeBody(t Type, body []byte) (Message, error) {
+	if t == TypeIntent { // one decoder for intents, whichever entry point
+		in := new(Intent)
+		if err := decodeIntentBody(body, in); err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
+	m := newMessage(t)
+	if err := decMode.Unmarshal(body, m); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, t, err)
+	}
+	if err := check(m); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, t, err)
+	}
+	return m, nil
+}
+
+// check enforces the bounds the CBOR decoder cannot express: text lengths
+// and the hello's versions list.
+func check(m Message) error {
+	var texts [3]string
+	switch m := m.(type) {
+	case *Hello:
+		if len(m.Versions) > MaxVersions {
+			return errVersions
+		}
+		texts[0] = m.Grant
+	case *Resume:
+		texts[0] = m.Token
+	case *HelloAck:
+		texts[0] = m.ResumeToken
+	case *Error:
+		texts[0] = m.Detail
+	case *Rehello:
+		texts[0] = m.Detail
+	case *PortalMoved:
+		texts[0], texts[1] = m.WSURL, m.Grant
+	case *Presence:
+		for i := range m.Players {
+			if len(m.Players[i].Name) > MaxTextLen {
+				return errTextLen
+			}
+		}
+	}
+	for _, s := range texts {
+		if len(s) > MaxTextLen {
+			return errTextLen
+		}
+	}
+	return nil
+}
+
+// DecodeIntent decodes an intent message into the caller's dst without
+// allocating on success (errors allocate their message). It checks
+// [MaxClientMessageSize], the envelope, the version and the type (a
+// non-intent is [ErrUnknownType]), and accepts exactly the shape
+// [4 fields, [x, y]] with every integer in range and no trailing bytes.
+// Integers may be in any CBOR width; nothing else (tags, null, floats,
+// indefinite lengths) is accepted. On error dst is left zeroed. It never
+// panics.
+func DecodeIntent(b []byte, dst *Intent) error {
+	if len(b) > MaxClientMessageSize {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(b), MaxClientMessageSize)
+	}
+	t, body, err := envelope(b)
+	if err != nil {
+		*dst = Intent{}
+		return err
+	}
+	if t != TypeIntent {
+		*dst = Intent{}
+		return fmt.Errorf("%w: %s where an intent was expected", ErrUnknownType, t)
+	}
+	return decodeIntentBody(body, dst)
+}
+
+func decodeIntentBody(body []byte, dst *Intent) error {
+	r := reader{b: body}
+	r.array(4)
+	seq := r.uint(math.MaxUint32)
+	kind := r.uint(math.MaxUint8)
+	dir := r.uint(math.MaxUint8)
+	r.array(2)
+	x := r.int32()
+	y := r.int32()
+	if r.err == nil && len(r.b) != 0 {
+		r.err = errTrailing
+	}
+	if r.err != nil {
+		*dst = Intent{}
+		return fmt.Errorf("%w: intent: %w", ErrMalformed, r.err)
+	}
+	*dst = Intent{Seq: uint32(seq), Kind: IntentKind(kind), Dir: Dir(dir), Target: Cell{X: x, Y: y}}
+	return nil
+}

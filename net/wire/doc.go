@@ -1,0 +1,52 @@
+// Package wire is the binary protocol between a client and an area host:
+// every WebSocket binary frame holds one CBOR message (RFC 8949) in a
+// versioned envelope [v, t, body]. docs/protocol.md is the specification,
+// with the CDDL of every message; this package is its only implementation
+// and a serialization layer only (no sessions, no game rules).
+//
+// # Outline
+//
+//   - Messages: one Go struct per message type ([Hello], [Resume],
+//     [Intent], [HelloAck], [Error], [Snapshot], ...), all implementing
+//     [Message]. Bodies are CBOR arrays in field order, never maps.
+//   - Codes: the one registry of result and reason codes, [Code], with
+//     [Code.String] and [Code.Meaning]. Numbers never change.
+//   - Versions: [Version], [Versions] and [Negotiate].
+//   - Encoding: [Encode] and [AppendEncode] for control-rate messages;
+//     allocation-free append encoders for per-tick frames:
+//     [AppendSnapshotHeader] with shared [AppendCellChunk] chunks,
+//     [AppendIntentResult], [AppendIntent].
+//   - Decoding: [Decode] (either direction), [DecodeClient] (a server
+//     reading a client), [DecodeIntent] (0 allocations into a caller's
+//     struct), [Peek] (route by type). Errors wrap [ErrMalformed],
+//     [ErrTooLarge], [ErrVersion] or [ErrUnknownType]; [CodeOf] maps them to
+//     the [Code] to answer with.
+//
+// A snapshot round encodes each spatial-hash cell once:
+//
+//	shared = wire.AppendCellChunk(shared[:0], cell, ents) // per cell, once
+//	hdr = wire.AppendSnapshotHeader(hdr[:0], &h, len(cells)) // per peer
+//	// write hdr, then the shared chunk of each cell in cells, with writev
+//
+// # Caveats
+//
+//   - The codec is github.com/fxamacker/cbor/v2, an implementation detail:
+//     no exported API takes or returns its types. The hand-written encoders
+//     produce the same bytes as its Marshal (shortest-form integers, nil
+//     slices as empty arrays); tests prove it.
+//   - Decoders never panic on any input, and reject rather than repair:
+//     indefinite lengths, tags, simple values (null, booleans), floats,
+//     out-of-range integers, extra array elements and trailing bytes are
+//     all [ErrMalformed]. Integers in a longer-than-shortest form are
+//     accepted and re-encode in shortest form.
+//   - A hello is decoded whatever its envelope version says: its shape is
+//     frozen so that version negotiation can happen at all. Every other
+//     message with a version outside [Versions] is [ErrVersion].
+//   - Range checks of game values (an intent's kind and direction, a
+//     target inside the grid) are the caller's; this package checks only
+//     what the encoding can express.
+//   - Decoded messages never alias the input buffer; append encoders write
+//     only into the caller's dst and keep nothing.
+//   - Everything here is safe for concurrent use; the package holds only
+//     read-only state built at init.
+package wire

@@ -1,0 +1,109 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+// seed adds every golden file and a few malformed inputs to the corpus.
+func seed(f *testing.F) {
+	for _, m := range examples {
+		f.Add(readGolden(f, m.Type()))
+	}
+	f.Add([]byte{})
+	f.Add([]byte{0x83, 0x01, 0x0c, 0x84, 0x00, 0x00, 0x85, 0, 0, 0, 0, 0, 0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{0x83, 0x09, 0x01, 0x83, 0x61, 0x67, 0x01, 0x9f, 0x01, 0xff})
+}
+
+// isDecodeError reports whether err wraps exactly one of the sentinels.
+func isDecodeError(err error) bool {
+	return errors.Is(err, ErrMalformed) || errors.Is(err, ErrTooLarge) ||
+		errors.Is(err, ErrVersion) || errors.Is(err, ErrUnknownType)
+}
+
+// roundTrip checks that a decoded message re-encodes, decodes again to an
+// equal value, and that the second encoding is a fixed point.
+func roundTrip(t *testing.T, in []byte, m Message) {
+	t.Helper()
+	b1, err := Encode(m)
+	if err != nil {
+		t.Fatalf("Encode(Decode(%x)): %v", in, err)
+	}
+	if len(b1) > len(in) { // shortest form never grows
+		t.Fatalf("re-encoding grew %d -> %d bytes: %x -> %x", len(in), len(b1), in, b1)
+	}
+	m2, err := Decode(b1)
+	if err != nil {
+		t.Fatalf("Decode(Encode(Decode(%x))) = %v", in, err)
+	}
+	if !reflect.DeepEqual(m, m2) {
+		t.Fatalf("round trip of %x: %+v != %+v", in, m, m2)
+	}
+	b2, err := Encode(m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b1, b2) {
+		t.Fatalf("encoding is not a fixed point: %x != %x", b1, b2)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	seed(f)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		m, err := Decode(in)
+		if err != nil {
+			if !isDecodeError(err) {
+				t.Fatalf("Decode(%x) = %v; want a sentinel", in, err)
+			}
+			return
+		}
+		typ, perr := Peek(in)
+		if perr != nil || typ != m.Type() {
+			t.Fatalf("Peek(%x) = %v, %v; Decode gave %s", in, typ, perr, m.Type())
+		}
+		roundTrip(t, in, m)
+	})
+}
+
+func FuzzDecodeClient(f *testing.F) {
+	seed(f)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		m, err := DecodeClient(in)
+		if err != nil {
+			if !isDecodeError(err) {
+				t.Fatalf("DecodeClient(%x) = %v; want a sentinel", in, err)
+			}
+			return
+		}
+		if !m.Type().FromClient() {
+			t.Fatalf("DecodeClient(%x) returned a %s", in, m.Type())
+		}
+		roundTrip(t, in, m)
+	})
+}
+
+func FuzzDecodeIntent(f *testing.F) {
+	seed(f)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var got Intent
+		err := DecodeIntent(in, &got)
+		if err != nil {
+			if !isDecodeError(err) {
+				t.Fatalf("DecodeIntent(%x) = %v; want a sentinel", in, err)
+			}
+			if got != (Intent{}) {
+				t.Fatalf("DecodeIntent(%x) failed but left %+v", in, got)
+			}
+			return
+		}
+		checkIntentAgainstCBOR(t, in, &got)
+		b := AppendIntent(nil, &got)
+		var again Intent
+		if err := DecodeIntent(b, &again); err != nil || again != got {
+			t.Fatalf("round trip of %x: %+v, %v; want %+v", in, again, err, got)
+		}
+	})
+}

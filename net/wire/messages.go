@@ -1,0 +1,334 @@
+package wire
+
+import "strconv"
+
+// Type is a message type number, the t of the envelope [v, t, body].
+// Numbers are stable and never reused. Client-to-server types take 1..7,
+// server-to-client types take 8..23, so every type encodes in one byte.
+type Type uint8
+
+// Message type numbers. See docs/protocol.md for each body's CDDL.
+const (
+	TypeHello  Type = 1 // client -> server
+	TypeResume Type = 2 // client -> server
+	TypeIntent Type = 3 // client -> server
+
+	TypeHelloAck               Type = 8  // server -> client
+	TypeError                  Type = 9  // server -> client
+	TypeRehello                Type = 10 // server -> client
+	TypeIntentResult           Type = 11 // server -> client
+	TypeSnapshot               Type = 12 // server -> client
+	TypeStatic                 Type = 13 // server -> client
+	TypePresence               Type = 14 // server -> client
+	TypeAreaClosing            Type = 15 // server -> client
+	TypeTakenOver              Type = 16 // server -> client
+	TypePortalBlocked          Type = 17 // server -> client
+	TypePortalTransferRejected Type = 18 // server -> client
+	TypePortalMoved            Type = 19 // server -> client
+)
+
+var typeNames = [...]string{
+	TypeHello: "hello", TypeResume: "resume", TypeIntent: "intent",
+	TypeHelloAck: "hello_ack", TypeError: "error", TypeRehello: "rehello",
+	TypeIntentResult: "intent_result", TypeSnapshot: "snapshot",
+	TypeStatic: "static", TypePresence: "presence",
+	TypeAreaClosing: "area_closing", TypeTakenOver: "taken_over",
+	TypePortalBlocked:          "portal_blocked",
+	TypePortalTransferRejected: "portal_transfer_rejected",
+	TypePortalMoved:            "portal_moved",
+}
+
+// String returns the protocol name of the type, such as "hello_ack", or
+// "type(n)" for a number not in the catalogue.
+func (t Type) String() string {
+	if int(t) < len(typeNames) && typeNames[t] != "" {
+		return typeNames[t]
+	}
+	return "type(" + strconv.Itoa(int(t)) + ")"
+}
+
+// Known reports whether t is in the catalogue.
+func (t Type) Known() bool { return int(t) < len(typeNames) && typeNames[t] != "" }
+
+// FromClient reports whether t is a client-to-server type.
+func (t Type) FromClient() bool { return t >= TypeHello && t <= TypeIntent }
+
+// Message is one message body of the catalogue. Only this package's types
+// implement it; they are plain structs whose exported fields are the body
+// in wire order. Pass pointers (*Hello, *Snapshot, ...) to [Encode]; [Decode]
+// returns pointers.
+type Message interface {
+	// Type returns the message's type number.
+	Type() Type
+	message()
+}
+
+// Hello is the first message of a connection (client -> server). Its shape
+// is frozen across protocol versions: a server decodes a hello whatever the
+// envelope version says and answers with [HelloAck] or an [Error] with
+// [CodeVersionUnsupported].
+type Hello struct {
+	_        struct{} `cbor:",toarray"`
+	Grant    string   // join grant token from the director
+	JoinID   uint64   // echoed on every answer to this join
+	Versions []uint16 // protocol versions the client speaks, any order
+}
+
+// Resume rebinds a new connection to a session after a drop (client ->
+// server), using the token from [HelloAck].
+type Resume struct {
+	_      struct{} `cbor:",toarray"`
+	Token  string
+	JoinID uint64
+}
+
+// IntentKind says what an [Intent] asks for.
+type IntentKind uint8
+
+// Intent kinds.
+const (
+	IntentStep   IntentKind = 0 // one step in Dir
+	IntentMoveTo IntentKind = 1 // walk to Target
+	IntentStop   IntentKind = 2 // cancel movement
+	IntentAction IntentKind = 3 // act on Target (or facing cell)
+)
+
+// Dir is a grid direction, clockwise from north.
+type Dir uint8
+
+// Directions.
+const (
+	DirN  Dir = 0
+	DirNE Dir = 1
+	DirE  Dir = 2
+	DirSE Dir = 3
+	DirS  Dir = 4
+	DirSW Dir = 5
+	DirW  Dir = 6
+	DirNW Dir = 7
+)
+
+// Cell is a grid coordinate.
+type Cell struct {
+	_ struct{} `cbor:",toarray"`
+	X int32
+	Y int32
+}
+
+// Intent is a player's request (client -> server), the one message that
+// arrives at client rate. Every Seq gets an answer: an ack_seq in a later
+// [Snapshot] or an [IntentResult] rejection. Use [DecodeIntent] on the
+// server for a 0-allocation decode. Range checks of Kind and Dir are the
+// caller's.
+type Intent struct {
+	_      struct{} `cbor:",toarray"`
+	Seq    uint32
+	Kind   IntentKind
+	Dir    Dir  // for IntentStep
+	Target Cell // for IntentMoveTo and IntentAction
+}
+
+// HelloAck answers a valid [Hello] or [Resume]: the peer is bound.
+type HelloAck struct {
+	_           struct{} `cbor:",toarray"`
+	JoinID      uint64
+	Entity      uint32 // the player's entity id
+	Tick        uint64 // the Area's current tick
+	Area        uint32
+	ResumeToken string
+	Version     uint16 // negotiated protocol version
+}
+
+// Error reports a failure (server -> client). RefSeq names the intent or 0;
+// JoinID names the join attempt or 0.
+type Error struct {
+	_      struct{} `cbor:",toarray"`
+	Code   Code
+	RefSeq uint32
+	JoinID uint64
+	Detail string // human-readable, for logs; may be empty
+}
+
+// Rehello tells a peer its binding was lost and it must send hello again.
+type Rehello struct {
+	_      struct{} `cbor:",toarray"`
+	Code   Code
+	Detail string
+}
+
+// IntentResult rejects one intent. Applied intents are acknowledged by
+// AckSeq in the next [Snapshot] instead. [AppendIntentResult] encodes it
+// without allocating.
+type IntentResult struct {
+	_    struct{} `cbor:",toarray"`
+	Seq  uint32
+	Code Code
+}
+
+// Object is one static object of a cell (a tree, a door, a chest).
+type Object struct {
+	_    struct{} `cbor:",toarray"`
+	ID   uint32
+	Kind uint16
+	X    int32
+	Y    int32
+}
+
+// Static carries the static objects of one cell at one version; it is sent
+// once per cell version, not every snapshot, and replaces the client's
+// static view of that cell.
+type Static struct {
+	_       struct{} `cbor:",toarray"`
+	Cell    uint32
+	Version uint32
+	Objects []Object
+}
+
+// Player is one bound player in a [Presence] list.
+type Player struct {
+	_      struct{} `cbor:",toarray"`
+	Entity uint32
+	Name   string
+}
+
+// Presence lists the players bound in the Area; it replaces the client's
+// previous list.
+type Presence struct {
+	_       struct{} `cbor:",toarray"`
+	Area    uint32
+	Players []Player
+}
+
+// AreaClosing warns that the Area shuts down after GraceMS milliseconds.
+type AreaClosing struct {
+	_       struct{} `cbor:",toarray"`
+	Reason  Code
+	GraceMS uint32
+}
+
+// TakenOver is sent to the old peer when a second login of the same account
+// takes the session over, just before its close. Its body is empty.
+type TakenOver struct {
+	_ struct{} `cbor:",toarray"`
+}
+
+// PortalBlocked reports a portal crossing that did not happen; the player
+// stays (or is restored) at the from-cell.
+type PortalBlocked struct {
+	_      struct{} `cbor:",toarray"`
+	Reason Code
+}
+
+// PortalTransferRejected reports that the director refused a transfer.
+type PortalTransferRejected struct {
+	_      struct{} `cbor:",toarray"`
+	Reason Code
+}
+
+// PortalMoved tells the client its player now lives in another Area: open
+// WSURL and send hello with Grant and JoinID.
+type PortalMoved struct {
+	_      struct{} `cbor:",toarray"`
+	Area   uint32
+	WSURL  string
+	Grant  string
+	JoinID uint64
+}
+
+// Type implements [Message].
+func (*Hello) Type() Type { return TypeHello }
+
+// Type implements [Message].
+func (*Resume) Type() Type { return TypeResume }
+
+// Type implements [Message].
+func (*Intent) Type() Type { return TypeIntent }
+
+// Type implements [Message].
+func (*HelloAck) Type() Type { return TypeHelloAck }
+
+// Type implements [Message].
+func (*Error) Type() Type { return TypeError }
+
+// Type implements [Message].
+func (*Rehello) Type() Type { return TypeRehello }
+
+// Type implements [Message].
+func (*IntentResult) Type() Type { return TypeIntentResult }
+
+// Type implements [Message].
+func (*Snapshot) Type() Type { return TypeSnapshot }
+
+// Type implements [Message].
+func (*Static) Type() Type { return TypeStatic }
+
+// Type implements [Message].
+func (*Presence) Type() Type { return TypePresence }
+
+// Type implements [Message].
+func (*AreaClosing) Type() Type { return TypeAreaClosing }
+
+// Type implements [Message].
+func (*TakenOver) Type() Type { return TypeTakenOver }
+
+// Type implements [Message].
+func (*PortalBlocked) Type() Type { return TypePortalBlocked }
+
+// Type implements [Message].
+func (*PortalTransferRejected) Type() Type { return TypePortalTransferRejected }
+
+// Type implements [Message].
+func (*PortalMoved) Type() Type { return TypePortalMoved }
+
+func (*Hello) message()                  {}
+func (*Resume) message()                 {}
+func (*Intent) message()                 {}
+func (*HelloAck) message()               {}
+func (*Error) message()                  {}
+func (*Rehello) message()                {}
+func (*IntentResult) message()           {}
+func (*Snapshot) message()               {}
+func (*Static) message()                 {}
+func (*Presence) message()               {}
+func (*AreaClosing) message()            {}
+func (*TakenOver) message()              {}
+func (*PortalBlocked) message()          {}
+func (*PortalTransferRejected) message() {}
+func (*PortalMoved) message()            {}
+
+// newMessage returns a fresh zero body for t, or nil if t is unknown.
+func newMessage(t Type) Message {
+	switch t {
+	case TypeHello:
+		return new(Hello)
+	case TypeResume:
+		return new(Resume)
+	case TypeIntent:
+		return new(Intent)
+	case TypeHelloAck:
+		return new(HelloAck)
+	case TypeError:
+		return new(Error)
+	case TypeRehello:
+		return new(Rehello)
+	case TypeIntentResult:
+		return new(IntentResult)
+	case TypeSnapshot:
+		return new(Snapshot)
+	case TypeStatic:
+		return new(Static)
+	case TypePresence:
+		return new(Presence)
+	case TypeAreaClosing:
+		return new(AreaClosing)
+	case TypeTakenOver:
+		return new(TakenOver)
+	case TypePortalBlocked:
+		return new(PortalBlocked)
+	case TypePortalTransferRejected:
+		return new(PortalTransferRejected)
+	case TypePortalMoved:
+		return new(PortalMoved)
+	}
+	return nil
+}

@@ -1,0 +1,219 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.hex golden files")
+
+// examples holds one value of every message type: the worked examples of
+// docs/protocol.md. Empty lists are non-nil because decoding yields
+// non-nil empty slices.
+var examples = []Message{
+	&Hello{Grant: "g-7f3a9c", JoinID: 42, Versions: []uint16{1}},
+	&Resume{Token: "r-51e0", JoinID: 43},
+	&Intent{Seq: 7, Kind: IntentMoveTo, Dir: DirN, Target: Cell{X: 12, Y: -3}},
+	&HelloAck{JoinID: 42, Entity: 1001, Tick: 86400, Area: 5, ResumeToken: "r-51e0", Version: 1},
+	&Error{Code: CodeBadGrant, RefSeq: 0, JoinID: 42, Detail: "grant unknown"},
+	&Rehello{Code: CodeRehello, Detail: "binding lost"},
+	&IntentResult{Seq: 7, Code: CodeBlocked},
+	&Snapshot{Tick: 86402, AckSeq: 7, You: You{ID: 1001, X: 12, Y: -3, HP: 100, Flags: 0},
+		Cells: []CellChunk{
+			{Cell: 9, Ents: []EntityState{
+				{ID: 1001, Kind: KindPlayer, X: 12, Y: -3, Facing: DirE, Flags: 0},
+				{ID: 2002, Kind: KindCreature, X: 14, Y: -1, Facing: DirW, Flags: 1},
+			}},
+			{Cell: 10, Ents: []EntityState{}},
+		}},
+	&Static{Cell: 9, Version: 3, Objects: []Object{{ID: 7, Kind: 2, X: 8, Y: -2}}},
+	&Presence{Area: 5, Players: []Player{{Entity: 1001, Name: "ada"}, {Entity: 1002, Name: "bo"}}},
+	&AreaClosing{Reason: CodeAreaClosing, GraceMS: 5000},
+	&TakenOver{},
+	&PortalBlocked{Reason: CodeTimeout},
+	&PortalTransferRejected{Reason: CodeNotMember},
+	&PortalMoved{Area: 6, WSURL: "wss://h2.example/ws", Grant: "g-0b11", JoinID: 44},
+}
+
+func goldenPath(t Type) string { return filepath.Join("testdata", t.String()+".hex") }
+
+// formatHex renders a golden file: comment lines, then 16 bytes a line.
+func formatHex(m Message, b []byte) []byte {
+	var w bytes.Buffer
+	v := strings.ReplaceAll(fmt.Sprintf("%+v", m), "_:{} ", "")
+	fmt.Fprintf(&w, "# %s (type %d): %s\n", m.Type(), m.Type(), strings.TrimPrefix(v, "&"))
+	fmt.Fprintf(&w, "# %d bytes; regenerate with: go test ./net/wire/ -run TestGolden -update\n", len(b))
+	for i := 0; i < len(b); i += 16 {
+		line := b[i:min(i+16, len(b))]
+		for j, c := range line {
+			if j > 0 {
+				w.WriteByte(' ')
+			}
+			fmt.Fprintf(&w, "%02x", c)
+		}
+		w.WriteByte('\n')
+	}
+	return w.Bytes()
+}
+
+// parseHex reads hex text, ignoring whitespace and '#' comments.
+func parseHex(text []byte) ([]byte, error) {
+	var digits strings.Builder
+	for line := range strings.SplitSeq(string(text), "\n") {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		digits.WriteString(strings.Join(strings.Fields(line), ""))
+	}
+	return hex.DecodeString(digits.String())
+}
+
+func readGolden(t testing.TB, typ Type) []byte {
+	t.Helper()
+	text, err := os.ReadFile(goldenPath(typ))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := parseHex(text)
+	if err != nil {
+		t.Fatalf("%s: %v", goldenPath(typ), err)
+	}
+	return b
+}
+
+func TestGolden(t *testing.T) {
+	seen := map[Type]bool{}
+	for _, m := range examples {
+		seen[m.Type()] = true
+		t.Run(m.Type().String(), func(t *testing.T) {
+			if *update {
+				b, err := Encode(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(goldenPath(m.Type()), formatHex(m, b), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b := readGolden(t, m.Type())
+			got, err := Decode(b)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if !reflect.DeepEqual(got, m) {
+				t.Errorf("Decode = %+v; want %+v", got, m)
+			}
+			again, err := Encode(got)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(again, b) {
+				t.Errorf("re-encode = %x; want %x", again, b)
+			}
+		})
+	}
+	for typ := Type(0); typ < 255; typ++ {
+		if typ.Known() && !seen[typ] {
+			t.Errorf("no example for %s", typ)
+		}
+	}
+}
+
+// TestProtocolDocExamples keeps the worked examples of docs/protocol.md in
+// step with the golden files: each golden's hex must appear there.
+func TestProtocolDocExamples(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(string(doc)), "")
+	for _, m := range examples {
+		want := hex.EncodeToString(readGolden(t, m.Type()))
+		if !strings.Contains(flat, want) {
+			t.Errorf("docs/protocol.md lacks the %s example %s", m.Type(), want)
+		}
+	}
+}
+
+func TestCodeRegistry(t *testing.T) {
+	// The numbers are the protocol: this table must only ever grow.
+	tests := []struct {
+		code Code
+		num  uint16
+		name string
+	}{
+		{CodeOK, 0, "OK"}, {CodeNotHello, 1, "NOT_HELLO"}, {CodeRehello, 2, "REHELLO"},
+		{CodeBadGrant, 3, "BAD_GRANT"}, {CodeGrantExpired, 4, "GRANT_EXPIRED"},
+		{CodeSuperseded, 5, "SUPERSEDED"}, {CodeTooFast, 6, "TOO_FAST"},
+		{CodeEntityGone, 7, "ENTITY_GONE"}, {CodePortalInProgress, 8, "PORTAL_IN_PROGRESS"},
+		{CodeTakenOver, 9, "TAKEN_OVER"}, {CodeAreaClosing, 10, "AREA_CLOSING"},
+		{CodeMalformed, 11, "MALFORMED"}, {CodeTooLarge, 12, "TOO_LARGE"},
+		{CodeRateLimited, 13, "RATE_LIMITED"}, {CodeVersionUnsupported, 14, "VERSION_UNSUPPORTED"},
+		{CodeBlocked, 15, "BLOCKED"}, {CodeOutOfBounds, 16, "OUT_OF_BOUNDS"},
+		{CodeNoPath, 17, "NO_PATH"}, {CodeTimeout, 18, "TIMEOUT"},
+		{CodeNotMember, 19, "NOT_MEMBER"}, {CodeRealmClosed, 20, "REALM_CLOSED"},
+		{CodeRealmFull, 21, "REALM_FULL"}, {CodeInternal, 22, "INTERNAL"},
+		{CodeUnknownType, 23, "UNKNOWN_TYPE"}, {CodeBadToken, 24, "BAD_TOKEN"},
+		{Code(25), 25, "CODE(25)"},
+	}
+	for _, tt := range tests {
+		if got := uint16(tt.code); got != tt.num {
+			t.Errorf("%s = %d; want %d", tt.name, got, tt.num)
+		}
+		if got := tt.code.String(); got != tt.name {
+			t.Errorf("Code(%d).String() = %q; want %q", tt.num, got, tt.name)
+		}
+		if tt.code.Known() && (tt.code.Meaning() == "" || tt.code.Meaning() == "unknown code") {
+			t.Errorf("Code(%d).Meaning() = %q; want a description", tt.num, tt.code.Meaning())
+		}
+	}
+	if got := Code(999).Meaning(); got != "unknown code" {
+		t.Errorf("Code(999).Meaning() = %q; want %q", got, "unknown code")
+	}
+}
+
+func TestNegotiate(t *testing.T) {
+	tests := []struct {
+		client []uint16
+		want   uint16
+		ok     bool
+	}{
+		{[]uint16{1}, 1, true},
+		{[]uint16{3, 2, 1}, 1, true},
+		{[]uint16{2, 3}, 0, false},
+		{nil, 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := Negotiate(tt.client)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("Negotiate(%v) = %d, %v; want %d, %v", tt.client, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestCodeOf(t *testing.T) {
+	tests := []struct {
+		err  error
+		want Code
+	}{
+		{nil, CodeOK},
+		{fmt.Errorf("x: %w", ErrMalformed), CodeMalformed},
+		{fmt.Errorf("x: %w", ErrTooLarge), CodeTooLarge},
+		{fmt.Errorf("x: %w", ErrVersion), CodeVersionUnsupported},
+		{fmt.Errorf("x: %w", ErrUnknownType), CodeUnknownType},
+		{errors.New("other"), CodeInternal},
+	}
+	for _, tt := range tests {
+		if got := CodeOf(tt.err); got != tt.want {
+			t.Errorf("CodeOf(%v) = %v; want %v", tt.err, got, tt.want)
+		}
+	}
+}
