@@ -1,0 +1,165 @@
+package control
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/fxamacker/cbor/v2"
+)
+
+// MaxFrameSize bounds one control frame (a snapshot blob with its
+// characters fits well inside).
+const MaxFrameSize = 16 << 20
+
+// Sentinel errors of the control channel.
+var (
+	// ErrFrameTooLarge: a frame announced or built past MaxFrameSize.
+	ErrFrameTooLarge = errors.New("control: frame too large")
+	// ErrMalformed: a frame that is not [type, body] of a known type.
+	ErrMalformed = errors.New("control: malformed frame")
+)
+
+var (
+	encMode cbor.EncMode
+	decMode cbor.DecMode
+)
+
+func init() {
+	var err error
+	encMode, err = cbor.CoreDetEncOptions().EncMode()
+	if err != nil {
+		panic(err)
+	}
+	decMode, err = cbor.DecOptions{
+		MaxNestedLevels:  16,
+		MaxArrayElements: 1 << 16,
+		MaxMapPairs:      1 << 10,
+		DupMapKey:        cbor.DupMapKeyEnforcedAPF,
+		IndefLength:      cbor.IndefLengthForbidden,
+		TagsMd:           cbor.TagsForbidden,
+	}.DecMode()
+	if err != nil {
+		panic(err)
+	}
+}
+
+type envelope struct {
+	_    struct{} `cbor:",toarray"`
+	T    Type
+	Body cbor.RawMessage
+}
+
+// Conn is one end of a control channel. Send may be called from any
+// goroutine (writes are serialised); Recv from one goroutine at a time.
+type Conn struct {
+	nc  net.Conn
+	r   *bufio.Reader
+	wmu sync.Mutex // guards writes on nc and wbuf
+	// WriteTimeout bounds each Send (default 10 s): a stuck director never
+	// blocks a host's goroutine for ever.
+	WriteTimeout time.Duration
+	wbuf         []byte
+}
+
+// NewConn wraps nc.
+func NewConn(nc net.Conn) *Conn {
+	return &Conn{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), WriteTimeout: 10 * time.Second}
+}
+
+// Dial connects to a control listener at addr: "unix:/path" for a unix
+// socket, anything else is a TCP host:port.
+func Dial(addr string, timeout time.Duration) (*Conn, error) {
+	network := "tcp"
+	if len(addr) > 5 && addr[:5] == "unix:" {
+		network, addr = "unix", addr[5:]
+	}
+	nc, err := net.DialTimeout(network, addr, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("dial director %s: %w", addr, err)
+	}
+	return NewConn(nc), nil
+}
+
+// Encode returns msg as one frame (length prefix included).
+func Encode(msg Message) ([]byte, error) {
+	body, err := encMode.Marshal(msg)
+	if err != nil {
+		return nil, fmt.Errorf("control: encode %s: %w", msg.Type(), err)
+	}
+	item, err := encMode.Marshal(envelope{T: msg.Type(), Body: body})
+	if err != nil {
+		return nil, fmt.Errorf("control: encode %s: %w", msg.Type(), err)
+	}
+	if len(item) > MaxFrameSize {
+		return nil, fmt.Errorf("%w: %s of %d bytes", ErrFrameTooLarge, msg.Type(), len(item))
+	}
+	frame := make([]byte, 4, 4+len(item))
+	binary.BigEndian.PutUint32(frame, uint32(len(item)))
+	return append(frame, item...), nil
+}
+
+// Decode parses one frame's CBOR item (without its length prefix).
+func Decode(item []byte) (Message, error) {
+	var env envelope
+	if err := decMode.Unmarshal(item, &env); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	msg := newMessage(env.T)
+	if msg == nil {
+		return nil, fmt.Errorf("%w: unknown type %d", ErrMalformed, env.T)
+	}
+	if err := decMode.Unmarshal(env.Body, msg); err != nil {
+		return nil, fmt.Errorf("%w: %s body: %v", ErrMalformed, env.T, err)
+	}
+	return msg, nil
+}
+
+// Send writes msg as one frame. Safe for concurrent use.
+func (c *Conn) Send(msg Message) error {
+	frame, err := Encode(msg)
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.WriteTimeout > 0 {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.WriteTimeout))
+	}
+	if _, err := c.nc.Write(frame); err != nil {
+		return fmt.Errorf("control: send %s: %w", msg.Type(), err)
+	}
+	return nil
+}
+
+// Recv reads the next frame. A read error or a malformed frame leaves the
+// Conn unusable; close it.
+func (c *Conn) Recv() (Message, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n > MaxFrameSize {
+		return nil, fmt.Errorf("%w: %d bytes announced", ErrFrameTooLarge, n)
+	}
+	item := make([]byte, n)
+	if _, err := io.ReadFull(c.r, item); err != nil {
+		return nil, err
+	}
+	return Decode(item)
+}
+
+// SetReadDeadline bounds the next Recv.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.nc.SetReadDeadline(t) }
+
+// Close closes the underlying connection.
+func (c *Conn) Close() error { return c.nc.Close() }
+
+// RemoteAddr is the peer's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.nc.RemoteAddr() }

@@ -1,0 +1,96 @@
+package control
+
+import (
+	"encoding/binary"
+	"errors"
+	"net"
+	"reflect"
+	"testing"
+)
+
+func TestRoundTripEveryType(t *testing.T) {
+	msgs := []Message{
+		&Register{SpawnToken: "tok", Name: "h1", WSURL: "ws://127.0.0.1:1/ws", PoolSize: 64, PID: 42, Areas: []AreaRef{{Area: 3, Epoch: 9, Acked: 17}}, Boot: 77},
+		&Registered{HostID: 5},
+		&Registered{Error: "bad spawn token"},
+		&Heartbeat{UnixMS: 1, Areas: 2, Active: 1, Peers: 3, RSSKiB: 4000, TickP99: 120},
+		&SpawnArea{Area: 3, Epoch: 9, Kind: "village", W: 64, H: 64, Seq: 4, Blob: []byte{1, 2}, Seed: 8},
+		&AreaReady{Area: 3, Epoch: 9},
+		&Grant{Area: 3, Token: "g", JoinID: 11, TTLMS: 90000, Name: "ann", Character: Character{Account: 7, X: 4, Y: 5, State: []byte{9}, Placed: true}},
+		&GrantAck{Area: 3, Token: "g", Error: "area full"},
+		&Snapshot{Area: 3, Epoch: 9, Seq: 5, Blob: []byte{3}, Characters: []Character{{Account: 7, X: 1, Y: 2, Placed: true}}, Final: true},
+		&SnapshotAck{Area: 3, Seq: 5},
+		&Presence{Area: 3, Peers: 2, Accounts: []uint64{7, 8}},
+		&CloseArea{Area: 3, Reason: 11, GraceMS: 5000},
+		&AreaClosed{Area: 3, Seq: 6, Acked: true},
+	}
+	a, b := net.Pipe()
+	ca, cb := NewConn(a), NewConn(b)
+	defer ca.Close()
+	defer cb.Close()
+	go func() {
+		for _, m := range msgs {
+			if err := ca.Send(m); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for _, want := range msgs {
+		got, err := cb.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("got = %#v; want %#v", got, want)
+		}
+	}
+}
+
+func TestRecvRejectsBadFrames(t *testing.T) {
+	huge := make([]byte, 4)
+	binary.BigEndian.PutUint32(huge, MaxFrameSize+1)
+	unknown, _ := encMode.Marshal(envelope{T: 200, Body: []byte{0xa0}})
+	tests := []struct {
+		name  string
+		frame []byte
+		want  error
+	}{
+		{"length past the bound", huge, ErrFrameTooLarge},
+		{"not cbor", append([]byte{0, 0, 0, 2}, 0xff, 0xff), ErrMalformed},
+		{"unknown type", append(binary.BigEndian.AppendUint32(nil, uint32(len(unknown))), unknown...), ErrMalformed},
+	}
+	for _, tt := range tests {
+		a, b := net.Pipe()
+		go func() { a.Write(tt.frame); a.Close() }()
+		_, err := NewConn(b).Recv()
+		if !errors.Is(err, tt.want) {
+			t.Errorf("%s: err = %v; want %v", tt.name, err, tt.want)
+		}
+		b.Close()
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, m := range []Message{&Register{Name: "x"}, &Snapshot{Area: 1, Blob: []byte{1}}, &Grant{Token: "t"}} {
+		fr, _ := Encode(m)
+		f.Add(fr[4:])
+	}
+	f.Fuzz(func(t *testing.T, item []byte) {
+		msg, err := Decode(item)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v wraps no sentinel", err)
+			}
+			return
+		}
+		fr, err := Encode(msg)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		again, err := Decode(fr[4:])
+		if err != nil || !reflect.DeepEqual(again, msg) {
+			t.Fatalf("round trip: %#v vs %#v (%v)", again, msg, err)
+		}
+	})
+}

@@ -1,0 +1,33 @@
+// Package control is the director <-> area host control channel: framing
+// and messages.
+//
+// # Framing
+//
+// A control connection is a TCP or unix-socket stream of frames:
+//
+//	+----------------+---------------------------------+
+//	| length (4 B,   | CBOR item: [t, body]            |
+//	| big endian)    | t = message type, body = map    |
+//	+----------------+---------------------------------+
+//
+// The length counts the CBOR item only and is bounded by [MaxFrameSize];
+// a longer announcement closes the link before anything is allocated.
+// Bodies are CBOR maps with small integer keys (keyasint): unlike the client
+// protocol's positional arrays, a map lets a director and a host of
+// neighbouring versions skip fields they do not know, which matters during
+// a rolling upgrade of a realm.
+//
+// # Outline
+//
+//   - [Conn] reads and writes frames on a net.Conn; writes are serialised
+//     by a mutex so any goroutine may send; one goroutine reads.
+//   - Messages: host -> director ([Register], [Heartbeat], [AreaReady],
+//     [GrantAck], [Snapshot], [Presence], [AreaClosed]) and director ->
+//     host ([Registered], [SpawnArea], [Grant], [SnapshotAck], [CloseArea]).
+//
+// # Caveats
+//
+// The channel is trusted (it runs between a realm's own processes), but a
+// frame is still bounded and decoded with limits, so a confused peer
+// cannot make the other side allocate without bound or panic.
+package control

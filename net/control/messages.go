@@ -1,0 +1,242 @@
+package control
+
+// Type is a control message type. Numbers are stable and never reused.
+type Type uint8
+
+// The control message types.
+const (
+	TypeRegister    Type = 1  // host -> director
+	TypeRegistered  Type = 2  // director -> host
+	TypeHeartbeat   Type = 3  // host -> director
+	TypeSpawnArea   Type = 4  // director -> host
+	TypeAreaReady   Type = 5  // host -> director
+	TypeGrant       Type = 6  // director -> host
+	TypeGrantAck    Type = 7  // host -> director
+	TypeSnapshot    Type = 8  // host -> director
+	TypeSnapshotAck Type = 9  // director -> host
+	TypePresence    Type = 10 // host -> director
+	TypeCloseArea   Type = 11 // director -> host
+	TypeAreaClosed  Type = 12 // host -> director
+)
+
+var typeNames = [...]string{
+	TypeRegister: "register", TypeRegistered: "registered", TypeHeartbeat: "heartbeat",
+	TypeSpawnArea: "spawn_area", TypeAreaReady: "area_ready", TypeGrant: "grant",
+	TypeGrantAck: "grant_ack", TypeSnapshot: "snapshot", TypeSnapshotAck: "snapshot_ack",
+	TypePresence: "presence", TypeCloseArea: "close_area", TypeAreaClosed: "area_closed",
+}
+
+// String returns the type's name.
+func (t Type) String() string {
+	if int(t) < len(typeNames) && typeNames[t] != "" {
+		return typeNames[t]
+	}
+	return "control_type(?)"
+}
+
+// Message is a control message body.
+type Message interface{ Type() Type }
+
+// AreaRef names an Area a host runs, with the incarnation (epoch) the
+// director made it live with and the last snapshot seq the director acked.
+type AreaRef struct {
+	Area  uint32 `cbor:"1,keyasint"`
+	Epoch uint64 `cbor:"2,keyasint"`
+	Acked uint64 `cbor:"3,keyasint"`
+}
+
+// Register is a host's first message. A spawned host presents the spawn
+// token the director gave it; a host started elsewhere presents the realm's
+// host key. Areas lists what the host still runs after a reconnect.
+type Register struct {
+	SpawnToken string    `cbor:"1,keyasint,omitempty"`
+	HostKey    string    `cbor:"2,keyasint,omitempty"`
+	Name       string    `cbor:"3,keyasint"`
+	WSURL      string    `cbor:"4,keyasint"`
+	PoolSize   int       `cbor:"5,keyasint"`
+	PID        int       `cbor:"6,keyasint"`
+	Areas      []AreaRef `cbor:"7,keyasint"`
+	// Boot identifies this host process's start (a random number); a host
+	// that restarted has a new Boot, so the director never resumes its
+	// earlier handoffs.
+	Boot uint64 `cbor:"8,keyasint"`
+}
+
+// Registered answers Register. A non-empty Error refuses the host, which
+// then exits with that error.
+type Registered struct {
+	HostID uint32 `cbor:"1,keyasint"`
+	Error  string `cbor:"2,keyasint,omitempty"`
+}
+
+// Heartbeat is sent every second; a host missing heartbeats is considered
+// gone and its Areas unregistered.
+type Heartbeat struct {
+	UnixMS  int64 `cbor:"1,keyasint"`
+	Areas   int   `cbor:"2,keyasint"`
+	Active  int   `cbor:"3,keyasint"`
+	Peers   int   `cbor:"4,keyasint"`
+	RSSKiB  int64 `cbor:"5,keyasint"`
+	TickP99 int64 `cbor:"6,keyasint"` // worst Area's p99 tick, in µs
+}
+
+// SpawnArea asks a host to make an Area live (hydrate it from Blob at Seq,
+// or build it fresh when Blob is empty).
+type SpawnArea struct {
+	Area  uint32 `cbor:"1,keyasint"`
+	Epoch uint64 `cbor:"2,keyasint"`
+	Kind  string `cbor:"3,keyasint"`
+	W     int    `cbor:"4,keyasint"`
+	H     int    `cbor:"5,keyasint"`
+	Seq   uint64 `cbor:"6,keyasint"`
+	Blob  []byte `cbor:"7,keyasint"`
+	Seed  uint64 `cbor:"8,keyasint"`
+}
+
+// AreaReady answers SpawnArea; Error is empty on success.
+type AreaReady struct {
+	Area  uint32 `cbor:"1,keyasint"`
+	Epoch uint64 `cbor:"2,keyasint"`
+	Error string `cbor:"3,keyasint,omitempty"`
+}
+
+// Character is one player's state as the director stores it.
+type Character struct {
+	Account uint64 `cbor:"1,keyasint"`
+	X       int32  `cbor:"2,keyasint"`
+	Y       int32  `cbor:"3,keyasint"`
+	State   []byte `cbor:"4,keyasint,omitempty"`
+	// Placed is false for a character never placed in this Area: the host
+	// picks a free square near the Area's entry.
+	Placed bool `cbor:"5,keyasint"`
+}
+
+// Grant registers a join grant for an account in an Area (and wakes a
+// frozen Area). The token is single-use and expires after TTLMS.
+type Grant struct {
+	Area      uint32    `cbor:"1,keyasint"`
+	Token     string    `cbor:"2,keyasint"`
+	JoinID    uint64    `cbor:"3,keyasint"`
+	TTLMS     int64     `cbor:"4,keyasint"`
+	Name      string    `cbor:"5,keyasint"`
+	Character Character `cbor:"6,keyasint"`
+}
+
+// GrantAck answers Grant once the Area registered it; Error is empty on
+// success.
+type GrantAck struct {
+	Area  uint32 `cbor:"1,keyasint"`
+	Token string `cbor:"2,keyasint"`
+	Error string `cbor:"3,keyasint,omitempty"`
+}
+
+// Snapshot is an Area's persistent state at Seq (monotonic per Area), with
+// the characters of the players in it. The director's write is idempotent
+// on (Area, Seq) and fenced by Epoch.
+type Snapshot struct {
+	Area       uint32      `cbor:"1,keyasint"`
+	Epoch      uint64      `cbor:"2,keyasint"`
+	Seq        uint64      `cbor:"3,keyasint"`
+	Blob       []byte      `cbor:"4,keyasint"`
+	Characters []Character `cbor:"5,keyasint"`
+	Final      bool        `cbor:"6,keyasint"`
+}
+
+// SnapshotAck acknowledges the snapshot (Area, Seq) as durable. Error is
+// set when the director refused it (a fenced, stale epoch): the host stops
+// sending that Area's snapshots.
+type SnapshotAck struct {
+	Area  uint32 `cbor:"1,keyasint"`
+	Seq   uint64 `cbor:"2,keyasint"`
+	Error string `cbor:"3,keyasint,omitempty"`
+}
+
+// Presence reports an Area's connected peers and bound accounts.
+type Presence struct {
+	Area     uint32   `cbor:"1,keyasint"`
+	Peers    int      `cbor:"2,keyasint"`
+	Accounts []uint64 `cbor:"3,keyasint"`
+}
+
+// CloseArea asks a host to unload an Area: peers get area_closing{Reason,
+// GraceMS}, the Area runs through the grace, sends its final snapshot and
+// waits (bounded) for the ack, then answers AreaClosed.
+type CloseArea struct {
+	Area    uint32 `cbor:"1,keyasint"`
+	Reason  uint16 `cbor:"2,keyasint"` // a wire code, e.g. AREA_CLOSING or REALM_CLOSED
+	GraceMS int64  `cbor:"3,keyasint"`
+}
+
+// AreaClosed reports an Area unloaded; Seq is its final snapshot's seq and
+// Acked whether the director acknowledged it.
+type AreaClosed struct {
+	Area  uint32 `cbor:"1,keyasint"`
+	Seq   uint64 `cbor:"2,keyasint"`
+	Acked bool   `cbor:"3,keyasint"`
+}
+
+// Type implements Message.
+func (*Register) Type() Type { return TypeRegister }
+
+// Type implements Message.
+func (*Registered) Type() Type { return TypeRegistered }
+
+// Type implements Message.
+func (*Heartbeat) Type() Type { return TypeHeartbeat }
+
+// Type implements Message.
+func (*SpawnArea) Type() Type { return TypeSpawnArea }
+
+// Type implements Message.
+func (*AreaReady) Type() Type { return TypeAreaReady }
+
+// Type implements Message.
+func (*Grant) Type() Type { return TypeGrant }
+
+// Type implements Message.
+func (*GrantAck) Type() Type { return TypeGrantAck }
+
+// Type implements Message.
+func (*Snapshot) Type() Type { return TypeSnapshot }
+
+// Type implements Message.
+func (*SnapshotAck) Type() Type { return TypeSnapshotAck }
+
+// Type implements Message.
+func (*Presence) Type() Type { return TypePresence }
+
+// Type implements Message.
+func (*CloseArea) Type() Type { return TypeCloseArea }
+
+// Type implements Message.
+func (*AreaClosed) Type() Type { return TypeAreaClosed }
+
+func newMessage(t Type) Message {
+	switch t {
+	case TypeRegister:
+		return new(Register)
+	case TypeRegistered:
+		return new(Registered)
+	case TypeHeartbeat:
+		return new(Heartbeat)
+	case TypeSpawnArea:
+		return new(SpawnArea)
+	case TypeAreaReady:
+		return new(AreaReady)
+	case TypeGrant:
+		return new(Grant)
+	case TypeGrantAck:
+		return new(GrantAck)
+	case TypeSnapshot:
+		return new(Snapshot)
+	case TypeSnapshotAck:
+		return new(SnapshotAck)
+	case TypePresence:
+		return new(Presence)
+	case TypeCloseArea:
+		return new(CloseArea)
+	case TypeAreaClosed:
+		return new(AreaClosed)
+	}
+	return nil
+}
