@@ -351,7 +351,7 @@ func (a *Area) SpawnWanderer(x, y int32, seed uint32, period, every uint8) (Enti
 	}
 	*a.moverMap.Get(e) = Mover{Period: max(period, 1), Diagonal: a.Rules.Diagonal}
 	w := (*Wander)(a.World.Get(e, a.wandererIDs[3]))
-	*w = Wander{Seed: seed | 1, Every: max(every, 1)}
+	*w = Wander{Seed: seed, Every: max(every, 1)}
 	return e, nil
 }
 

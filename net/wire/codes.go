@@ -39,8 +39,10 @@ const (
 	CodeInternal           Code = 22 // server fault
 	CodeUnknownType        Code = 23 // message type not known or not allowed
 	CodeBadToken           Code = 24 // resume token unknown or expired
+	CodeNotAllowed         Code = 25 // the Area's rules forbid it
+	CodeAreaFull           Code = 26 // the Area holds its maximum of players
 
-	numCodes = 25
+	numCodes = 27
 )
 
 var codeNames = [numCodes]string{
@@ -49,7 +51,7 @@ var codeNames = [numCodes]string{
 	"AREA_CLOSING", "MALFORMED", "TOO_LARGE", "RATE_LIMITED",
 	"VERSION_UNSUPPORTED", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "TIMEOUT",
 	"NOT_MEMBER", "REALM_CLOSED", "REALM_FULL", "INTERNAL", "UNKNOWN_TYPE",
-	"BAD_TOKEN",
+	"BAD_TOKEN", "NOT_ALLOWED", "AREA_FULL",
 }
 
 var codeMeanings = [numCodes]string{
@@ -78,6 +80,8 @@ var codeMeanings = [numCodes]string{
 	"an internal server error occurred",
 	"the message type is unknown or not allowed in this direction",
 	"the resume token is unknown or expired",
+	"the Area's rules forbid this (a diagonal step where none are allowed)",
+	"the Area already holds its maximum of players",
 }
 
 // String returns the code's registry name, such as "NOT_HELLO", or

@@ -162,7 +162,8 @@ func TestCodeRegistry(t *testing.T) {
 		{CodeNotMember, 19, "NOT_MEMBER"}, {CodeRealmClosed, 20, "REALM_CLOSED"},
 		{CodeRealmFull, 21, "REALM_FULL"}, {CodeInternal, 22, "INTERNAL"},
 		{CodeUnknownType, 23, "UNKNOWN_TYPE"}, {CodeBadToken, 24, "BAD_TOKEN"},
-		{Code(25), 25, "CODE(25)"},
+		{CodeNotAllowed, 25, "NOT_ALLOWED"}, {CodeAreaFull, 26, "AREA_FULL"},
+		{Code(27), 27, "CODE(27)"},
 	}
 	for _, tt := range tests {
 		if got := uint16(tt.code); got != tt.num {
