@@ -253,8 +253,8 @@ func (a *Area) poll(now time.Time) {
 		a.drainInbox()
 		// A frozen Area runs no intake system: answer intents that arrived
 		// anyway, so that none goes unanswered.
-		for _, in := range a.Intents {
-			a.Answer(in.Entity, in.Intent.Seq, OutcomeEntityGone)
+		for i := range a.Intents {
+			a.Answer(a.Intents[i].Entity, &a.Intents[i].Intent, OutcomeEntityGone)
 		}
 		a.Intents = a.Intents[:0]
 	}
@@ -295,13 +295,13 @@ func (a *Area) barrier() {
 	a.deferred = a.deferred[:0]
 }
 
-// Answer records an intent's outcome in the Outbox; for an applied intent
-// of a player it also raises the player's AckSeq.
-func (a *Area) Answer(e Entity, seq uint32, o Outcome) {
-	a.Outbox = append(a.Outbox, Answer{Entity: e, Seq: seq, Outcome: o})
+// Answer records the outcome of intent it of entity e in the Outbox; for an
+// applied intent of a player it also raises the player's AckSeq.
+func (a *Area) Answer(e Entity, it *Intent, o Outcome) {
+	a.Outbox = append(a.Outbox, Answer{Entity: e, Seq: it.Seq, Tag: it.Tag, Outcome: o})
 	if o == OutcomeApplied && a.World.Alive(e) {
-		if p := a.playerMap.Get(e); p != nil && seq > p.AckSeq {
-			p.AckSeq = seq
+		if p := a.playerMap.Get(e); p != nil && it.Seq > p.AckSeq {
+			p.AckSeq = it.Seq
 		}
 	}
 }
@@ -447,7 +447,7 @@ func (a *Area) SetTransit(e Entity, transfer uint64, on bool) error {
 		if q := a.intentsMap.Get(e); q != nil {
 			for q.Len() > 0 {
 				it := q.Pop()
-				a.Answer(e, it.Seq, OutcomePortalInProgress)
+				a.Answer(e, &it, OutcomePortalInProgress)
 			}
 		}
 		if p := a.pathMap.Get(e); p != nil {

@@ -20,6 +20,10 @@ type Intent struct {
 	Kind IntentKind
 	Dir  Dir
 	X, Y int32
+	// Tag is the poster's own mark, carried unchanged to the Answer: the
+	// host puts its connection's binding number here, so an answer is never
+	// delivered to a later connection than the one that sent the intent.
+	Tag uint32
 	// Superseded is set by the intake when a newer intent replaces this one
 	// while it waits; it is answered OutcomeSuperseded when it reaches the
 	// head of the queue, so queued intents are answered in seq order.
@@ -59,6 +63,7 @@ func (o Outcome) String() string {
 type Answer struct {
 	Entity  Entity
 	Seq     uint32
+	Tag     uint32
 	Outcome Outcome
 }
 

@@ -23,31 +23,31 @@ func (s *Intake) Update(a *ecs.Area) {
 		e, it := in.Entity, in.Intent
 		it.Superseded = false
 		if !a.Alive(e) || !s.intents.Has(e) {
-			a.Answer(e, it.Seq, ecs.OutcomeEntityGone)
+			a.Answer(e, &it, ecs.OutcomeEntityGone)
 			continue
 		}
 		if a.InTransit(e) {
-			a.Answer(e, it.Seq, ecs.OutcomePortalInProgress)
+			a.Answer(e, &it, ecs.OutcomePortalInProgress)
 			continue
 		}
 		switch it.Kind {
 		case ecs.IntentStep:
 			if it.Dir >= ecs.NumDirs {
-				a.Answer(e, it.Seq, ecs.OutcomeInvalid)
+				a.Answer(e, &it, ecs.OutcomeInvalid)
 				continue
 			}
 			if it.Dir.Diagonal() && !a.Rules.Diagonal {
-				a.Answer(e, it.Seq, ecs.OutcomeNotAllowed)
+				a.Answer(e, &it, ecs.OutcomeNotAllowed)
 				continue
 			}
 		case ecs.IntentMoveTo, ecs.IntentStop:
 		default:
-			a.Answer(e, it.Seq, ecs.OutcomeInvalid)
+			a.Answer(e, &it, ecs.OutcomeInvalid)
 			continue
 		}
 		q := s.intents.Get(e)
 		if q.Full() {
-			a.Answer(e, it.Seq, ecs.OutcomeTooFast)
+			a.Answer(e, &it, ecs.OutcomeTooFast)
 			continue
 		}
 		// A stop supersedes everything queued; a move-to supersedes queued

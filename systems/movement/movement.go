@@ -70,19 +70,21 @@ func (s *Movement) drain(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mo
 	for in.Len() > 0 {
 		head := in.Peek()
 		if head.Superseded {
-			a.Answer(e, in.Pop().Seq, ecs.OutcomeSuperseded)
+			it := in.Pop()
+			a.Answer(e, &it, ecs.OutcomeSuperseded)
 			continue
 		}
 		switch head.Kind {
 		case ecs.IntentStop:
 			path.Clear()
-			a.Answer(e, in.Pop().Seq, ecs.OutcomeApplied)
+			it := in.Pop()
+			a.Answer(e, &it, ecs.OutcomeApplied)
 		case ecs.IntentMoveTo:
 			if s.searches >= s.SearchesPerTick {
 				return false
 			}
 			it := in.Pop()
-			a.Answer(e, it.Seq, s.plan(a, pos, path, it.X, it.Y))
+			a.Answer(e, &it, s.plan(a, pos, path, it.X, it.Y))
 		case ecs.IntentStep:
 			if !m.Ready() {
 				return false
@@ -90,14 +92,15 @@ func (s *Movement) drain(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mo
 			it := in.Pop()
 			dx, dy := it.Dir.Delta()
 			o := s.step(a, e, pos, pos.X+dx, pos.Y+dy)
-			a.Answer(e, it.Seq, o)
+			a.Answer(e, &it, o)
 			if o == ecs.OutcomeApplied {
 				path.Clear()
 				m.Stepped()
 				return true
 			}
 		default: // the intake lets no other kind in
-			a.Answer(e, in.Pop().Seq, ecs.OutcomeInvalid)
+			it := in.Pop()
+			a.Answer(e, &it, ecs.OutcomeInvalid)
 		}
 	}
 	return false
