@@ -64,7 +64,6 @@ type Conn struct {
 	// WriteTimeout bounds each Send (default 10 s): a stuck director never
 	// blocks a host's goroutine for ever.
 	WriteTimeout time.Duration
-	wbuf         []byte
 }
 
 // NewConn wraps nc.

@@ -1,0 +1,344 @@
+//go:build linux
+
+package gate
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"unsafe"
+
+	"github.com/leyworks/ley/net/poll"
+	"golang.org/x/sys/unix"
+)
+
+// maxReadsPerEvent bounds the reads one readiness event may do before the
+// connection yields the loop to others (it reschedules itself).
+const maxReadsPerEvent = 16
+
+// readBufSize is the loop's shared read buffer: bytes are parsed straight
+// from it, and only an incomplete frame's tail is copied to the connection.
+const readBufSize = 64 << 10
+
+// shard is the per-loop state. Every field is owned by the loop goroutine.
+type shard struct {
+	srv   *Server
+	loop  *poll.Loop
+	rbuf  []byte
+	iov   [][]byte
+	iovec []unix.Iovec
+	conns map[*Conn]struct{}
+}
+
+func newShard(s *Server, l *poll.Loop) *shard {
+	return &shard{
+		srv:   s,
+		loop:  l,
+		rbuf:  make([]byte, readBufSize),
+		iov:   make([][]byte, 0, maxIov+8),
+		iovec: make([]unix.Iovec, 0, maxIov+8),
+		conns: make(map[*Conn]struct{}),
+	}
+}
+
+// connSys is the Linux part of a Conn: its own descriptor (a dup of the
+// accepted socket, see detach) and method values created once so that
+// queuing work on the loop does not allocate.
+type connSys struct {
+	fd        int
+	flushFn   func()
+	readFn    func()
+	timeoutFn func()
+	abortFn   func()
+}
+
+// detach takes the socket away from Go's netpoller: it duplicates the
+// descriptor (F_DUPFD_CLOEXEC; the duplicate shares the open file
+// description, so it is already non-blocking), then closes nc, which
+// unregisters and closes only the original descriptor. The socket itself
+// lives on through the duplicate, which the gate alone owns and closes.
+func detach(nc net.Conn) (int, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		nc.Close()
+		return -1, errors.New("gate: connection has no descriptor")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		nc.Close()
+		return -1, err
+	}
+	nfd := -1
+	var derr error
+	if err := rc.Control(func(fd uintptr) {
+		nfd, derr = unix.FcntlInt(fd, unix.F_DUPFD_CLOEXEC, 0)
+	}); err != nil {
+		derr = err
+	}
+	nc.Close()
+	if derr != nil {
+		return -1, fmt.Errorf("gate: dup socket: %w", derr)
+	}
+	if err := unix.SetNonblock(nfd, true); err != nil {
+		unix.Close(nfd)
+		return -1, fmt.Errorf("gate: set non-blocking: %w", err)
+	}
+	return nfd, nil
+}
+
+// attach hands an upgraded connection to a loop. Called on the handshake
+// goroutine; OnOpen runs on the loop.
+func (s *Server) attach(nc net.Conn) {
+	remote := nc.RemoteAddr()
+	fd, err := detach(nc)
+	if err != nil {
+		s.log.Warn("gate: attach failed", "remote", remote, "err", err)
+		return
+	}
+	sh := s.pickShard()
+	c := &Conn{id: s.nextID.Add(1), srv: s, sh: sh, remote: remote}
+	c.sys.fd = fd
+	c.sys.flushFn = c.flush
+	c.sys.readFn = c.readable
+	c.sys.timeoutFn = c.onTimeout
+	c.sys.abortFn = c.onAbort
+	if err := sh.loop.Run(c.register); err != nil {
+		unix.Close(fd)
+	}
+}
+
+// register runs on the loop: add the descriptor and open the connection.
+func (c *Conn) register() {
+	if err := c.sh.loop.Add(c.sys.fd, c); err != nil {
+		c.srv.log.Warn("gate: register failed", "remote", c.remote, "err", err)
+		unix.Close(c.sys.fd)
+		c.dead = true
+		return
+	}
+	c.sh.conns[c] = struct{}{}
+	if c.srv.h.OnOpen != nil {
+		c.srv.h.OnOpen(c)
+	}
+	// Bytes that arrived before registration produced an edge already
+	// consumed by nobody; read once now.
+	c.readable()
+}
+
+// HandleEvent implements poll.Handler; it runs on the connection's loop.
+// It is exported only to satisfy the interface: do not call it.
+func (c *Conn) HandleEvent(fd int, ev poll.Event) {
+	if ev&(poll.EventRead|poll.EventHangup|poll.EventError) != 0 {
+		c.readable()
+	}
+	if ev&poll.EventWrite != 0 && !c.dead {
+		c.mu.Lock()
+		c.blocked = false
+		c.mu.Unlock()
+		c.flush()
+	}
+}
+
+// kick queues a flush on the loop (the caller set flushQueued).
+func (c *Conn) kick() {
+	if c.sh.loop.Run(c.sys.flushFn) != nil {
+		c.mu.Lock()
+		c.flushQueued = false
+		c.mu.Unlock()
+	}
+}
+
+// abort queues a last flush attempt and an immediate close (slow consumer).
+func (c *Conn) abort() { _ = c.sh.loop.Run(c.sys.abortFn) }
+
+func (c *Conn) onAbort() {
+	if c.dead {
+		return
+	}
+	c.flush()
+	c.destroy(c.closeErrValue())
+}
+
+// closeTimeout runs on the timer goroutine.
+func (c *Conn) closeTimeout() { _ = c.sh.loop.Run(c.sys.timeoutFn) }
+
+func (c *Conn) onTimeout() { c.destroy(c.closeErrValue()) }
+
+// readable reads until EAGAIN (or maxReadsPerEvent, then yields), parsing
+// frames from the loop's shared buffer. Loop goroutine only.
+func (c *Conn) readable() {
+	sh := c.sh
+	for i := 0; i < maxReadsPerEvent; i++ {
+		if c.dead {
+			return
+		}
+		fromPend := c.pend != nil
+		var buf []byte
+		if fromPend {
+			if len(c.pend) == cap(c.pend) {
+				c.growPend()
+			}
+			buf = c.pend[len(c.pend):cap(c.pend)]
+		} else {
+			buf = sh.rbuf
+		}
+		n, err := unix.Read(c.sys.fd, buf)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return
+		case err != nil:
+			c.lost(fmt.Errorf("%w: read: %w", ErrPeerGone, err))
+			return
+		case n == 0:
+			c.lost(ErrPeerGone)
+			return
+		}
+		if c.discard {
+			continue
+		}
+		var data []byte
+		if fromPend {
+			c.pend = c.pend[:len(c.pend)+n]
+			data = c.pend
+		} else {
+			data = buf[:n]
+		}
+		used := c.consume(data)
+		if c.dead {
+			return
+		}
+		c.keepRest(data[used:], fromPend)
+	}
+	_ = sh.loop.Run(c.sys.readFn)
+}
+
+// lost handles EOF or a read error: the end of a close handshake we are in,
+// or an abrupt disconnect.
+func (c *Conn) lost(err error) {
+	if c.state.Load() != stateOpen {
+		err = c.closeErrValue()
+	}
+	c.destroy(err)
+}
+
+// flush writes queued frames with writev until done or EAGAIN. Loop
+// goroutine only; c.mu is released around the system call so that Send
+// never waits for the kernel.
+func (c *Conn) flush() {
+	sh := c.sh
+	for !c.dead {
+		c.mu.Lock()
+		c.flushQueued = false
+		if c.blocked {
+			c.mu.Unlock()
+			return
+		}
+		iov, curFirst, k := c.buildIovLocked(sh.iov[:0])
+		closing := c.state.Load() == stateClosing
+		c.mu.Unlock()
+		if len(iov) == 0 {
+			if closing {
+				c.finFlushed()
+			}
+			return
+		}
+		n, err := writev(c.sys.fd, iov, &sh.iovec)
+		clear(iov)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			c.mu.Lock()
+			c.blocked = true
+			c.mu.Unlock()
+			return
+		}
+		if err != nil {
+			c.destroy(fmt.Errorf("%w: write: %w", ErrPeerGone, err))
+			return
+		}
+		c.mu.Lock()
+		done := c.advanceLocked(n, curFirst, k)
+		c.mu.Unlock()
+		if done != nil {
+			done.Release()
+		}
+	}
+}
+
+// finFlushed runs once our close frame is on the wire: half-close, and
+// close the socket now if the peer already sent its close frame.
+func (c *Conn) finFlushed() {
+	if c.flushedFin {
+		return
+	}
+	c.flushedFin = true
+	_ = unix.Shutdown(c.sys.fd, unix.SHUT_WR)
+	if c.peerClosed {
+		c.destroy(c.closeErrValue())
+	}
+}
+
+// destroy closes the socket, releases everything and calls OnClose, once.
+// Loop goroutine only.
+func (c *Conn) destroy(err error) {
+	if c.dead {
+		return
+	}
+	c.dead = true
+	_ = c.sh.loop.Remove(c.sys.fd)
+	_ = unix.Close(c.sys.fd)
+	delete(c.sh.conns, c)
+	if vol := c.releaseAll(); vol != nil {
+		vol.Release()
+	}
+	if c.srv.h.OnClose != nil {
+		c.srv.h.OnClose(c, err)
+	}
+}
+
+// closeAll sends 1001 to every connection of the shard (one non-blocking
+// attempt) and destroys them. Loop goroutine only.
+func (sh *shard) closeAll() {
+	for c := range sh.conns {
+		c.mu.Lock()
+		var old *Frame
+		if c.state.Load() == stateOpen {
+			old = c.closeLocked(CloseGoingAway, "server closing", ErrServerClosed)
+		}
+		c.closeErr = ErrServerClosed
+		c.mu.Unlock()
+		if old != nil {
+			old.Release()
+		}
+		c.flush()
+		c.destroy(ErrServerClosed)
+	}
+}
+
+// writev writes bufs with one writev(2) through a reused iovec array; unlike
+// unix.Writev it does not allocate the iovec array per call.
+func writev(fd int, bufs [][]byte, scratch *[]unix.Iovec) (int, error) {
+	v := (*scratch)[:0]
+	for _, b := range bufs {
+		if len(b) == 0 {
+			continue
+		}
+		var iv unix.Iovec
+		iv.Base = &b[0]
+		iv.SetLen(len(b))
+		v = append(v, iv)
+	}
+	*scratch = v
+	if len(v) == 0 {
+		return 0, nil
+	}
+	n, _, e := unix.Syscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&v[0])), uintptr(len(v)))
+	clear(v)
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}

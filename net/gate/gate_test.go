@@ -1,0 +1,459 @@
+package gate
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/gobwas/ws"
+)
+
+func heapAlloc() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+func expectClose(t *testing.T, c *rawConn, code uint16) {
+	t.Helper()
+	for {
+		h, p, err := c.next()
+		if err != nil {
+			t.Fatalf("reading close: %v", err)
+		}
+		if h.OpCode != ws.OpClose {
+			continue
+		}
+		if got := binary.BigEndian.Uint16(p); got != code {
+			t.Fatalf("close code = %d; want %d", got, code)
+		}
+		return
+	}
+}
+
+func TestHugeHeaderAndContinuationFlood(t *testing.T) {
+	rec := newRecorder()
+	s := startServer(t, testConfig(), rec.handler(true))
+
+	t.Run("header announcing 2^62 bytes", func(t *testing.T) {
+		before := heapAlloc()
+		c := dialRaw(t, s)
+		c.send(t, frame{fin: true, op: ws.OpBinary, length: 1 << 62})
+		expectClose(t, c, CloseTooBig)
+		if after := heapAlloc(); after > before+1<<20 {
+			t.Fatalf("heap grew by %d bytes; want < 1 MiB", after-before)
+		}
+	})
+	t.Run("1-byte continuation flood past MaxMessageSize", func(t *testing.T) {
+		before := heapAlloc()
+		c := dialRaw(t, s)
+		var out []byte
+		out = append(out, frame{op: ws.OpBinary, payload: []byte{1}}.bytes()...)
+		one := frame{op: ws.OpContinuation, payload: []byte{1}}
+		for i := 0; i < 70_000; i++ { // 70,000 > MaxMessageSize (64 KiB)
+			out = append(out, one.bytes()...)
+		}
+		go c.Write(out) // the server stops reading once it has closed
+		expectClose(t, c, CloseTooBig)
+		out = nil
+		if after := heapAlloc(); after > before+1<<20 {
+			t.Fatalf("heap grew by %d bytes; want < 1 MiB", after-before)
+		}
+	})
+}
+
+func TestSlowHandshakesClosedByDeadline(t *testing.T) {
+	cfg := testConfig()
+	cfg.HandshakeTimeout = 1500 * time.Millisecond
+	rec := newRecorder()
+	s := startServer(t, cfg, rec.handler(true))
+
+	const slow = 1000
+	conns := make([]net.Conn, 0, slow)
+	for i := 0; i < slow; i++ {
+		nc, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		// An unfinished request: the server waits for the rest.
+		if _, err := nc.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, nc)
+	}
+	// A normal handshake completes while the slow ones are held open.
+	c := dialRaw(t, s)
+	c.send(t, bin([]byte("hello")))
+	if _, p, err := c.next(); err != nil || string(p) != "hello" {
+		t.Fatalf("echo = %q, %v; want hello", p, err)
+	}
+	for _, nc := range conns {
+		if err := nc.SetReadDeadline(time.Now().Add(15 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	var notClosed atomic.Int64
+	for _, nc := range conns {
+		wg.Add(1)
+		go func(nc net.Conn) {
+			defer wg.Done()
+			_, err := io.Copy(io.Discard, nc)
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				notClosed.Add(1)
+			}
+		}(nc)
+	}
+	wg.Wait()
+	if n := notClosed.Load(); n != 0 {
+		t.Fatalf("%d slow handshakes were not closed by the server", n)
+	}
+	if n := rec.opens.Load(); n != 1 {
+		t.Fatalf("opens = %d; want 1", n)
+	}
+}
+
+func TestOriginAndHeaderLimit(t *testing.T) {
+	cfg := testConfig()
+	cfg.CheckOrigin = func(o []byte) bool { return string(o) == "https://good.example" }
+	cfg.MaxHeaderBytes = 1024
+	s := startServer(t, cfg, Handler{})
+	try := func(extra string) string {
+		nc, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		req := "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+			"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n" +
+			"Sec-WebSocket-Extensions: permessage-deflate\r\n" + extra + "\r\n"
+		nc.Write([]byte(req))
+		nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var resp []byte
+		buf := make([]byte, 512)
+		for !contains(string(resp), "\r\n\r\n") {
+			n, err := nc.Read(buf)
+			resp = append(resp, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		return string(resp)
+	}
+	if got := try("Origin: https://good.example\r\n"); !contains(got, " 101 ") || contains(got, "deflate") {
+		t.Fatalf("good origin: got %q; want 101 without deflate", got)
+	}
+	if got := try("Origin: https://evil.example\r\n"); !contains(got, " 403 ") {
+		t.Fatalf("bad origin: got %q; want 403", got)
+	}
+	big := ""
+	for i := 0; i < 40; i++ {
+		big += "X-Pad: 0123456789012345678901234567890123456789\r\n"
+	}
+	if got := try(big); contains(got, " 101 ") {
+		t.Fatalf("oversized request: got %q; want refusal", got)
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
+
+func TestInteropCoderWebsocket(t *testing.T) {
+	rec := newRecorder()
+	s := startServer(t, testConfig(), rec.handler(true))
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws://"+s.Addr().String()+"/", &websocket.DialOptions{CompressionMode: websocket.CompressionContextTakeover})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	// Binary both ways.
+	if err := c.Write(ctx, websocket.MessageBinary, []byte("abc")); err != nil {
+		t.Fatal(err)
+	}
+	if typ, p, err := c.Read(ctx); err != nil || typ != websocket.MessageBinary || string(p) != "abc" {
+		t.Fatalf("read = %v %q %v; want binary abc", typ, p, err)
+	}
+	// A fragmented message through the Writer API.
+	w, err := c.Writer(ctx, websocket.MessageBinary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range []string{"frag-1/", "frag-2/", "frag-3"} {
+		if _, err := w.Write([]byte(part)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, p, err := c.Read(ctx); err != nil || string(p) != "frag-1/frag-2/frag-3" {
+		t.Fatalf("read = %q %v; want the reassembled message", p, err)
+	}
+	// Ping needs a concurrent reader to see the pong.
+	readErr := make(chan error, 1)
+	go func() {
+		_, _, err := c.Read(ctx)
+		readErr <- err
+	}()
+	if err := c.Ping(ctx); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	if err := c.Close(websocket.StatusCode(4001), "bye"); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	<-readErr
+	waitFor(t, "OnClose", func() bool { return rec.closes.Load() == 1 })
+	for _, errs := range rec.errs {
+		var ce *CloseError
+		if len(errs) != 1 || !errors.As(errs[0], &ce) || ce.Code != 4001 || ce.Reason != "bye" {
+			t.Fatalf("OnClose errors = %v; want one CloseError 4001 bye", errs)
+		}
+	}
+}
+
+// snapshotHost builds one shared set of chunks per round and hands every
+// peer a Frame pointing into it, as the area host does.
+type snapshotHost struct {
+	freed  atomic.Int64
+	handed atomic.Int64
+}
+
+func (h *snapshotHost) round(conns []*Conn, chunk []byte) {
+	sh := NewShared(func(*Shared) { h.freed.Add(1) })
+	sh.Bufs = append(sh.Bufs[:0], chunk)
+	for _, c := range conns {
+		f := NewFrame()
+		f.Buf = binary.BigEndian.AppendUint64(f.Buf[:0], c.ID())
+		f.Parts = append(f.Parts, f.Buf, chunk, chunk)
+		f.Attach(sh)
+		h.handed.Add(1)
+		c.SendVolatile(f)
+	}
+	sh.Release()
+}
+
+func TestSlowReaderDoesNotDelayFastReaders(t *testing.T) {
+	cfg := testConfig()
+	cfg.CloseTimeout = 200 * time.Millisecond
+	rec := newRecorder()
+	s := startServer(t, cfg, rec.handler(false))
+	const fast = 4
+	const rounds = 200
+	var clients []*ClientConn
+	for i := 0; i < fast; i++ {
+		c, err := Dial(context.Background(), "ws://"+s.Addr().String()+"/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.NetConn().Close()
+		clients = append(clients, c)
+	}
+	slow := dialRaw(t, s) // never reads
+	_ = slow
+	waitFor(t, "opens", func() bool { return rec.opens.Load() == fast+1 })
+	rec.mu.Lock()
+	var conns []*Conn
+	for _, c := range rec.conns {
+		conns = append(conns, c)
+	}
+	rec.mu.Unlock()
+
+	chunk := pattern(16 << 10) // 32 KiB per frame: the slow peer's socket fills quickly
+	host := &snapshotHost{}
+	var got atomic.Int64
+	var wg sync.WaitGroup
+	for _, c := range clients {
+		wg.Add(1)
+		go func(c *ClientConn) {
+			defer wg.Done()
+			for {
+				p, err := c.ReadMessage()
+				if err != nil {
+					return
+				}
+				if len(p) != 8+2*len(chunk) {
+					t.Errorf("frame of %d bytes; want %d", len(p), 8+2*len(chunk))
+					return
+				}
+				got.Add(1)
+			}
+		}(c)
+	}
+	// Rounds pace themselves on the fast readers: each fast reader gets the
+	// round's frame (or a later one) before the next round starts.
+	for r := 1; r <= rounds; r++ {
+		host.round(conns, chunk)
+		want := int64(r * fast)
+		waitFor(t, "fast readers", func() bool { return got.Load() >= want-int64(fast) })
+	}
+	waitFor(t, "last round", func() bool { return got.Load() >= int64(rounds*fast-fast) })
+	s.Close()
+	wg.Wait()
+	waitFor(t, "all frames released", func() bool { return host.freed.Load() == rounds })
+	if n := rec.closes.Load(); n != fast+1 {
+		t.Fatalf("closes = %d; want %d", n, fast+1)
+	}
+}
+
+// TestFrameReleaseAccounting: every Frame given to SendVolatile is released
+// exactly once, whether written, replaced or dropped at close.
+func TestFrameReleaseAccounting(t *testing.T) {
+	rec := newRecorder()
+	s := startServer(t, testConfig(), rec.handler(false))
+	const peers = 6
+	var readers []*ClientConn
+	for i := 0; i < peers; i++ {
+		c, err := Dial(context.Background(), "ws://"+s.Addr().String()+"/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		readers = append(readers, c)
+		if i%2 == 0 { // half read, half never do
+			go func() {
+				for {
+					if _, err := c.ReadMessage(); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}
+	waitFor(t, "opens", func() bool { return rec.opens.Load() == peers })
+	rec.mu.Lock()
+	var conns []*Conn
+	for _, c := range rec.conns {
+		conns = append(conns, c)
+	}
+	rec.mu.Unlock()
+	var freed atomic.Int64
+	chunk := pattern(4 << 10)
+	var handed int64
+	for r := 0; r < 300; r++ {
+		for i, c := range conns {
+			sh := NewShared(func(*Shared) { freed.Add(1) }) // one per frame: counts exact releases
+			f := NewFrame()
+			f.Parts = append(f.Parts, chunk)
+			f.Attach(sh)
+			sh.Release()
+			handed++
+			c.SendVolatile(f)
+			if r == 150 && i == 0 {
+				readers[1].NetConn().Close() // a peer dies mid-stream
+			}
+		}
+	}
+	s.Close()
+	// Frames after close are released at once.
+	sh := NewShared(func(*Shared) { freed.Add(1) })
+	f := NewFrame()
+	f.Attach(sh)
+	sh.Release()
+	handed++
+	conns[0].SendVolatile(f)
+	if got := freed.Load(); got != handed {
+		t.Fatalf("released %d frames; want %d", got, handed)
+	}
+	for id := range rec.conns {
+		if n := len(rec.closeErrs(id)); n != 1 {
+			t.Fatalf("conn %d: OnClose ran %d times; want 1", id, n)
+		}
+	}
+}
+
+func TestDeadPeerAndSlowConsumer(t *testing.T) {
+	cfg := testConfig()
+	cfg.ReliableQueueLimit = 256 << 10
+	rec := newRecorder()
+	s := startServer(t, cfg, rec.handler(false))
+
+	// Dead peer: the client drops TCP without a close frame.
+	c := dialRaw(t, s)
+	waitFor(t, "open", func() bool { return rec.opens.Load() == 1 })
+	c.Conn.(*net.TCPConn).SetLinger(0)
+	c.Close()
+	waitFor(t, "OnClose for dead peer", func() bool { return rec.closes.Load() == 1 })
+
+	// Slow consumer: a peer that never reads overflows its reliable queue.
+	slow := dialRaw(t, s)
+	_ = slow
+	waitFor(t, "open", func() bool { return rec.opens.Load() == 2 })
+	var sc *Conn
+	rec.mu.Lock()
+	for _, cc := range rec.conns {
+		if cc.ID() == 2 {
+			sc = cc
+		}
+	}
+	rec.mu.Unlock()
+	msg := pattern(8 << 10)
+	var sendErr error
+	for i := 0; i < 100_000 && sendErr == nil; i++ {
+		sendErr = sc.Send(msg)
+	}
+	if !errors.Is(sendErr, ErrSlowConsumer) {
+		t.Fatalf("Send error = %v; want ErrSlowConsumer", sendErr)
+	}
+	waitFor(t, "OnClose for slow consumer", func() bool { return rec.closes.Load() == 2 })
+	if errs := rec.closeErrs(2); len(errs) != 1 || !errors.Is(errs[0], ErrSlowConsumer) {
+		t.Fatalf("slow consumer OnClose errors = %v; want [ErrSlowConsumer]", errs)
+	}
+	if errs := rec.closeErrs(1); len(errs) != 1 || !errors.Is(errs[0], ErrPeerGone) {
+		t.Fatalf("dead peer OnClose errors = %v; want [ErrPeerGone]", errs)
+	}
+	if err := sc.Send(msg); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Send after close = %v; want ErrClosed", err)
+	}
+}
+
+func TestServerCloseAndConnClose(t *testing.T) {
+	rec := newRecorder()
+	s := startServer(t, testConfig(), rec.handler(true))
+	c, err := Dial(context.Background(), "ws://"+s.Addr().String()+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "open", func() bool { return rec.opens.Load() == 1 })
+	if err := c.WriteMessage([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := c.ReadMessage(); err != nil || string(p) != "x" {
+		t.Fatalf("echo = %q %v", p, err)
+	}
+	rec.mu.Lock()
+	sc := rec.conns[1]
+	rec.mu.Unlock()
+	sc.SetValue("session")
+	if v := sc.Value(); v != "session" {
+		t.Fatalf("Value = %v", v)
+	}
+	sc.Close(4000, "done")
+	_, err = c.ReadMessage()
+	var ce *CloseError
+	if !errors.As(err, &ce) || ce.Code != 4000 || ce.Reason != "done" {
+		t.Fatalf("ReadMessage = %v; want CloseError 4000 done", err)
+	}
+	waitFor(t, "OnClose", func() bool { return rec.closes.Load() == 1 })
+	if errs := rec.closeErrs(1); len(errs) != 1 || errs[0] != nil {
+		t.Fatalf("OnClose errors = %v; want [nil]", errs)
+	}
+}

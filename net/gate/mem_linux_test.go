@@ -1,0 +1,208 @@
+//go:build linux
+
+package gate
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestSendVolatileAllocs demands 0 allocations for the steady-state
+// SendVolatile + writev + release path (a pooled Frame over a rearmed
+// Shared), with a peer that reads everything.
+func TestSendVolatileAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under -race")
+	}
+	rec := newRecorder()
+	s := startServer(t, testConfig(), rec.handler(false))
+	c := dialRaw(t, s)
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	waitFor(t, "open", func() bool { return rec.opens.Load() == 1 })
+	rec.mu.Lock()
+	conn := rec.conns[1]
+	rec.mu.Unlock()
+
+	var freed atomic.Int64
+	onFree := func(*Shared) { freed.Add(1) }
+	sh := NewShared(onFree)
+	sh.Bufs = append(sh.Bufs, pattern(400))
+	sh.Release()
+	step := func() {
+		want := freed.Load() + 1
+		sh.Rearm()
+		f := NewFrame()
+		f.Buf = append(f.Buf[:0], 1, 2, 3, 4)
+		f.Parts = append(f.Parts, f.Buf, sh.Bufs[0])
+		f.Attach(sh)
+		conn.SendVolatile(f)
+		sh.Release()
+		for freed.Load() < want {
+			runtime.Gosched() // AllocsPerRun runs with GOMAXPROCS(1)
+		}
+	}
+	for i := 0; i < 100; i++ { // warm pools
+		step()
+	}
+	if allocs := testing.AllocsPerRun(500, step); allocs != 0 {
+		t.Fatalf("SendVolatile+write allocs = %v; want 0", allocs)
+	}
+}
+
+func BenchmarkSendVolatile(b *testing.B) {
+	rec := newRecorder()
+	s := startServer(b, testConfig(), rec.handler(false))
+	c := dialRaw(b, s)
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	waitFor(b, "open", func() bool { return rec.opens.Load() == 1 })
+	rec.mu.Lock()
+	conn := rec.conns[1]
+	rec.mu.Unlock()
+	var freed atomic.Int64
+	sh := NewShared(func(*Shared) { freed.Add(1) })
+	sh.Bufs = append(sh.Bufs, pattern(400))
+	sh.Release()
+	b.ReportAllocs()
+	for b.Loop() {
+		want := freed.Load() + 1
+		sh.Rearm()
+		f := NewFrame()
+		f.Parts = append(f.Parts, sh.Bufs[0])
+		f.Attach(sh)
+		conn.SendVolatile(f)
+		sh.Release()
+		for freed.Load() < want {
+			runtime.Gosched()
+		}
+	}
+}
+
+func vmRSS(t testing.TB) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			f := strings.Fields(line)
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}
+
+func raiseNoFile(t testing.TB, n uint64) {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	if lim.Cur < n {
+		lim.Cur = min(n, lim.Max)
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+			t.Skipf("cannot raise RLIMIT_NOFILE: %v", err)
+		}
+	}
+	if lim.Cur < n {
+		t.Skipf("RLIMIT_NOFILE max %d < %d", lim.Max, n)
+	}
+}
+
+// TestIdleConnRSS opens 10,000 idle connections from a child process (this
+// test binary re-executed) and reports the server process's RSS growth per
+// connection. It asserts nothing about the figure (no timing or size
+// assertions); run with -v to see it.
+func TestIdleConnRSS(t *testing.T) {
+	if addr := os.Getenv("GATE_IDLE_CLIENT_ADDR"); addr != "" {
+		idleClient(t, addr)
+		return
+	}
+	if raceEnabled || testing.Short() {
+		t.Skip("RSS is meaningless under -race; skipped in -short")
+	}
+	const n = 10_000
+	raiseNoFile(t, n+1000)
+	rec := newRecorder()
+	s := startServer(t, testConfig(), rec.handler(false))
+	runtime.GC()
+	debug.FreeOSMemory()
+	before := vmRSS(t)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestIdleConnRSS$")
+	cmd.Env = append(os.Environ(), "GATE_IDLE_CLIENT_ADDR="+s.Addr().String(), "GATE_IDLE_CLIENT_N="+strconv.Itoa(n))
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	ready := bufio.NewScanner(stdout)
+	for ready.Scan() && !bytes.Contains(ready.Bytes(), []byte("READY")) {
+	}
+	waitFor(t, "10k opens", func() bool { return rec.opens.Load() == n })
+	runtime.GC()
+	debug.FreeOSMemory()
+	after := vmRSS(t)
+	per := float64(after-before) / n
+	t.Logf("idle connections: %d; server RSS %d -> %d KiB; %.0f bytes per idle connection", n, before>>10, after>>10, per)
+}
+
+func idleClient(t *testing.T, addr string) {
+	n, _ := strconv.Atoi(os.Getenv("GATE_IDLE_CLIENT_N"))
+	raiseNoFile(t, uint64(n)+1000)
+	conns := make([]net.Conn, 0, n)
+	req := []byte("GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+	buf := make([]byte, 1024)
+	for i := 0; i < n; i++ {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		if _, err := nc.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		for !bytes.Contains(got, []byte("\r\n\r\n")) {
+			m, err := nc.Read(buf)
+			if err != nil {
+				t.Fatalf("handshake %d: %v", i, err)
+			}
+			got = append(got, buf[:m]...)
+		}
+		conns = append(conns, nc)
+	}
+	fmt.Println("READY")
+	os.Stdin.Read(buf) // until the parent closes stdin
+	for _, c := range conns {
+		c.Close()
+	}
+}

@@ -1,0 +1,199 @@
+//go:build linux
+
+package poll
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// Loop is one event-loop goroutine with its epoll instance.
+//
+// Run is safe for concurrent use; Add and Remove must be called on the loop
+// goroutine (from a Handler or a function passed to Run).
+type Loop struct {
+	id    int
+	epfd  int
+	evfd  int
+	done  chan struct{}
+	close atomic.Bool
+
+	// handlers is indexed by fd; touched only on the loop goroutine.
+	handlers []Handler
+
+	mu     sync.Mutex // guards tasks and woken
+	tasks  []func()
+	spare  []func()
+	woken  bool
+	wakeup [8]byte
+	drain  [8]byte
+}
+
+func newLoop(id int) (*Loop, error) {
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("poll: epoll_create1: %w", err)
+	}
+	evfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(epfd)
+		return nil, fmt.Errorf("poll: eventfd: %w", err)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(evfd)}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, evfd, &ev); err != nil {
+		unix.Close(evfd)
+		unix.Close(epfd)
+		return nil, fmt.Errorf("poll: register eventfd: %w", err)
+	}
+	l := &Loop{id: id, epfd: epfd, evfd: evfd, done: make(chan struct{})}
+	l.wakeup[0] = 1 // native-endian uint64(1) on little-endian hosts; any non-zero value wakes
+	return l, nil
+}
+
+// ID reports the loop's index in its Poller.
+func (l *Loop) ID() int { return l.id }
+
+// Add registers fd, edge-triggered for read, write and peer hang-up, and
+// routes its events to h. It must be called on the loop goroutine. fd must
+// be non-blocking.
+func (l *Loop) Add(fd int, h Handler) error {
+	if l.close.Load() {
+		return ErrClosed
+	}
+	if fd >= len(l.handlers) {
+		n := max(2*len(l.handlers), fd+1, 64)
+		hs := make([]Handler, n)
+		copy(hs, l.handlers)
+		l.handlers = hs
+	}
+	ev := unix.EpollEvent{
+		Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET,
+		Fd:     int32(fd),
+	}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		return fmt.Errorf("poll: epoll_ctl add fd %d: %w", fd, err)
+	}
+	l.handlers[fd] = h
+	return nil
+}
+
+// Remove unregisters fd. It must be called on the loop goroutine, before fd
+// is closed.
+func (l *Loop) Remove(fd int) error {
+	if fd < len(l.handlers) {
+		l.handlers[fd] = nil
+	}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil); err != nil {
+		return fmt.Errorf("poll: epoll_ctl del fd %d: %w", fd, err)
+	}
+	return nil
+}
+
+// Run queues f to run on the loop goroutine and wakes the loop if it sleeps.
+// It never blocks on the loop and does not allocate in steady state (the
+// queue's backing arrays are reused; pass a method value created once, not a
+// fresh closure, on hot paths). It returns ErrClosed, without running f, once
+// the loop is stopping.
+func (l *Loop) Run(f func()) error {
+	l.mu.Lock()
+	if l.close.Load() {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.tasks = append(l.tasks, f)
+	wake := !l.woken
+	l.woken = true
+	l.mu.Unlock()
+	if wake {
+		return l.wake()
+	}
+	return nil
+}
+
+func (l *Loop) wake() error {
+	for {
+		_, err := unix.Write(l.evfd, l.wakeup[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN { // counter saturated: the loop is awake anyway
+			return nil
+		}
+		return err
+	}
+}
+
+func (l *Loop) stop() error {
+	l.mu.Lock()
+	already := l.close.Swap(true)
+	l.mu.Unlock()
+	if already {
+		return nil
+	}
+	return l.wake()
+}
+
+func (l *Loop) runTasks() {
+	l.mu.Lock()
+	tasks := l.tasks
+	l.tasks = l.spare[:0]
+	l.woken = false
+	l.mu.Unlock()
+	for i, f := range tasks {
+		f()
+		tasks[i] = nil
+	}
+	l.mu.Lock()
+	l.spare = tasks[:0]
+	l.mu.Unlock()
+}
+
+func (l *Loop) run() {
+	defer close(l.done)
+	defer unix.Close(l.epfd)
+	defer unix.Close(l.evfd)
+	events := make([]unix.EpollEvent, 256)
+	for {
+		n, err := unix.EpollWait(l.epfd, events, -1)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			panic(fmt.Sprintf("poll: epoll_wait: %v", err))
+		}
+		for i := 0; i < n; i++ {
+			e := &events[i]
+			fd := int(e.Fd)
+			if fd == l.evfd {
+				_, _ = unix.Read(l.evfd, l.drain[:])
+				continue
+			}
+			if fd >= len(l.handlers) || l.handlers[fd] == nil {
+				continue
+			}
+			var ev Event
+			if e.Events&(unix.EPOLLIN|unix.EPOLLPRI) != 0 {
+				ev |= EventRead
+			}
+			if e.Events&unix.EPOLLOUT != 0 {
+				ev |= EventWrite
+			}
+			if e.Events&(unix.EPOLLRDHUP|unix.EPOLLHUP) != 0 {
+				ev |= EventHangup
+			}
+			if e.Events&unix.EPOLLERR != 0 {
+				ev |= EventError
+			}
+			l.handlers[fd].HandleEvent(fd, ev)
+		}
+		l.runTasks()
+		if l.close.Load() {
+			l.runTasks()
+			return
+		}
+	}
+}

@@ -1,0 +1,134 @@
+//go:build linux
+
+package poll
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+type recorder struct {
+	got atomic.Uint32
+	buf [64]byte
+	n   atomic.Int64
+}
+
+func (r *recorder) HandleEvent(fd int, ev Event) {
+	r.got.Store(uint32(ev))
+	if ev&EventRead != 0 {
+		for {
+			n, err := unix.Read(fd, r.buf[:])
+			if n > 0 {
+				r.n.Add(int64(n))
+			}
+			if err != nil || n == 0 {
+				return
+			}
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestLoopReadEvents(t *testing.T) {
+	p, err := New(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[1])
+	r := &recorder{}
+	l := p.Loop(1)
+	added := make(chan error, 1)
+	if err := l.Run(func() { added <- l.Add(fds[0], r) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-added; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "initial writable edge", func() bool { return Event(r.got.Load())&EventWrite != 0 })
+	for i := 0; i < 3; i++ {
+		if _, err := unix.Write(fds[1], []byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+		want := int64(5 * (i + 1))
+		waitFor(t, "bytes read", func() bool { return r.n.Load() == want })
+	}
+	unix.Shutdown(fds[1], unix.SHUT_WR)
+	waitFor(t, "hang-up", func() bool { return Event(r.got.Load())&EventHangup != 0 })
+	removed := make(chan error, 1)
+	l.Run(func() { removed <- l.Remove(fds[0]); unix.Close(fds[0]) })
+	if err := <-removed; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRunOrderAndClose(t *testing.T) {
+	p, err := New(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := p.Loop(0)
+	var seq []int
+	done := make(chan struct{})
+	for i := 0; i < 1000; i++ {
+		i := i
+		if err := l.Run(func() { seq = append(seq, i) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Run(func() { close(done) })
+	<-done
+	for i, v := range seq {
+		if v != i {
+			t.Fatalf("seq[%d] = %d; want %d", i, v, i)
+		}
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Run(func() {}); err != ErrClosed {
+		t.Fatalf("Run after Close = %v; want %v", err, ErrClosed)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+}
+
+func TestRunAllocs(t *testing.T) {
+	p, err := New(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	l := p.Loop(0)
+	var n atomic.Int64
+	f := func() { n.Add(1) }
+	allocs := testing.AllocsPerRun(1000, func() {
+		want := n.Load() + 1
+		l.Run(f)
+		for n.Load() < want {
+			runtime.Gosched() // AllocsPerRun runs with GOMAXPROCS(1)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("Run allocs = %v; want 0", allocs)
+	}
+}
