@@ -107,8 +107,9 @@ type Area struct {
 	deferred []func(*Area)
 	timer    time.Time
 
-	byID    []Entity // entity ID -> entity, for bodies found on the grid
-	players int
+	byID     []Entity // entity ID -> entity, for bodies found on the grid
+	players  int
+	entities int // bodies spawned and not despawned
 
 	systems []System
 	stats   tickStats
@@ -244,7 +245,7 @@ func (a *Area) step(now time.Time) {
 	}
 	a.Outbox = a.Outbox[:0]
 	a.Moves = a.Moves[:0]
-	a.stats.record(time.Since(start))
+	a.stats.record(time.Since(start), a)
 }
 
 // poll is a frozen Area's slot: drain control work and fire a due timer.
@@ -377,6 +378,7 @@ func (a *Area) spawnBody(ids []arche.ID, x, y int32) (Entity, error) {
 		return Entity{}, fmt.Errorf("%w: (%d,%d)", ErrSquareTaken, x, y)
 	}
 	e := a.World.NewEntity(ids...)
+	a.entities++
 	*a.posMap.Get(e) = Position{X: x, Y: y}
 	a.occupy(e, c)
 	a.Moves = append(a.Moves, Move{Entity: e, From: NoCell, To: c})
@@ -411,6 +413,9 @@ func (a *Area) Despawn(e Entity) {
 	}
 	if a.playerMap.Has(e) {
 		a.players--
+	}
+	if a.bodyMap.Has(e) {
+		a.entities--
 	}
 	a.byID[e.ID()] = Entity{}
 	a.World.RemoveEntity(e)

@@ -24,10 +24,25 @@ type Player struct {
 	AckSeq uint32
 }
 
-// Creature marks a body driven by the server's AI.
+// Creature marks a body driven by the server's AI (systems/creature).
 type Creature struct {
-	Kind  uint16
+	Kind uint16
+	// State is the AI's state (idle, wander, seek, follow, attack, stand;
+	// the creature system names the values).
 	State uint8
+	// Blocked counts the ticks in a row its chosen step was blocked.
+	Blocked uint8
+	// Spawner is the index of the spawner that made it in its creature
+	// system's configuration.
+	Spawner uint16
+	// Goal is the index of its target in its creature system's target
+	// table, or -1 for none.
+	Goal int16
+	// Focus is the square of the emitter it last sensed and seeks, or
+	// NoCell.
+	Focus Cell
+	// Seed is its private xorshift state for wandering.
+	Seed uint32
 }
 
 // Static marks a world object that does not act: a tree, a chest, a portal.

@@ -33,10 +33,15 @@ type tickStats struct {
 	late    uint64
 	worst   time.Duration // worst lateness seen
 	systems []systemStat
+	// copied from the Area at the end of each tick, for readers elsewhere
+	tick     uint64
+	entities int
+	players  int
 }
 
-func (s *tickStats) record(d time.Duration) {
+func (s *tickStats) record(d time.Duration, a *Area) {
 	s.mu.Lock()
+	s.tick, s.entities, s.players = a.Tick, a.entities, a.players
 	s.ring[s.next] = int64(d)
 	s.next = (s.next + 1) % StatsWindow
 	if s.n < StatsWindow {
@@ -83,17 +88,15 @@ type TickStats struct {
 }
 
 // Stats returns the Area's tick statistics. It sorts a copy of the window,
-// so call it every few seconds, not every tick. Mode, the percentiles and
-// lateness are safe to read from any goroutine; Tick, Entities, Players and
-// Systems are exact only on the ticking goroutine (elsewhere they may be a
-// tick stale).
+// so call it every few seconds, not every tick. Safe from any goroutine:
+// Tick, Entities and Players are as of the end of the last tick.
 func (a *Area) Stats() TickStats {
 	s := &a.stats
 	var buf [StatsWindow]int64
 	s.mu.Lock()
 	n := s.n
 	copy(buf[:], s.ring[:n])
-	st := TickStats{Area: a.ID, Mode: a.Mode(), Tick: a.Tick, Window: n, Late: s.late, WorstLate: s.worst}
+	st := TickStats{Area: a.ID, Mode: a.Mode(), Tick: s.tick, Window: n, Late: s.late, WorstLate: s.worst, Entities: s.entities, Players: s.players}
 	for _, sy := range s.systems {
 		mean := time.Duration(0)
 		if sy.ticks > 0 {
@@ -108,7 +111,5 @@ func (a *Area) Stats() TickStats {
 		pct := func(p float64) time.Duration { return time.Duration(w[int(p*float64(n-1)+0.5)]) }
 		st.P50, st.P95, st.P99, st.Max = pct(0.50), pct(0.95), pct(0.99), time.Duration(w[n-1])
 	}
-	st.Entities = a.World.Stats().Entities.Used
-	st.Players = a.players
 	return st
 }

@@ -24,7 +24,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCmd())
+	root.AddCommand(newDemoCmd(), newAreahostCmd())
 	bindEnvAll(root)
 	return root
 }

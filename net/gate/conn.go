@@ -574,6 +574,9 @@ func (c *Conn) advanceCur(n int) (int, *Frame) {
 	f := c.cur
 	c.cur = nil
 	c.curOff, c.curLen, c.curHdrN = 0, 0, 0
+	if f.Delivered != nil {
+		f.Delivered.Store(f.Round)
+	}
 	return n - rem, f
 }
 

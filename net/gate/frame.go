@@ -26,6 +26,12 @@ type Frame struct {
 	// Buf is scratch owned by the Frame (kept across pool cycles), typically
 	// the per-peer header that Parts[0] points into.
 	Buf []byte
+	// Delivered, if set, receives Round once the frame has been written in
+	// full to the socket (not when it was replaced or dropped). A sender of
+	// deltas reads it to learn whether its last frame arrived; the gate
+	// clears both fields on release.
+	Delivered *atomic.Uint64
+	Round     uint64
 
 	shared *Shared
 	live   bool
@@ -77,6 +83,7 @@ func (f *Frame) Release() {
 	clear(f.Parts)
 	f.Parts = f.Parts[:0]
 	f.Buf = f.Buf[:0]
+	f.Delivered, f.Round = nil, 0
 	framePool.Put(f)
 	if s != nil {
 		s.Release()

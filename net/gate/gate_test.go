@@ -457,3 +457,51 @@ func TestServerCloseAndConnClose(t *testing.T) {
 		t.Fatalf("OnClose errors = %v; want [nil]", errs)
 	}
 }
+
+// TestFrameDelivered: Delivered reports the round of a frame once it is
+// written whole, and never the round of a frame a slow reader never got.
+func TestFrameDelivered(t *testing.T) {
+	rec := newRecorder()
+	s := startServer(t, testConfig(), rec.handler(false))
+	fast, err := Dial(context.Background(), "ws://"+s.Addr().String()+"/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for {
+			if _, err := fast.ReadMessage(); err != nil {
+				return
+			}
+		}
+	}()
+	slow := dialRaw(t, s) // never reads
+	_ = slow
+	waitFor(t, "opens", func() bool { return rec.opens.Load() == 2 })
+	rec.mu.Lock()
+	var conns []*Conn
+	for _, c := range rec.conns {
+		conns = append(conns, c)
+	}
+	rec.mu.Unlock()
+	delivered := make([]atomic.Uint64, len(conns))
+	fastIdx, slowIdx := 0, 1
+	if conns[1].RemoteAddr().String() == fast.NetConn().LocalAddr().String() {
+		fastIdx, slowIdx = 1, 0
+	}
+	chunk := pattern(64 << 10)
+	const rounds = 400 // 25 MiB: more than loopback socket buffers hold
+	for r := uint64(1); r <= rounds; r++ {
+		for i, c := range conns {
+			f := NewFrame()
+			f.Parts = append(f.Parts, chunk)
+			f.Delivered, f.Round = &delivered[i], r
+			c.SendVolatile(f)
+		}
+		// Pace on the fast reader, so the slow one's socket fills for real.
+		waitFor(t, "fast reader's frame", func() bool { return delivered[fastIdx].Load() == r })
+	}
+	waitFor(t, "the fast reader's last frame delivered", func() bool { return delivered[fastIdx].Load() == rounds })
+	if got := delivered[slowIdx].Load(); got == rounds {
+		t.Fatalf("slow reader: delivered = %d; the last frame cannot have been written", got)
+	}
+}

@@ -1,0 +1,124 @@
+package area
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/leyworks/ley/net/gate"
+)
+
+// Config configures a Host. Start from DefaultConfig.
+type Config struct {
+	// Listen is the client WebSocket listen address.
+	Listen string
+	// PublicURL is the ws:// URL clients are sent to; empty means
+	// ws://<listen address>/ws.
+	PublicURL string
+	// Director is the control address: host:port, or unix:/path.
+	Director string
+	// SpawnToken is presented by a host the director spawned; HostKey by a
+	// host started on another machine. Exactly one is needed.
+	SpawnToken string
+	HostKey    string
+	// Name names the host in the director's registry and in logs.
+	Name string
+	// PoolSize caps the Areas this host runs at once.
+	PoolSize int
+	// TickRate is the simulation rate of active Areas, in Hz.
+	TickRate int
+	// SnapshotEvery is the number of ticks between client snapshots
+	// (2 at 20 Hz is 10 snapshots a second).
+	SnapshotEvery int
+	// InterestRadius is how far a peer sees, in squares; 0 means the whole
+	// Area (kept only for comparison).
+	InterestRadius int
+	// CellSize is the spatial hash's cell side, in squares.
+	CellSize int
+	// PersistEvery is the cadence of snapshots to the director while an
+	// Area is active; an unacked one is resent after two intervals.
+	PersistEvery time.Duration
+	// ResumeGrace keeps a dropped peer's body in the world this long for a
+	// resume.
+	ResumeGrace time.Duration
+	// IntentRate and IntentBurst are each connection's token bucket for
+	// intents; FloodClose rate-limited intents in a row close it (1008).
+	IntentRate  float64
+	IntentBurst int
+	FloodClose  int
+	// MalformedClose malformed messages close a connection (1008).
+	MalformedClose int
+	// FinalAckTimeout bounds the wait for the director's ack of a closing
+	// Area's final snapshot.
+	FinalAckTimeout time.Duration
+	// ShutdownGrace is the grace peers get when the host itself stops.
+	ShutdownGrace time.Duration
+	// HeartbeatEvery is the control link's heartbeat period; the director
+	// drops a host that misses several.
+	HeartbeatEvery time.Duration
+	// PresenceEvery is the period of presence reports per active Area.
+	PresenceEvery time.Duration
+	// Gate configures the client WebSocket listener (its Addr is Listen).
+	Gate gate.Config
+	// Logger receives the host's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns a fresh Config with ley's defaults.
+func DefaultConfig() Config {
+	return Config{
+		Listen:          "127.0.0.1:0",
+		Director:        "127.0.0.1:7070",
+		Name:            "areahost",
+		PoolSize:        64,
+		TickRate:        20,
+		SnapshotEvery:   2,
+		InterestRadius:  24,
+		CellSize:        8,
+		PersistEvery:    30 * time.Second,
+		ResumeGrace:     30 * time.Second,
+		IntentRate:      20,
+		IntentBurst:     20,
+		FloodClose:      200,
+		MalformedClose:  10,
+		FinalAckTimeout: 10 * time.Second,
+		ShutdownGrace:   2 * time.Second,
+		HeartbeatEvery:  time.Second,
+		PresenceEvery:   5 * time.Second,
+		Gate:            gate.DefaultConfig(),
+	}
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.SpawnToken == "" && c.HostKey == "" {
+		bad("a spawn token or a host key is needed to register")
+	}
+	if c.PoolSize < 1 {
+		bad("pool size %d < 1", c.PoolSize)
+	}
+	if c.TickRate < 4 || c.TickRate > 1000 || c.TickRate%4 != 0 {
+		bad("tick rate %d Hz: must be 4..1000 and a multiple of the 4 Hz frozen poll", c.TickRate)
+	}
+	if c.SnapshotEvery < 1 {
+		bad("snapshot every %d ticks < 1", c.SnapshotEvery)
+	}
+	if c.InterestRadius < 0 || c.CellSize < 1 {
+		bad("interest radius %d and cell size %d", c.InterestRadius, c.CellSize)
+	}
+	if c.PersistEvery <= 0 || c.ResumeGrace < 0 || c.FinalAckTimeout <= 0 || c.HeartbeatEvery <= 0 || c.PresenceEvery <= 0 {
+		bad("intervals must be positive")
+	}
+	if c.IntentRate <= 0 || c.IntentBurst < 1 || c.FloodClose < 1 || c.MalformedClose < 1 {
+		bad("intent rate %v, burst %d, flood close %d, malformed close %d", c.IntentRate, c.IntentBurst, c.FloodClose, c.MalformedClose)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("area: config: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,39 @@
+// Package area is the area host: a pool of Areas in one process behind one
+// WebSocket listener (net/gate), ticked by one ecs.Clock, with a control
+// link to the director (net/control).
+//
+// # Outline
+//
+//   - [Host] runs it all; [Config] and [DefaultConfig] tune it.
+//   - Sessions: a connection receives nothing but hello_ack or an error
+//     until a valid hello{grant, join_id} binds it to its player's body.
+//     Grants come from the director, are single-use and expire. A second
+//     login of the account takes the body over (the old peer gets
+//     taken_over before its close); a dropped peer's body stays for
+//     Config.ResumeGrace, and resume{token, join_id} rebinds it. A peer
+//     whose binding is removed under it is told rehello.
+//   - Intents are rate limited per connection (token bucket; a flood is
+//     closed with 1008), posted to the Area's inbox, and every one is
+//     answered: rejections as intent_result, applied ones through the next
+//     snapshot's ack_seq.
+//   - Snapshots: every Config.SnapshotEvery ticks each bound peer gets its
+//     own small header plus the shared chunks of the spatial-hash cells in
+//     its interest radius that changed since it last received them (each
+//     cell encoded once per round), sent latest-wins with writev.
+//   - Persistence: every Config.PersistEvery while active, on freeze and on
+//     close, each Area sends snapshot{area, epoch, seq, blob, characters}
+//     to the director and keeps it until acked, resending after two
+//     intervals and on reconnect.
+//   - Lifecycle: an Area with nobody bound, no grant pending and no body
+//     awaiting a resume freezes; a grant wakes it. Closing tells every peer
+//     area_closing{reason, grace_ms}, runs through the grace, sends the
+//     final snapshot and waits (bounded) for its ack.
+//
+// # Concurrency
+//
+// Gate event loops run the session callbacks, the clock's workers tick the
+// Areas, the link's goroutines talk to the director. A hostArea's state
+// belongs to the goroutine ticking its Area; others reach it through
+// ecs.Area.PostControl. A peer's binding is an atomic pointer to an
+// immutable value.
+package area

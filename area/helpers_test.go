@@ -1,0 +1,301 @@
+package area
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/gate"
+	"github.com/leyworks/ley/net/wire"
+)
+
+// director is a fake director: the test drives the host through the
+// control protocol itself.
+type director struct {
+	t      *testing.T
+	ln     net.Listener
+	mu     sync.Mutex
+	conn   *control.Conn
+	msgs   chan control.Message
+	refuse string
+	conns  chan *control.Conn
+}
+
+func newDirector(t *testing.T) *director {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &director{t: t, ln: ln, msgs: make(chan control.Message, 4096), conns: make(chan *control.Conn, 16)}
+	t.Cleanup(func() { ln.Close() })
+	go d.accept()
+	return d
+}
+
+func (d *director) accept() {
+	for {
+		nc, err := d.ln.Accept()
+		if err != nil {
+			return
+		}
+		c := control.NewConn(nc)
+		go func() {
+			msg, err := c.Recv()
+			if err != nil {
+				c.Close()
+				return
+			}
+			reg, ok := msg.(*control.Register)
+			if !ok {
+				c.Close()
+				return
+			}
+			d.msgs <- reg
+			d.mu.Lock()
+			refuse := d.refuse
+			d.mu.Unlock()
+			if refuse != "" {
+				c.Send(&control.Registered{Error: refuse})
+				c.Close()
+				return
+			}
+			c.Send(&control.Registered{HostID: 1})
+			d.mu.Lock()
+			d.conn = c
+			d.mu.Unlock()
+			d.conns <- c
+			for {
+				msg, err := c.Recv()
+				if err != nil {
+					return
+				}
+				d.msgs <- msg
+			}
+		}()
+	}
+}
+
+func (d *director) send(m control.Message) {
+	d.t.Helper()
+	d.mu.Lock()
+	c := d.conn
+	d.mu.Unlock()
+	if c == nil {
+		d.t.Fatal("no host connected")
+	}
+	if err := c.Send(m); err != nil {
+		d.t.Fatal(err)
+	}
+}
+
+// expect returns the next message of T's type, skipping others (heartbeats,
+// presence...) unless they are T.
+func expect[T control.Message](d *director, within time.Duration) T {
+	d.t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case m := <-d.msgs:
+			if v, ok := m.(T); ok {
+				return v
+			}
+		case <-deadline:
+			var zero T
+			d.t.Fatalf("no %T within %v", zero, within)
+			return zero
+		}
+	}
+}
+
+// testHost starts a Host registered with a fake director and returns both.
+func testHost(t *testing.T, tune func(*Config)) (*Host, *director) {
+	t.Helper()
+	d := newDirector(t)
+	cfg := DefaultConfig()
+	cfg.Director = d.ln.Addr().String()
+	cfg.SpawnToken = "spawn-token"
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.Name = t.Name()
+	cfg.ShutdownGrace = 50 * time.Millisecond
+	cfg.FinalAckTimeout = 300 * time.Millisecond // the fake director acks only when a test says so
+	if tune != nil {
+		tune(&cfg)
+	}
+	h, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, ErrRegistration) {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Error("host did not stop")
+		}
+	})
+	expect[*control.Register](d, 5*time.Second)
+	<-d.conns
+	return h, d
+}
+
+// spawn makes Area id live on the host.
+func (d *director) spawn(id uint32, w, h int) {
+	d.t.Helper()
+	d.send(&control.SpawnArea{Area: id, Epoch: 1, Kind: "village", W: w, H: h, Seed: 1})
+	if r := expect[*control.AreaReady](d, 5*time.Second); r.Error != "" || r.Area != id {
+		d.t.Fatalf("area ready: %+v", r)
+	}
+}
+
+var grantSeq struct {
+	sync.Mutex
+	n int
+}
+
+// grant registers a grant for account in area and returns its token.
+func (d *director) grant(area uint32, account uint64, joinID uint64, x, y int32, ttl time.Duration) string {
+	d.t.Helper()
+	grantSeq.Lock()
+	grantSeq.n++
+	tok := fmt.Sprintf("grant-%d", grantSeq.n)
+	grantSeq.Unlock()
+	d.send(&control.Grant{Area: area, Token: tok, JoinID: joinID, TTLMS: ttl.Milliseconds(), Name: "p", Character: control.Character{Account: account, X: x, Y: y, Placed: true}})
+	if a := expect[*control.GrantAck](d, 5*time.Second); a.Error != "" || a.Token != tok {
+		d.t.Fatalf("grant ack: %+v", a)
+	}
+	return tok
+}
+
+// client is a test WebSocket client speaking wire.
+type client struct {
+	t    *testing.T
+	c    *gate.ClientConn
+	msgs chan wire.Message
+	errs chan error
+}
+
+func dial(t *testing.T, h *Host) *client {
+	t.Helper()
+	c, err := gate.Dial(context.Background(), h.WSURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &client{t: t, c: c, msgs: make(chan wire.Message, 4096), errs: make(chan error, 1)}
+	go func() {
+		for {
+			b, err := c.ReadMessage()
+			if err != nil {
+				cl.errs <- err
+				close(cl.msgs)
+				return
+			}
+			m, err := wire.Decode(b)
+			if err != nil {
+				cl.errs <- fmt.Errorf("decode from server: %w", err)
+				close(cl.msgs)
+				return
+			}
+			cl.msgs <- m
+		}
+	}()
+	t.Cleanup(func() { c.Close(1000, "") })
+	return cl
+}
+
+func (cl *client) send(m wire.Message) {
+	cl.t.Helper()
+	b, err := wire.Encode(m)
+	if err != nil {
+		cl.t.Fatal(err)
+	}
+	if err := cl.c.WriteMessage(b); err != nil {
+		cl.t.Fatal(err)
+	}
+}
+
+// next returns the next message (failing after within).
+func (cl *client) next(within time.Duration) wire.Message {
+	cl.t.Helper()
+	select {
+	case m, ok := <-cl.msgs:
+		if !ok {
+			cl.t.Fatalf("connection ended: %v", <-cl.errs)
+		}
+		return m
+	case <-time.After(within):
+		cl.t.Fatalf("no message within %v", within)
+		return nil
+	}
+}
+
+// expectMsg returns the next message of T's type, skipping snapshots only.
+func expectMsg[T wire.Message](cl *client, within time.Duration) T {
+	cl.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		m := cl.next(time.Until(deadline))
+		if v, ok := m.(T); ok {
+			return v
+		}
+		if _, snap := m.(*wire.Snapshot); snap {
+			continue
+		}
+		var zero T
+		cl.t.Fatalf("got %s %+v; want %T", m.Type(), m, zero)
+	}
+}
+
+// hello joins with tok and returns the ack.
+func (cl *client) hello(tok string, joinID uint64) *wire.HelloAck {
+	cl.t.Helper()
+	cl.send(&wire.Hello{Grant: tok, JoinID: joinID, Versions: []uint16{1}})
+	ack := expectMsg[*wire.HelloAck](cl, 5*time.Second)
+	if ack.JoinID != joinID {
+		cl.t.Fatalf("hello_ack join_id = %d; want %d", ack.JoinID, joinID)
+	}
+	return ack
+}
+
+// closed waits for the connection's end and returns the close error.
+func (cl *client) closed(within time.Duration) error {
+	cl.t.Helper()
+	deadline := time.After(within)
+	for {
+		select {
+		case _, ok := <-cl.msgs:
+			if !ok {
+				return <-cl.errs
+			}
+		case <-deadline:
+			cl.t.Fatalf("connection still open after %v", within)
+			return nil
+		}
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func typeOf(m wire.Message) string { return reflect.TypeOf(m).String() }

@@ -1,0 +1,330 @@
+package area
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/gate"
+	"github.com/leyworks/ley/net/wire"
+)
+
+// TestNothingBeforeHello: a connection that has not sent a valid hello gets
+// nothing but errors (no snapshot, no presence) while the Area it will join
+// runs and broadcasts to another peer; then hello_ack.
+func TestNothingBeforeHello(t *testing.T) {
+	h, d := testHost(t, nil)
+	d.spawn(1, 32, 32)
+	a := dial(t, h)
+	a.hello(d.grant(1, 100, 1, 5, 5, time.Minute), 1)
+	b := dial(t, h)
+	snapsA := 0
+	for i := 0; i < 6; i++ {
+		b.send(&wire.Intent{Seq: uint32(i + 1), Kind: wire.IntentStep, Dir: wire.DirE})
+		if i == 3 {
+			b.c.WriteMessage([]byte{0xff, 0x00}) // garbage
+		}
+		// Let real snapshot rounds pass for A meanwhile.
+		for want := snapsA + 2; snapsA < want; {
+			if _, ok := a.next(5 * time.Second).(*wire.Snapshot); ok {
+				snapsA++
+			}
+		}
+	}
+	tok := d.grant(1, 101, 7, 8, 8, time.Minute)
+	b.send(&wire.Hello{Grant: tok, JoinID: 7, Versions: []uint16{1}})
+	var codes []wire.Code
+	for {
+		m := b.next(5 * time.Second)
+		if ack, ok := m.(*wire.HelloAck); ok {
+			if ack.JoinID != 7 {
+				t.Fatalf("hello_ack join_id = %d; want 7", ack.JoinID)
+			}
+			break
+		}
+		e, ok := m.(*wire.Error)
+		if !ok {
+			t.Fatalf("before hello_ack the peer got %s", m.Type())
+		}
+		codes = append(codes, e.Code)
+	}
+	if len(codes) != 7 {
+		t.Fatalf("got %d errors before hello_ack (%v); want 6 NOT_HELLO and 1 MALFORMED", len(codes), codes)
+	}
+	for i, c := range codes {
+		want := wire.CodeNotHello
+		if i == 4 {
+			want = wire.CodeMalformed
+		}
+		if c != want {
+			t.Fatalf("error %d = %v; want %v (all: %v)", i, c, want, codes)
+		}
+	}
+	// Once bound, snapshots flow.
+	if s := expectMsg[*wire.Snapshot](b, 5*time.Second); s.You.X != 8 || s.You.Y != 8 {
+		t.Fatalf("first snapshot you = %+v; want (8,8)", s.You)
+	}
+}
+
+func TestGrantRules(t *testing.T) {
+	h, d := testHost(t, nil)
+	d.spawn(1, 16, 16)
+	tok := d.grant(1, 100, 1, 2, 2, time.Minute)
+
+	wrongJoin := dial(t, h)
+	wrongJoin.send(&wire.Hello{Grant: tok, JoinID: 99, Versions: []uint16{1}})
+	if e := expectMsg[*wire.Error](wrongJoin, 5*time.Second); e.Code != wire.CodeBadGrant || e.JoinID != 99 {
+		t.Fatalf("hello with another join's id: %+v; want BAD_GRANT echoing join 99", e)
+	}
+
+	c := dial(t, h)
+	c.hello(tok, 1)
+	again := dial(t, h)
+	again.send(&wire.Hello{Grant: tok, JoinID: 1, Versions: []uint16{1}})
+	if e := expectMsg[*wire.Error](again, 5*time.Second); e.Code != wire.CodeBadGrant || e.JoinID != 1 {
+		t.Fatalf("grant used twice: %+v; want BAD_GRANT", e)
+	}
+
+	short := d.grant(1, 200, 3, 4, 4, 30*time.Millisecond)
+	time.Sleep(60 * time.Millisecond) // let the grant's TTL pass
+	late := dial(t, h)
+	late.send(&wire.Hello{Grant: short, JoinID: 3, Versions: []uint16{1}})
+	e := expectMsg[*wire.Error](late, 5*time.Second)
+	if e.Code != wire.CodeGrantExpired && e.Code != wire.CodeBadGrant {
+		t.Fatalf("expired grant: %+v; want GRANT_EXPIRED (or BAD_GRANT once swept)", e)
+	}
+
+	old := dial(t, h)
+	old.send(&wire.Hello{Grant: "x", JoinID: 4, Versions: []uint16{9}})
+	if e := expectMsg[*wire.Error](old, 5*time.Second); e.Code != wire.CodeVersionUnsupported || e.JoinID != 4 {
+		t.Fatalf("no common version: %+v", e)
+	}
+}
+
+func TestTakeoverKeepsBody(t *testing.T) {
+	h, d := testHost(t, nil)
+	d.spawn(1, 16, 16)
+	first := dial(t, h)
+	ack1 := first.hello(d.grant(1, 100, 1, 3, 3, time.Minute), 1)
+	first.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE})
+	for {
+		s := expectMsg[*wire.Snapshot](first, 5*time.Second)
+		if s.AckSeq == 1 {
+			if s.You.X != 4 {
+				t.Fatalf("after one step east you = %+v", s.You)
+			}
+			break
+		}
+	}
+	second := dial(t, h)
+	ack2 := second.hello(d.grant(1, 100, 2, 0, 0, time.Minute), 2)
+	if ack2.Entity != ack1.Entity {
+		t.Fatalf("takeover got entity %d; want the same body %d", ack2.Entity, ack1.Entity)
+	}
+	// The old peer: rehello{TAKEN_OVER}, taken_over, then the close.
+	var got []string
+	for {
+		m, ok := <-first.msgs
+		if !ok {
+			break
+		}
+		switch m.(type) {
+		case *wire.Snapshot:
+		default:
+			got = append(got, m.Type().String())
+		}
+	}
+	if len(got) < 2 || got[len(got)-1] != "taken_over" {
+		t.Fatalf("old peer got %v; want taken_over last, before its close", got)
+	}
+	s := expectMsg[*wire.Snapshot](second, 5*time.Second)
+	if s.You.X != 4 || s.You.Y != 3 {
+		t.Fatalf("position after takeover = (%d,%d); want (4,3) preserved", s.You.X, s.You.Y)
+	}
+}
+
+func TestResumeWithinGrace(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.ResumeGrace = time.Minute })
+	d.spawn(1, 16, 16)
+	c := dial(t, h)
+	ack := c.hello(d.grant(1, 100, 1, 6, 6, time.Minute), 1)
+	c.c.Close(1000, "bye")
+	waitFor(t, "peer gone", func() bool { return h.peers.Load() == 0 })
+	r := dial(t, h)
+	r.send(&wire.Resume{Token: ack.ResumeToken, JoinID: 5})
+	ack2 := expectMsg[*wire.HelloAck](r, 5*time.Second)
+	if ack2.Entity != ack.Entity || ack2.JoinID != 5 {
+		t.Fatalf("resume ack %+v; want entity %d join 5", ack2, ack.Entity)
+	}
+	bad := dial(t, h)
+	bad.send(&wire.Resume{Token: ack.ResumeToken, JoinID: 6}) // rotated at rebind
+	if e := expectMsg[*wire.Error](bad, 5*time.Second); e.Code != wire.CodeBadToken {
+		t.Fatalf("stale resume token: %+v; want BAD_TOKEN", e)
+	}
+}
+
+// TestEveryIntentAnswered: three intents sent at once get three answers:
+// two rejections and one applied (seen as ack_seq).
+func TestEveryIntentAnswered(t *testing.T) {
+	h, d := testHost(t, nil)
+	d.spawn(1, 16, 16)
+	c := dial(t, h)
+	c.hello(d.grant(1, 100, 1, 0, 0, time.Minute), 1)
+	c.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirN}) // off the grid
+	c.send(&wire.Intent{Seq: 2, Kind: wire.IntentStep, Dir: wire.DirS}) // applied
+	c.send(&wire.Intent{Seq: 3, Kind: 77})                              // unknown kind
+	results := map[uint32]wire.Code{}
+	acked := uint32(0)
+	for len(results) < 2 || acked < 2 {
+		switch m := c.next(5 * time.Second).(type) {
+		case *wire.IntentResult:
+			if _, dup := results[m.Seq]; dup {
+				t.Fatalf("seq %d answered twice", m.Seq)
+			}
+			results[m.Seq] = m.Code
+		case *wire.Snapshot:
+			acked = max(acked, m.AckSeq)
+		default:
+			t.Fatalf("unexpected %s", m.Type())
+		}
+	}
+	if results[1] != wire.CodeOutOfBounds || results[3] != wire.CodeMalformed || len(results) != 2 {
+		t.Fatalf("results %v; want 1: OUT_OF_BOUNDS, 3: MALFORMED", results)
+	}
+}
+
+func TestRateLimitAndFloodClose(t *testing.T) {
+	h, d := testHost(t, func(c *Config) {
+		c.IntentRate, c.IntentBurst, c.FloodClose = 5, 5, 30
+	})
+	d.spawn(1, 16, 16)
+	c := dial(t, h)
+	c.hello(d.grant(1, 100, 1, 0, 0, time.Minute), 1)
+	for i := 1; i <= 200; i++ {
+		b, _ := wire.Encode(&wire.Intent{Seq: uint32(i), Kind: wire.IntentStop})
+		if err := c.c.WriteMessage(b); err != nil {
+			break // closed under us
+		}
+	}
+	limited := 0
+	for m := range c.msgs {
+		if r, ok := m.(*wire.IntentResult); ok && r.Code == wire.CodeRateLimited {
+			limited++
+		}
+	}
+	var ce *gate.CloseError
+	if err := <-c.errs; !errors.As(err, &ce) || ce.Code != gate.ClosePolicyViolation {
+		t.Fatalf("flooding peer closed with %v; want 1008", err)
+	}
+	if limited < 20 {
+		t.Fatalf("%d RATE_LIMITED answers before the close; want the flood answered", limited)
+	}
+}
+
+func TestPersistAckResendAndReconnect(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.PersistEvery = 150 * time.Millisecond })
+	d.spawn(1, 16, 16)
+	c := dial(t, h)
+	c.hello(d.grant(1, 100, 1, 2, 2, time.Minute), 1)
+	s1 := expect[*control.Snapshot](d, 5*time.Second)
+	for len(s1.Characters) == 0 { // one taken before the hello landed
+		s1 = expect[*control.Snapshot](d, 5*time.Second)
+	}
+	if s1.Area != 1 || s1.Epoch != 1 || len(s1.Characters) != 1 || s1.Characters[0].Account != 100 {
+		t.Fatalf("snapshot %+v", s1)
+	}
+	// Not acked: after two intervals the host resends (a newer one replaces it).
+	s2 := expect[*control.Snapshot](d, 5*time.Second)
+	if s2.Seq < s1.Seq {
+		t.Fatalf("seq went back: %d then %d", s1.Seq, s2.Seq)
+	}
+	d.send(&control.SnapshotAck{Area: 1, Seq: s2.Seq})
+	// Drop the link: the host reconnects, re-registers with its Areas, and
+	// resends what is unacked.
+	d.mu.Lock()
+	d.conn.Close()
+	d.mu.Unlock()
+	reg := expect[*control.Register](d, 10*time.Second)
+	if len(reg.Areas) != 1 || reg.Areas[0].Area != 1 || reg.Areas[0].Acked < s2.Seq {
+		t.Fatalf("re-registration areas %+v; want area 1 acked >= %d", reg.Areas, s2.Seq)
+	}
+	<-d.conns
+	s3 := expect[*control.Snapshot](d, 5*time.Second)
+	if s3.Seq <= s2.Seq {
+		t.Fatalf("after reconnect seq %d; want > %d", s3.Seq, s2.Seq)
+	}
+}
+
+func TestRegistrationRefusedIsFatal(t *testing.T) {
+	d := newDirector(t)
+	d.refuse = "unknown spawn token"
+	cfg := DefaultConfig()
+	cfg.Director = d.ln.Addr().String()
+	cfg.SpawnToken = "nope"
+	h, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.Run(t.Context()) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrRegistration) {
+			t.Fatalf("Run = %v; want ErrRegistration", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return on a refused registration")
+	}
+}
+
+func TestCloseAreaTellsPeersThenFinalSnapshot(t *testing.T) {
+	h, d := testHost(t, nil)
+	d.spawn(1, 16, 16)
+	c := dial(t, h)
+	c.hello(d.grant(1, 100, 1, 2, 2, time.Minute), 1)
+	d.send(&control.CloseArea{Area: 1, Reason: uint16(wire.CodeRealmClosed), GraceMS: 300})
+	ac := expectMsg[*wire.AreaClosing](c, 5*time.Second)
+	if ac.Reason != wire.CodeRealmClosed || ac.GraceMS != 300 {
+		t.Fatalf("area_closing %+v", ac)
+	}
+	// Still running through the grace: snapshots keep coming.
+	expectMsg[*wire.Snapshot](c, 5*time.Second)
+	var final *control.Snapshot
+	for final == nil {
+		if s := expect[*control.Snapshot](d, 5*time.Second); s.Final {
+			final = s
+		}
+	}
+	d.send(&control.SnapshotAck{Area: 1, Seq: final.Seq})
+	closed := expect[*control.AreaClosed](d, 5*time.Second)
+	if closed.Seq != final.Seq || !closed.Acked {
+		t.Fatalf("area closed %+v; want final seq %d acked", closed, final.Seq)
+	}
+	r := expectMsg[*wire.Rehello](c, 5*time.Second)
+	if r.Code != wire.CodeRealmClosed {
+		t.Fatalf("rehello %+v", r)
+	}
+	c.closed(5 * time.Second)
+	if h.area(1) != nil {
+		t.Fatal("area still in the pool")
+	}
+}
+
+func TestAreaFreezesWhenEmptyAndGrantWakes(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.ResumeGrace = 0 })
+	d.spawn(1, 16, 16)
+	ha := h.area(1)
+	c := dial(t, h)
+	c.hello(d.grant(1, 100, 1, 2, 2, time.Minute), 1)
+	if ha.a.Mode() != ecs.Active {
+		t.Fatal("area with a bound peer is not active")
+	}
+	c.c.Close(1000, "bye")
+	waitFor(t, "freeze", func() bool { return ha.a.Mode() == ecs.Frozen })
+	d.grant(1, 101, 2, 3, 3, time.Minute)
+	if ha.a.Mode() != ecs.Active {
+		t.Fatal("a grant did not wake the area")
+	}
+}

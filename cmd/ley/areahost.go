@@ -1,0 +1,68 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/leyworks/ley/area"
+	"github.com/spf13/cobra"
+)
+
+func newAreahostCmd() *cobra.Command {
+	cfg := area.DefaultConfig()
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "areahost",
+		Short: "Run an area host: a pool of Areas behind one WebSocket listener, registered with a director",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Logger = newLogger(logLevel)
+			h, err := area.New(cfg)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return h.Run(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:7100", "client WebSocket listen address")
+	f.StringVar(&cfg.PublicURL, "public-url", "", "ws:// URL clients are sent to (default ws://<listen>/ws)")
+	f.StringVar(&cfg.Director, "director", cfg.Director, "director control address (host:port or unix:/path)")
+	f.StringVar(&cfg.SpawnToken, "spawn-token", "", "token given by the director that spawned this host")
+	f.StringVar(&cfg.HostKey, "host-key", "", "the realm's host key, for a host started on another machine")
+	f.StringVar(&cfg.Name, "name", hostname(), "host name in the director's registry")
+	f.IntVar(&cfg.PoolSize, "pool-size", cfg.PoolSize, "maximum Areas this host runs")
+	f.IntVar(&cfg.TickRate, "tick-rate", cfg.TickRate, "simulation ticks per second (a multiple of 4)")
+	f.IntVar(&cfg.SnapshotEvery, "snapshot-every", cfg.SnapshotEvery, "ticks between client snapshots")
+	f.IntVar(&cfg.InterestRadius, "interest-radius", cfg.InterestRadius, "how far a player sees, in squares (0: everything)")
+	f.IntVar(&cfg.CellSize, "cell-size", cfg.CellSize, "spatial hash cell side, in squares")
+	f.DurationVar(&cfg.PersistEvery, "persist-every", cfg.PersistEvery, "snapshot cadence to the director while an Area is active")
+	f.DurationVar(&cfg.ResumeGrace, "resume-grace", cfg.ResumeGrace, "how long a dropped player's body waits for a resume")
+	f.Float64Var(&cfg.IntentRate, "intent-rate", cfg.IntentRate, "intents per second per connection")
+	f.IntVar(&cfg.IntentBurst, "intent-burst", cfg.IntentBurst, "intent burst per connection")
+	f.IntVar(&cfg.FloodClose, "flood-close", cfg.FloodClose, "rate-limited intents in a row that close a connection")
+	f.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "grace players get when the host stops")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	return cmd
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "areahost"
+	}
+	return h
+}
+
+// newLogger returns a JSON slog logger on stderr at the named level.
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
