@@ -441,6 +441,7 @@ func (ha *hostArea) persist(now time.Time, final bool) {
 	ha.unacked = &control.Snapshot{Area: ha.id, Epoch: ha.epoch, Seq: ha.seq, Blob: blob, Characters: chars, Final: final}
 	ha.sentAt = now
 	ha.h.link.send(ha.unacked)
+	ha.presence(now)
 }
 
 // resend sends the unacked snapshot again (timer or reconnect), and the

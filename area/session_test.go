@@ -2,6 +2,8 @@ package area
 
 import (
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -326,5 +328,129 @@ func TestAreaFreezesWhenEmptyAndGrantWakes(t *testing.T) {
 	d.grant(1, 101, 2, 3, 3, time.Minute)
 	if ha.a.Mode() != ecs.Active {
 		t.Fatal("a grant did not wake the area")
+	}
+}
+
+// TestSlowAndOverflowingPeersKeepTheirBodies: a peer that never reads only
+// skips snapshots (the others keep receiving); a peer whose reliable queue
+// overflows is dropped, and its body stays in the world for a resume.
+func TestSlowAndOverflowingPeersKeepTheirBodies(t *testing.T) {
+	h, d := testHost(t, func(c *Config) {
+		c.Gate.ReliableQueueLimit = 2 << 10
+		c.IntentRate, c.IntentBurst, c.FloodClose = 1e6, 1e6, 1e6
+		c.ResumeGrace = time.Minute
+	})
+	d.spawn(1, 32, 32)
+	fast := dial(t, h)
+	fast.hello(d.grant(1, 100, 1, 2, 2, time.Minute), 1)
+	slow := dial(t, h)
+	slowAck := slow.hello(d.grant(1, 101, 2, 9, 9, time.Minute), 2)
+	// The slow peer stops reading; snapshots for it are skipped, never queued.
+	slow.c.NetConn().(interface{ CloseRead() error }).CloseRead()
+	for i := 0; i < 20; i++ {
+		expectMsg[*wire.Snapshot](fast, 5*time.Second)
+	}
+	// Now make its reliable queue overflow: each unknown-kind intent earns an
+	// intent_result it never reads.
+	for i := 1; i <= 5000; i++ {
+		b, _ := wire.Encode(&wire.Intent{Seq: uint32(i), Kind: 77})
+		if err := slow.c.WriteMessage(b); err != nil {
+			break
+		}
+	}
+	ha := h.area(1)
+	waitFor(t, "the overflowing peer dropped", func() bool { return h.peers.Load() == 1 })
+	alive := make(chan bool)
+	ha.a.PostControl(func(a *ecs.Area) {
+		b := ha.bodies[101]
+		alive <- b != nil && b.peer == nil && a.Alive(b.entity) && b.entity.ID() == slowAck.Entity
+	})
+	if !<-alive {
+		t.Fatal("the dropped peer's body is not kept for a resume")
+	}
+	for i := 0; i < 5; i++ { // the others never slowed
+		expectMsg[*wire.Snapshot](fast, 5*time.Second)
+	}
+}
+
+// TestFloodersAreBoundedByTheirBuckets: ten peers flooding intents put no
+// more into the Area than their token buckets allow, so the Area's tick
+// load does not grow with the flood; a calm peer keeps every answer.
+func TestFloodersAreBoundedByTheirBuckets(t *testing.T) {
+	const rate, burst = 10, 10
+	h, d := testHost(t, func(c *Config) { c.IntentRate, c.IntentBurst, c.FloodClose = rate, burst, 1 << 30 })
+	d.spawn(1, 48, 48)
+	ha := h.area(1)
+	var posted atomic.Int64
+	ha.a.PostControl(func(a *ecs.Area) {
+		prev := a.AfterTick
+		a.AfterTick = func(a *ecs.Area) {
+			for _, ans := range a.Outbox {
+				if ans.Seq > 0 {
+					posted.Add(1)
+				}
+			}
+			prev(a)
+		}
+	})
+	start := time.Now()
+	var flooders []*client
+	for i := 0; i < 10; i++ {
+		c := dial(t, h)
+		c.hello(d.grant(1, uint64(200+i), uint64(10+i), int32(4*i), 20, time.Minute), uint64(10+i))
+		flooders = append(flooders, c)
+	}
+	calm := dial(t, h)
+	calm.hello(d.grant(1, 100, 1, 2, 2, time.Minute), 1)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, c := range flooders {
+		wg.Add(1)
+		go func(c *client) {
+			defer wg.Done()
+			// 1,000 intents a second each, 100 times their rate: a flood the
+			// server must absorb, paced so the test's own clients do not
+			// starve this 2-core machine instead.
+			b, _ := wire.Encode(&wire.Intent{Seq: 1, Kind: wire.IntentStop})
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+				}
+				for range 10 {
+					if c.c.WriteMessage(b) != nil {
+						return
+					}
+				}
+			}
+		}(c)
+	}
+	// The calm peer steps back and forth 10 times; each step is answered.
+	for seq := uint32(1); seq <= 10; seq++ {
+		dir := wire.DirE
+		if seq%2 == 0 {
+			dir = wire.DirW
+		}
+		calm.send(&wire.Intent{Seq: seq, Kind: wire.IntentStep, Dir: dir})
+		for answered := false; !answered; {
+			switch m := calm.next(5 * time.Second).(type) {
+			case *wire.IntentResult:
+				answered = m.Seq == seq
+			case *wire.Snapshot:
+				answered = m.AckSeq >= seq
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+	elapsed := time.Since(start).Seconds()
+	// What reached the Area: at most the buckets' burst plus their refill,
+	// for the flooders, plus the calm peer's 10.
+	limit := float64(10*burst) + 10*rate*elapsed + 10
+	if got := float64(posted.Load()); got > limit {
+		t.Fatalf("%v intents reached the Area in %.1fs; the buckets allow %v", got, elapsed, limit)
 	}
 }
