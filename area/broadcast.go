@@ -15,18 +15,29 @@ import (
 // written. Owned by the goroutine of the Area the peer is bound to.
 type view struct {
 	seen     []uint32 // per hash cell: version+1 the peer holds; 0 = nothing
-	inView   []bool   // per hash cell: within the peer's interest last round
+	mark     []uint64 // per hash cell: the last round it was within interest
 	inflight []int32  // cells the last frame carried
+	cleared  []int32  // cells the last frame cleared
+	pending  []int32  // clears whose frame never arrived, to send again
 	round    uint64   // the round of the last frame
 	written  atomic.Uint64
-	cells    []int32 // scratch: this round's cells within radius
+	cells    []int32 // this round's cells within radius
+	prev     []int32 // last round's
 }
+
+// unknown marks a cell whose content on the client is not known (the frame
+// that carried it may not have arrived): resent if in view, cleared if not.
+// Versions never reach it in practice (4e9 changes of one cell).
+const unknown = ^uint32(0)
 
 // reset forgets everything the peer was sent (a new binding).
 func (v *view) reset() {
 	clear(v.seen)
-	clear(v.inView)
+	clear(v.mark)
 	v.inflight = v.inflight[:0]
+	v.cleared = v.cleared[:0]
+	v.pending = v.pending[:0]
+	v.cells = v.cells[:0]
 	v.round = 0
 }
 
@@ -58,6 +69,10 @@ type broadcaster struct {
 
 	mu   sync.Mutex // guards free: OnFree runs on event loops
 	free []*gate.Shared
+
+	// deliver hands a peer its frame; the gate's SendVolatile unless a
+	// benchmark stands in for the sockets.
+	deliver func(p *peer, f *gate.Frame)
 }
 
 func (bc *broadcaster) init(ha *hostArea, sp *spatial.System) error {
@@ -79,6 +94,7 @@ func (bc *broadcaster) init(ha *hostArea, sp *spatial.System) error {
 	bc.pos = ecs.NewMap[ecs.Position](&ha.a.World)
 	bc.player = ecs.NewMap[ecs.Player](&ha.a.World)
 	bc.body = ecs.NewMap[ecs.Body](&ha.a.World)
+	bc.deliver = func(p *peer, f *gate.Frame) { p.conn.SendVolatile(f) }
 	return nil
 }
 
@@ -87,7 +103,7 @@ func (bc *broadcaster) newView(v *view) {
 	n := bc.hash.Cells()
 	if len(v.seen) != n {
 		v.seen = make([]uint32, n)
-		v.inView = make([]bool, n)
+		v.mark = make([]uint64, n)
 	}
 	v.reset()
 }
@@ -143,22 +159,26 @@ func (bc *broadcaster) frame(p *peer, b *body, sh *gate.Shared, arena []byte) []
 		bc.newView(v)
 	}
 	if v.round != 0 && v.written.Load() != v.round {
-		for _, hc := range v.inflight { // the last frame may never arrive: send its cells again
-			v.seen[hc] = 0
+		for _, hc := range v.inflight { // the last frame may never arrive: what the client holds is unknown
+			v.seen[hc] = unknown
 		}
+		v.pending = append(v.pending, v.cleared...)
 	}
+	v.cleared = v.cleared[:0]
 	pos := bc.pos.Get(b.entity)
 	if pos == nil {
 		return arena
 	}
+	v.prev, v.cells = v.cells, v.prev
 	v.cells = bc.hash.CellsWithin(pos.X, pos.Y, bc.radius, v.cells[:0])
 	f := gate.NewFrame()
 	f.Parts = append(f.Parts, nil) // the header, filled last
 	v.inflight = v.inflight[:0]
 	n := 0
 	for _, hc := range v.cells {
+		v.mark[hc] = bc.rnd
 		ver := bc.hash.Version(hc) + 1
-		if v.seen[hc] == ver && v.inView[hc] {
+		if v.seen[hc] == ver {
 			continue
 		}
 		var chunk []byte
@@ -168,24 +188,27 @@ func (bc *broadcaster) frame(p *peer, b *body, sh *gate.Shared, arena []byte) []
 		v.inflight = append(v.inflight, hc)
 		n++
 	}
-	// Cells that left the interest: clear them on the client, once.
-	for hc, in := range v.inView {
-		if in {
-			v.inView[hc] = false
+	// Cells that left the interest: clear them on the client, once; again
+	// if the frame that cleared them never arrived (pending).
+	for _, hc := range v.pending {
+		if v.mark[hc] != bc.rnd {
+			v.seen[hc] = unknown // so one of the loops below clears it
 		}
 	}
-	for _, hc := range v.cells {
-		v.inView[hc] = true
-	}
-	for hc := range v.seen {
-		if v.seen[hc] != 0 && !v.inView[hc] {
+	for _, list := range [...][]int32{v.prev, v.pending} {
+		for _, hc := range list {
+			if v.mark[hc] == bc.rnd || v.seen[hc] == 0 {
+				continue // in view, or already clear
+			}
 			var chunk []byte
-			chunk, arena = bc.empty(int32(hc), arena)
+			chunk, arena = bc.empty(hc, arena)
 			f.Parts = append(f.Parts, chunk)
 			v.seen[hc] = 0
+			v.cleared = append(v.cleared, hc)
 			n++
 		}
 	}
+	v.pending = v.pending[:0]
 	hdr := wire.SnapshotHeader{Tick: bc.ha.a.Tick, You: wire.You{ID: b.entity.ID(), X: pos.X, Y: pos.Y}}
 	if pl := bc.player.Get(b.entity); pl != nil {
 		hdr.AckSeq = pl.AckSeq
@@ -195,7 +218,7 @@ func (bc *broadcaster) frame(p *peer, b *body, sh *gate.Shared, arena []byte) []
 	f.Attach(sh)
 	f.Delivered, f.Round = &v.written, bc.rnd
 	v.round = bc.rnd
-	p.conn.SendVolatile(f)
+	bc.deliver(p, f)
 	return arena
 }
 
