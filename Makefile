@@ -15,10 +15,12 @@ build:
 run: build
 	./bin/ley demo
 
-## test: vet plus the whole test suite with the race detector
+## test: vet, the whole suite with the race detector, then the allocation
+## tests again without it (the race detector empties sync.Pools at random)
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+	$(GO) test -count=1 -run 'Alloc' $(PKGS)
 
 ## bench: every benchmark, several runs, in a format benchstat compares
 bench:

@@ -61,6 +61,7 @@ type broadcaster struct {
 	cellLen   []int32
 	emptyRnd  []uint64 // same for the cell's empty chunk
 	emptyOff  []int32
+	emptyLen  []int32
 	ents      []wire.EntityState
 
 	pos    ecs.Map[ecs.Position]
@@ -91,6 +92,7 @@ func (bc *broadcaster) init(ha *hostArea, sp *spatial.System) error {
 	bc.cellLen = make([]int32, n)
 	bc.emptyRnd = make([]uint64, n)
 	bc.emptyOff = make([]int32, n)
+	bc.emptyLen = make([]int32, n)
 	bc.pos = ecs.NewMap[ecs.Position](&ha.a.World)
 	bc.player = ecs.NewMap[ecs.Player](&ha.a.World)
 	bc.body = ecs.NewMap[ecs.Body](&ha.a.World)
@@ -251,12 +253,11 @@ func (bc *broadcaster) chunk(hc int32, arena []byte) ([]byte, []byte) {
 // empty returns the chunk that clears hash cell hc on a client.
 func (bc *broadcaster) empty(hc int32, arena []byte) ([]byte, []byte) {
 	if bc.emptyRnd[hc] == bc.rnd {
-		off := bc.emptyOff[hc]
-		end := off + int32(len(wire.AppendCellChunk(nil, uint32(hc), nil)))
+		off, end := bc.emptyOff[hc], bc.emptyOff[hc]+bc.emptyLen[hc]
 		return arena[off:end:end], arena
 	}
 	off := len(arena)
 	arena = wire.AppendCellChunk(arena, uint32(hc), nil)
-	bc.emptyRnd[hc], bc.emptyOff[hc] = bc.rnd, int32(off)
+	bc.emptyRnd[hc], bc.emptyOff[hc], bc.emptyLen[hc] = bc.rnd, int32(off), int32(len(arena)-off)
 	return arena[off:len(arena):len(arena)], arena
 }

@@ -41,6 +41,9 @@ type tickStats struct {
 
 func (s *tickStats) record(d time.Duration, a *Area) {
 	s.mu.Lock()
+	for i, d := range a.sysLast {
+		s.systems[i].add(d)
+	}
 	s.tick, s.entities, s.players = a.Tick, a.entities, a.players
 	s.ring[s.next] = int64(d)
 	s.next = (s.next + 1) % StatsWindow

@@ -1,0 +1,5 @@
+//go:build !race
+
+package area
+
+const raceEnabled = false
