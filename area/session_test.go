@@ -378,7 +378,7 @@ func TestSlowAndOverflowingPeersKeepTheirBodies(t *testing.T) {
 // load does not grow with the flood; a calm peer keeps every answer.
 func TestFloodersAreBoundedByTheirBuckets(t *testing.T) {
 	const rate, burst = 10, 10
-	h, d := testHost(t, func(c *Config) { c.IntentRate, c.IntentBurst, c.FloodClose = rate, burst, 1 << 30 })
+	h, d := testHost(t, func(c *Config) { c.IntentRate, c.IntentBurst, c.FloodClose = rate, burst, 1<<30 })
 	d.spawn(1, 48, 48)
 	ha := h.area(1)
 	var posted atomic.Int64
