@@ -5,114 +5,48 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/leyworks/ley/area/areatest"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
 )
 
-// director is a fake director: the test drives the host through the
-// control protocol itself.
+// director wraps the scripted areatest.Director for tests: failures fail
+// the test.
 type director struct {
-	t      *testing.T
-	ln     net.Listener
-	mu     sync.Mutex
-	conn   *control.Conn
-	msgs   chan control.Message
-	refuse string
-	conns  chan *control.Conn
+	*areatest.Director
+	t *testing.T
 }
 
 func newDirector(t *testing.T) *director {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	d, err := areatest.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &director{t: t, ln: ln, msgs: make(chan control.Message, 4096), conns: make(chan *control.Conn, 16)}
-	t.Cleanup(func() { ln.Close() })
-	go d.accept()
-	return d
-}
-
-func (d *director) accept() {
-	for {
-		nc, err := d.ln.Accept()
-		if err != nil {
-			return
-		}
-		c := control.NewConn(nc)
-		go func() {
-			msg, err := c.Recv()
-			if err != nil {
-				c.Close()
-				return
-			}
-			reg, ok := msg.(*control.Register)
-			if !ok {
-				c.Close()
-				return
-			}
-			d.msgs <- reg
-			d.mu.Lock()
-			refuse := d.refuse
-			d.mu.Unlock()
-			if refuse != "" {
-				c.Send(&control.Registered{Error: refuse})
-				c.Close()
-				return
-			}
-			c.Send(&control.Registered{HostID: 1})
-			d.mu.Lock()
-			d.conn = c
-			d.mu.Unlock()
-			d.conns <- c
-			for {
-				msg, err := c.Recv()
-				if err != nil {
-					return
-				}
-				d.msgs <- msg
-			}
-		}()
-	}
+	t.Cleanup(d.Close)
+	return &director{Director: d, t: t}
 }
 
 func (d *director) send(m control.Message) {
 	d.t.Helper()
-	d.mu.Lock()
-	c := d.conn
-	d.mu.Unlock()
-	if c == nil {
-		d.t.Fatal("no host connected")
-	}
-	if err := c.Send(m); err != nil {
+	if err := d.Send(m); err != nil {
 		d.t.Fatal(err)
 	}
 }
 
-// expect returns the next message of T's type, skipping others (heartbeats,
-// presence...) unless they are T.
+// expect returns the next message of T's type, skipping others.
 func expect[T control.Message](d *director, within time.Duration) T {
 	d.t.Helper()
-	deadline := time.After(within)
-	for {
-		select {
-		case m := <-d.msgs:
-			if v, ok := m.(T); ok {
-				return v
-			}
-		case <-deadline:
-			var zero T
-			d.t.Fatalf("no %T within %v", zero, within)
-			return zero
-		}
+	m, err := areatest.Expect[T](d.Director, within)
+	if err != nil {
+		d.t.Fatal(err)
 	}
+	return m
 }
 
 // testHost starts a Host registered with a fake director and returns both.
@@ -120,7 +54,7 @@ func testHost(t *testing.T, tune func(*Config)) (*Host, *director) {
 	t.Helper()
 	d := newDirector(t)
 	cfg := DefaultConfig()
-	cfg.Director = d.ln.Addr().String()
+	cfg.Director = d.Addr()
 	cfg.SpawnToken = "spawn-token"
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	cfg.Name = t.Name()
@@ -147,35 +81,26 @@ func testHost(t *testing.T, tune func(*Config)) (*Host, *director) {
 			t.Error("host did not stop")
 		}
 	})
-	expect[*control.Register](d, 5*time.Second)
-	<-d.conns
+	if _, err := d.Registered(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
 	return h, d
 }
 
 // spawn makes Area id live on the host.
 func (d *director) spawn(id uint32, w, h int) {
 	d.t.Helper()
-	d.send(&control.SpawnArea{Area: id, Epoch: 1, Kind: "village", W: w, H: h, Seed: 1})
-	if r := expect[*control.AreaReady](d, 5*time.Second); r.Error != "" || r.Area != id {
-		d.t.Fatalf("area ready: %+v", r)
+	if err := d.Spawn(id, w, h); err != nil {
+		d.t.Fatal(err)
 	}
-}
-
-var grantSeq struct {
-	sync.Mutex
-	n int
 }
 
 // grant registers a grant for account in area and returns its token.
 func (d *director) grant(area uint32, account uint64, joinID uint64, x, y int32, ttl time.Duration) string {
 	d.t.Helper()
-	grantSeq.Lock()
-	grantSeq.n++
-	tok := fmt.Sprintf("grant-%d", grantSeq.n)
-	grantSeq.Unlock()
-	d.send(&control.Grant{Area: area, Token: tok, JoinID: joinID, TTLMS: ttl.Milliseconds(), Name: "p", Character: control.Character{Account: account, X: x, Y: y, Placed: true}})
-	if a := expect[*control.GrantAck](d, 5*time.Second); a.Error != "" || a.Token != tok {
-		d.t.Fatalf("grant ack: %+v", a)
+	tok, err := d.Grant(area, account, joinID, x, y, ttl)
+	if err != nil {
+		d.t.Fatal(err)
 	}
 	return tok
 }

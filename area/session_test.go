@@ -245,14 +245,14 @@ func TestPersistAckResendAndReconnect(t *testing.T) {
 	d.send(&control.SnapshotAck{Area: 1, Seq: s2.Seq})
 	// Drop the link: the host reconnects, re-registers with its Areas, and
 	// resends what is unacked.
-	d.mu.Lock()
-	d.conn.Close()
-	d.mu.Unlock()
-	reg := expect[*control.Register](d, 10*time.Second)
+	d.DropLink()
+	reg, err := d.Registered(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(reg.Areas) != 1 || reg.Areas[0].Area != 1 || reg.Areas[0].Acked < s2.Seq {
 		t.Fatalf("re-registration areas %+v; want area 1 acked >= %d", reg.Areas, s2.Seq)
 	}
-	<-d.conns
 	s3 := expect[*control.Snapshot](d, 5*time.Second)
 	if s3.Seq <= s2.Seq {
 		t.Fatalf("after reconnect seq %d; want > %d", s3.Seq, s2.Seq)
@@ -261,9 +261,9 @@ func TestPersistAckResendAndReconnect(t *testing.T) {
 
 func TestRegistrationRefusedIsFatal(t *testing.T) {
 	d := newDirector(t)
-	d.refuse = "unknown spawn token"
+	d.Refuse("unknown spawn token")
 	cfg := DefaultConfig()
-	cfg.Director = d.ln.Addr().String()
+	cfg.Director = d.Addr()
 	cfg.SpawnToken = "nope"
 	h, err := New(cfg)
 	if err != nil {
