@@ -1,0 +1,22 @@
+// Package sqlite is the embedded [store.Store]: one SQLite database file
+// through modernc.org/sqlite (pure Go, no cgo), the default of `ley run` on
+// one machine (./data/ley.db).
+//
+// # Outline
+//
+// [Open] creates the file's directory if needed, opens the database in WAL
+// mode with a busy timeout, foreign keys on and synchronous=FULL (a
+// snapshot the director acks is on disk), and applies the embedded
+// migrations (migrations/*.sql, run by goose). [Store.Migrate] runs them
+// again for `ley migrate`.
+//
+// # Caveats
+//
+// The Store holds ONE connection (database/sql with SetMaxOpenConns(1)):
+// every query and transaction serialises on it, which is what makes the
+// read-check-write transactions (WriteSnapshot, MoveCharacter,
+// RedeemInvite) atomic, and also bounds throughput to one statement at a
+// time. Transactions begin IMMEDIATE so another process sharing the file
+// waits on the busy timeout instead of failing at its first write. Times
+// are stored as Unix milliseconds. A Store is safe for concurrent use.
+package sqlite

@@ -1,0 +1,50 @@
+package sqlite_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/leyworks/ley/store"
+	"github.com/leyworks/ley/store/sqlite"
+	"github.com/leyworks/ley/store/storetest"
+)
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "data", "ley.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := s.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+		return s
+	})
+}
+
+// TestReopen checks that a reopened file keeps its data and migrates as a
+// no-op.
+func TestReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ley.db")
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.CreateAccount(t.Context(), store.NewAccount{Email: "a@x", Name: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.Account(t.Context(), a.ID); err != nil || got.Email != "a@x" {
+		t.Errorf("Account after reopen = %+v, %v; want a@x", got, err)
+	}
+}

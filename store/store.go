@@ -1,0 +1,427 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Errors a Store answers with, wrapped with context; test with errors.Is.
+var (
+	// ErrNotFound reports that the record asked for (or one it refers to,
+	// such as an Area or Account) does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrDuplicate reports that a unique key is already taken: an email, a
+	// second identity for an account, a membership, an invite code.
+	ErrDuplicate = errors.New("store: duplicate")
+	// ErrConflict reports a transfer id reused for a different crossing
+	// (another account or other areas).
+	ErrConflict = errors.New("store: conflict")
+	// ErrFenced reports a snapshot written with an epoch that is not the
+	// Area's current incarnation: the writer is stale and must stop.
+	ErrFenced = errors.New("store: fenced (stale epoch)")
+	// ErrNotMember reports an account that is not a member of the Area.
+	ErrNotMember = errors.New("store: not a member")
+	// ErrExpired reports a session or invite past its expiry.
+	ErrExpired = errors.New("store: expired")
+	// ErrRevoked reports a revoked session.
+	ErrRevoked = errors.New("store: revoked")
+	// ErrUsedUp reports an invite code with no uses left.
+	ErrUsedUp = errors.New("store: invite used up")
+	// ErrInvalid reports an argument the store refuses before touching the
+	// database (an empty email, a non-positive size, a missing id).
+	ErrInvalid = errors.New("store: invalid argument")
+)
+
+// AccountID identifies an Account; assigned by the store, never 0.
+type AccountID uint64
+
+// AreaID identifies an Area; assigned by the store, never 0.
+type AreaID uint32
+
+// TransferID identifies one portal crossing; chosen by the Area that starts
+// it (a random, unique string) and the key of the crossing's idempotency.
+type TransferID string
+
+// Epoch numbers an Area's incarnations; BeginIncarnation increments it.
+type Epoch uint64
+
+// Seq numbers an Area's snapshots, monotonic per Area.
+type Seq uint64
+
+// TokenHash is the SHA-256 of a session token: the store never sees tokens.
+type TokenHash [sha256.Size]byte
+
+// HashToken returns the hash a session token is stored and looked up by.
+func HashToken(token string) TokenHash { return sha256.Sum256([]byte(token)) }
+
+// NormalizeEmail returns the form emails are stored and compared in:
+// trimmed and lower-cased. Every Store method taking an email applies it.
+func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// Account is a player's (or an admin's) account.
+type Account struct {
+	ID      AccountID
+	Email   string // normalised, unique
+	Name    string // display name
+	Admin   bool
+	Created time.Time
+}
+
+// ProviderPassword is the Identity provider of email + password accounts;
+// its Subject is the account's email.
+const ProviderPassword = "password"
+
+// Identity is how an account authenticates; an account has exactly one.
+type Identity struct {
+	Account     AccountID
+	Provider    string // ProviderPassword, or an external provider's name
+	Subject     string // the provider's id for the account
+	PasswordPHC string // a PHC string (argon2id); empty for external providers
+}
+
+// NewAccount is what CreateAccount needs.
+type NewAccount struct {
+	Email       string
+	Name        string
+	PasswordPHC string
+	Admin       bool
+	Created     time.Time
+}
+
+// Session is a login session, stored by its token's hash.
+type Session struct {
+	Hash        TokenHash
+	Account     AccountID
+	Created     time.Time
+	LastSeen    time.Time
+	Idle        time.Duration // the idle timeout: valid until LastSeen+Idle
+	IdleExpires time.Time     // LastSeen + Idle
+	Expires     time.Time     // absolute expiry, never extended
+	Revoked     bool
+}
+
+// Role is an account's role in an Area.
+type Role string
+
+// The roles.
+const (
+	RoleOwner  Role = "owner"
+	RoleMember Role = "member"
+)
+
+// Area is an Area's durable record, without its state blob (see
+// Store.AreaSnapshot).
+type Area struct {
+	ID         AreaID
+	Owner      AccountID
+	Kind       string // "home", "village", "arena", ...
+	Name       string
+	W, H       int
+	Seed       uint64
+	Rules      []byte // opaque rules blob
+	Seq        Seq    // the stored snapshot's seq; 0 before the first
+	Epoch      Epoch  // the current incarnation; 0 before the first
+	LastPlayed time.Time
+	Created    time.Time
+}
+
+// NewArea is what CreateArea needs.
+type NewArea struct {
+	Owner   AccountID
+	Kind    string
+	Name    string
+	W, H    int
+	Seed    uint64
+	Rules   []byte
+	Created time.Time
+}
+
+// Member is one account's membership of an Area.
+type Member struct {
+	Account AccountID
+	Role    Role
+	Added   time.Time
+}
+
+// Invite is an invite code to an Area.
+type Invite struct {
+	Code      string
+	Area      AreaID
+	CreatedBy AccountID
+	UsesLeft  int
+	Expires   time.Time
+	Created   time.Time
+}
+
+// Character is a player's persistent state: in exactly one Area at a time.
+type Character struct {
+	Account AccountID
+	Area    AreaID // the Area the player is in
+	Home    AreaID
+	X, Y    int32
+	State   []byte
+	// Placed is false until an Area has stored a position for the
+	// character in Area (a new character, or one moved without a cell).
+	Placed  bool
+	Version uint64 // incremented on every write
+	Updated time.Time
+}
+
+// CharacterState is one player's state inside a snapshot.
+type CharacterState struct {
+	Account AccountID
+	X, Y    int32
+	State   []byte
+}
+
+// Snapshot is what an Area's incarnation persists.
+type Snapshot struct {
+	Area       AreaID
+	Epoch      Epoch
+	Seq        Seq
+	Blob       []byte
+	Characters []CharacterState
+	At         time.Time // becomes the Area's LastPlayed
+}
+
+// SnapshotResult reports what WriteSnapshot did.
+type SnapshotResult struct {
+	// Applied is false when Seq was not newer than the stored one: the
+	// write was an idempotent no-op.
+	Applied bool
+	// Characters counts the character rows written; a character whose row
+	// names another Area is skipped (fenced).
+	Characters int
+}
+
+// TransferStatus is a transfer's state.
+type TransferStatus string
+
+// The transfer statuses.
+const (
+	TransferPending  TransferStatus = "pending"
+	TransferDone     TransferStatus = "done"
+	TransferRejected TransferStatus = "rejected"
+)
+
+// TransferResult is a finished transfer's outcome.
+type TransferResult string
+
+// The transfer results. The director may record other rejection reasons
+// with RejectTransfer.
+const (
+	ResultNone        TransferResult = ""              // still pending
+	ResultMoved       TransferResult = "moved"         // done: the character is in To
+	ResultNotInSource TransferResult = "not_in_source" // rejected: the character was not in From
+	ResultTimeout     TransferResult = "timeout"       // rejected: the pending transfer expired
+)
+
+// Transfer is one portal crossing: the character of Account from From to
+// To at cell (X, Y) with State.
+type Transfer struct {
+	ID      TransferID
+	Account AccountID
+	From    AreaID
+	To      AreaID
+	X, Y    int32
+	State   []byte
+	Status  TransferStatus
+	Result  TransferResult
+	Created time.Time
+	Expires time.Time // when a pending transfer times out
+}
+
+// RealmSettings is the realm door's configuration: a single row.
+type RealmSettings struct {
+	Open              bool   // accepting joins
+	Cap               int    // player cap
+	NewPlayersWelcome bool   // accepting sign-ups
+	Message           string // shown to players at the door
+}
+
+// DefaultRealmSettings returns the settings a new realm starts with.
+func DefaultRealmSettings() RealmSettings {
+	return RealmSettings{Open: true, Cap: 40, NewPlayersWelcome: true}
+}
+
+// Sample is one of the director's periodic samples for the capacity charts.
+type Sample struct {
+	At           time.Time
+	Players      int
+	LiveAreas    int
+	FrozenAreas  int
+	Hosts        int
+	RSSBytes     int64
+	CPU          float64 // cores busy (1.0 = one core)
+	WorstTickP99 time.Duration
+}
+
+// Store is the director's persistence. A Store is safe for concurrent use;
+// every method is one round trip or one transaction unless it says
+// otherwise, and every method that changes more than one row does so
+// atomically. Returned slices and structs are the caller's.
+type Store interface {
+	// Migrate applies the pending schema migrations (Open already did);
+	// `ley migrate` calls it. Safe to run concurrently and repeatedly.
+	Migrate(ctx context.Context) error
+	// Close releases the store's connections.
+	Close() error
+
+	// CreateAccount creates an account and its password identity in one
+	// transaction. A taken email is ErrDuplicate.
+	CreateAccount(ctx context.Context, a NewAccount) (Account, error)
+	// Account returns the account id, or ErrNotFound.
+	Account(ctx context.Context, id AccountID) (Account, error)
+	// AccountByEmail returns the account with the (normalised) email and
+	// its identity, or ErrNotFound.
+	AccountByEmail(ctx context.Context, email string) (Account, Identity, error)
+	// Identity returns the account's identity, or ErrNotFound.
+	Identity(ctx context.Context, account AccountID) (Identity, error)
+	// AddIdentity records an identity for an account created without one;
+	// an account that has one gets ErrDuplicate.
+	AddIdentity(ctx context.Context, id Identity) error
+	// UpdatePassword replaces the account's password PHC string (a rehash
+	// on login, or a password change).
+	UpdatePassword(ctx context.Context, account AccountID, phc string) error
+	// SetAdmin grants or withdraws the admin flag.
+	SetAdmin(ctx context.Context, account AccountID, admin bool) error
+
+	// CreateSession stores a session valid until now+idle (pushed forward
+	// by TouchSession) and never past now+absolute.
+	CreateSession(ctx context.Context, hash TokenHash, account AccountID, now time.Time, idle, absolute time.Duration) (Session, error)
+	// SessionByTokenHash returns the session valid at now: ErrNotFound
+	// for an unknown hash, ErrRevoked for a revoked one, ErrExpired past
+	// either expiry (the Session is returned with these two).
+	SessionByTokenHash(ctx context.Context, hash TokenHash, now time.Time) (Session, error)
+	// TouchSession marks the session seen at now, extending its idle
+	// expiry; it fails like SessionByTokenHash for an invalid session.
+	TouchSession(ctx context.Context, hash TokenHash, now time.Time) (Session, error)
+	// RevokeSession revokes one session (ErrNotFound if unknown).
+	RevokeSession(ctx context.Context, hash TokenHash) error
+	// RevokeAccountSessions revokes every session of the account and
+	// reports how many it revoked.
+	RevokeAccountSessions(ctx context.Context, account AccountID) (int, error)
+	// PruneSessions deletes sessions revoked or expired before now.
+	PruneSessions(ctx context.Context, now time.Time) (int, error)
+
+	// CreateArea creates an Area (epoch 0, seq 0, empty state) and makes
+	// its owner a member with RoleOwner, in one transaction.
+	CreateArea(ctx context.Context, a NewArea) (Area, error)
+	// Area returns the Area's record without its state blob.
+	Area(ctx context.Context, id AreaID) (Area, error)
+	// AreasOf returns the Areas the account is a member of, by id.
+	AreasOf(ctx context.Context, account AccountID) ([]Area, error)
+	// AddMember makes account a member of area; an existing membership is
+	// ErrDuplicate, an unknown area or account ErrNotFound.
+	AddMember(ctx context.Context, area AreaID, account AccountID, role Role, now time.Time) error
+	// IsMember reports whether account is a member of area.
+	IsMember(ctx context.Context, area AreaID, account AccountID) (bool, error)
+	// MemberRole returns the account's role in area, or ErrNotMember.
+	MemberRole(ctx context.Context, area AreaID, account AccountID) (Role, error)
+	// Members returns the Area's members by account id.
+	Members(ctx context.Context, area AreaID) ([]Member, error)
+
+	// CreateInvite stores an invite; a taken code is ErrDuplicate.
+	CreateInvite(ctx context.Context, inv Invite) error
+	// RedeemInvite makes account a member of the invite's Area and uses
+	// one of the invite's uses, in one transaction. ErrNotFound for an
+	// unknown code, ErrExpired past its expiry, ErrUsedUp with no uses
+	// left. An account already a member gets the Area without using a use.
+	RedeemInvite(ctx context.Context, code string, account AccountID, now time.Time) (AreaID, error)
+
+	// BeginIncarnation increments the Area's epoch atomically and returns
+	// the new one; the director calls it each time it makes the Area live.
+	BeginIncarnation(ctx context.Context, area AreaID) (Epoch, error)
+	// WriteSnapshot stores a snapshot in one transaction. An epoch other
+	// than the Area's current one is ErrFenced and changes nothing; a Seq
+	// not newer than the stored one changes nothing and reports
+	// Applied=false; otherwise it stores blob and seq, sets LastPlayed,
+	// and writes each character whose row still names this Area.
+	WriteSnapshot(ctx context.Context, s Snapshot) (SnapshotResult, error)
+	// AreaSnapshot returns the Area's stored state blob, seq and epoch.
+	// It copies the whole blob.
+	AreaSnapshot(ctx context.Context, area AreaID) ([]byte, Seq, Epoch, error)
+
+	// Character returns the account's character, or ErrNotFound.
+	Character(ctx context.Context, account AccountID) (Character, error)
+	// EnsureCharacter returns the account's character, creating it
+	// (unplaced) in home if it has none; created reports which.
+	EnsureCharacter(ctx context.Context, account AccountID, home AreaID, now time.Time) (c Character, created bool, err error)
+	// CharactersIn returns the characters whose row names area.
+	CharactersIn(ctx context.Context, area AreaID) ([]Character, error)
+
+	// BeginTransfer records a pending transfer (Status and Result are
+	// ignored; Expires is required) without moving the character.
+	// Idempotent on ID: a replay returns the recorded transfer; the id
+	// reused for another crossing is ErrConflict.
+	BeginTransfer(ctx context.Context, t Transfer) (Transfer, error)
+	// MoveCharacter performs a crossing in one transaction, idempotent on
+	// t.ID: a finished transfer with that id is returned as recorded and
+	// nothing changes; a pending one past its expiry is rejected with
+	// ResultTimeout; otherwise the character moves from t.From to t.To at
+	// (X, Y) with State (done, ResultMoved), or, when its row does not
+	// name t.From, stays put (rejected, ResultNotInSource). A transfer
+	// with no pending record is recorded by this call (a zero Created or
+	// Expires becomes now) and cannot time out. The id reused for another
+	// crossing is ErrConflict.
+	MoveCharacter(ctx context.Context, t Transfer, now time.Time) (Transfer, error)
+	// RejectTransfer rejects a pending transfer with result; a finished
+	// one is returned unchanged.
+	RejectTransfer(ctx context.Context, id TransferID, result TransferResult) (Transfer, error)
+	// Transfer returns the transfer with id, or ErrNotFound.
+	Transfer(ctx context.Context, id TransferID) (Transfer, error)
+	// PendingTransfers returns the pending transfers, oldest first.
+	PendingTransfers(ctx context.Context) ([]Transfer, error)
+	// ExpireTransfers rejects with ResultTimeout every pending transfer
+	// expired at now, and returns them.
+	ExpireTransfers(ctx context.Context, now time.Time) ([]Transfer, error)
+	// PruneTransfers deletes finished transfers created before olderThan;
+	// it never deletes a pending one.
+	PruneTransfers(ctx context.Context, olderThan time.Time) (int, error)
+
+	// RealmSettings returns the realm's settings row.
+	RealmSettings(ctx context.Context) (RealmSettings, error)
+	// UpdateRealmSettings replaces the realm's settings row.
+	UpdateRealmSettings(ctx context.Context, s RealmSettings) error
+
+	// AddSample records a director sample.
+	AddSample(ctx context.Context, s Sample) error
+	// Samples returns the samples taken at or after since, oldest first.
+	Samples(ctx context.Context, since time.Time) ([]Sample, error)
+	// PruneSamples deletes the samples taken before before.
+	PruneSamples(ctx context.Context, before time.Time) (int, error)
+}
+
+// Validate checks a NewAccount and returns it normalised.
+func (a NewAccount) Validate() (NewAccount, error) {
+	a.Email = NormalizeEmail(a.Email)
+	if a.Email == "" || !strings.Contains(a.Email, "@") {
+		return a, ErrInvalid
+	}
+	return a, nil
+}
+
+// Validate checks a NewArea.
+func (a NewArea) Validate() error {
+	if a.Owner == 0 || a.W <= 0 || a.H <= 0 || a.Kind == "" {
+		return ErrInvalid
+	}
+	return nil
+}
+
+// Validate checks a Transfer's identity fields.
+func (t Transfer) Validate() error {
+	if t.ID == "" || t.Account == 0 || t.From == 0 || t.To == 0 {
+		return ErrInvalid
+	}
+	return nil
+}
+
+// SameCrossing reports whether o names the same crossing as t (account and
+// areas), the check behind ErrConflict.
+func (t Transfer) SameCrossing(o Transfer) bool {
+	return t.Account == o.Account && t.From == o.From && t.To == o.To
+}

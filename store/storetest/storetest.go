@@ -1,0 +1,821 @@
+// Package storetest is the conformance suite every [store.Store] backend
+// passes: one [Run] call from the backend's own test, so the backends
+// cannot drift apart.
+package storetest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leyworks/ley/store"
+)
+
+// t0 is the suite's clock origin; times are whole milliseconds so that
+// every backend round-trips them exactly.
+var t0 = time.UnixMilli(1_700_000_000_000)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// Run runs the conformance suite. open must return a new, empty, migrated
+// Store for each call and arrange its cleanup (Close and any database
+// teardown) with t.Cleanup.
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	tests := []struct {
+		name string
+		f    func(t *testing.T, s store.Store)
+	}{
+		{"Migrate", testMigrate},
+		{"Accounts", testAccounts},
+		{"Sessions", testSessions},
+		{"AreasAndMembers", testAreasAndMembers},
+		{"Invites", testInvites},
+		{"Incarnations", testIncarnations},
+		{"SnapshotIdempotency", testSnapshotIdempotency},
+		{"EpochFencing", testEpochFencing},
+		{"FencedCharacterWrites", testFencedCharacterWrites},
+		{"Characters", testCharacters},
+		{"Transfers", testTransfers},
+		{"TransferPendingAndExpiry", testTransferPendingAndExpiry},
+		{"PruneTransfers", testPruneTransfers},
+		{"RealmSettings", testRealmSettings},
+		{"Samples", testSamples},
+		{"ConcurrentSnapshots", testConcurrentSnapshots},
+		{"ConcurrentTransferReplay", testConcurrentTransferReplay},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { tt.f(t, open(t)) })
+	}
+}
+
+func mkAccount(t *testing.T, s store.Store, email string) store.Account {
+	t.Helper()
+	a, err := s.CreateAccount(t.Context(), store.NewAccount{Email: email, Name: "n " + email, PasswordPHC: "$argon2id$v=19$x", Created: t0})
+	if err != nil {
+		t.Fatalf("CreateAccount(%q): %v", email, err)
+	}
+	return a
+}
+
+func mkArea(t *testing.T, s store.Store, owner store.AccountID, name string) store.Area {
+	t.Helper()
+	a, err := s.CreateArea(t.Context(), store.NewArea{Owner: owner, Kind: "home", Name: name, W: 32, H: 16, Seed: 1<<63 + 7, Rules: []byte("rules"), Created: t0})
+	if err != nil {
+		t.Fatalf("CreateArea(%q): %v", name, err)
+	}
+	return a
+}
+
+func wantErr(t *testing.T, what string, err, want error) {
+	t.Helper()
+	if want == nil && err != nil || want != nil && !errors.Is(err, want) {
+		t.Errorf("%s: err = %v; want %v", what, err, want)
+	}
+}
+
+func testMigrate(t *testing.T, s store.Store) {
+	for i := range 2 {
+		if err := s.Migrate(t.Context()); err != nil {
+			t.Fatalf("Migrate #%d: %v", i, err)
+		}
+	}
+}
+
+func testAccounts(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := mkAccount(t, s, "Ann@Example.org ")
+	if a.ID == 0 || a.Email != "ann@example.org" || a.Name != "n Ann@Example.org " || a.Admin || !a.Created.Equal(t0) {
+		t.Errorf("CreateAccount = %+v; want id>0, normalised email, created %v", a, t0)
+	}
+	got, err := s.Account(ctx, a.ID)
+	if err != nil || got.Email != a.Email || !got.Created.Equal(t0) {
+		t.Errorf("Account(%d) = %+v, %v; want %+v", a.ID, got, err, a)
+	}
+	got, id, err := s.AccountByEmail(ctx, "ANN@example.org")
+	if err != nil || got.ID != a.ID || id.Account != a.ID || id.Provider != store.ProviderPassword || id.Subject != "ann@example.org" || id.PasswordPHC != "$argon2id$v=19$x" {
+		t.Errorf("AccountByEmail = %+v, %+v, %v", got, id, err)
+	}
+	if err := s.UpdatePassword(ctx, a.ID, "$argon2id$v=19$new"); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := s.Identity(ctx, a.ID); err != nil || id.PasswordPHC != "$argon2id$v=19$new" {
+		t.Errorf("Identity after UpdatePassword = %+v, %v", id, err)
+	}
+	if err := s.SetAdmin(ctx, a.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Account(ctx, a.ID); !got.Admin {
+		t.Errorf("Admin after SetAdmin(true) = false")
+	}
+
+	tests := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"duplicate email", func() error {
+			_, err := s.CreateAccount(ctx, store.NewAccount{Email: "ann@EXAMPLE.org", Name: "x"})
+			return err
+		}(), store.ErrDuplicate},
+		{"invalid email", func() error { _, err := s.CreateAccount(ctx, store.NewAccount{Email: " "}); return err }(), store.ErrInvalid},
+		{"second identity", s.AddIdentity(ctx, store.Identity{Account: a.ID, Provider: "github", Subject: "ann"}), store.ErrDuplicate},
+		{"identity of unknown account", s.AddIdentity(ctx, store.Identity{Account: 999999, Provider: "github", Subject: "x"}), store.ErrNotFound},
+		{"unknown account", func() error { _, err := s.Account(ctx, 999999); return err }(), store.ErrNotFound},
+		{"unknown email", func() error { _, _, err := s.AccountByEmail(ctx, "nobody@x"); return err }(), store.ErrNotFound},
+		{"identity unknown", func() error { _, err := s.Identity(ctx, 999999); return err }(), store.ErrNotFound},
+		{"password unknown", s.UpdatePassword(ctx, 999999, "p"), store.ErrNotFound},
+		{"admin unknown", s.SetAdmin(ctx, 999999, true), store.ErrNotFound},
+	}
+	for _, tt := range tests {
+		wantErr(t, tt.name, tt.err, tt.want)
+	}
+}
+
+func testSessions(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := mkAccount(t, s, "a@x")
+	b := mkAccount(t, s, "b@x")
+	h := store.HashToken("token-a")
+	ss, err := s.CreateSession(ctx, h, a.ID, t0, 10*time.Minute, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss.Hash != h || ss.Account != a.ID || !ss.IdleExpires.Equal(at(10*time.Minute)) || !ss.Expires.Equal(at(time.Hour)) || ss.Idle != 10*time.Minute {
+		t.Errorf("CreateSession = %+v", ss)
+	}
+	if _, err := s.CreateSession(ctx, h, b.ID, t0, time.Minute, time.Hour); !errors.Is(err, store.ErrDuplicate) {
+		t.Errorf("CreateSession with a taken hash: err = %v; want ErrDuplicate", err)
+	}
+
+	// Touch every 9 minutes: the idle expiry moves, the absolute one never.
+	steps := []struct {
+		now     time.Duration
+		touch   bool
+		want    error
+		idleExp time.Duration
+	}{
+		{0, false, nil, 10 * time.Minute},
+		{9 * time.Minute, true, nil, 19 * time.Minute},
+		{18 * time.Minute, true, nil, 28 * time.Minute},
+		{27 * time.Minute, false, nil, 28 * time.Minute},
+		{27 * time.Minute, true, nil, 37 * time.Minute},
+		{36 * time.Minute, true, nil, 46 * time.Minute},
+		{45 * time.Minute, true, nil, 55 * time.Minute},
+		{54 * time.Minute, true, nil, 60 * time.Minute}, // capped at the absolute expiry
+		{60 * time.Minute, false, store.ErrExpired, 60 * time.Minute},
+		{60 * time.Minute, true, store.ErrExpired, 60 * time.Minute},
+	}
+	for _, st := range steps {
+		var got store.Session
+		var err error
+		if st.touch {
+			got, err = s.TouchSession(ctx, h, at(st.now))
+		} else {
+			got, err = s.SessionByTokenHash(ctx, h, at(st.now))
+		}
+		wantErr(t, fmt.Sprintf("at %v touch=%v", st.now, st.touch), err, st.want)
+		if !got.IdleExpires.Equal(at(st.idleExp)) {
+			t.Errorf("at %v touch=%v: idle expiry = %v; want %v", st.now, st.touch, got.IdleExpires, at(st.idleExp))
+		}
+	}
+
+	// Idle expiry without touches.
+	hb := store.HashToken("token-b")
+	if _, err := s.CreateSession(ctx, hb, b.ID, t0, time.Minute, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		now  time.Duration
+		want error
+	}{{59 * time.Second, nil}, {time.Minute, store.ErrExpired}, {2 * time.Minute, store.ErrExpired}} {
+		_, err := s.SessionByTokenHash(ctx, hb, at(tt.now))
+		wantErr(t, fmt.Sprintf("idle session at %v", tt.now), err, tt.want)
+	}
+	if _, err := s.TouchSession(ctx, hb, at(2*time.Minute)); !errors.Is(err, store.ErrExpired) {
+		t.Errorf("TouchSession after idle expiry: err = %v; want ErrExpired", err)
+	}
+
+	// Revocation.
+	h1, h2 := store.HashToken("b1"), store.HashToken("b2")
+	for _, hh := range []store.TokenHash{h1, h2} {
+		if _, err := s.CreateSession(ctx, hh, b.ID, t0, time.Hour, 2*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RevokeSession(ctx, h1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.SessionByTokenHash(ctx, h1, t0)
+	wantErr(t, "revoked session", err, store.ErrRevoked)
+	_, err = s.TouchSession(ctx, h1, t0)
+	wantErr(t, "touch revoked session", err, store.ErrRevoked)
+	_, err = s.SessionByTokenHash(ctx, store.HashToken("nope"), t0)
+	wantErr(t, "unknown session", err, store.ErrNotFound)
+	wantErr(t, "revoke unknown session", s.RevokeSession(ctx, store.HashToken("nope")), store.ErrNotFound)
+	// b has hb (expired but not revoked) and h2 not revoked.
+	if n, err := s.RevokeAccountSessions(ctx, b.ID); err != nil || n != 2 {
+		t.Errorf("RevokeAccountSessions = %d, %v; want 2, nil", n, err)
+	}
+	_, err = s.SessionByTokenHash(ctx, h2, t0)
+	wantErr(t, "session after RevokeAccountSessions", err, store.ErrRevoked)
+
+	// Prune: a's session expired at 60 min, b's all revoked.
+	if n, err := s.PruneSessions(ctx, at(61*time.Minute)); err != nil || n != 4 {
+		t.Errorf("PruneSessions = %d, %v; want 4, nil", n, err)
+	}
+	_, err = s.SessionByTokenHash(ctx, h, t0)
+	wantErr(t, "pruned session", err, store.ErrNotFound)
+}
+
+func testAreasAndMembers(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := mkAccount(t, s, "a@x")
+	b := mkAccount(t, s, "b@x")
+	home := mkArea(t, s, a.ID, "home")
+	if home.ID == 0 || home.Owner != a.ID || home.Kind != "home" || home.W != 32 || home.H != 16 || home.Seed != 1<<63+7 ||
+		string(home.Rules) != "rules" || home.Seq != 0 || home.Epoch != 0 || !home.LastPlayed.IsZero() || !home.Created.Equal(t0) {
+		t.Errorf("CreateArea = %+v", home)
+	}
+	got, err := s.Area(ctx, home.ID)
+	if err != nil || got.ID != home.ID || got.Seed != home.Seed || got.Name != "home" || !got.LastPlayed.IsZero() {
+		t.Errorf("Area = %+v, %v; want %+v", got, err, home)
+	}
+	village := mkArea(t, s, b.ID, "village")
+	if role, err := s.MemberRole(ctx, home.ID, a.ID); err != nil || role != store.RoleOwner {
+		t.Errorf("owner's role = %q, %v; want owner", role, err)
+	}
+	if err := s.AddMember(ctx, village.ID, a.ID, store.RoleMember, at(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"member twice", s.AddMember(ctx, village.ID, a.ID, store.RoleMember, t0), store.ErrDuplicate},
+		{"unknown area", s.AddMember(ctx, 99999, a.ID, store.RoleMember, t0), store.ErrNotFound},
+		{"unknown account", s.AddMember(ctx, village.ID, 99999, store.RoleMember, t0), store.ErrNotFound},
+		{"area unknown", func() error { _, err := s.Area(ctx, 99999); return err }(), store.ErrNotFound},
+		{"role of non-member", func() error { _, err := s.MemberRole(ctx, home.ID, b.ID); return err }(), store.ErrNotMember},
+		{"invalid area", func() error {
+			_, err := s.CreateArea(ctx, store.NewArea{Owner: a.ID, Kind: "home", W: 0, H: 1})
+			return err
+		}(), store.ErrInvalid},
+		{"area of unknown owner", func() error {
+			_, err := s.CreateArea(ctx, store.NewArea{Owner: 99999, Kind: "home", W: 1, H: 1})
+			return err
+		}(), store.ErrNotFound},
+	}
+	for _, tt := range tests {
+		wantErr(t, tt.name, tt.err, tt.want)
+	}
+	for _, tt := range []struct {
+		area    store.AreaID
+		account store.AccountID
+		want    bool
+	}{{home.ID, a.ID, true}, {home.ID, b.ID, false}, {village.ID, a.ID, true}, {village.ID, b.ID, true}, {99999, a.ID, false}} {
+		if got, err := s.IsMember(ctx, tt.area, tt.account); err != nil || got != tt.want {
+			t.Errorf("IsMember(%d, %d) = %v, %v; want %v", tt.area, tt.account, got, err, tt.want)
+		}
+	}
+	areas, err := s.AreasOf(ctx, a.ID)
+	if err != nil || len(areas) != 2 || areas[0].ID != home.ID || areas[1].ID != village.ID {
+		t.Errorf("AreasOf(a) = %+v, %v; want home, village", areas, err)
+	}
+	if areas, err := s.AreasOf(ctx, 99999); err != nil || len(areas) != 0 {
+		t.Errorf("AreasOf(unknown) = %+v, %v; want none", areas, err)
+	}
+	ms, err := s.Members(ctx, village.ID)
+	want := []store.Member{{Account: a.ID, Role: store.RoleMember, Added: at(time.Second)}, {Account: b.ID, Role: store.RoleOwner, Added: t0}}
+	if a.ID > b.ID {
+		want[0], want[1] = want[1], want[0]
+	}
+	if err != nil || len(ms) != 2 {
+		t.Fatalf("Members = %+v, %v; want %+v", ms, err, want)
+	}
+	for i := range ms {
+		if ms[i].Account != want[i].Account || ms[i].Role != want[i].Role || !ms[i].Added.Equal(want[i].Added) {
+			t.Errorf("Members[%d] = %+v; want %+v", i, ms[i], want[i])
+		}
+	}
+}
+
+func testInvites(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	owner := mkAccount(t, s, "owner@x")
+	area := mkArea(t, s, owner.ID, "village")
+	var guests []store.Account
+	for i := range 4 {
+		guests = append(guests, mkAccount(t, s, fmt.Sprintf("g%d@x", i)))
+	}
+	for _, inv := range []store.Invite{
+		{Code: "TWO", Area: area.ID, CreatedBy: owner.ID, UsesLeft: 2, Expires: at(time.Hour), Created: t0},
+		{Code: "OLD", Area: area.ID, CreatedBy: owner.ID, UsesLeft: 5, Expires: at(time.Minute), Created: t0},
+	} {
+		if err := s.CreateInvite(ctx, inv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantErr(t, "duplicate code", s.CreateInvite(ctx, store.Invite{Code: "TWO", Area: area.ID, CreatedBy: owner.ID, UsesLeft: 1, Expires: at(time.Hour)}), store.ErrDuplicate)
+	wantErr(t, "invite to unknown area", s.CreateInvite(ctx, store.Invite{Code: "X", Area: 99999, CreatedBy: owner.ID, UsesLeft: 1, Expires: at(time.Hour)}), store.ErrNotFound)
+
+	tests := []struct {
+		name    string
+		code    string
+		account store.AccountID
+		now     time.Duration
+		want    error
+		member  bool
+	}{
+		{"first use", "TWO", guests[0].ID, 0, nil, true},
+		{"member again spends nothing", "TWO", guests[0].ID, 0, nil, true},
+		{"owner spends nothing", "TWO", owner.ID, 0, nil, true},
+		{"second use", "TWO", guests[1].ID, 0, nil, true},
+		{"used up", "TWO", guests[2].ID, 0, store.ErrUsedUp, false},
+		{"expired", "OLD", guests[3].ID, time.Minute, store.ErrExpired, false},
+		{"unknown code", "NOPE", guests[3].ID, 0, store.ErrNotFound, false},
+	}
+	for _, tt := range tests {
+		got, err := s.RedeemInvite(ctx, tt.code, tt.account, at(tt.now))
+		wantErr(t, tt.name, err, tt.want)
+		if err == nil && got != area.ID {
+			t.Errorf("%s: area = %d; want %d", tt.name, got, area.ID)
+		}
+		if m, err := s.IsMember(ctx, area.ID, tt.account); err != nil || m != tt.member {
+			t.Errorf("%s: IsMember = %v, %v; want %v", tt.name, m, err, tt.member)
+		}
+	}
+	if ms, _ := s.Members(ctx, area.ID); len(ms) != 3 {
+		t.Errorf("members after redeeming = %d; want 3 (owner + 2 uses)", len(ms))
+	}
+}
+
+func testIncarnations(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := mkAccount(t, s, "a@x")
+	area := mkArea(t, s, a.ID, "home")
+	for want := store.Epoch(1); want <= 3; want++ {
+		if e, err := s.BeginIncarnation(ctx, area.ID); err != nil || e != want {
+			t.Errorf("BeginIncarnation = %d, %v; want %d", e, err, want)
+		}
+	}
+	if got, _ := s.Area(ctx, area.ID); got.Epoch != 3 {
+		t.Errorf("Area.Epoch = %d; want 3", got.Epoch)
+	}
+	_, err := s.BeginIncarnation(ctx, 99999)
+	wantErr(t, "unknown area", err, store.ErrNotFound)
+}
+
+// live makes an account, its home Area live at epoch 1, and its character
+// there.
+func live(t *testing.T, s store.Store, email string) (store.Account, store.Area, store.Epoch) {
+	t.Helper()
+	a := mkAccount(t, s, email)
+	area := mkArea(t, s, a.ID, "home of "+email)
+	e, err := s.BeginIncarnation(t.Context(), area.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.EnsureCharacter(t.Context(), a.ID, area.ID, t0); err != nil {
+		t.Fatal(err)
+	}
+	return a, area, e
+}
+
+func testSnapshotIdempotency(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a, area, e := live(t, s, "a@x")
+	steps := []struct {
+		seq      store.Seq
+		blob     string
+		x        int32
+		applied  bool
+		wantSeq  store.Seq
+		wantBlob string
+		wantX    int32
+	}{
+		{1, "s1", 1, true, 1, "s1", 1},
+		{1, "s1'", 9, false, 1, "s1", 1}, // repeated
+		{3, "s3", 3, true, 3, "s3", 3},
+		{2, "s2", 2, false, 3, "s3", 3}, // older
+		{3, "s3", 3, false, 3, "s3", 3}, // resent
+		{4, "", 4, true, 4, "", 4},      // an empty blob is a blob
+	}
+	for i, st := range steps {
+		res, err := s.WriteSnapshot(ctx, store.Snapshot{Area: area.ID, Epoch: e, Seq: st.seq, Blob: []byte(st.blob),
+			Characters: []store.CharacterState{{Account: a.ID, X: st.x, Y: 5, State: []byte(st.blob)}}, At: at(time.Duration(i) * time.Second)})
+		if err != nil {
+			t.Fatalf("step %d: WriteSnapshot: %v", i, err)
+		}
+		if res.Applied != st.applied || (res.Characters == 1) != st.applied {
+			t.Errorf("step %d seq %d: result = %+v; want applied=%v", i, st.seq, res, st.applied)
+		}
+		blob, seq, epoch, err := s.AreaSnapshot(ctx, area.ID)
+		if err != nil || seq != st.wantSeq || string(blob) != st.wantBlob || epoch != e {
+			t.Errorf("step %d: AreaSnapshot = %q, %d, %d, %v; want %q, %d, %d", i, blob, seq, epoch, err, st.wantBlob, st.wantSeq, e)
+		}
+		c, err := s.Character(ctx, a.ID)
+		if err != nil || c.X != st.wantX || !c.Placed {
+			t.Errorf("step %d: character = %+v, %v; want x=%d placed", i, c, err, st.wantX)
+		}
+	}
+	got, _ := s.Area(ctx, area.ID)
+	if !got.LastPlayed.Equal(at(5*time.Second)) || got.Seq != 4 {
+		t.Errorf("Area after snapshots: seq %d, last played %v; want 4, %v", got.Seq, got.LastPlayed, at(5*time.Second))
+	}
+	if c, _ := s.Character(ctx, a.ID); c.Version != 4 { // 1 at creation + 3 applied writes
+		t.Errorf("character version = %d; want 4", c.Version)
+	}
+	_, err := s.WriteSnapshot(ctx, store.Snapshot{Area: 99999, Epoch: 1, Seq: 1})
+	wantErr(t, "snapshot of unknown area", err, store.ErrNotFound)
+}
+
+func testEpochFencing(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a, area, e1 := live(t, s, "a@x")
+	write := func(e store.Epoch, seq store.Seq, blob string, x int32) (store.SnapshotResult, error) {
+		return s.WriteSnapshot(ctx, store.Snapshot{Area: area.ID, Epoch: e, Seq: seq, Blob: []byte(blob),
+			Characters: []store.CharacterState{{Account: a.ID, X: x}}, At: t0})
+	}
+	if _, err := write(e1, 5, "old incarnation", 5); err != nil {
+		t.Fatal(err)
+	}
+	e2, err := s.BeginIncarnation(ctx, area.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		epoch   store.Epoch
+		seq     store.Seq
+		want    error
+		applied bool
+	}{
+		{"stale epoch, newer seq", e1, 9, store.ErrFenced, false},
+		{"stale epoch, same seq", e1, 5, store.ErrFenced, false},
+		{"future epoch", e2 + 1, 9, store.ErrFenced, false},
+		{"current epoch continues the seq", e2, 6, nil, true},
+		{"stale epoch after the new one wrote", e1, 7, store.ErrFenced, false},
+	}
+	for _, tt := range tests {
+		res, err := write(tt.epoch, tt.seq, tt.name, int32(tt.seq))
+		wantErr(t, tt.name, err, tt.want)
+		if res.Applied != tt.applied {
+			t.Errorf("%s: applied = %v; want %v", tt.name, res.Applied, tt.applied)
+		}
+	}
+	blob, seq, epoch, _ := s.AreaSnapshot(ctx, area.ID)
+	if string(blob) != "current epoch continues the seq" || seq != 6 || epoch != e2 {
+		t.Errorf("AreaSnapshot = %q, %d, %d; want the current epoch's write at 6", blob, seq, epoch)
+	}
+	if c, _ := s.Character(ctx, a.ID); c.X != 6 {
+		t.Errorf("character x = %d; want 6 (fenced writes change nothing)", c.X)
+	}
+}
+
+func testFencedCharacterWrites(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a, home, eh := live(t, s, "a@x")
+	b, village, ev := live(t, s, "b@x")
+	if err := s.AddMember(ctx, village.ID, a.ID, store.RoleMember, t0); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := s.MoveCharacter(ctx, store.Transfer{ID: "t1", Account: a.ID, From: home.ID, To: village.ID, X: 3, Y: 4, State: []byte("moved"), Created: t0, Expires: at(time.Minute)}, t0)
+	if err != nil || tr.Status != store.TransferDone {
+		t.Fatalf("MoveCharacter = %+v, %v", tr, err)
+	}
+	// The old Area still has a in its snapshot: a is skipped, the blob stored.
+	res, err := s.WriteSnapshot(ctx, store.Snapshot{Area: home.ID, Epoch: eh, Seq: 1, Blob: []byte("home"),
+		Characters: []store.CharacterState{{Account: a.ID, X: 99, Y: 99, State: []byte("stale")}}, At: t0})
+	if err != nil || !res.Applied || res.Characters != 0 {
+		t.Errorf("stale Area's snapshot = %+v, %v; want applied, 0 characters", res, err)
+	}
+	c, _ := s.Character(ctx, a.ID)
+	if c.Area != village.ID || c.X != 3 || c.Y != 4 || string(c.State) != "moved" {
+		t.Errorf("character after the stale write = %+v; want in village at (3,4) 'moved'", c)
+	}
+	// The village writes both of its players.
+	res, err = s.WriteSnapshot(ctx, store.Snapshot{Area: village.ID, Epoch: ev, Seq: 1, Blob: []byte("v"),
+		Characters: []store.CharacterState{{Account: a.ID, X: 7, State: []byte("va")}, {Account: b.ID, X: 8, State: []byte("vb")}, {Account: 99999, X: 1}}, At: t0})
+	if err != nil || !res.Applied || res.Characters != 2 {
+		t.Errorf("village snapshot = %+v, %v; want applied, 2 characters", res, err)
+	}
+	if c, _ := s.Character(ctx, a.ID); c.X != 7 || string(c.State) != "va" {
+		t.Errorf("character after the village's write = %+v", c)
+	}
+}
+
+func testCharacters(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := mkAccount(t, s, "a@x")
+	home := mkArea(t, s, a.ID, "home")
+	other := mkArea(t, s, a.ID, "other")
+	_, err := s.Character(ctx, a.ID)
+	wantErr(t, "no character yet", err, store.ErrNotFound)
+	c, created, err := s.EnsureCharacter(ctx, a.ID, home.ID, t0)
+	if err != nil || !created || c.Account != a.ID || c.Area != home.ID || c.Home != home.ID || c.Placed || c.Version != 1 || !c.Updated.Equal(t0) {
+		t.Errorf("EnsureCharacter = %+v, %v, %v; want a new unplaced character at home", c, created, err)
+	}
+	c, created, err = s.EnsureCharacter(ctx, a.ID, other.ID, at(time.Second))
+	if err != nil || created || c.Area != home.ID {
+		t.Errorf("EnsureCharacter again = %+v, %v, %v; want the existing one at home", c, created, err)
+	}
+	_, _, err = s.EnsureCharacter(ctx, a.ID+1000, home.ID, t0)
+	wantErr(t, "character of unknown account", err, store.ErrNotFound)
+	b := mkAccount(t, s, "b@x")
+	_, _, err = s.EnsureCharacter(ctx, b.ID, 99999, t0)
+	wantErr(t, "character in unknown area", err, store.ErrNotFound)
+	if _, _, err := s.EnsureCharacter(ctx, b.ID, home.ID, t0); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := s.CharactersIn(ctx, home.ID)
+	if err != nil || len(cs) != 2 {
+		t.Errorf("CharactersIn(home) = %+v, %v; want 2", cs, err)
+	}
+	if cs, err := s.CharactersIn(ctx, other.ID); err != nil || len(cs) != 0 {
+		t.Errorf("CharactersIn(other) = %+v, %v; want none", cs, err)
+	}
+}
+
+func testTransfers(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a, home, _ := live(t, s, "a@x")
+	_, village, _ := live(t, s, "b@x")
+	_, arena, _ := live(t, s, "c@x")
+	mv := store.Transfer{ID: "portal-1", Account: a.ID, From: home.ID, To: village.ID, X: 10, Y: 11, State: []byte("hp=9"), Created: t0, Expires: at(time.Minute)}
+
+	first, err := s.MoveCharacter(ctx, mv, at(time.Second))
+	if err != nil || first.Status != store.TransferDone || first.Result != store.ResultMoved {
+		t.Fatalf("MoveCharacter = %+v, %v; want done, moved", first, err)
+	}
+	c, _ := s.Character(ctx, a.ID)
+	if c.Area != village.ID || c.X != 10 || c.Y != 11 || string(c.State) != "hp=9" || !c.Placed || c.Version != 2 {
+		t.Errorf("character after the move = %+v", c)
+	}
+
+	tests := []struct {
+		name       string
+		t          store.Transfer
+		want       error
+		wantResult store.TransferResult
+	}{
+		{"replay", mv, nil, store.ResultMoved},
+		{"replay with another cell and state", func() store.Transfer { m := mv; m.X, m.State = 99, []byte("x"); return m }(), nil, store.ResultMoved},
+		{"id reused for another crossing", func() store.Transfer { m := mv; m.To = arena.ID; return m }(), store.ErrConflict, ""},
+		{"not in source", store.Transfer{ID: "portal-2", Account: a.ID, From: home.ID, To: arena.ID, Created: t0, Expires: at(time.Minute)}, nil, store.ResultNotInSource},
+		{"not in source, replayed", store.Transfer{ID: "portal-2", Account: a.ID, From: home.ID, To: arena.ID}, nil, store.ResultNotInSource},
+		{"unknown destination", store.Transfer{ID: "portal-3", Account: a.ID, From: village.ID, To: 99999, Expires: at(time.Minute)}, store.ErrNotFound, ""},
+		{"no id", store.Transfer{Account: a.ID, From: village.ID, To: arena.ID}, store.ErrInvalid, ""},
+	}
+	for _, tt := range tests {
+		got, err := s.MoveCharacter(ctx, tt.t, at(2*time.Second))
+		wantErr(t, tt.name, err, tt.want)
+		if err == nil && got.Result != tt.wantResult {
+			t.Errorf("%s: result = %q; want %q", tt.name, got.Result, tt.wantResult)
+		}
+		// Nothing but the first move ever changed the character.
+		if c, _ := s.Character(ctx, a.ID); c.Area != village.ID || c.X != 10 || c.Version != 2 {
+			t.Errorf("%s: character = %+v; want unchanged in village", tt.name, c)
+		}
+	}
+	// A crossing with no pending record and no times set moves at once.
+	direct, err := s.MoveCharacter(ctx, store.Transfer{ID: "portal-4", Account: a.ID, From: village.ID, To: arena.ID}, at(3*time.Second))
+	if err != nil || direct.Result != store.ResultMoved || !direct.Created.Equal(at(3*time.Second)) {
+		t.Errorf("MoveCharacter without times = %+v, %v; want moved, created now", direct, err)
+	}
+	if c, _ := s.Character(ctx, a.ID); c.Area != arena.ID {
+		t.Errorf("character after portal-4 in %d; want %d", c.Area, arena.ID)
+	}
+	_, err = s.BeginTransfer(ctx, store.Transfer{ID: "portal-5", Account: a.ID, From: arena.ID, To: home.ID})
+	wantErr(t, "BeginTransfer without expiry", err, store.ErrInvalid)
+	rec, err := s.Transfer(ctx, "portal-1")
+	if err != nil || rec.Status != store.TransferDone || rec.Result != store.ResultMoved || rec.To != village.ID || rec.X != 10 || string(rec.State) != "hp=9" || !rec.Created.Equal(t0) {
+		t.Errorf("Transfer(portal-1) = %+v, %v", rec, err)
+	}
+	if rec, _ := s.Transfer(ctx, "portal-2"); rec.Status != store.TransferRejected {
+		t.Errorf("Transfer(portal-2) status = %q; want rejected", rec.Status)
+	}
+	_, err = s.Transfer(ctx, "portal-3")
+	wantErr(t, "failed move left no record", err, store.ErrNotFound)
+}
+
+func testTransferPendingAndExpiry(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a, home, _ := live(t, s, "a@x")
+	b, village, _ := live(t, s, "b@x")
+	c, arena, _ := live(t, s, "c@x")
+	begin := func(id store.TransferID, acct store.AccountID, from, to store.AreaID, created, expires time.Duration) store.Transfer {
+		t.Helper()
+		tr, err := s.BeginTransfer(ctx, store.Transfer{ID: id, Account: acct, From: from, To: to, X: 1, Y: 2, State: []byte(id), Created: at(created), Expires: at(expires)})
+		if err != nil || tr.Status != store.TransferPending || tr.Result != store.ResultNone {
+			t.Fatalf("BeginTransfer(%s) = %+v, %v; want pending", id, tr, err)
+		}
+		return tr
+	}
+	ta := begin("ta", a.ID, home.ID, village.ID, 0, time.Minute)
+	begin("tb", b.ID, village.ID, arena.ID, time.Second, 2*time.Minute)
+	begin("tc", c.ID, arena.ID, home.ID, 2*time.Second, time.Hour)
+	if again := begin("ta", a.ID, home.ID, village.ID, 5*time.Second, time.Hour); !again.Expires.Equal(ta.Expires) {
+		t.Errorf("BeginTransfer replay = %+v; want the recorded %+v", again, ta)
+	}
+	_, err := s.BeginTransfer(ctx, store.Transfer{ID: "ta", Account: b.ID, From: home.ID, To: village.ID, Expires: at(time.Hour)})
+	wantErr(t, "begin with a reused id", err, store.ErrConflict)
+	if ch, _ := s.Character(ctx, a.ID); ch.Area != home.ID {
+		t.Errorf("a pending transfer moved the character to %d", ch.Area)
+	}
+	pend, err := s.PendingTransfers(ctx)
+	if err != nil || len(pend) != 3 || pend[0].ID != "ta" || pend[1].ID != "tb" || pend[2].ID != "tc" {
+		t.Errorf("PendingTransfers = %+v, %v; want ta, tb, tc", pend, err)
+	}
+
+	// ta completes before its expiry; tb expires; tc is rejected.
+	done, err := s.MoveCharacter(ctx, store.Transfer{ID: "ta", Account: a.ID, From: home.ID, To: village.ID}, at(30*time.Second))
+	if err != nil || done.Result != store.ResultMoved || string(done.State) != "ta" {
+		t.Errorf("MoveCharacter(pending ta) = %+v, %v; want moved with the recorded state", done, err)
+	}
+	if ch, _ := s.Character(ctx, a.ID); ch.Area != village.ID || string(ch.State) != "ta" {
+		t.Errorf("character after completing ta = %+v", ch)
+	}
+	exp, err := s.ExpireTransfers(ctx, at(2*time.Minute))
+	if err != nil || len(exp) != 1 || exp[0].ID != "tb" || exp[0].Status != store.TransferRejected || exp[0].Result != store.ResultTimeout {
+		t.Errorf("ExpireTransfers = %+v, %v; want tb timed out", exp, err)
+	}
+	if exp, _ := s.ExpireTransfers(ctx, at(2*time.Minute)); len(exp) != 0 {
+		t.Errorf("ExpireTransfers again = %+v; want none", exp)
+	}
+	late, err := s.MoveCharacter(ctx, store.Transfer{ID: "tb", Account: b.ID, From: village.ID, To: arena.ID}, at(3*time.Minute))
+	if err != nil || late.Result != store.ResultTimeout {
+		t.Errorf("MoveCharacter(expired tb) = %+v, %v; want timeout", late, err)
+	}
+	if ch, _ := s.Character(ctx, b.ID); ch.Area != village.ID {
+		t.Errorf("character of an expired transfer moved to %d", ch.Area)
+	}
+	rej, err := s.RejectTransfer(ctx, "tc", "door_closed")
+	if err != nil || rej.Status != store.TransferRejected || rej.Result != "door_closed" {
+		t.Errorf("RejectTransfer = %+v, %v", rej, err)
+	}
+	if again, err := s.RejectTransfer(ctx, "ta", "late"); err != nil || again.Result != store.ResultMoved {
+		t.Errorf("RejectTransfer(done) = %+v, %v; want unchanged", again, err)
+	}
+	_, err = s.RejectTransfer(ctx, "nope", "x")
+	wantErr(t, "reject unknown", err, store.ErrNotFound)
+	if pend, _ := s.PendingTransfers(ctx); len(pend) != 0 {
+		t.Errorf("PendingTransfers at the end = %+v; want none", pend)
+	}
+
+	// A pending transfer completed after its expiry times out.
+	begin("td", c.ID, arena.ID, home.ID, 0, time.Minute)
+	late, err = s.MoveCharacter(ctx, store.Transfer{ID: "td", Account: c.ID, From: arena.ID, To: home.ID}, at(time.Minute))
+	if err != nil || late.Result != store.ResultTimeout {
+		t.Errorf("MoveCharacter(td past expiry) = %+v, %v; want timeout", late, err)
+	}
+	if ch, _ := s.Character(ctx, c.ID); ch.Area != arena.ID {
+		t.Errorf("character of a timed-out transfer moved to %d", ch.Area)
+	}
+}
+
+func testPruneTransfers(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a, home, _ := live(t, s, "a@x")
+	b, village, _ := live(t, s, "b@x")
+	if _, err := s.MoveCharacter(ctx, store.Transfer{ID: "old-done", Account: a.ID, From: home.ID, To: village.ID, Created: t0, Expires: at(time.Minute)}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.BeginTransfer(ctx, store.Transfer{ID: "old-pending", Account: b.ID, From: village.ID, To: home.ID, Created: t0, Expires: at(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MoveCharacter(ctx, store.Transfer{ID: "new-done", Account: a.ID, From: village.ID, To: home.ID, Created: at(time.Hour), Expires: at(2 * time.Hour)}, at(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.PruneTransfers(ctx, at(time.Minute)); err != nil || n != 1 {
+		t.Errorf("PruneTransfers = %d, %v; want 1", n, err)
+	}
+	if n, err := s.PruneTransfers(ctx, at(1000*time.Hour)); err != nil || n != 1 {
+		t.Errorf("PruneTransfers(all) = %d, %v; want 1 (never the pending one)", n, err)
+	}
+	if tr, err := s.Transfer(ctx, "old-pending"); err != nil || tr.Status != store.TransferPending {
+		t.Errorf("pending transfer after pruning = %+v, %v", tr, err)
+	}
+}
+
+func testRealmSettings(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	got, err := s.RealmSettings(ctx)
+	if err != nil || got != store.DefaultRealmSettings() {
+		t.Errorf("RealmSettings = %+v, %v; want defaults %+v", got, err, store.DefaultRealmSettings())
+	}
+	for _, want := range []store.RealmSettings{
+		{Open: false, Cap: 5, NewPlayersWelcome: false, Message: "maintenance"},
+		{Open: true, Cap: 0, NewPlayersWelcome: true, Message: ""},
+	} {
+		if err := s.UpdateRealmSettings(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.RealmSettings(ctx); err != nil || got != want {
+			t.Errorf("RealmSettings = %+v, %v; want %+v", got, err, want)
+		}
+	}
+	wantErr(t, "negative cap", s.UpdateRealmSettings(ctx, store.RealmSettings{Cap: -1}), store.ErrInvalid)
+}
+
+func testSamples(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	var want []store.Sample
+	for i := range 5 {
+		sm := store.Sample{At: at(time.Duration(i) * time.Minute), Players: i * 10, LiveAreas: i, FrozenAreas: 2 * i, Hosts: 1,
+			RSSBytes: int64(i) << 30, CPU: 0.25 * float64(i), WorstTickP99: time.Duration(i) * 1500 * time.Microsecond}
+		want = append(want, sm)
+	}
+	for _, i := range []int{3, 0, 4, 1, 2} {
+		if err := s.AddSample(ctx, want[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Samples(ctx, at(2*time.Minute))
+	if err != nil || len(got) != 3 {
+		t.Fatalf("Samples(since 2m) = %+v, %v; want 3", got, err)
+	}
+	for i, g := range got {
+		w := want[i+2]
+		if !g.At.Equal(w.At) || g.Players != w.Players || g.LiveAreas != w.LiveAreas || g.FrozenAreas != w.FrozenAreas ||
+			g.Hosts != w.Hosts || g.RSSBytes != w.RSSBytes || g.CPU != w.CPU || g.WorstTickP99 != w.WorstTickP99 {
+			t.Errorf("Samples[%d] = %+v; want %+v", i, g, w)
+		}
+	}
+	if n, err := s.PruneSamples(ctx, at(time.Minute)); err != nil || n != 1 {
+		t.Errorf("PruneSamples = %d, %v; want 1", n, err)
+	}
+	if got, _ := s.Samples(ctx, time.Time{}); len(got) != 4 {
+		t.Errorf("Samples after pruning = %d; want 4", len(got))
+	}
+}
+
+func testConcurrentSnapshots(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a, area, e := live(t, s, "a@x")
+	const writers, each = 8, 25
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		maxSeq store.Seq
+		errs   = make(chan error, writers)
+	)
+	for w := range writers {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 1))
+			for range each {
+				seq := store.Seq(1 + r.IntN(1000))
+				blob := fmt.Appendf(nil, "seq=%d", seq)
+				_, err := s.WriteSnapshot(ctx, store.Snapshot{Area: area.ID, Epoch: e, Seq: seq, Blob: blob,
+					Characters: []store.CharacterState{{Account: a.ID, X: int32(seq), State: blob}}, At: t0})
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				maxSeq = max(maxSeq, seq)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	blob, seq, _, err := s.AreaSnapshot(ctx, area.ID)
+	want := fmt.Appendf(nil, "seq=%d", maxSeq)
+	if err != nil || seq != maxSeq || !bytes.Equal(blob, want) {
+		t.Errorf("after concurrent writes: seq %d blob %q, %v; want %d %q", seq, blob, err, maxSeq, want)
+	}
+	if c, _ := s.Character(ctx, a.ID); c.X != int32(maxSeq) || !bytes.Equal(c.State, want) {
+		t.Errorf("character after concurrent writes = x %d state %q; want %d %q", c.X, c.State, maxSeq, want)
+	}
+}
+
+func testConcurrentTransferReplay(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a, home, _ := live(t, s, "a@x")
+	_, village, _ := live(t, s, "b@x")
+	mv := store.Transfer{ID: "race", Account: a.ID, From: home.ID, To: village.ID, X: 1, Y: 1, Created: t0, Expires: at(time.Minute)}
+	const n = 8
+	results := make([]store.Transfer, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { results[i], errs[i] = s.MoveCharacter(ctx, mv, t0) })
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || results[i].Result != store.ResultMoved {
+			t.Errorf("MoveCharacter #%d = %+v, %v; want moved", i, results[i], errs[i])
+		}
+	}
+	if c, _ := s.Character(ctx, a.ID); c.Area != village.ID || c.Version != 2 {
+		t.Errorf("character = %+v; want moved once (version 2)", c)
+	}
+}
