@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"testing"
 	"time"
 
@@ -223,4 +222,3 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func typeOf(m wire.Message) string { return reflect.TypeOf(m).String() }

@@ -24,7 +24,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCmd(), newAreahostCmd())
+	root.AddCommand(newDemoCmd(), newAreahostCmd(), newDirectorCmd(), newRunCmd(), newMigrateCmd())
 	bindEnvAll(root)
 	return root
 }

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/leyworks/ley/director"
+	"github.com/leyworks/ley/store"
+	"github.com/leyworks/ley/store/pg"
+	"github.com/leyworks/ley/store/sqlite"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// storeFlags selects the store: Postgres when a URL is given, else the
+// embedded SQLite under the data directory.
+type storeFlags struct {
+	url     string
+	dataDir string
+}
+
+func (s *storeFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&s.url, "database-url", "", "Postgres URL (postgres://...); empty uses the embedded SQLite store under --data-dir")
+	f.StringVar(&s.dataDir, "data-dir", "data", "directory of the embedded SQLite store")
+}
+
+func (s *storeFlags) open(ctx context.Context) (store.Store, string, error) {
+	if s.url != "" {
+		st, err := pg.Open(ctx, s.url)
+		return st, "postgres", err
+	}
+	if err := os.MkdirAll(s.dataDir, 0o750); err != nil {
+		return nil, "", fmt.Errorf("data dir: %w", err)
+	}
+	path := filepath.Join(s.dataDir, "ley.db")
+	st, err := sqlite.Open(ctx, path)
+	return st, "sqlite " + path, err
+}
+
+func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config) {
+	f.StringVar(&cfg.HTTP, "http", cfg.HTTP, "HTTP API listen address")
+	f.StringVar(&cfg.Control, "control", cfg.Control, "control-channel listen address for area hosts (host:port or unix:/path)")
+	f.StringVar(&cfg.HostKey, "host-key", "", "key that lets area hosts on other machines register (empty: spawned hosts only)")
+	f.IntVar(&cfg.Spawn.MinHosts, "min-hosts", cfg.Spawn.MinHosts, "area host processes kept running")
+	f.IntVar(&cfg.Spawn.MaxHosts, "max-hosts", cfg.Spawn.MaxHosts, "process rail: most area host processes ever started at once")
+	f.IntVar(&cfg.Spawn.PoolSize, "pool-size", cfg.Spawn.PoolSize, "Areas per area host")
+	f.IntVar(&cfg.Spawn.TickRate, "tick-rate", cfg.Spawn.TickRate, "simulation ticks per second of the hosts (a multiple of 4)")
+	f.IntVar(&cfg.Spawn.InterestRadius, "interest-radius", cfg.Spawn.InterestRadius, "how far a player sees, in squares (0: everything)")
+	f.IntVar(&cfg.Spawn.CellSize, "cell-size", cfg.Spawn.CellSize, "spatial hash cell side, in squares")
+	f.DurationVar(&cfg.Spawn.PersistEvery, "persist-every", cfg.Spawn.PersistEvery, "snapshot cadence of active Areas")
+	f.DurationVar(&cfg.Spawn.ResumeGrace, "resume-grace", cfg.Spawn.ResumeGrace, "how long a dropped player's body waits for a resume")
+	f.StringVar(&cfg.Spawn.MemLimit, "host-mem-limit", cfg.Spawn.MemLimit, "GOMEMLIMIT of each area host")
+	f.StringVar(&cfg.Spawn.Listen, "host-listen", cfg.Spawn.Listen, "interface the hosts' client listeners bind")
+	f.StringVar(&cfg.Spawn.LogLevel, "host-log-level", cfg.Spawn.LogLevel, "log level of the area hosts")
+	f.DurationVar(&cfg.AreaIdleGrace, "area-idle-grace", cfg.AreaIdleGrace, "how long an Area without players stays loaded")
+	f.DurationVar(&cfg.CloseGrace, "close-grace", cfg.CloseGrace, "grace players get when the realm is drained")
+	f.DurationVar(&cfg.SampleEvery, "sample-every", cfg.SampleEvery, "cadence of director_samples rows")
+}
+
+func newDirectorCmd() *cobra.Command {
+	cfg := director.DefaultConfig()
+	var sf storeFlags
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "director",
+		Short: "Run a realm's director: HTTP API, control channel, area lifecycle, persistence",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Logger = newLogger(logLevel)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			st, what, err := sf.open(ctx)
+			if err != nil {
+				return err
+			}
+			cfg.Logger.Info("store open", "store", what)
+			d, err := director.New(cfg, st)
+			if err != nil {
+				st.Close()
+				return err
+			}
+			return d.Run(ctx, nil, nil)
+		},
+	}
+	sf.add(cmd.Flags())
+	addDirectorFlags(cmd.Flags(), &cfg)
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	return cmd
+}
+
+func newMigrateCmd() *cobra.Command {
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the store's schema migrations and exit (the director also applies them at start)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, what, err := sf.open(cmd.Context()) // opening migrates
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if err := st.Migrate(cmd.Context()); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "store migrated: %s\n", what)
+			return nil
+		},
+	}
+	sf.add(cmd.Flags())
+	return cmd
+}
+
+func newRunCmd() *cobra.Command {
+	cfg := director.DefaultConfig()
+	var sf storeFlags
+	var logLevel, demoEmail, demoPassword string
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run a whole realm on this machine: director, spawned area hosts, the store, a seeded demo",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Logger = newLogger(logLevel)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			st, what, err := sf.open(ctx)
+			if err != nil {
+				return err
+			}
+			d, err := director.New(cfg, st)
+			if err != nil {
+				st.Close()
+				return err
+			}
+			httpLn, ctlLn, err := d.Listen()
+			if err != nil {
+				st.Close()
+				return err
+			}
+			demo, err := d.SeedDemo(ctx, demoEmail, demoPassword)
+			if err != nil {
+				st.Close()
+				return err
+			}
+			api, _ := d.Addrs()
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "ley realm up\n  store:        %s\n  director API: http://%s  (GET /director/info)\n", what, api)
+			fmt.Fprintf(out, "  demo login:   %s / %s  (an admin; owns the village Area %d)\n", demo.Email, demo.Password, demo.Area)
+			fmt.Fprintf(out, "  join it:      curl -s -X POST http://%s/v1/session -d '{\"email\":\"%s\",\"password\":\"%s\"}'\n", api, demo.Email, demo.Password)
+			fmt.Fprintf(out, "                curl -s -X POST -H 'Authorization: Bearer <token>' http://%s/v1/areas/%d/join\n", api, demo.Area)
+			fmt.Fprintf(out, "                then open ws_url and send hello{grant, join_id} (docs/protocol.md)\n  Ctrl-C stops the realm.\n")
+			return d.Run(ctx, httpLn, ctlLn)
+		},
+	}
+	sf.add(cmd.Flags())
+	addDirectorFlags(cmd.Flags(), &cfg)
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	cmd.Flags().StringVar(&demoEmail, "demo-email", "demo@ley.local", "email of the seeded demo account")
+	cmd.Flags().StringVar(&demoPassword, "demo-password", "demo-password", "password of the seeded demo account")
+	return cmd
+}

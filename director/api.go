@@ -1,0 +1,492 @@
+package director
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leyworks/ley/director/auth"
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/store"
+)
+
+// maxBody bounds every request body.
+const maxBody = 64 << 10
+
+// apiError is an API refusal: an HTTP status and a {code, message} body.
+type apiError struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	cause   error  // logged, never sent
+}
+
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+func apiErr(status int, code, msg string) *apiError {
+	return &apiError{Status: status, Code: code, Message: msg}
+}
+
+func internalErr(err error) *apiError {
+	return &apiError{Status: 500, Code: "INTERNAL", Message: "internal error", cause: err}
+}
+
+var (
+	errBadRequest   = func(msg string) *apiError { return apiErr(400, "BAD_REQUEST", msg) }
+	errUnauthorized = apiErr(401, "UNAUTHORIZED", "a valid session token is required")
+	errExpired      = apiErr(401, "SESSION_EXPIRED", "the session expired; log in again")
+	errBadLogin     = apiErr(401, "BAD_CREDENTIALS", "wrong email or password")
+	errForbidden    = apiErr(403, "FORBIDDEN", "not allowed")
+	errRateLimited  = apiErr(429, "RATE_LIMITED", "too many attempts; wait a little")
+	errEmailTaken   = apiErr(409, "EMAIL_TAKEN", "an account with this email exists")
+)
+
+// handler is an API endpoint: it returns a value to encode as JSON (with
+// status) or an apiError.
+type handler func(w http.ResponseWriter, r *http.Request) (int, any, *apiError)
+
+func (d *Director) serve(h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		status, v, apiE := func() (status int, v any, apiE *apiError) {
+			defer func() {
+				if p := recover(); p != nil {
+					apiE = internalErr(fmt.Errorf("panic: %v", p))
+				}
+			}()
+			return h(w, r)
+		}()
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		if apiE != nil {
+			if apiE.cause != nil {
+				d.log.Error("api", "method", r.Method, "path", r.URL.Path, "err", apiE.cause)
+			}
+			w.WriteHeader(apiE.Status)
+			_ = json.NewEncoder(w).Encode(apiE)
+			return
+		}
+		if v == nil {
+			w.WriteHeader(status)
+			return
+		}
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(v)
+	}
+}
+
+func (d *Director) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/accounts", d.serve(d.signUp))
+	mux.HandleFunc("POST /v1/session", d.serve(d.login))
+	mux.HandleFunc("DELETE /v1/session", d.serve(d.authed(d.logout)))
+	mux.HandleFunc("GET /v1/me", d.serve(d.authed(d.me)))
+	mux.HandleFunc("GET /v1/areas", d.serve(d.authed(d.myAreas)))
+	mux.HandleFunc("POST /v1/areas", d.serve(d.authed(d.createArea)))
+	mux.HandleFunc("GET /v1/areas/{id}/members", d.serve(d.authed(d.members)))
+	mux.HandleFunc("POST /v1/areas/{id}/invites", d.serve(d.authed(d.createInvite)))
+	mux.HandleFunc("POST /v1/invites/{code}/redeem", d.serve(d.authed(d.redeem)))
+	mux.HandleFunc("POST /v1/areas/{id}/join", d.serve(d.authed(d.joinArea)))
+	mux.HandleFunc("GET /v1/realm", d.serve(d.authed(d.getRealm)))
+	mux.HandleFunc("PUT /v1/realm", d.serve(d.authed(d.putRealm)))
+	mux.HandleFunc("GET /director/info", d.serve(d.info))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !d.ready.Load() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	return mux
+}
+
+// decode reads a JSON body strictly into v.
+func decode(r *http.Request, v any) *apiError {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return apiErr(413, "TOO_LARGE", fmt.Sprintf("request body over %d bytes", maxBody))
+		}
+		return errBadRequest("malformed JSON: " + err.Error())
+	}
+	if dec.More() {
+		return errBadRequest("one JSON value expected")
+	}
+	return nil
+}
+
+// clientKey is the rate limiter's key for the request's client address.
+func clientKey(r *http.Request) string {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return "addr:" + r.RemoteAddr
+	}
+	return auth.IPKey(ap.Addr())
+}
+
+type ctxKey struct{}
+
+// authed requires a valid session and passes its account on.
+func (d *Director) authed(h func(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError)) handler {
+	return func(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+		tok, ok := auth.ParseBearer(r.Header.Get("Authorization"))
+		if !ok {
+			return 0, nil, errUnauthorized
+		}
+		sess, err := d.store.TouchSession(r.Context(), store.HashToken(tok), time.Now())
+		switch {
+		case errors.Is(err, store.ErrExpired) || errors.Is(err, store.ErrRevoked):
+			return 0, nil, errExpired
+		case errors.Is(err, store.ErrNotFound):
+			return 0, nil, errUnauthorized
+		case err != nil:
+			return 0, nil, internalErr(err)
+		}
+		acct, err := d.store.Account(r.Context(), sess.Account)
+		if err != nil {
+			return 0, nil, internalErr(err)
+		}
+		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, tok))
+		return h(w, r, acct)
+	}
+}
+
+type credentials struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+	Name     string `json:"name,omitempty"`
+}
+
+func (d *Director) limited(r *http.Request, email string) bool {
+	return !d.limiter.Allow(clientKey(r)) || (email != "" && !d.limiter.Allow(auth.EmailKey(email)))
+}
+
+// signUp: POST /v1/accounts {email, password, name}.
+func (d *Director) signUp(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+	var c credentials
+	if e := decode(r, &c); e != nil {
+		return 0, nil, e
+	}
+	if d.limited(r, c.Email) {
+		return 0, nil, errRateLimited
+	}
+	if err := auth.CheckPassword(c.Password); err != nil {
+		return 0, nil, errBadRequest(err.Error())
+	}
+	if c.Name == "" {
+		c.Name = strings.SplitN(c.Email, "@", 2)[0]
+	}
+	phc, err := d.hasher.Hash(r.Context(), c.Password)
+	if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	acct, err := d.store.CreateAccount(r.Context(), store.NewAccount{Email: c.Email, Name: c.Name, PasswordPHC: phc, Created: time.Now()})
+	switch {
+	case errors.Is(err, store.ErrDuplicate):
+		return 0, nil, errEmailTaken
+	case errors.Is(err, store.ErrInvalid):
+		return 0, nil, errBadRequest(err.Error())
+	case err != nil:
+		return 0, nil, internalErr(err)
+	}
+	return http.StatusCreated, accountJSON(acct), nil
+}
+
+type accountOut struct {
+	ID    uint64 `json:"id"`
+	Email string `json:"email"`
+	Name  string `json:"name"`
+	Admin bool   `json:"admin"`
+}
+
+func accountJSON(a store.Account) accountOut {
+	return accountOut{ID: uint64(a.ID), Email: a.Email, Name: a.Name, Admin: a.Admin}
+}
+
+// login: POST /v1/session {email, password} -> {token, account, expires}.
+// A new login revokes the account's older sessions (a takeover).
+func (d *Director) login(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+	var c credentials
+	if e := decode(r, &c); e != nil {
+		return 0, nil, e
+	}
+	if d.limited(r, c.Email) {
+		return 0, nil, errRateLimited
+	}
+	acct, id, err := d.store.AccountByEmail(r.Context(), c.Email)
+	if errors.Is(err, store.ErrNotFound) {
+		d.hasher.VerifyUnknown(r.Context(), c.Password) // same cost as a wrong password
+		return 0, nil, errBadLogin
+	} else if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	ok, rehash, err := d.hasher.Verify(r.Context(), id.PasswordPHC, c.Password)
+	if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	if !ok {
+		return 0, nil, errBadLogin
+	}
+	if rehash {
+		if phc, err := d.hasher.Hash(r.Context(), c.Password); err == nil {
+			_ = d.store.UpdatePassword(r.Context(), acct.ID, phc)
+		}
+	}
+	if _, err := d.store.RevokeAccountSessions(r.Context(), acct.ID); err != nil {
+		return 0, nil, internalErr(err)
+	}
+	tok, hash := auth.NewToken()
+	sess, err := d.store.CreateSession(r.Context(), store.TokenHash(hash), acct.ID, time.Now(), d.cfg.SessionIdle, d.cfg.SessionAbsolute)
+	if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	return http.StatusOK, map[string]any{"token": tok, "account": accountJSON(acct), "expires": sess.Expires.UTC()}, nil
+}
+
+func (d *Director) logout(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	tok := r.Context().Value(ctxKey{}).(string)
+	if err := d.store.RevokeSession(r.Context(), store.HashToken(tok)); err != nil {
+		return 0, nil, internalErr(err)
+	}
+	return http.StatusNoContent, nil, nil
+}
+
+func (d *Director) me(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	return http.StatusOK, accountJSON(acct), nil
+}
+
+type areaOut struct {
+	ID    uint32 `json:"id"`
+	Name  string `json:"name"`
+	Kind  string `json:"kind"`
+	Owner uint64 `json:"owner"`
+	W     int    `json:"w"`
+	H     int    `json:"h"`
+}
+
+func areaJSON(a store.Area) areaOut {
+	return areaOut{ID: uint32(a.ID), Name: a.Name, Kind: a.Kind, Owner: uint64(a.Owner), W: a.W, H: a.H}
+}
+
+func (d *Director) myAreas(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	areas, err := d.store.AreasOf(r.Context(), acct.ID)
+	if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	out := make([]areaOut, len(areas))
+	for i, a := range areas {
+		out[i] = areaJSON(a)
+	}
+	return http.StatusOK, map[string]any{"areas": out}, nil
+}
+
+type newAreaIn struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	W    int    `json:"w"`
+	H    int    `json:"h"`
+}
+
+// createArea: POST /v1/areas {name, kind, w, h}; the creator owns it.
+func (d *Director) createArea(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	var in newAreaIn
+	if e := decode(r, &in); e != nil {
+		return 0, nil, e
+	}
+	if in.Kind == "" {
+		in.Kind = "home"
+	}
+	if _, err := ecs.ParseKind(in.Kind); err != nil {
+		return 0, nil, errBadRequest(err.Error())
+	}
+	if in.W == 0 {
+		in.W, in.H = 64, 64
+	}
+	if in.W < 8 || in.H < 8 || in.W > 1024 || in.H > 1024 {
+		return 0, nil, errBadRequest("area size must be 8..1024 squares a side")
+	}
+	if n := len(in.Name); n < 1 || n > 64 {
+		return 0, nil, errBadRequest("name must be 1..64 bytes")
+	}
+	a, err := d.store.CreateArea(r.Context(), store.NewArea{Owner: acct.ID, Kind: in.Kind, Name: in.Name, W: in.W, H: in.H, Seed: uint64(time.Now().UnixNano()), Created: time.Now()})
+	if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	return http.StatusCreated, areaJSON(a), nil
+}
+
+func pathArea(r *http.Request) (store.AreaID, *apiError) {
+	id, err := strconv.ParseUint(r.PathValue("id"), 10, 32)
+	if err != nil {
+		return 0, errBadRequest("area id must be a number")
+	}
+	return store.AreaID(id), nil
+}
+
+func (d *Director) members(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	id, e := pathArea(r)
+	if e != nil {
+		return 0, nil, e
+	}
+	if ok, err := d.store.IsMember(r.Context(), id, acct.ID); err != nil {
+		return 0, nil, internalErr(err)
+	} else if !ok {
+		return 0, nil, errNotMember
+	}
+	ms, err := d.store.Members(r.Context(), id)
+	if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	out := make([]map[string]any, len(ms))
+	for i, m := range ms {
+		out[i] = map[string]any{"account": uint64(m.Account), "role": string(m.Role)}
+	}
+	return http.StatusOK, map[string]any{"members": out}, nil
+}
+
+type inviteIn struct {
+	Uses       int `json:"uses"`
+	TTLSeconds int `json:"ttl_seconds"`
+}
+
+// createInvite: POST /v1/areas/{id}/invites {uses, ttl_seconds}; owner only.
+func (d *Director) createInvite(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	id, e := pathArea(r)
+	if e != nil {
+		return 0, nil, e
+	}
+	var in inviteIn
+	if e := decode(r, &in); e != nil {
+		return 0, nil, e
+	}
+	if in.Uses == 0 {
+		in.Uses = 1
+	}
+	if in.TTLSeconds == 0 {
+		in.TTLSeconds = 7 * 24 * 3600
+	}
+	if in.Uses < 1 || in.Uses > 10000 || in.TTLSeconds < 60 || in.TTLSeconds > 90*24*3600 {
+		return 0, nil, errBadRequest("uses 1..10000, ttl_seconds 60..7776000")
+	}
+	role, err := d.store.MemberRole(r.Context(), id, acct.ID)
+	if errors.Is(err, store.ErrNotMember) || (err == nil && role != store.RoleOwner) {
+		return 0, nil, errForbidden
+	} else if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	now := time.Now()
+	code := randomHex(8)
+	if err := d.store.CreateInvite(r.Context(), store.Invite{Code: code, Area: id, CreatedBy: acct.ID, UsesLeft: in.Uses, Expires: now.Add(time.Duration(in.TTLSeconds) * time.Second), Created: now}); err != nil {
+		return 0, nil, internalErr(err)
+	}
+	return http.StatusCreated, map[string]any{"code": code, "area": uint32(id), "uses": in.Uses}, nil
+}
+
+// redeem: POST /v1/invites/{code}/redeem -> {area}.
+func (d *Director) redeem(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	id, err := d.store.RedeemInvite(r.Context(), r.PathValue("code"), acct.ID, time.Now())
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return 0, nil, apiErr(404, "NO_SUCH_INVITE", "no such invite code")
+	case errors.Is(err, store.ErrExpired):
+		return 0, nil, apiErr(410, "INVITE_EXPIRED", "the invite code expired")
+	case errors.Is(err, store.ErrUsedUp):
+		return 0, nil, apiErr(410, "INVITE_USED_UP", "the invite code has no uses left")
+	case err != nil:
+		return 0, nil, internalErr(err)
+	}
+	return http.StatusOK, map[string]any{"area": uint32(id)}, nil
+}
+
+// joinArea: POST /v1/areas/{id}/join -> {grant, ws_url, join_id, area}.
+func (d *Director) joinArea(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	id, e := pathArea(r)
+	if e != nil {
+		return 0, nil, e
+	}
+	ans, e := d.join(r.Context(), acct, id)
+	if e != nil {
+		return 0, nil, e
+	}
+	return http.StatusOK, ans, nil
+}
+
+type realmOut struct {
+	Open              bool   `json:"open"`
+	Cap               int    `json:"cap"`
+	NewPlayersWelcome bool   `json:"new_players_welcome"`
+	Message           string `json:"message"`
+}
+
+func (d *Director) getRealm(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	if !acct.Admin {
+		return 0, nil, errForbidden
+	}
+	s, err := d.store.RealmSettings(r.Context())
+	if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	return http.StatusOK, realmOut(s), nil
+}
+
+// putRealm: PUT /v1/realm (admins): closing the door drains the realm.
+func (d *Director) putRealm(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	if !acct.Admin {
+		return 0, nil, errForbidden
+	}
+	var in realmOut
+	if e := decode(r, &in); e != nil {
+		return 0, nil, e
+	}
+	if in.Cap < 0 || len(in.Message) > 1024 {
+		return 0, nil, errBadRequest("cap must be >= 0 and message at most 1024 bytes")
+	}
+	old, err := d.store.RealmSettings(r.Context())
+	if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	if err := d.store.UpdateRealmSettings(r.Context(), store.RealmSettings(in)); err != nil {
+		return 0, nil, internalErr(err)
+	}
+	if old.Open && !in.Open {
+		d.drain()
+	}
+	return http.StatusOK, in, nil
+}
+
+// info: GET /director/info, public: the realm door as a player sees it.
+func (d *Director) info(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
+	s, err := d.store.RealmSettings(r.Context())
+	if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	d.mu.Lock()
+	players := map[store.AccountID]bool{}
+	live := 0
+	for _, l := range d.areas {
+		live++
+		for _, a := range l.accounts {
+			players[a] = true
+		}
+	}
+	hosts := len(d.hosts)
+	d.mu.Unlock()
+	return http.StatusOK, map[string]any{
+		"open": s.Open, "cap": s.Cap, "players": len(players), "new_players_welcome": s.NewPlayersWelcome,
+		"message": s.Message, "live_areas": live, "hosts": hosts,
+		"knobs": map[string]any{
+			"tick_rate": d.cfg.Spawn.TickRate, "interest_radius": d.cfg.Spawn.InterestRadius, "cell_size": d.cfg.Spawn.CellSize,
+			"pool_size": d.cfg.Spawn.PoolSize, "process_rail": d.cfg.Spawn.MaxHosts, "persist_every": d.cfg.Spawn.PersistEvery.String(),
+		},
+	}, nil
+}
+

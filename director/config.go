@@ -1,0 +1,141 @@
+package director
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Config configures a Director. Start from DefaultConfig.
+type Config struct {
+	// HTTP is the API listen address.
+	HTTP string
+	// Control is the control-channel listen address hosts dial
+	// (host:port, or unix:/path).
+	Control string
+	// HostKey lets area hosts started on other machines register; empty
+	// accepts only hosts this director spawned.
+	HostKey string
+
+	// Spawn configures the area host processes the director starts.
+	Spawn SpawnConfig
+
+	// GrantTTL is a join grant's life; JoinTimeout bounds each step of a
+	// join (spawning a host, hydrating the Area, registering the grant).
+	GrantTTL    time.Duration
+	JoinTimeout time.Duration
+	// AreaIdleGrace is how long an Area whose host reports zero peers stays
+	// loaded before the director closes it; CloseGrace is the grace its
+	// peers get in area_closing when the realm is drained.
+	AreaIdleGrace time.Duration
+	CloseGrace    time.Duration
+	// HeartbeatTimeout marks a host gone when no heartbeat came for it.
+	HeartbeatTimeout time.Duration
+
+	// Session lifetimes.
+	SessionIdle     time.Duration
+	SessionAbsolute time.Duration
+	// MaxConcurrentHashes caps argon2id hashing in flight (each takes
+	// about 19 MiB).
+	MaxConcurrentHashes int
+	// AuthEvery and AuthBurst limit login and registration attempts per
+	// client IP and per email: AuthBurst at once, then one per AuthEvery.
+	AuthEvery time.Duration
+	AuthBurst int
+
+	// SampleEvery is the director_samples cadence.
+	SampleEvery time.Duration
+
+	// Logger receives the director's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// SpawnConfig describes the area host children.
+type SpawnConfig struct {
+	// Binary is the ley executable to run ("" means this process's own).
+	Binary string
+	// MinHosts are kept running (restarted with backoff when they die);
+	// MaxHosts is the process rail: more are never started.
+	MinHosts, MaxHosts int
+	// PoolSize, TickRate, InterestRadius, PersistEvery, ResumeGrace are
+	// passed to every host.
+	PoolSize       int
+	TickRate       int
+	InterestRadius int
+	CellSize       int
+	PersistEvery   time.Duration
+	ResumeGrace    time.Duration
+	// Listen is the host for the children's client listeners (each takes a
+	// free port on it); PublicHost, if set, replaces it in the ws:// URLs.
+	Listen string
+	// MemLimit is each host's GOMEMLIMIT ("" for none), NoFile its file
+	// descriptor limit, OOMScoreAdj its oom_score_adj (so the kernel's OOM
+	// killer takes a host before the director).
+	MemLimit    string
+	NoFile      uint64
+	OOMScoreAdj int
+	// LogLevel is the hosts' log level.
+	LogLevel string
+}
+
+// DefaultConfig returns a fresh Config with ley's defaults.
+func DefaultConfig() Config {
+	return Config{
+		HTTP:                "127.0.0.1:8080",
+		Control:             "127.0.0.1:7070",
+		GrantTTL:            90 * time.Second,
+		JoinTimeout:         10 * time.Second,
+		AreaIdleGrace:       60 * time.Second,
+		CloseGrace:          10 * time.Second,
+		HeartbeatTimeout:    5 * time.Second,
+		SessionIdle:         7 * 24 * time.Hour,
+		SessionAbsolute:     30 * 24 * time.Hour,
+		MaxConcurrentHashes: 4,
+		AuthEvery:           6 * time.Second,
+		AuthBurst:           10,
+		SampleEvery:         time.Minute,
+		Spawn: SpawnConfig{
+			MinHosts:       1,
+			MaxHosts:       4,
+			PoolSize:       64,
+			TickRate:       20,
+			InterestRadius: 24,
+			CellSize:       8,
+			PersistEvery:   30 * time.Second,
+			ResumeGrace:    30 * time.Second,
+			Listen:         "127.0.0.1",
+			MemLimit:       "1GiB",
+			NoFile:         65536,
+			OOMScoreAdj:    500,
+			LogLevel:       "info",
+		},
+	}
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
+	if c.Spawn.MinHosts < 0 || c.Spawn.MaxHosts < c.Spawn.MinHosts {
+		bad("hosts: min %d, max %d", c.Spawn.MinHosts, c.Spawn.MaxHosts)
+	}
+	if c.Spawn.MaxHosts == 0 && c.HostKey == "" {
+		bad("no host can ever serve: max hosts is 0 and no host key lets others register")
+	}
+	if c.GrantTTL <= 0 || c.JoinTimeout <= 0 || c.AreaIdleGrace < 0 || c.CloseGrace < 0 || c.HeartbeatTimeout <= 0 {
+		bad("durations must be positive")
+	}
+	if c.SessionIdle <= 0 || c.SessionAbsolute < c.SessionIdle {
+		bad("sessions: idle %v, absolute %v", c.SessionIdle, c.SessionAbsolute)
+	}
+	if c.MaxConcurrentHashes < 1 || c.AuthEvery <= 0 || c.AuthBurst < 1 {
+		bad("auth limits")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("director: config: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+// Package dirclient is a typed client of the director's HTTP API, for the
+// load driver, tools and tests.
+package dirclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Error is a refusal from the API: the HTTP status and its {code, message}.
+type Error struct {
+	Status  int
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("director: %d %s: %s", e.Status, e.Code, e.Message)
+}
+
+// Client talks to one director. Token, once set by Login, authenticates
+// the calls that need a session. Safe for concurrent use if Token is not
+// changed meanwhile.
+type Client struct {
+	Base  string // http://host:port
+	Token string
+	HTTP  *http.Client
+}
+
+// New returns a client of the director at base (http://host:port).
+func New(base string) *Client {
+	return &Client{Base: base, HTTP: &http.Client{Timeout: 60 * time.Second}}
+}
+
+// Do sends a JSON request and decodes a JSON answer into out (if not nil).
+// A non-2xx answer is an *Error.
+func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.Base+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		e := &Error{Status: resp.StatusCode}
+		if json.Unmarshal(data, e) != nil || e.Code == "" {
+			e.Code, e.Message = "HTTP", string(data)
+		}
+		return e
+	}
+	if out != nil && len(data) > 0 {
+		return json.Unmarshal(data, out)
+	}
+	return nil
+}
+
+// Account is an account as the API shows it.
+type Account struct {
+	ID    uint64 `json:"id"`
+	Email string `json:"email"`
+	Name  string `json:"name"`
+	Admin bool   `json:"admin"`
+}
+
+// Register creates an account.
+func (c *Client) Register(ctx context.Context, email, password, name string) (Account, error) {
+	var a Account
+	err := c.Do(ctx, "POST", "/v1/accounts", map[string]string{"email": email, "password": password, "name": name}, &a)
+	return a, err
+}
+
+// Login opens a session and keeps its token in c.Token.
+func (c *Client) Login(ctx context.Context, email, password string) (Account, error) {
+	var out struct {
+		Token   string  `json:"token"`
+		Account Account `json:"account"`
+	}
+	if err := c.Do(ctx, "POST", "/v1/session", map[string]string{"email": email, "password": password}, &out); err != nil {
+		return Account{}, err
+	}
+	c.Token = out.Token
+	return out.Account, nil
+}
+
+// Logout revokes the session.
+func (c *Client) Logout(ctx context.Context) error { return c.Do(ctx, "DELETE", "/v1/session", nil, nil) }
+
+// Area is an Area as the API shows it.
+type Area struct {
+	ID    uint32 `json:"id"`
+	Name  string `json:"name"`
+	Kind  string `json:"kind"`
+	Owner uint64 `json:"owner"`
+	W     int    `json:"w"`
+	H     int    `json:"h"`
+}
+
+// CreateArea creates an Area owned by the session's account.
+func (c *Client) CreateArea(ctx context.Context, name, kind string, w, h int) (Area, error) {
+	var a Area
+	err := c.Do(ctx, "POST", "/v1/areas", map[string]any{"name": name, "kind": kind, "w": w, "h": h}, &a)
+	return a, err
+}
+
+// Invite creates an invite code to area.
+func (c *Client) Invite(ctx context.Context, area uint32, uses int) (string, error) {
+	var out struct {
+		Code string `json:"code"`
+	}
+	err := c.Do(ctx, "POST", fmt.Sprintf("/v1/areas/%d/invites", area), map[string]int{"uses": uses}, &out)
+	return out.Code, err
+}
+
+// Redeem redeems an invite code, making the account a member.
+func (c *Client) Redeem(ctx context.Context, code string) (uint32, error) {
+	var out struct {
+		Area uint32 `json:"area"`
+	}
+	err := c.Do(ctx, "POST", "/v1/invites/"+code+"/redeem", nil, &out)
+	return out.Area, err
+}
+
+// Join is a successful join's answer.
+type Join struct {
+	Grant  string `json:"grant"`
+	WSURL  string `json:"ws_url"`
+	JoinID uint64 `json:"join_id"`
+	Area   uint32 `json:"area"`
+}
+
+// Join asks to join area.
+func (c *Client) Join(ctx context.Context, area uint32) (Join, error) {
+	var j Join
+	err := c.Do(ctx, "POST", fmt.Sprintf("/v1/areas/%d/join", area), nil, &j)
+	return j, err
+}
+
+// Realm is the realm door's settings.
+type Realm struct {
+	Open              bool   `json:"open"`
+	Cap               int    `json:"cap"`
+	NewPlayersWelcome bool   `json:"new_players_welcome"`
+	Message           string `json:"message"`
+}
+
+// SetRealm changes the realm settings (admins).
+func (c *Client) SetRealm(ctx context.Context, r Realm) error {
+	return c.Do(ctx, "PUT", "/v1/realm", r, nil)
+}
+
+// Info is the public GET /director/info.
+type Info struct {
+	Open              bool           `json:"open"`
+	Cap               int            `json:"cap"`
+	Players           int            `json:"players"`
+	NewPlayersWelcome bool           `json:"new_players_welcome"`
+	Message           string         `json:"message"`
+	LiveAreas         int            `json:"live_areas"`
+	Hosts             int            `json:"hosts"`
+	Knobs             map[string]any `json:"knobs"`
+}
+
+// Info reads the public realm information.
+func (c *Client) Info(ctx context.Context) (Info, error) {
+	var i Info
+	err := c.Do(ctx, "GET", "/director/info", nil, &i)
+	return i, err
+}

@@ -1,0 +1,158 @@
+package director
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/leyworks/ley/director/auth"
+	"github.com/leyworks/ley/store"
+)
+
+// Director runs a realm: the HTTP API, the control channel, the host
+// registry and spawner, Area lifecycle, and all persistence.
+//
+// Concurrency: HTTP handlers, one goroutine per host link, and the
+// housekeeping loops share the registries below under mu; the store is
+// safe for concurrent use.
+type Director struct {
+	cfg     Config
+	log     *slog.Logger
+	store   store.Store
+	hasher  *auth.Hasher
+	limiter *auth.Limiter
+	spawner *spawner
+	joinSeq atomic.Uint64
+
+	controlAddr string
+	httpAddr    string
+	ready       atomic.Bool
+
+	mu           sync.Mutex // guards everything below
+	hosts        map[uint32]*host
+	nextHost     uint32
+	areas        map[store.AreaID]*live
+	spawnTokens  map[string]*child
+	granted      map[store.AccountID]time.Time // grants outstanding, by account, until their expiry
+	hostsChanged chan struct{}                 // closed and replaced when hosts come or go
+}
+
+// New returns a Director on st (which it owns from now on: Run closes it).
+func New(cfg Config, st store.Store) (*Director, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	limiter, err := auth.NewLimiter(auth.LimiterConfig{Every: cfg.AuthEvery, Burst: cfg.AuthBurst, MaxKeys: 100_000})
+	if err != nil {
+		return nil, err
+	}
+	d := &Director{
+		cfg:          cfg,
+		log:          cfg.Logger.With("role", "director"),
+		store:        st,
+		hasher:       auth.NewHasher(auth.DefaultParams(), cfg.MaxConcurrentHashes),
+		limiter:      limiter,
+		hosts:        map[uint32]*host{},
+		areas:        map[store.AreaID]*live{},
+		spawnTokens:  map[string]*child{},
+		granted:      map[store.AccountID]time.Time{},
+		hostsChanged: make(chan struct{}),
+	}
+	d.joinSeq.Store(uint64(time.Now().UnixNano()))
+	d.spawner = newSpawner(d)
+	return d, nil
+}
+
+// notifyHosts wakes everyone waiting for the host registry. d.mu held.
+func (d *Director) notifyHosts() {
+	close(d.hostsChanged)
+	d.hostsChanged = make(chan struct{})
+}
+
+// Addrs reports the HTTP and control addresses once Run is listening.
+func (d *Director) Addrs() (httpAddr, controlAddr string) { return d.httpAddr, d.controlAddr }
+
+// Listen binds the HTTP and control listeners (so callers learn the ports
+// before Run) and returns them.
+func (d *Director) Listen() (httpLn, controlLn net.Listener, err error) {
+	controlLn, err = listen(d.cfg.Control)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listen control %s: %w", d.cfg.Control, err)
+	}
+	httpLn, err = net.Listen("tcp", d.cfg.HTTP)
+	if err != nil {
+		controlLn.Close()
+		return nil, nil, fmt.Errorf("listen http %s: %w", d.cfg.HTTP, err)
+	}
+	d.controlAddr = controlLn.Addr().String()
+	if controlLn.Addr().Network() == "unix" {
+		d.controlAddr = "unix:" + d.controlAddr
+	}
+	d.httpAddr = httpLn.Addr().String()
+	return httpLn, controlLn, nil
+}
+
+func listen(addr string) (net.Listener, error) {
+	if len(addr) > 5 && addr[:5] == "unix:" {
+		return net.Listen("unix", addr[5:])
+	}
+	return net.Listen("tcp", addr)
+}
+
+// Run serves until ctx is done, then drains hosts and closes the store.
+// It listens first if Listen was not called.
+func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) error {
+	if httpLn == nil || controlLn == nil {
+		var err error
+		if httpLn, controlLn, err = d.Listen(); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv := &http.Server{
+		Handler:           d.routes(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      d.cfg.JoinTimeout*3 + 5*time.Second, // a join may spawn a host
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
+	}
+	var wg sync.WaitGroup
+	run := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
+	run(func() { d.serveControl(ctx, controlLn) })
+	run(func() { d.watchHeartbeats(ctx) })
+	run(func() { d.lifecycle(ctx) })
+	run(func() { d.sample(ctx) })
+	spawnerDone := make(chan struct{})
+	go func() { d.spawner.run(ctx); close(spawnerDone) }()
+	httpErr := make(chan error, 1)
+	go func() { httpErr <- srv.Serve(httpLn) }()
+	d.ready.Store(true)
+	d.log.Info("director up", "http", d.httpAddr, "control", d.controlAddr)
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-httpErr:
+		err = fmt.Errorf("http server: %w", err)
+	}
+	d.ready.Store(false)
+	shutCtx, stop := context.WithTimeout(context.Background(), 5*time.Second)
+	defer stop()
+	_ = srv.Shutdown(shutCtx)
+	cancel()
+	<-spawnerDone // hosts stopped: they sent their final snapshots while the control loop still ran
+	wg.Wait()
+	if cerr := d.store.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+	}
+	return err
+}

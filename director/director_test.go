@@ -1,0 +1,222 @@
+package director
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/store"
+)
+
+// TestFullStack: register, log in, create an Area, join, hello, move, see
+// the move in a snapshot and in the store.
+func TestFullStack(t *testing.T) {
+	r := startRealm(t, nil)
+	ctx := context.Background()
+	c, acct := r.player("ann")
+	area, err := c.CreateArea(ctx, "Ann's home", "home", 32, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := c.Join(ctx, area.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ack := connect(t, j)
+	if ack.JoinID != j.JoinID || ack.Area != area.ID {
+		t.Fatalf("hello_ack %+v for join %+v", ack, j)
+	}
+	first := p.snapshot(0)
+	p.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE})
+	s := p.snapshot(1)
+	if s.You.X != first.You.X+1 || s.You.Y != first.You.Y {
+		t.Fatalf("after a step east: %+v, from %+v", s.You, first.You)
+	}
+	waitFor(t, "the move persisted", func() bool {
+		ch, err := r.store.Character(ctx, store.AccountID(acct.ID))
+		return err == nil && ch.Placed && ch.X == s.You.X && ch.Y == s.You.Y
+	})
+}
+
+func TestMembershipEnforced(t *testing.T) {
+	r := startRealm(t, nil)
+	ctx := context.Background()
+	owner, _ := r.player("owner")
+	area, err := owner.CreateArea(ctx, "Private", "home", 16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stranger, _ := r.player("stranger")
+	if _, err := stranger.Join(ctx, area.ID); refusal(t, err) != "NOT_MEMBER" {
+		t.Fatalf("stranger's join: %v; want NOT_MEMBER", err)
+	}
+	if _, err := stranger.Join(ctx, 9999); refusal(t, err) != "NO_SUCH_AREA" {
+		t.Fatalf("join of a missing area: %v; want NO_SUCH_AREA", err)
+	}
+	code, err := owner.Invite(ctx, area.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stranger.Redeem(ctx, code); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stranger.Join(ctx, area.ID); err != nil {
+		t.Fatalf("join after redeeming an invite: %v", err)
+	}
+	other, _ := r.player("other")
+	if _, err := other.Redeem(ctx, code); refusal(t, err) != "INVITE_USED_UP" {
+		t.Fatalf("second redeem of a one-use invite: %v", err)
+	}
+}
+
+// TestRealmDoor: a full realm refuses newcomers with REALM_FULL but lets
+// someone inside back in; a closed realm refuses with REALM_CLOSED and
+// drains its Areas (area_closing reaches peers first).
+func TestRealmDoor(t *testing.T) {
+	r := startRealm(t, nil)
+	ctx := context.Background()
+	admin, adminAcct := r.player("admin")
+	r.admin(adminAcct)
+	area, err := admin.CreateArea(ctx, "Village", "village", 32, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _ := admin.Invite(ctx, area.ID, 10)
+	if err := admin.SetRealm(ctx, dirclient.Realm{Open: true, Cap: 1, NewPlayersWelcome: true}); err != nil {
+		t.Fatal(err)
+	}
+	j, err := admin.Join(ctx, area.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := connect(t, j)
+	bob, _ := r.player("bob")
+	if _, err := bob.Redeem(ctx, code); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "presence counted", func() bool { i, _ := admin.Info(ctx); return i.Players == 1 })
+	if _, err := bob.Join(ctx, area.ID); refusal(t, err) != "REALM_FULL" {
+		t.Fatalf("join past the cap: %v; want REALM_FULL", err)
+	}
+	if _, err := admin.Join(ctx, area.ID); err != nil {
+		t.Fatalf("someone inside joining again was refused: %v", err)
+	}
+	if err := admin.SetRealm(ctx, dirclient.Realm{Open: false, Cap: 10, NewPlayersWelcome: true}); err != nil {
+		t.Fatal(err)
+	}
+	closing := p.until(func(m wire.Message) bool { _, ok := m.(*wire.AreaClosing); return ok }).(*wire.AreaClosing)
+	if closing.Reason != wire.CodeRealmClosed {
+		t.Fatalf("area_closing reason %v; want REALM_CLOSED", closing.Reason)
+	}
+	if _, err := bob.Join(ctx, area.ID); refusal(t, err) != "REALM_CLOSED" {
+		t.Fatalf("join of a closed realm: %v; want REALM_CLOSED", err)
+	}
+	waitFor(t, "the drained area closed", func() bool { i, _ := admin.Info(ctx); return i.LiveAreas == 0 })
+	if i, _ := admin.Info(ctx); i.Hosts == 0 {
+		t.Fatal("the director lost its hosts in a drain")
+	}
+}
+
+// TestAreaLifecycle: an Area stays live while a peer is connected, however
+// long past the idle grace, and closes once the last peer left.
+func TestAreaLifecycle(t *testing.T) {
+	r := startRealm(t, nil)
+	ctx := context.Background()
+	c, _ := r.player("ann")
+	area, _ := c.CreateArea(ctx, "Home", "home", 16, 16)
+	j, err := c.Join(ctx, area.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := connect(t, j)
+	// Pretend the director's count says nobody: the host's presence rules.
+	r.d.mu.Lock()
+	r.d.areas[store.AreaID(area.ID)].zeroSince = time.Now().Add(-time.Hour)
+	r.d.mu.Unlock()
+	for i := 0; i < 30; i++ { // well past the idle grace, snapshots still flow
+		p.snapshot(0)
+	}
+	if i, _ := c.Info(ctx); i.LiveAreas != 1 {
+		t.Fatalf("live areas = %d with a peer connected; want 1", i.LiveAreas)
+	}
+	p.c.Close(1000, "bye")
+	waitFor(t, "the area closed after its last peer left", func() bool { i, _ := c.Info(ctx); return i.LiveAreas == 0 })
+}
+
+// TestDeadHostRehomes: a join to an Area whose host died is answered at
+// once: the Area comes back on a live host from its last snapshot.
+func TestDeadHostRehomes(t *testing.T) {
+	r := startRealm(t, nil)
+	ctx := context.Background()
+	c, acct := r.player("ann")
+	area, _ := c.CreateArea(ctx, "Home", "home", 16, 16)
+	j, _ := c.Join(ctx, area.ID)
+	p, _ := connect(t, j)
+	p.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirS})
+	s := p.snapshot(1)
+	waitFor(t, "the move persisted", func() bool {
+		ch, err := r.store.Character(ctx, store.AccountID(acct.ID))
+		return err == nil && ch.Placed && ch.Y == s.You.Y
+	})
+	r.d.mu.Lock()
+	h := r.d.areas[store.AreaID(area.ID)].host
+	r.d.mu.Unlock()
+	if err := h.child.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the dead host unregistered", func() bool {
+		r.d.mu.Lock()
+		defer r.d.mu.Unlock()
+		return r.d.hosts[h.id] == nil
+	})
+	start := time.Now()
+	j2, err := c.Join(ctx, area.ID)
+	if err != nil {
+		t.Fatalf("join after the host died: %v", err)
+	}
+	t.Logf("re-homed join answered in %v", time.Since(start))
+	p2, _ := connect(t, j2)
+	s2 := p2.snapshot(0)
+	if s2.You.X != s.You.X || s2.You.Y != s.You.Y {
+		t.Fatalf("after re-homing you = (%d,%d); want the persisted (%d,%d)", s2.You.X, s2.You.Y, s.You.X, s.You.Y)
+	}
+}
+
+func TestSessionsAndGrantsExpire(t *testing.T) {
+	r := startRealm(t, func(c *Config) {
+		c.SessionIdle, c.SessionAbsolute = 300*time.Millisecond, time.Hour
+		c.GrantTTL = 150 * time.Millisecond
+	})
+	ctx := context.Background()
+	c, _ := r.player("ann")
+	area, err := c.CreateArea(ctx, "Home", "home", 16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := c.Join(ctx, area.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond) // past the grant's TTL and the session's idle timeout
+	if _, err := c.Join(ctx, area.ID); refusal(t, err) != "SESSION_EXPIRED" {
+		t.Fatalf("call with an idle-expired session: %v; want SESSION_EXPIRED", err)
+	}
+	pc, err := gateDial(j.WSURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close(1000, "")
+	b, _ := wire.Encode(&wire.Hello{Grant: j.Grant, JoinID: j.JoinID, Versions: []uint16{1}})
+	pc.WriteMessage(b)
+	msg, err := pc.ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := wire.Decode(msg)
+	e, ok := m.(*wire.Error)
+	if !ok || (e.Code != wire.CodeGrantExpired && e.Code != wire.CodeBadGrant) || e.JoinID != j.JoinID {
+		t.Fatalf("hello with an expired grant: %+v; want GRANT_EXPIRED", m)
+	}
+}

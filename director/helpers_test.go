@@ -1,0 +1,250 @@
+package director
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/net/gate"
+	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/store"
+	"github.com/leyworks/ley/store/sqlite"
+)
+
+// leyBin is the ley binary built once for the tests: the director spawns
+// it as real area host processes.
+var leyBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ley-director-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	leyBin = filepath.Join(dir, "ley")
+	build := exec.Command("go", "build", "-o", leyBin, "../cmd/ley")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build ley:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// testConfig is a director config for tests: ports on 127.0.0.1:0, real
+// host processes, short intervals.
+func testConfig() Config {
+	cfg := DefaultConfig()
+	cfg.HTTP, cfg.Control = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.Spawn.Binary = leyBin
+	cfg.Spawn.MinHosts, cfg.Spawn.MaxHosts = 1, 2
+	cfg.Spawn.PersistEvery = 300 * time.Millisecond
+	cfg.Spawn.ResumeGrace = 200 * time.Millisecond
+	cfg.Spawn.LogLevel = "warn"
+	cfg.Spawn.MemLimit = "512MiB"
+	cfg.AreaIdleGrace = 500 * time.Millisecond
+	cfg.CloseGrace = 300 * time.Millisecond
+	cfg.AuthBurst = 1000
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	return cfg
+}
+
+// realm is a director under test with its store.
+type realm struct {
+	t     *testing.T
+	d     *Director
+	store store.Store
+	url   string
+}
+
+// startRealm runs a director on a fresh SQLite store (tune may change the
+// config) until the test ends.
+func startRealm(t *testing.T, tune func(*Config)) *realm {
+	t.Helper()
+	cfg := testConfig()
+	if tune != nil {
+		tune(&cfg)
+	}
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "ley.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpLn, ctlLn, err := d.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx, httpLn, ctlLn) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("director Run: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("director did not stop")
+		}
+	})
+	r := &realm{t: t, d: d, store: st, url: "http://" + d.httpAddr}
+	r.waitHosts(cfg.Spawn.MinHosts)
+	return r
+}
+
+func (r *realm) waitHosts(n int) {
+	r.t.Helper()
+	waitFor(r.t, fmt.Sprintf("%d hosts registered", n), func() bool {
+		r.d.mu.Lock()
+		defer r.d.mu.Unlock()
+		return len(r.d.hosts) >= n
+	})
+}
+
+var accounts atomic.Int64
+
+// player registers and logs in a fresh account.
+func (r *realm) player(name string) (*dirclient.Client, dirclient.Account) {
+	r.t.Helper()
+	c := dirclient.New(r.url)
+	email := fmt.Sprintf("%s-%d@test.ley", name, accounts.Add(1))
+	ctx := context.Background()
+	if _, err := c.Register(ctx, email, "correct horse battery", name); err != nil {
+		r.t.Fatal(err)
+	}
+	a, err := c.Login(ctx, email, "correct horse battery")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return c, a
+}
+
+// admin makes the client's account an admin.
+func (r *realm) admin(a dirclient.Account) {
+	r.t.Helper()
+	if err := r.store.SetAdmin(context.Background(), store.AccountID(a.ID), true); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func refusal(t *testing.T, err error) string {
+	t.Helper()
+	var e *dirclient.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("err = %v; want an API refusal", err)
+	}
+	return e.Code
+}
+
+// peer is a game client connection.
+type peer struct {
+	t    *testing.T
+	c    *gate.ClientConn
+	msgs chan wire.Message
+	done chan error
+}
+
+// connect opens the join's WebSocket and says hello; it returns the peer
+// and its hello_ack.
+func connect(t *testing.T, j dirclient.Join) (*peer, *wire.HelloAck) {
+	t.Helper()
+	c, err := gate.Dial(context.Background(), j.WSURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &peer{t: t, c: c, msgs: make(chan wire.Message, 4096), done: make(chan error, 1)}
+	go func() {
+		for {
+			b, err := c.ReadMessage()
+			if err != nil {
+				p.done <- err
+				close(p.msgs)
+				return
+			}
+			m, err := wire.Decode(b)
+			if err != nil {
+				p.done <- err
+				close(p.msgs)
+				return
+			}
+			p.msgs <- m
+		}
+	}()
+	t.Cleanup(func() { c.Close(1000, "") })
+	p.send(&wire.Hello{Grant: j.Grant, JoinID: j.JoinID, Versions: []uint16{1}})
+	ack, ok := p.until(func(m wire.Message) bool { _, ok := m.(*wire.HelloAck); return ok }).(*wire.HelloAck)
+	if !ok {
+		t.Fatal("no hello_ack")
+	}
+	return p, ack
+}
+
+func (p *peer) send(m wire.Message) {
+	p.t.Helper()
+	b, err := wire.Encode(m)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := p.c.WriteMessage(b); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// until returns the first message for which match is true; an error
+// message fails the test unless matched.
+func (p *peer) until(match func(wire.Message) bool) wire.Message {
+	p.t.Helper()
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case m, ok := <-p.msgs:
+			if !ok {
+				p.t.Fatalf("connection ended: %v", <-p.done)
+			}
+			if match(m) {
+				return m
+			}
+			if e, ok := m.(*wire.Error); ok {
+				p.t.Fatalf("error from the host: %v %s", e.Code, e.Detail)
+			}
+		case <-deadline:
+			p.t.Fatal("no matching message within 15s")
+		}
+	}
+}
+
+// snapshot returns the next snapshot acknowledging at least seq.
+func (p *peer) snapshot(ackAtLeast uint32) *wire.Snapshot {
+	p.t.Helper()
+	return p.until(func(m wire.Message) bool {
+		s, ok := m.(*wire.Snapshot)
+		return ok && s.AckSeq >= ackAtLeast
+	}).(*wire.Snapshot)
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func gateDial(url string) (*gate.ClientConn, error) { return gate.Dial(context.Background(), url) }

@@ -1,0 +1,298 @@
+package director
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/store"
+)
+
+// host is a registered area host. Its fields are guarded by Director.mu,
+// except conn (safe for concurrent Send).
+type host struct {
+	id       uint32
+	name     string
+	wsURL    string
+	pool     int
+	pid      int
+	boot     uint64
+	conn     *control.Conn
+	child    *child // nil for a host started elsewhere (host key)
+	lastBeat time.Time
+	beat     control.Heartbeat
+	areas    map[store.AreaID]*live
+	gone     chan struct{} // closed when the host is unregistered
+
+	// Waiters for answers, by Area or grant token.
+	ready  map[store.AreaID]chan *control.AreaReady
+	grants map[string]chan *control.GrantAck
+	closed map[store.AreaID]chan *control.AreaClosed
+}
+
+// serveControl accepts area hosts until ctx is done.
+func (d *Director) serveControl(ctx context.Context, ln net.Listener) {
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() == nil {
+				d.log.Error("control listener failed", "err", err)
+			}
+			return
+		}
+		go d.serveHost(ctx, control.NewConn(nc))
+	}
+}
+
+// serveHost registers one host and reads its messages until the link ends.
+func (d *Director) serveHost(ctx context.Context, c *control.Conn) {
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	msg, err := c.Recv()
+	if err != nil {
+		return
+	}
+	reg, ok := msg.(*control.Register)
+	if !ok {
+		d.log.Warn("control: first message is not register", "from", c.RemoteAddr(), "type", msg.Type())
+		return
+	}
+	h, refusal := d.register(reg, c)
+	if refusal != "" {
+		d.log.Warn("host refused", "name", reg.Name, "from", c.RemoteAddr(), "reason", refusal)
+		_ = c.Send(&control.Registered{Error: refusal})
+		return
+	}
+	if err := c.Send(&control.Registered{HostID: h.id}); err != nil {
+		d.unregister(h, err)
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	d.log.Info("host registered", "host", h.id, "name", h.name, "ws_url", h.wsURL, "pid", h.pid, "spawned", h.child != nil, "areas", len(reg.Areas))
+	// The link outlives a shutdown of the director's loops: hosts send
+	// their final snapshots while the director stops them, and those must
+	// still be written and acked.
+	storeCtx := context.WithoutCancel(ctx)
+	d.adopt(storeCtx, h, reg.Areas)
+	for {
+		msg, err := c.Recv()
+		if err != nil {
+			d.unregister(h, err)
+			return
+		}
+		d.handle(storeCtx, h, msg)
+	}
+}
+
+// register checks a host's credentials and records it.
+func (d *Director) register(reg *control.Register, c *control.Conn) (*host, string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var ch *child
+	switch {
+	case reg.SpawnToken != "":
+		ch = d.spawnTokens[reg.SpawnToken]
+		if ch == nil {
+			return nil, "unknown spawn token"
+		}
+		delete(d.spawnTokens, reg.SpawnToken)
+	case reg.HostKey != "" && d.cfg.HostKey != "" && subtle.ConstantTimeCompare([]byte(reg.HostKey), []byte(d.cfg.HostKey)) == 1:
+	default:
+		return nil, "a valid spawn token or host key is required"
+	}
+	if !strings.HasPrefix(reg.WSURL, "ws://") && !strings.HasPrefix(reg.WSURL, "wss://") {
+		return nil, "ws_url must be a ws:// or wss:// URL"
+	}
+	if reg.PoolSize < 1 {
+		return nil, "pool size must be positive"
+	}
+	d.nextHost++
+	h := &host{
+		id: d.nextHost, name: reg.Name, wsURL: reg.WSURL, pool: reg.PoolSize, pid: reg.PID, boot: reg.Boot,
+		conn: c, child: ch, lastBeat: time.Now(), areas: map[store.AreaID]*live{}, gone: make(chan struct{}),
+		ready: map[store.AreaID]chan *control.AreaReady{}, grants: map[string]chan *control.GrantAck{},
+		closed: map[store.AreaID]chan *control.AreaClosed{},
+	}
+	d.hosts[h.id] = h
+	if ch != nil {
+		ch.host = h
+		close(ch.registered)
+	}
+	d.notifyHosts()
+	return h, ""
+}
+
+// adopt takes back the Areas a re-registering host still runs, when their
+// epoch is the store's current one; older incarnations (zombies from
+// before a restart or a re-homing) are told to close.
+func (d *Director) adopt(ctx context.Context, h *host, refs []control.AreaRef) {
+	for _, ref := range refs {
+		a, err := d.store.Area(ctx, store.AreaID(ref.Area))
+		stale := err != nil || uint64(a.Epoch) != ref.Epoch
+		d.mu.Lock()
+		if _, taken := d.areas[store.AreaID(ref.Area)]; taken {
+			stale = true
+		}
+		if !stale {
+			l := &live{id: store.AreaID(ref.Area), host: h, epoch: store.Epoch(ref.Epoch), kind: a.Kind, ready: make(chan struct{}), zeroSince: time.Now()}
+			close(l.ready)
+			d.areas[l.id] = l
+			h.areas[l.id] = l
+		}
+		d.mu.Unlock()
+		if stale {
+			d.log.Warn("closing a stale incarnation on a re-registered host", "host", h.id, "area", ref.Area, "epoch", ref.Epoch)
+			_ = h.conn.Send(&control.CloseArea{Area: ref.Area, Reason: codeAreaClosing, GraceMS: 0})
+		} else {
+			d.log.Info("adopted a live area", "host", h.id, "area", ref.Area, "epoch", ref.Epoch)
+		}
+	}
+}
+
+// unregister forgets a host whose link ended: its Areas are unregistered
+// at once (a join to them re-homes them), and every waiter is failed.
+func (d *Director) unregister(h *host, why error) {
+	d.mu.Lock()
+	if d.hosts[h.id] != h {
+		d.mu.Unlock()
+		return
+	}
+	delete(d.hosts, h.id)
+	for id, l := range h.areas {
+		if d.areas[id] == l {
+			delete(d.areas, id)
+		}
+	}
+	close(h.gone)
+	d.notifyHosts()
+	d.mu.Unlock()
+	h.conn.Close()
+	if errors.Is(why, net.ErrClosed) {
+		why = errors.New("link closed")
+	}
+	d.log.Warn("host unregistered", "host", h.id, "name", h.name, "areas", len(h.areas), "why", why)
+}
+
+// handle processes one message from a registered host.
+func (d *Director) handle(ctx context.Context, h *host, msg control.Message) {
+	switch m := msg.(type) {
+	case *control.Heartbeat:
+		d.mu.Lock()
+		h.lastBeat, h.beat = time.Now(), *m
+		d.mu.Unlock()
+	case *control.AreaReady:
+		d.mu.Lock()
+		ch := h.ready[store.AreaID(m.Area)]
+		delete(h.ready, store.AreaID(m.Area))
+		d.mu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	case *control.GrantAck:
+		d.mu.Lock()
+		ch := h.grants[m.Token]
+		delete(h.grants, m.Token)
+		d.mu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	case *control.Snapshot:
+		d.persist(ctx, h, m)
+	case *control.Presence:
+		d.presence(h, m)
+	case *control.AreaClosed:
+		d.mu.Lock()
+		id := store.AreaID(m.Area)
+		if l := h.areas[id]; l != nil {
+			delete(h.areas, id)
+			if d.areas[id] == l {
+				delete(d.areas, id)
+			}
+		}
+		ch := h.closed[id]
+		delete(h.closed, id)
+		d.mu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+		d.log.Info("area closed", "area", m.Area, "host", h.id, "final_seq", m.Seq, "acked", m.Acked)
+	default:
+		d.log.Warn("unexpected control message from a host", "host", h.id, "type", msg.Type())
+	}
+}
+
+// persist writes an Area's snapshot and acks it; a fenced (stale) epoch is
+// refused so the zombie stops, a store failure is not acked (the host
+// resends).
+func (d *Director) persist(ctx context.Context, h *host, m *control.Snapshot) {
+	chars := make([]store.CharacterState, len(m.Characters))
+	for i, c := range m.Characters {
+		chars[i] = store.CharacterState{Account: store.AccountID(c.Account), X: c.X, Y: c.Y, State: c.State}
+	}
+	_, err := d.store.WriteSnapshot(ctx, store.Snapshot{
+		Area: store.AreaID(m.Area), Epoch: store.Epoch(m.Epoch), Seq: store.Seq(m.Seq),
+		Blob: m.Blob, Characters: chars, At: time.Now(),
+	})
+	switch {
+	case errors.Is(err, store.ErrFenced):
+		d.log.Warn("refused a snapshot from a stale incarnation", "area", m.Area, "epoch", m.Epoch, "host", h.id)
+		_ = h.conn.Send(&control.SnapshotAck{Area: m.Area, Seq: m.Seq, Error: "fenced: a newer incarnation of this area exists"})
+	case err != nil:
+		d.log.Error("persist snapshot", "area", m.Area, "seq", m.Seq, "err", err)
+	default:
+		_ = h.conn.Send(&control.SnapshotAck{Area: m.Area, Seq: m.Seq})
+	}
+}
+
+// presence records an Area's connected peers and bound accounts.
+func (d *Director) presence(h *host, m *control.Presence) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	l := h.areas[store.AreaID(m.Area)]
+	if l == nil {
+		return
+	}
+	if m.Peers > 0 {
+		l.zeroSince = time.Time{}
+	} else if l.zeroSince.IsZero() {
+		l.zeroSince = time.Now()
+	}
+	l.peers = m.Peers
+	l.accounts = make([]store.AccountID, len(m.Accounts))
+	for i, a := range m.Accounts {
+		l.accounts[i] = store.AccountID(a)
+		delete(d.granted, store.AccountID(a)) // arrived: counted by presence now
+	}
+}
+
+// watchHeartbeats drops hosts that stopped beating.
+func (d *Director) watchHeartbeats(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var late []*host
+		d.mu.Lock()
+		for _, h := range d.hosts {
+			if time.Since(h.lastBeat) > d.cfg.HeartbeatTimeout {
+				late = append(late, h)
+			}
+		}
+		d.mu.Unlock()
+		for _, h := range late {
+			d.unregister(h, errors.New("missed heartbeats"))
+		}
+	}
+}

@@ -1,0 +1,432 @@
+package director
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/store"
+)
+
+// Wire codes the director sends in close orders.
+const (
+	codeAreaClosing = uint16(wire.CodeAreaClosing)
+	codeRealmClosed = uint16(wire.CodeRealmClosed)
+)
+
+// live is an Area that is live (or being made live) on a host. Guarded by
+// Director.mu.
+type live struct {
+	id    store.AreaID
+	host  *host
+	epoch store.Epoch
+	kind  string
+	// ready is closed once the Area is live on host (err nil) or failed.
+	ready chan struct{}
+	err   error
+
+	peers     int
+	accounts  []store.AccountID
+	zeroSince time.Time // since when the host reported zero peers
+	closing   bool
+}
+
+// JoinAnswer is what a successful join returns to the client.
+type JoinAnswer struct {
+	Grant  string `json:"grant"`
+	WSURL  string `json:"ws_url"`
+	JoinID uint64 `json:"join_id"`
+	Area   uint32 `json:"area"`
+}
+
+// Refusal codes of a join, each with its HTTP status.
+var (
+	errNoSuchArea       = apiErr(404, "NO_SUCH_AREA", "no such area")
+	errNotMember        = apiErr(403, "NOT_MEMBER", "you are not a member of this area")
+	errRealmClosed      = apiErr(403, "REALM_CLOSED", "the realm is closed")
+	errRealmFull        = apiErr(503, "REALM_FULL", "the realm is full")
+	errNewPlayersClosed = apiErr(403, "NEW_PLAYERS_CLOSED", "the realm is not taking new players")
+	errAtCapacity       = apiErr(503, "AT_CAPACITY", "no area host has room for this area")
+	errElsewhere        = apiErr(409, "IN_ANOTHER_AREA", "you are playing in another area; leave it first")
+)
+
+func grantFailed(format string, args ...any) *apiError {
+	return apiErr(503, "GRANT_FAILED", fmt.Sprintf(format, args...))
+}
+
+// join makes area live, registers a grant for account there, and returns
+// where to connect. Every refusal says why.
+func (d *Director) join(ctx context.Context, acct store.Account, areaID store.AreaID) (*JoinAnswer, *apiError) {
+	area, err := d.store.Area(ctx, areaID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errNoSuchArea
+	} else if err != nil {
+		return nil, internalErr(err)
+	}
+	member, err := d.store.IsMember(ctx, areaID, acct.ID)
+	if err != nil {
+		return nil, internalErr(err)
+	}
+	if !member {
+		return nil, errNotMember
+	}
+	settings, err := d.store.RealmSettings(ctx)
+	if err != nil {
+		return nil, internalErr(err)
+	}
+	char, err := d.store.Character(ctx, acct.ID)
+	isNew := errors.Is(err, store.ErrNotFound)
+	if err != nil && !isNew {
+		return nil, internalErr(err)
+	}
+	if apiE := d.door(settings, acct.ID, isNew); apiE != nil {
+		return nil, apiE
+	}
+	if isNew {
+		if char, _, err = d.store.EnsureCharacter(ctx, acct.ID, areaID, time.Now()); err != nil {
+			return nil, internalErr(err)
+		}
+	}
+	if char.Area != areaID {
+		// Going home or to another Area by the door, not a portal: the
+		// character moves in one transaction, unless the player is in play
+		// in its current Area right now.
+		if d.present(acct.ID, char.Area) {
+			return nil, errElsewhere
+		}
+		t, err := d.store.MoveCharacter(ctx, store.Transfer{ID: store.TransferID("join-" + randomHex(12)), Account: acct.ID, From: char.Area, To: areaID, X: 0, Y: 0}, time.Now())
+		if err != nil {
+			return nil, internalErr(err)
+		}
+		if t.Result != store.ResultMoved {
+			return nil, grantFailed("could not move your character: %s", t.Result)
+		}
+		char.Area, char.Placed = areaID, false
+	}
+	l, apiE := d.ensureLive(ctx, area)
+	if apiE != nil {
+		return nil, apiE
+	}
+	return d.grant(ctx, l, acct, char)
+}
+
+// door applies the realm door: open, cap, new players. Someone already
+// inside (present in an Area or holding a grant) is never refused.
+func (d *Director) door(s store.RealmSettings, acct store.AccountID, isNew bool) *apiError {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	inside, count := false, 0
+	seen := map[store.AccountID]bool{}
+	for _, l := range d.areas {
+		for _, a := range l.accounts {
+			if !seen[a] {
+				seen[a] = true
+				count++
+			}
+			inside = inside || a == acct
+		}
+	}
+	now := time.Now()
+	for a, until := range d.granted {
+		if now.After(until) {
+			delete(d.granted, a)
+			continue
+		}
+		if !seen[a] {
+			seen[a] = true
+			count++
+		}
+		inside = inside || a == acct
+	}
+	switch {
+	case inside:
+		return nil
+	case !s.Open:
+		return errRealmClosed
+	case isNew && !s.NewPlayersWelcome:
+		return errNewPlayersClosed
+	case count >= s.Cap:
+		return errRealmFull
+	}
+	return nil
+}
+
+// present reports whether acct is bound in a live Area other than except
+// (by the hosts' presence reports).
+func (d *Director) present(acct store.AccountID, in store.AreaID) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if l := d.areas[in]; l != nil {
+		for _, a := range l.accounts {
+			if a == acct {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ensureLive returns the live record of area, making it live first if it
+// is not: pick a host with room (or spawn one), begin a new incarnation,
+// hydrate the Area from its last snapshot. Concurrent joins share one
+// attempt.
+func (d *Director) ensureLive(ctx context.Context, area store.Area) (*live, *apiError) {
+	d.mu.Lock()
+	l := d.areas[area.ID]
+	if l != nil && !l.closing {
+		d.mu.Unlock()
+		select {
+		case <-l.ready:
+		case <-ctx.Done():
+			return nil, grantFailed("gave up waiting for the area to start")
+		}
+		if l.err != nil {
+			return nil, grantFailed("the area could not start: %v", l.err)
+		}
+		select {
+		case <-l.host.gone:
+			return nil, grantFailed("the area's host is gone; try again")
+		default:
+		}
+		return l, nil
+	}
+	if l != nil && l.closing {
+		d.mu.Unlock()
+		return nil, grantFailed("the area is closing; try again in a moment")
+	}
+	l = &live{id: area.ID, kind: area.Kind, ready: make(chan struct{}), zeroSince: time.Now()}
+	d.areas[area.ID] = l
+	d.mu.Unlock()
+
+	err := d.start(ctx, area, l)
+	d.mu.Lock()
+	l.err = err
+	if err != nil && d.areas[area.ID] == l {
+		delete(d.areas, area.ID)
+	}
+	close(l.ready)
+	d.mu.Unlock()
+	if err != nil {
+		var apiE *apiError
+		if errors.As(err, &apiE) {
+			return nil, apiE
+		}
+		d.log.Warn("area failed to start", "area", area.ID, "err", err)
+		return nil, grantFailed("the area could not start: %v", err)
+	}
+	return l, nil
+}
+
+// start makes area live on a host; l is already in d.areas.
+func (d *Director) start(ctx context.Context, area store.Area, l *live) error {
+	h, err := d.pickHost(ctx)
+	if err != nil {
+		return err
+	}
+	epoch, err := d.store.BeginIncarnation(ctx, area.ID)
+	if err != nil {
+		return err
+	}
+	blob, seq, _, err := d.store.AreaSnapshot(ctx, area.ID)
+	if err != nil {
+		return err
+	}
+	ch := make(chan *control.AreaReady, 1)
+	d.mu.Lock()
+	h.ready[area.ID] = ch
+	l.host, l.epoch = h, epoch
+	h.areas[area.ID] = l
+	d.mu.Unlock()
+	err = h.conn.Send(&control.SpawnArea{Area: uint32(area.ID), Epoch: uint64(epoch), Kind: area.Kind, W: area.W, H: area.H, Seq: uint64(seq), Blob: blob, Seed: area.Seed})
+	if err == nil {
+		select {
+		case r := <-ch:
+			if r.Error != "" {
+				err = fmt.Errorf("host %d: %s", h.id, r.Error)
+			}
+		case <-h.gone:
+			err = fmt.Errorf("host %d went away", h.id)
+		case <-time.After(d.cfg.JoinTimeout):
+			err = fmt.Errorf("host %d did not answer in %v", h.id, d.cfg.JoinTimeout)
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+	}
+	if err != nil {
+		d.mu.Lock()
+		delete(h.ready, area.ID)
+		if h.areas[area.ID] == l {
+			delete(h.areas, area.ID)
+		}
+		d.mu.Unlock()
+		return err
+	}
+	d.log.Info("area live", "area", area.ID, "host", h.id, "epoch", epoch, "seq", seq)
+	return nil
+}
+
+// pickHost returns the registered host with the most room, spawning a new
+// one (within the process rail) when none has any.
+func (d *Director) pickHost(ctx context.Context) (*host, error) {
+	deadline := time.Now().Add(d.cfg.JoinTimeout)
+	spawned := false
+	for {
+		d.mu.Lock()
+		var best *host
+		for _, h := range d.hosts {
+			if len(h.areas) < h.pool && (best == nil || len(h.areas) < len(best.areas)) {
+				best = h
+			}
+		}
+		if best != nil {
+			d.mu.Unlock()
+			return best, nil
+		}
+		d.mu.Unlock()
+		if !spawned {
+			if err := d.spawner.startExtra(); err != nil {
+				if len(d.starting()) == 0 {
+					return nil, errAtCapacity
+				}
+			}
+			spawned = true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, errAtCapacity
+		}
+		d.waitHosts(time.Until(deadline))
+	}
+}
+
+// waitHosts waits (bounded) for the host registry to change.
+func (d *Director) waitHosts(max time.Duration) {
+	d.mu.Lock()
+	changed := d.hostsChanged
+	d.mu.Unlock()
+	select {
+	case <-changed:
+	case <-time.After(min(max, 250*time.Millisecond)):
+	}
+}
+
+// grant registers a join grant on l's host and waits for its ack.
+func (d *Director) grant(ctx context.Context, l *live, acct store.Account, char store.Character) (*JoinAnswer, *apiError) {
+	token := randomHex(16)
+	joinID := d.joinSeq.Add(1)
+	ch := make(chan *control.GrantAck, 1)
+	h := l.host
+	d.mu.Lock()
+	h.grants[token] = ch
+	d.granted[acct.ID] = time.Now().Add(d.cfg.GrantTTL)
+	d.mu.Unlock()
+	msg := &control.Grant{Area: uint32(l.id), Token: token, JoinID: joinID, TTLMS: d.cfg.GrantTTL.Milliseconds(), Name: acct.Name,
+		Character: control.Character{Account: uint64(acct.ID), X: char.X, Y: char.Y, State: char.State, Placed: char.Placed && char.Area == l.id}}
+	fail := func(why string) (*JoinAnswer, *apiError) {
+		d.mu.Lock()
+		delete(h.grants, token)
+		delete(d.granted, acct.ID)
+		d.mu.Unlock()
+		return nil, grantFailed("%s", why)
+	}
+	if err := h.conn.Send(msg); err != nil {
+		return fail("the area's host is unreachable")
+	}
+	select {
+	case ack := <-ch:
+		if ack.Error != "" {
+			return fail(ack.Error)
+		}
+	case <-h.gone:
+		return fail("the area's host went away")
+	case <-time.After(d.cfg.JoinTimeout):
+		return fail("the area's host did not register the grant in time")
+	case <-ctx.Done():
+		return fail("the join was cancelled")
+	}
+	return &JoinAnswer{Grant: token, WSURL: h.wsURL, JoinID: joinID, Area: uint32(l.id)}, nil
+}
+
+// lifecycle closes Areas whose host has reported zero peers for the idle
+// grace, and prunes expired grants.
+func (d *Director) lifecycle(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		d.closeIdle()
+	}
+}
+
+func (d *Director) closeIdle() {
+	now := time.Now()
+	var idle []*live
+	d.mu.Lock()
+	for id, until := range d.granted {
+		if now.After(until) {
+			delete(d.granted, id)
+		}
+	}
+	for _, l := range d.areas {
+		if l.closing || l.host == nil || l.peers > 0 || l.zeroSince.IsZero() || now.Sub(l.zeroSince) < d.cfg.AreaIdleGrace {
+			continue
+		}
+		select {
+		case <-l.ready:
+		default:
+			continue // still starting
+		}
+		if l.err != nil || d.grantPending(l) {
+			continue
+		}
+		l.closing = true
+		idle = append(idle, l)
+	}
+	d.mu.Unlock()
+	for _, l := range idle {
+		d.log.Info("closing an idle area", "area", l.id, "host", l.host.id)
+		_ = l.host.conn.Send(&control.CloseArea{Area: uint32(l.id), Reason: codeAreaClosing, GraceMS: 0})
+	}
+}
+
+// grantPending reports whether a grant for l is outstanding. d.mu held.
+func (d *Director) grantPending(l *live) bool {
+	return len(l.host.grants) > 0
+}
+
+// drain tells every live Area to close with REALM_CLOSED after the close
+// grace; the director itself stays up.
+func (d *Director) drain() {
+	d.mu.Lock()
+	var all []*live
+	for _, l := range d.areas {
+		if l.host != nil && !l.closing {
+			l.closing = true
+			all = append(all, l)
+		}
+	}
+	d.mu.Unlock()
+	for _, l := range all {
+		_ = l.host.conn.Send(&control.CloseArea{Area: uint32(l.id), Reason: codeRealmClosed, GraceMS: d.cfg.CloseGrace.Milliseconds()})
+	}
+	d.log.Info("realm drained", "areas", len(all))
+}
+
+// starting lists spawned hosts not yet registered.
+func (d *Director) starting() []*child {
+	return d.spawner.pending()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
