@@ -489,4 +489,3 @@ func (d *Director) info(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 		},
 	}, nil
 }
-

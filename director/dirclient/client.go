@@ -109,7 +109,9 @@ func (c *Client) Login(ctx context.Context, email, password string) (Account, er
 }
 
 // Logout revokes the session.
-func (c *Client) Logout(ctx context.Context) error { return c.Do(ctx, "DELETE", "/v1/session", nil, nil) }
+func (c *Client) Logout(ctx context.Context) error {
+	return c.Do(ctx, "DELETE", "/v1/session", nil, nil)
+}
 
 // Area is an Area as the API shows it.
 type Area struct {
