@@ -95,6 +95,8 @@ func (d *Director) routes() http.Handler {
 	mux.HandleFunc("POST /v1/areas/{id}/join", d.serve(d.authed(d.joinArea)))
 	mux.HandleFunc("GET /v1/realm", d.serve(d.authed(d.getRealm)))
 	mux.HandleFunc("PUT /v1/realm", d.serve(d.authed(d.putRealm)))
+	mux.HandleFunc("POST /v1/admin/provision", d.serve(d.authed(d.provision)))
+	mux.HandleFunc("GET /v1/admin/hosts", d.serve(d.authed(d.hostsStats)))
 	mux.HandleFunc("GET /director/info", d.serve(d.info))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {

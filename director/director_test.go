@@ -220,3 +220,40 @@ func TestSessionsAndGrantsExpire(t *testing.T) {
 		t.Fatalf("hello with an expired grant: %+v; want GRANT_EXPIRED", m)
 	}
 }
+
+// TestProvisionBulk: the admins' bulk path makes accounts that can log in
+// and join their Area, and refuses non-admins.
+func TestProvisionBulk(t *testing.T) {
+	r := startRealm(t, nil)
+	ctx := context.Background()
+	admin, acct := r.player("admin")
+	req := dirclient.ProvisionRequest{Prefix: "load", Count: 6, Areas: 2, Kind: "village", W: 32, H: 32, Password: "load-password"}
+	if _, _, err := admin.Provision(ctx, req); refusal(t, err) != "FORBIDDEN" {
+		t.Fatalf("provision by a non-admin: %v; want FORBIDDEN", err)
+	}
+	r.admin(acct)
+	got, areas, err := admin.Provision(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 6 || len(areas) != 2 || got[1].Area != areas[1] || got[2].Area != areas[0] {
+		t.Fatalf("provisioned %+v over %v", got, areas)
+	}
+	again, areas2, err := admin.Provision(ctx, req) // idempotent
+	if err != nil || again[5].Account != got[5].Account || areas2[1] != areas[1] {
+		t.Fatalf("second provision: %+v %v %v", again, areas2, err)
+	}
+	c := dirclient.New(r.url)
+	if _, err := c.Login(ctx, got[3].Email, "load-password"); err != nil {
+		t.Fatal(err)
+	}
+	j, err := c.Join(ctx, got[3].Area)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect(t, j)
+	hosts, err := admin.Hosts(ctx)
+	if err != nil || len(hosts) == 0 || hosts[0].WSURL == "" {
+		t.Fatalf("hosts %+v, %v", hosts, err)
+	}
+}

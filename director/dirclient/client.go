@@ -194,3 +194,57 @@ func (c *Client) Info(ctx context.Context) (Info, error) {
 	err := c.Do(ctx, "GET", "/director/info", nil, &i)
 	return i, err
 }
+
+// Provisioned is one account made by Provision.
+type Provisioned struct {
+	Email   string `json:"email"`
+	Account uint64 `json:"account"`
+	Area    uint32 `json:"area"`
+}
+
+// ProvisionRequest asks for Count accounts <Prefix>-<i>@load.ley, all with
+// Password, spread over Areas Areas of Kind (W x H) owned by the caller.
+type ProvisionRequest struct {
+	Prefix   string `json:"prefix"`
+	Count    int    `json:"count"`
+	Areas    int    `json:"areas"`
+	Kind     string `json:"kind,omitempty"`
+	W        int    `json:"w,omitempty"`
+	H        int    `json:"h,omitempty"`
+	Password string `json:"password"`
+}
+
+// Provision is the admins' bulk path: accounts, Areas and memberships in
+// one call (idempotent by email and Area name).
+func (c *Client) Provision(ctx context.Context, req ProvisionRequest) ([]Provisioned, []uint32, error) {
+	var out struct {
+		Accounts []Provisioned `json:"accounts"`
+		Areas    []uint32      `json:"areas"`
+	}
+	err := c.Do(ctx, "POST", "/v1/admin/provision", req, &out)
+	return out.Accounts, out.Areas, err
+}
+
+// HostStats is one host's last heartbeat as GET /v1/admin/hosts shows it.
+type HostStats struct {
+	ID        uint32 `json:"id"`
+	Name      string `json:"name"`
+	PID       int    `json:"pid"`
+	WSURL     string `json:"ws_url"`
+	Spawned   bool   `json:"spawned"`
+	Areas     int    `json:"areas"`
+	Active    int    `json:"active"`
+	Peers     int    `json:"peers"`
+	RSSKiB    int64  `json:"rss_kib"`
+	TickP99us int64  `json:"tick_p99_us"`
+	BeatAgeMS int64  `json:"beat_age_ms"`
+}
+
+// Hosts lists the registered hosts (admins).
+func (c *Client) Hosts(ctx context.Context) ([]HostStats, error) {
+	var out struct {
+		Hosts []HostStats `json:"hosts"`
+	}
+	err := c.Do(ctx, "GET", "/v1/admin/hosts", nil, &out)
+	return out.Hosts, err
+}

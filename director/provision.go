@@ -1,0 +1,148 @@
+package director
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/leyworks/ley/director/auth"
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/store"
+)
+
+// maxProvision bounds one bulk provisioning call.
+const maxProvision = 20000
+
+type provisionIn struct {
+	Prefix   string `json:"prefix"`   // accounts are <prefix>-<i>@load.ley
+	Count    int    `json:"count"`    // accounts
+	Areas    int    `json:"areas"`    // Areas, owned by the caller; account i joins Area i % Areas
+	Kind     string `json:"kind"`     // the Areas' kind (default village)
+	W        int    `json:"w"`        // the Areas' size (default 64x64)
+	H        int    `json:"h"`        //
+	Password string `json:"password"` // every account's password
+}
+
+type provisioned struct {
+	Email   string `json:"email"`
+	Account uint64 `json:"account"`
+	Area    uint32 `json:"area"`
+}
+
+// provision: POST /v1/admin/provision (admins). The bulk path the load
+// driver uses: it creates (or reuses, by email) accounts and Areas and
+// grants membership through the same store operations as the single-item
+// endpoints, so the realm's rules hold for load as for players. The
+// password is hashed once for the whole batch.
+func (d *Director) provision(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	if !acct.Admin {
+		return 0, nil, errForbidden
+	}
+	var in provisionIn
+	if e := decode(r, &in); e != nil {
+		return 0, nil, e
+	}
+	if in.Kind == "" {
+		in.Kind = "village"
+	}
+	if in.W == 0 {
+		in.W, in.H = 64, 64
+	}
+	switch {
+	case in.Count < 1 || in.Count > maxProvision || in.Areas < 1 || in.Areas > in.Count:
+		return 0, nil, errBadRequest(fmt.Sprintf("count 1..%d and areas 1..count", maxProvision))
+	case len(in.Prefix) < 1 || len(in.Prefix) > 32:
+		return 0, nil, errBadRequest("prefix must be 1..32 bytes")
+	case in.W < 8 || in.H < 8 || in.W > 1024 || in.H > 1024:
+		return 0, nil, errBadRequest("area size must be 8..1024 squares a side")
+	}
+	if _, err := ecs.ParseKind(in.Kind); err != nil {
+		return 0, nil, errBadRequest(err.Error())
+	}
+	if err := auth.CheckPassword(in.Password); err != nil {
+		return 0, nil, errBadRequest(err.Error())
+	}
+	ctx := r.Context()
+	now := time.Now()
+	// The Areas: reuse the caller's Areas named <prefix>-<j>, create the rest.
+	owned, err := d.store.AreasOf(ctx, acct.ID)
+	if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	byName := map[string]store.AreaID{}
+	for _, a := range owned {
+		if a.Owner == acct.ID {
+			byName[a.Name] = a.ID
+		}
+	}
+	areas := make([]store.AreaID, in.Areas)
+	for j := range areas {
+		name := fmt.Sprintf("%s-%d", in.Prefix, j)
+		if id, ok := byName[name]; ok {
+			areas[j] = id
+			continue
+		}
+		a, err := d.store.CreateArea(ctx, store.NewArea{Owner: acct.ID, Kind: in.Kind, Name: name, W: in.W, H: in.H, Seed: uint64(j + 1), Created: now})
+		if err != nil {
+			return 0, nil, internalErr(err)
+		}
+		areas[j] = a.ID
+	}
+	phc, err := d.hasher.Hash(ctx, in.Password)
+	if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	out := make([]provisioned, in.Count)
+	for i := range out {
+		email := fmt.Sprintf("%s-%d@load.ley", in.Prefix, i)
+		a, _, err := d.store.AccountByEmail(ctx, email)
+		if errors.Is(err, store.ErrNotFound) {
+			a, err = d.store.CreateAccount(ctx, store.NewAccount{Email: email, Name: fmt.Sprintf("%s-%d", in.Prefix, i), PasswordPHC: phc, Created: now})
+		}
+		if err != nil {
+			return 0, nil, internalErr(err)
+		}
+		area := areas[i%len(areas)]
+		if err := d.store.AddMember(ctx, area, a.ID, store.RoleMember, now); err != nil && !errors.Is(err, store.ErrDuplicate) {
+			return 0, nil, internalErr(err)
+		}
+		out[i] = provisioned{Email: email, Account: uint64(a.ID), Area: uint32(area)}
+	}
+	ids := make([]uint32, len(areas))
+	for j, a := range areas {
+		ids[j] = uint32(a)
+	}
+	return http.StatusOK, map[string]any{"accounts": out, "areas": ids}, nil
+}
+
+type hostOut struct {
+	ID        uint32 `json:"id"`
+	Name      string `json:"name"`
+	PID       int    `json:"pid"`
+	WSURL     string `json:"ws_url"`
+	Spawned   bool   `json:"spawned"`
+	Areas     int    `json:"areas"`
+	Active    int    `json:"active"`
+	Peers     int    `json:"peers"`
+	RSSKiB    int64  `json:"rss_kib"`
+	TickP99us int64  `json:"tick_p99_us"`
+	BeatAgeMS int64  `json:"beat_age_ms"`
+}
+
+// hostsStats: GET /v1/admin/hosts (admins): every registered host with
+// its last heartbeat (Areas, active Areas, peers, RSS, worst tick p99).
+func (d *Director) hostsStats(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	if !acct.Admin {
+		return 0, nil, errForbidden
+	}
+	d.mu.Lock()
+	out := make([]hostOut, 0, len(d.hosts))
+	for _, h := range d.hosts {
+		out = append(out, hostOut{ID: h.id, Name: h.name, PID: h.pid, WSURL: h.wsURL, Spawned: h.child != nil,
+			Areas: h.beat.Areas, Active: h.beat.Active, Peers: h.beat.Peers, RSSKiB: h.beat.RSSKiB,
+			TickP99us: h.beat.TickP99, BeatAgeMS: time.Since(h.lastBeat).Milliseconds()})
+	}
+	d.mu.Unlock()
+	return http.StatusOK, map[string]any{"hosts": out}, nil
+}
