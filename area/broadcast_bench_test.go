@@ -58,9 +58,10 @@ func newFanout(tb testing.TB, players, radius int) *fanout {
 	if err := ha.bcast.init(ha, sp); err != nil {
 		tb.Fatal(err)
 	}
-	ha.bcast.deliver = func(_ *peer, fr *gate.Frame) {
+	ha.bcast.deliver = func(_ *peer, fr *gate.Frame) { // as if written whole at once
 		f.bytes += int64(fr.Len())
 		f.frames++
+		fr.Delivered.Store(fr.Round)
 		fr.Release()
 	}
 	return f
