@@ -61,7 +61,7 @@ func testConfig() Config {
 
 // realm is a director under test with its store.
 type realm struct {
-	t     *testing.T
+	t     testing.TB
 	d     *Director
 	store store.Store
 	url   string
@@ -69,7 +69,7 @@ type realm struct {
 
 // startRealm runs a director on a fresh SQLite store (tune may change the
 // config) until the test ends.
-func startRealm(t *testing.T, tune func(*Config)) *realm {
+func startRealm(t testing.TB, tune func(*Config)) *realm {
 	t.Helper()
 	cfg := testConfig()
 	if tune != nil {
@@ -141,7 +141,7 @@ func (r *realm) admin(a dirclient.Account) {
 	}
 }
 
-func refusal(t *testing.T, err error) string {
+func refusal(t testing.TB, err error) string {
 	t.Helper()
 	var e *dirclient.Error
 	if !errors.As(err, &e) {
@@ -152,7 +152,7 @@ func refusal(t *testing.T, err error) string {
 
 // peer is a game client connection.
 type peer struct {
-	t    *testing.T
+	t    testing.TB
 	c    *gate.ClientConn
 	msgs chan wire.Message
 	done chan error
@@ -160,7 +160,7 @@ type peer struct {
 
 // connect opens the join's WebSocket and says hello; it returns the peer
 // and its hello_ack.
-func connect(t *testing.T, j dirclient.Join) (*peer, *wire.HelloAck) {
+func connect(t testing.TB, j dirclient.Join) (*peer, *wire.HelloAck) {
 	t.Helper()
 	c, err := gate.Dial(context.Background(), j.WSURL)
 	if err != nil {
@@ -236,7 +236,7 @@ func (p *peer) snapshot(ackAtLeast uint32) *wire.Snapshot {
 	}).(*wire.Snapshot)
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
@@ -248,3 +248,16 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func gateDial(url string) (*gate.ClientConn, error) { return gate.Dial(context.Background(), url) }
+
+// waitFrozen waits until the host of area reports no active Area in a
+// heartbeat sent after the call began (the area froze).
+func (r *realm) waitFrozen(t testing.TB, area store.AreaID) {
+	t.Helper()
+	since := time.Now()
+	waitFor(t, "the area frozen", func() bool {
+		r.d.mu.Lock()
+		defer r.d.mu.Unlock()
+		l := r.d.areas[area]
+		return l != nil && l.host.lastBeat.After(since.Add(700*time.Millisecond)) && l.host.beat.Active == 0
+	})
+}

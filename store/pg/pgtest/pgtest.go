@@ -7,12 +7,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leyworks/ley/store/pg"
 )
@@ -28,11 +28,11 @@ func URL() string {
 	return DefaultURL
 }
 
-// Open returns a migrated Store in a new random schema (its search_path
-// set through the pool's RuntimeParams). Cleanup closes the Store and
-// drops the schema. It fails tb, never skips, when Postgres cannot be
-// reached.
-func Open(tb testing.TB) *pg.Store {
+// NewSchema creates a fresh random schema, dropped at cleanup, and returns
+// a URL of the test Postgres whose connections use it (search_path), for
+// a process under test (a director) to open. It fails tb, never skips,
+// when Postgres cannot be reached.
+func NewSchema(tb testing.TB) string {
 	tb.Helper()
 	ctx := tb.Context()
 	var b [8]byte
@@ -61,13 +61,21 @@ func Open(tb testing.TB) *pg.Store {
 			tb.Errorf("drop schema %s: %v", schema, err)
 		}
 	})
-
-	cfg, err := pgxpool.ParseConfig(URL())
+	u, err := url.Parse(URL())
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cfg.ConnConfig.RuntimeParams["search_path"] = schema
-	s, err := pg.OpenConfig(ctx, cfg)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Open returns a migrated Store in a new random schema (see NewSchema).
+// Cleanup closes the Store and drops the schema.
+func Open(tb testing.TB) *pg.Store {
+	tb.Helper()
+	s, err := pg.Open(tb.Context(), NewSchema(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}
