@@ -11,9 +11,9 @@ BENCHCOUNT ?= 6
 build:
 	$(GO) build -o bin/ley ./cmd/ley
 
-## run: start ley on this machine (until the director exists: the single-Area demo)
+## run: a whole realm on this machine (director, area hosts, SQLite under ./data, a seeded demo)
 run: build
-	./bin/ley demo
+	./bin/ley run
 
 ## test: vet, the whole suite with the race detector, then the allocation
 ## tests again without it (the race detector empties sync.Pools at random)

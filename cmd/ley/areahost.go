@@ -18,6 +18,9 @@ func newAreahostCmd() *cobra.Command {
 		Short: "Run an area host: a pool of Areas behind one WebSocket listener, registered with a director",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = newLogger(logLevel)
+			if cfg.Name == "" {
+				cfg.Name = hostname()
+			}
 			h, err := area.New(cfg)
 			if err != nil {
 				return err
@@ -33,7 +36,7 @@ func newAreahostCmd() *cobra.Command {
 	f.StringVar(&cfg.Director, "director", cfg.Director, "director control address (host:port or unix:/path)")
 	f.StringVar(&cfg.SpawnToken, "spawn-token", "", "token given by the director that spawned this host")
 	f.StringVar(&cfg.HostKey, "host-key", "", "the realm's host key, for a host started on another machine")
-	f.StringVar(&cfg.Name, "name", hostname(), "host name in the director's registry")
+	f.StringVar(&cfg.Name, "name", "", "host name in the director's registry (default: the machine's hostname)")
 	f.IntVar(&cfg.PoolSize, "pool-size", cfg.PoolSize, "maximum Areas this host runs")
 	f.IntVar(&cfg.TickRate, "tick-rate", cfg.TickRate, "simulation ticks per second (a multiple of 4)")
 	f.IntVar(&cfg.SnapshotEvery, "snapshot-every", cfg.SnapshotEvery, "ticks between client snapshots")
