@@ -314,6 +314,9 @@ type Store interface {
 	Area(ctx context.Context, id AreaID) (Area, error)
 	// AreasOf returns the Areas the account is a member of, by id.
 	AreasOf(ctx context.Context, account AccountID) ([]Area, error)
+	// SetAreaRules replaces an Area's opaque rules blob (its portals and
+	// rule overrides); an unknown area is ErrNotFound.
+	SetAreaRules(ctx context.Context, area AreaID, rules []byte) error
 	// AddMember makes account a member of area; an existing membership is
 	// ErrDuplicate, an unknown area or account ErrNotFound.
 	AddMember(ctx context.Context, area AreaID, account AccountID, role Role, now time.Time) error

@@ -374,6 +374,21 @@ func (s *Store) Area(ctx context.Context, id store.AreaID) (store.Area, error) {
 	return a, nil
 }
 
+// SetAreaRules implements store.Store.
+func (s *Store) SetAreaRules(ctx context.Context, area store.AreaID, rules []byte) error {
+	if rules == nil {
+		rules = []byte{} // the column is NOT NULL
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE areas SET rules = $1 WHERE id = $2`, rules, area)
+	if err != nil {
+		return fmt.Errorf("set rules of area %d: %w", area, mapErr(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("set rules of area %d: %w", area, store.ErrNotFound)
+	}
+	return nil
+}
+
 // AreasOf implements store.Store.
 func (s *Store) AreasOf(ctx context.Context, account store.AccountID) ([]store.Area, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+areaCols+` FROM areas

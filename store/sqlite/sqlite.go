@@ -419,6 +419,21 @@ func (s *Store) Area(ctx context.Context, id store.AreaID) (store.Area, error) {
 	return a, nil
 }
 
+// SetAreaRules implements store.Store.
+func (s *Store) SetAreaRules(ctx context.Context, area store.AreaID, rules []byte) error {
+	if rules == nil {
+		rules = []byte{} // the column is NOT NULL
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE areas SET rules = ? WHERE id = ?`, rules, int64(area))
+	if err != nil {
+		return fmt.Errorf("set rules of area %d: %w", area, mapErr(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("set rules of area %d: %w", area, store.ErrNotFound)
+	}
+	return nil
+}
+
 // AreasOf implements store.Store.
 func (s *Store) AreasOf(ctx context.Context, account store.AccountID) ([]store.Area, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+areaCols+` FROM areas

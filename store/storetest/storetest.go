@@ -244,6 +244,15 @@ func testAreasAndMembers(t *testing.T, s store.Store) {
 	if err != nil || got.ID != home.ID || got.Seed != home.Seed || got.Name != "home" || !got.LastPlayed.IsZero() {
 		t.Errorf("Area = %+v, %v; want %+v", got, err, home)
 	}
+	if err := s.SetAreaRules(ctx, home.ID, []byte("portals")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Area(ctx, home.ID); err != nil || string(got.Rules) != "portals" {
+		t.Errorf("rules after SetAreaRules = %q, %v; want portals", got.Rules, err)
+	}
+	if err := s.SetAreaRules(ctx, 99999, nil); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("SetAreaRules of an unknown area: %v; want ErrNotFound", err)
+	}
 	village := mkArea(t, s, b.ID, "village")
 	if role, err := s.MemberRole(ctx, home.ID, a.ID); err != nil || role != store.RoleOwner {
 		t.Errorf("owner's role = %q, %v; want owner", role, err)
