@@ -23,6 +23,10 @@ func TestRoundTripEveryType(t *testing.T) {
 		&Presence{Area: 3, Peers: 2, Accounts: []uint64{7, 8}},
 		&CloseArea{Area: 3, Reason: 11, GraceMS: 5000},
 		&AreaClosed{Area: 3, Seq: 6, Acked: true},
+		&SpawnArea{Area: 4, Epoch: 1, Kind: "home", W: 8, H: 8, Portals: []Portal{{X: 1, Y: 2, ToArea: 5, ToX: 3, ToY: 4}}},
+		&PortalOut{Transfer: "t1", Area: 3, Epoch: 9, Account: 7, FromX: 1, FromY: 2, ToArea: 4, ToX: 5, ToY: 6, State: []byte{1}, SentMS: 99},
+		&PortalResult{Transfer: "t1", Area: 3, Account: 7, OK: true, ToArea: 4, WSURL: "ws://x/ws", Grant: "g", JoinID: 12},
+		&PortalResult{Transfer: "t2", Area: 3, Account: 7, Code: 19},
 	}
 	a, b := net.Pipe()
 	ca, cb := NewConn(a), NewConn(b)

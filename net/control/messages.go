@@ -5,18 +5,20 @@ type Type uint8
 
 // The control message types.
 const (
-	TypeRegister    Type = 1  // host -> director
-	TypeRegistered  Type = 2  // director -> host
-	TypeHeartbeat   Type = 3  // host -> director
-	TypeSpawnArea   Type = 4  // director -> host
-	TypeAreaReady   Type = 5  // host -> director
-	TypeGrant       Type = 6  // director -> host
-	TypeGrantAck    Type = 7  // host -> director
-	TypeSnapshot    Type = 8  // host -> director
-	TypeSnapshotAck Type = 9  // director -> host
-	TypePresence    Type = 10 // host -> director
-	TypeCloseArea   Type = 11 // director -> host
-	TypeAreaClosed  Type = 12 // host -> director
+	TypeRegister     Type = 1  // host -> director
+	TypeRegistered   Type = 2  // director -> host
+	TypeHeartbeat    Type = 3  // host -> director
+	TypeSpawnArea    Type = 4  // director -> host
+	TypeAreaReady    Type = 5  // host -> director
+	TypeGrant        Type = 6  // director -> host
+	TypeGrantAck     Type = 7  // host -> director
+	TypeSnapshot     Type = 8  // host -> director
+	TypeSnapshotAck  Type = 9  // director -> host
+	TypePresence     Type = 10 // host -> director
+	TypeCloseArea    Type = 11 // director -> host
+	TypeAreaClosed   Type = 12 // host -> director
+	TypePortalOut    Type = 13 // host -> director
+	TypePortalResult Type = 14 // director -> host
 )
 
 var typeNames = [...]string{
@@ -24,6 +26,7 @@ var typeNames = [...]string{
 	TypeSpawnArea: "spawn_area", TypeAreaReady: "area_ready", TypeGrant: "grant",
 	TypeGrantAck: "grant_ack", TypeSnapshot: "snapshot", TypeSnapshotAck: "snapshot_ack",
 	TypePresence: "presence", TypeCloseArea: "close_area", TypeAreaClosed: "area_closed",
+	TypePortalOut: "portal_out", TypePortalResult: "portal_result",
 }
 
 // String returns the type's name.
@@ -91,6 +94,53 @@ type SpawnArea struct {
 	Seq   uint64 `cbor:"6,keyasint"`
 	Blob  []byte `cbor:"7,keyasint"`
 	Seed  uint64 `cbor:"8,keyasint"`
+	// Portals are the Area's portal squares.
+	Portals []Portal `cbor:"9,keyasint,omitempty"`
+}
+
+// Portal is a square of an Area leading to a square of another Area.
+type Portal struct {
+	X      int32  `cbor:"1,keyasint"`
+	Y      int32  `cbor:"2,keyasint"`
+	ToArea uint32 `cbor:"3,keyasint"`
+	ToX    int32  `cbor:"4,keyasint"`
+	ToY    int32  `cbor:"5,keyasint"`
+}
+
+// PortalOut asks the director to move a player through a portal: from
+// Area (at its incarnation Epoch), whose body stood on (FromX, FromY)
+// before stepping onto the portal, to (ToX, ToY) of ToArea. Transfer names
+// the crossing; the director's answer is idempotent on it, so the host
+// resends until it gets one.
+type PortalOut struct {
+	Transfer string `cbor:"1,keyasint"`
+	Area     uint32 `cbor:"2,keyasint"`
+	Epoch    uint64 `cbor:"3,keyasint"`
+	Account  uint64 `cbor:"4,keyasint"`
+	FromX    int32  `cbor:"5,keyasint"`
+	FromY    int32  `cbor:"6,keyasint"`
+	ToArea   uint32 `cbor:"7,keyasint"`
+	ToX      int32  `cbor:"8,keyasint"`
+	ToY      int32  `cbor:"9,keyasint"`
+	State    []byte `cbor:"10,keyasint,omitempty"`
+	// SentMS is when the host first sent it (Unix ms): the director lets
+	// the crossing happen only within the transfer timeout of it.
+	SentMS int64 `cbor:"11,keyasint"`
+}
+
+// PortalResult answers a PortalOut. OK: the character is in ToArea, where
+// a grant (Grant, JoinID at WSURL) awaits the player. Otherwise Code (a
+// wire code) says why, and the player stays in Area.
+type PortalResult struct {
+	Transfer string `cbor:"1,keyasint"`
+	Area     uint32 `cbor:"2,keyasint"`
+	Account  uint64 `cbor:"3,keyasint"`
+	OK       bool   `cbor:"4,keyasint"`
+	Code     uint16 `cbor:"5,keyasint"`
+	ToArea   uint32 `cbor:"6,keyasint"`
+	WSURL    string `cbor:"7,keyasint"`
+	Grant    string `cbor:"8,keyasint"`
+	JoinID   uint64 `cbor:"9,keyasint"`
 }
 
 // AreaReady answers SpawnArea; Error is empty on success.
@@ -211,6 +261,12 @@ func (*CloseArea) Type() Type { return TypeCloseArea }
 // Type implements Message.
 func (*AreaClosed) Type() Type { return TypeAreaClosed }
 
+// Type implements Message.
+func (*PortalOut) Type() Type { return TypePortalOut }
+
+// Type implements Message.
+func (*PortalResult) Type() Type { return TypePortalResult }
+
 func newMessage(t Type) Message {
 	switch t {
 	case TypeRegister:
@@ -237,6 +293,10 @@ func newMessage(t Type) Message {
 		return new(CloseArea)
 	case TypeAreaClosed:
 		return new(AreaClosed)
+	case TypePortalOut:
+		return new(PortalOut)
+	case TypePortalResult:
+		return new(PortalResult)
 	}
 	return nil
 }

@@ -1,0 +1,72 @@
+// Package failpoint arms named crash points for the crash-safety tests of
+// ley's transfer protocol: a process started with LEY_FAILPOINT naming a
+// step SIGKILLs itself when it reaches that step, as a power cut would.
+//
+// LEY_FAILPOINT is a comma-separated list of names, each optionally
+// "name@N" to crash at the Nth hit of that step in this process (default
+// the first). Unset, Hit costs one map lookup on an empty map.
+package failpoint
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// The named steps of a portal crossing.
+const (
+	HostPortalOut       = "host.portal_out"        // source host: body in transit, before portal_out is sent
+	HostPortalSent      = "host.portal_sent"       // source host: portal_out sent
+	HostPortalResult    = "host.portal_result"     // source host: a result arrived, before acting on it
+	HostGrant           = "host.grant"             // any host: a grant arrived, before it is registered
+	DirectorPortalIn    = "director.portal_in"     // director: portal_out received
+	DirectorPortalMoved = "director.portal_moved"  // director: character moved in the store, before the grant
+	DirectorPortalGrant = "director.portal_grant"  // director: grant registered in B, before the result is sent
+)
+
+var (
+	mu     sync.Mutex
+	armed  = map[string]int{} // name -> hit that crashes
+	hits   = map[string]int{}
+	loaded bool
+)
+
+func load() {
+	loaded = true
+	for _, f := range strings.Split(os.Getenv("LEY_FAILPOINT"), ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		name, n := f, 1
+		if i := strings.IndexByte(f, '@'); i > 0 {
+			if v, err := strconv.Atoi(f[i+1:]); err == nil && v > 0 {
+				name, n = f[:i], v
+			}
+		}
+		armed[name] = n
+	}
+}
+
+// Hit marks that this process reached step name; if the step is armed for
+// this hit, the process kills itself with SIGKILL at once.
+func Hit(name string) {
+	mu.Lock()
+	if !loaded {
+		load()
+	}
+	n, ok := armed[name]
+	if !ok {
+		mu.Unlock()
+		return
+	}
+	hits[name]++
+	crash := hits[name] == n
+	mu.Unlock()
+	if crash {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // the signal is on its way
+	}
+}
