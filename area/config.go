@@ -52,6 +52,9 @@ type Config struct {
 	// FinalAckTimeout bounds the wait for the director's ack of a closing
 	// Area's final snapshot.
 	FinalAckTimeout time.Duration
+	// TransferTimeout is how long a portal crossing waits for the director
+	// before the player is restored with portal_blocked{TIMEOUT}.
+	TransferTimeout time.Duration
 	// ShutdownGrace is the grace peers get when the host itself stops.
 	ShutdownGrace time.Duration
 	// HeartbeatEvery is the control link's heartbeat period; the director
@@ -83,6 +86,7 @@ func DefaultConfig() Config {
 		FloodClose:      200,
 		MalformedClose:  10,
 		FinalAckTimeout: 10 * time.Second,
+		TransferTimeout: 15 * time.Second,
 		ShutdownGrace:   2 * time.Second,
 		HeartbeatEvery:  time.Second,
 		PresenceEvery:   5 * time.Second,
@@ -108,7 +112,7 @@ func (c *Config) validate() error {
 	if c.InterestRadius < 0 || c.CellSize < 1 {
 		bad("interest radius %d and cell size %d", c.InterestRadius, c.CellSize)
 	}
-	if c.PersistEvery <= 0 || c.ResumeGrace < 0 || c.FinalAckTimeout <= 0 || c.HeartbeatEvery <= 0 || c.PresenceEvery <= 0 {
+	if c.PersistEvery <= 0 || c.ResumeGrace < 0 || c.FinalAckTimeout <= 0 || c.TransferTimeout <= 0 || c.HeartbeatEvery <= 0 || c.PresenceEvery <= 0 {
 		bad("intervals must be positive")
 	}
 	if c.IntentRate <= 0 || c.IntentBurst < 1 || c.FloodClose < 1 || c.MalformedClose < 1 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/control/failpoint"
 	"github.com/leyworks/ley/net/gate"
 )
 
@@ -162,6 +163,7 @@ func (h *Host) dispatch(msg control.Message) {
 		}
 		h.link.send(ready)
 	case *control.Grant:
+		failpoint.Hit(failpoint.HostGrant)
 		ha := h.area(m.Area)
 		if ha == nil {
 			h.link.send(&control.GrantAck{Area: m.Area, Token: m.Token, Error: "area not on this host"})
@@ -172,6 +174,11 @@ func (h *Host) dispatch(msg control.Message) {
 		h.mu.Unlock()
 		ha.a.PostControl(func(*ecs.Area) { ha.addGrant(m) })
 		ha.a.Wake()
+	case *control.PortalResult:
+		if ha := h.area(m.Area); ha != nil {
+			ha.a.PostControl(func(*ecs.Area) { ha.onPortalResult(m) })
+			ha.a.Wake()
+		}
 	case *control.SnapshotAck:
 		if ha := h.area(m.Area); ha != nil {
 			ha.a.PostControl(func(*ecs.Area) { ha.onAck(m) })

@@ -77,6 +77,10 @@ type hostArea struct {
 	answerBuf    []byte
 	bcast        broadcaster
 
+	portals   []control.Portal
+	portalAt  []int16 // per square: index into portals, or -1
+	crossings map[string]*crossing
+
 	epochSeen atomic.Uint64 // for re-registration, read off the Area's goroutine
 	ackedSeen atomic.Uint64
 }
@@ -103,11 +107,12 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	}
 	ha := &hostArea{
 		h: h, id: m.Area, epoch: m.Epoch, kind: m.Kind, a: a,
-		grants: make(map[string]*grant), bodies: make(map[uint64]*body),
+		grants: make(map[string]*grant), bodies: make(map[uint64]*body), crossings: make(map[string]*crossing),
 		seq: m.Seq, acked: m.Seq, lastPersist: time.Now(),
 	}
 	ha.epochSeen.Store(m.Epoch)
 	ha.ackedSeen.Store(m.Seq)
+	ha.setPortals(m.Portals)
 	if err := ha.bcast.init(ha, sp); err != nil {
 		return nil, err
 	}
@@ -314,6 +319,7 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 	if a.Mode() == ecs.Frozen { // a frozen Area's stray answers: no snapshot, no chores here
 		return
 	}
+	ha.checkPortals(time.Now())
 	if a.Tick%uint64(ha.h.cfg.SnapshotEvery) == 0 {
 		ha.bcast.send()
 	}
@@ -366,19 +372,11 @@ func (ha *hostArea) chores(now time.Time) {
 		ha.persist(now, false) // their last state goes out with this snapshot
 		for _, b := range gone {
 			ha.a.Despawn(b.entity)
-			delete(ha.bodies, b.account)
-			ha.h.dropIndex(ha.h.resumes, b.resume)
+			ha.dropBody(b)
 		}
-		kept := ha.order[:0]
-		for _, b := range ha.order {
-			if ha.bodies[b.account] == b {
-				kept = append(kept, b)
-			}
-		}
-		clear(ha.order[len(kept):])
-		ha.order = kept
 		ha.presence(now)
 	}
+	ha.portalChores(now)
 	if c := ha.closing; c != nil {
 		ha.closeStep(now)
 		if ha.closing == nil {
@@ -394,7 +392,7 @@ func (ha *hostArea) chores(now time.Time) {
 	if ha.a.Mode() == ecs.Active && now.Sub(ha.lastPresence) >= cfg.PresenceEvery {
 		ha.presence(now)
 	}
-	if ha.closing == nil && ha.bound == 0 && len(ha.grants) == 0 && len(ha.bodies) == 0 && ha.a.Mode() == ecs.Active {
+	if ha.closing == nil && ha.bound == 0 && len(ha.grants) == 0 && len(ha.bodies) == 0 && len(ha.crossings) == 0 && ha.a.Mode() == ecs.Active {
 		ha.persist(now, false) // what it was when it froze is what it comes back as
 		ha.a.Freeze()
 		ha.h.log.Debug("area frozen", "area", ha.id)
@@ -448,6 +446,10 @@ func (ha *hostArea) persist(now time.Time, final bool) {
 // presence, which the director rebuilds from what hosts report.
 func (ha *hostArea) resend(now time.Time) {
 	ha.presence(now)
+	for _, c := range ha.crossings {
+		c.sentAt = now
+		ha.h.link.send(c.out)
+	}
 	if ha.unacked == nil {
 		return
 	}

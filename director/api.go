@@ -93,6 +93,7 @@ func (d *Director) routes() http.Handler {
 	mux.HandleFunc("POST /v1/areas/{id}/invites", d.serve(d.authed(d.createInvite)))
 	mux.HandleFunc("POST /v1/invites/{code}/redeem", d.serve(d.authed(d.redeem)))
 	mux.HandleFunc("POST /v1/areas/{id}/join", d.serve(d.authed(d.joinArea)))
+	mux.HandleFunc("PUT /v1/areas/{id}/portals", d.serve(d.authed(d.setPortals)))
 	mux.HandleFunc("GET /v1/realm", d.serve(d.authed(d.getRealm)))
 	mux.HandleFunc("PUT /v1/realm", d.serve(d.authed(d.putRealm)))
 	mux.HandleFunc("POST /v1/admin/provision", d.serve(d.authed(d.provision)))

@@ -41,6 +41,9 @@ type Director struct {
 	spawnTokens  map[string]*child
 	granted      map[store.AccountID]time.Time // grants outstanding, by account, until their expiry
 	hostsChanged chan struct{}                 // closed and replaced when hosts come or go
+	crossing     map[string]bool               // transfer ids being answered
+
+	transfers transferCache
 }
 
 // New returns a Director on st (which it owns from now on: Run closes it).
@@ -63,6 +66,7 @@ func New(cfg Config, st store.Store) (*Director, error) {
 		spawnTokens:  map[string]*child{},
 		granted:      map[store.AccountID]time.Time{},
 		hostsChanged: make(chan struct{}),
+		crossing:     map[string]bool{},
 	}
 	d.joinSeq.Store(uint64(time.Now().UnixNano()))
 	d.spawner = newSpawner(d)
@@ -131,6 +135,7 @@ func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) erro
 	run(func() { d.watchHeartbeats(ctx) })
 	run(func() { d.lifecycle(ctx) })
 	run(func() { d.sample(ctx) })
+	run(func() { d.reconcile(ctx) })
 	spawnerDone := make(chan struct{})
 	go func() { d.spawner.run(ctx); close(spawnerDone) }()
 	httpErr := make(chan error, 1)

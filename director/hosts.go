@@ -208,6 +208,8 @@ func (d *Director) handle(ctx context.Context, h *host, msg control.Message) {
 		d.persist(ctx, h, m)
 	case *control.Presence:
 		d.presence(h, m)
+	case *control.PortalOut:
+		d.portalOut(ctx, h, m)
 	case *control.AreaClosed:
 		d.mu.Lock()
 		id := store.AreaID(m.Area)

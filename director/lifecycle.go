@@ -242,7 +242,11 @@ func (d *Director) start(ctx context.Context, area store.Area, l *live) error {
 	l.host, l.epoch = h, epoch
 	h.areas[area.ID] = l
 	d.mu.Unlock()
-	err = h.conn.Send(&control.SpawnArea{Area: uint32(area.ID), Epoch: uint64(epoch), Kind: area.Kind, W: area.W, H: area.H, Seq: uint64(seq), Blob: blob, Seed: area.Seed})
+	rules, err := parseRules(area.Rules)
+	if err != nil {
+		d.log.Warn("area rules unreadable; starting it without portals", "area", area.ID, "err", err)
+	}
+	err = h.conn.Send(&control.SpawnArea{Area: uint32(area.ID), Epoch: uint64(epoch), Kind: area.Kind, W: area.W, H: area.H, Seq: uint64(seq), Blob: blob, Seed: area.Seed, Portals: rules.controlPortals()})
 	if err == nil {
 		select {
 		case r := <-ch:

@@ -48,6 +48,7 @@ func newAreahostCmd() *cobra.Command {
 	f.IntVar(&cfg.IntentBurst, "intent-burst", cfg.IntentBurst, "intent burst per connection")
 	f.IntVar(&cfg.FloodClose, "flood-close", cfg.FloodClose, "rate-limited intents in a row that close a connection")
 	f.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "grace players get when the host stops")
+	f.DurationVar(&cfg.TransferTimeout, "transfer-timeout", cfg.TransferTimeout, "how long a portal crossing waits for the director before the player is restored")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
 }

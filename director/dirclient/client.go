@@ -248,3 +248,18 @@ func (c *Client) Hosts(ctx context.Context) ([]HostStats, error) {
 	err := c.Do(ctx, "GET", "/v1/admin/hosts", nil, &out)
 	return out.Hosts, err
 }
+
+// Portal is one portal of an Area: square (X, Y) leads to (ToX, ToY) of ToArea.
+type Portal struct {
+	X      int32  `json:"x"`
+	Y      int32  `json:"y"`
+	ToArea uint32 `json:"to_area"`
+	ToX    int32  `json:"to_x"`
+	ToY    int32  `json:"to_y"`
+}
+
+// SetPortals replaces an Area's portals (its owner); they take effect when
+// the Area next goes live.
+func (c *Client) SetPortals(ctx context.Context, area uint32, portals []Portal) error {
+	return c.Do(ctx, "PUT", fmt.Sprintf("/v1/areas/%d/portals", area), map[string]any{"portals": portals}, nil)
+}

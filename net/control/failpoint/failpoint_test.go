@@ -35,7 +35,3 @@ func TestHitKillsAtTheArmedHit(t *testing.T) {
 		t.Fatalf("child printed %q; want one survived line", out)
 	}
 }
-
-func TestUnarmedHitDoesNothing(t *testing.T) {
-	Hit("never.armed") // LEY_FAILPOINT is unset in this process
-}

@@ -1,0 +1,183 @@
+package area
+
+import (
+	"time"
+
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/control/failpoint"
+	"github.com/leyworks/ley/net/gate"
+	"github.com/leyworks/ley/net/wire"
+)
+
+// portalResend is how often an unanswered portal_out is sent again
+// (the director answers replays from its cache or the store).
+const portalResend = 2 * time.Second
+
+// crossing is a player on their way through a portal: their body stands on
+// the portal square, in transit, until the director answers.
+type crossing struct {
+	b        *body
+	out      *control.PortalOut
+	from     ecs.Cell
+	deadline time.Time
+	sentAt   time.Time
+}
+
+// setPortals indexes an Area's portal squares.
+func (ha *hostArea) setPortals(ps []control.Portal) {
+	ha.portals = ps
+	ha.portalAt = nil
+	if len(ps) == 0 {
+		return
+	}
+	g := ha.a.Grid
+	ha.portalAt = make([]int16, g.Len())
+	for i := range ha.portalAt {
+		ha.portalAt[i] = -1
+	}
+	for i, p := range ps {
+		if g.In(p.X, p.Y) {
+			ha.portalAt[g.Cell(p.X, p.Y)] = int16(i)
+		}
+	}
+}
+
+// checkPortals starts a crossing for every player body that stepped onto a
+// portal this tick (from the Area's move log). After-tick, so no query runs.
+func (ha *hostArea) checkPortals(now time.Time) {
+	if ha.portalAt == nil || ha.closing != nil {
+		return
+	}
+	for _, m := range ha.a.Moves {
+		if m.To == ecs.NoCell || m.From == ecs.NoCell {
+			continue // spawns and despawns never cross
+		}
+		i := ha.portalAt[m.To]
+		if i < 0 {
+			continue
+		}
+		id := m.Entity.ID()
+		if int(id) >= len(ha.routes) || ha.routes[id].entity != m.Entity || ha.routes[id].b == nil {
+			continue // not a player's body
+		}
+		b := ha.routes[id].b
+		if ha.a.InTransit(b.entity) {
+			continue
+		}
+		ha.startCrossing(b, m.From, ha.portals[i], now)
+	}
+}
+
+func (ha *hostArea) startCrossing(b *body, from ecs.Cell, p control.Portal, now time.Time) {
+	transfer := newToken()
+	if err := ha.a.SetTransit(b.entity, 1, true); err != nil {
+		ha.h.log.Error("portal: set transit", "area", ha.id, "err", err)
+		return
+	}
+	fx, fy := ha.a.Grid.XY(from)
+	c := &crossing{b: b, from: from, deadline: now.Add(ha.h.cfg.TransferTimeout), sentAt: now, out: &control.PortalOut{
+		Transfer: transfer, Area: ha.id, Epoch: ha.epoch, Account: b.account,
+		FromX: fx, FromY: fy, ToArea: p.ToArea, ToX: p.ToX, ToY: p.ToY, SentMS: now.UnixMilli(),
+	}}
+	ha.crossings[transfer] = c
+	ha.persist(now, false) // the player's state at the portal, out of cadence
+	failpoint.Hit(failpoint.HostPortalOut)
+	ha.h.link.send(c.out)
+	failpoint.Hit(failpoint.HostPortalSent)
+	ha.scheduleChores(now.Add(portalResend))
+}
+
+// portalChores resends unanswered crossings and times out stale ones.
+func (ha *hostArea) portalChores(now time.Time) {
+	for tr, c := range ha.crossings {
+		if now.After(c.deadline) {
+			delete(ha.crossings, tr)
+			ha.restore(c, wire.TypePortalBlocked, wire.CodeTimeout)
+			continue
+		}
+		if now.Sub(c.sentAt) >= portalResend {
+			c.sentAt = now
+			ha.h.link.send(c.out)
+		}
+	}
+}
+
+// onPortalResult acts on the director's answer to a crossing.
+func (ha *hostArea) onPortalResult(m *control.PortalResult) {
+	failpoint.Hit(failpoint.HostPortalResult)
+	c := ha.crossings[m.Transfer]
+	if c == nil {
+		// A late answer after a timeout (or a replay): if the move happened,
+		// the store says the player is in ToArea now; follow it, so a body
+		// left here never doubles the player.
+		if m.OK {
+			if b := ha.bodies[m.Account]; b != nil && !ha.a.InTransit(b.entity) {
+				ha.moveOut(b, m)
+			}
+		}
+		return
+	}
+	delete(ha.crossings, m.Transfer)
+	if !m.OK {
+		ha.restore(c, wire.TypePortalTransferRejected, wire.Code(m.Code))
+		return
+	}
+	ha.moveOut(c.b, m)
+}
+
+// moveOut removes the body of a player who crossed and sends their client
+// to the destination.
+func (ha *hostArea) moveOut(b *body, m *control.PortalResult) {
+	if p := b.peer; p != nil {
+		p.bind.Store(nil)
+		p.lost.Store(uint32(wire.CodeRehello))
+		p.send(&wire.PortalMoved{Area: m.ToArea, WSURL: m.WSURL, Grant: m.Grant, JoinID: m.JoinID})
+		p.conn.Close(gate.CloseNormal, "moved to another area")
+		ha.bound--
+	}
+	ha.a.Despawn(b.entity)
+	ha.dropBody(b)
+	ha.presence(time.Now())
+	ha.h.log.Debug("player crossed a portal", "area", ha.id, "account", b.account, "to", m.ToArea)
+}
+
+// restore puts a player whose crossing failed back on its from-square (or
+// the nearest free one), out of transit, and tells the client why.
+func (ha *hostArea) restore(c *crossing, t wire.Type, code wire.Code) {
+	b := c.b
+	if ha.bodies[b.account] != b || !ha.a.Alive(b.entity) {
+		return
+	}
+	_ = ha.a.SetTransit(b.entity, 0, false)
+	g := ha.a.Grid
+	pos := ecs.NewMap[ecs.Position](&ha.a.World)
+	if p := pos.Get(b.entity); p != nil {
+		x, y := g.XY(c.from)
+		if fx, fy, ok := nearestFree(g, x, y); ok {
+			ha.a.MoveBody(b.entity, p, fx, fy)
+		}
+	}
+	if b.peer != nil {
+		switch t {
+		case wire.TypePortalBlocked:
+			b.peer.send(&wire.PortalBlocked{Reason: code})
+		default:
+			b.peer.send(&wire.PortalTransferRejected{Reason: code})
+		}
+	}
+}
+
+// dropBody forgets a body (it left the Area).
+func (ha *hostArea) dropBody(b *body) {
+	delete(ha.bodies, b.account)
+	ha.h.dropIndex(ha.h.resumes, b.resume)
+	kept := ha.order[:0]
+	for _, x := range ha.order {
+		if x != b {
+			kept = append(kept, x)
+		}
+	}
+	clear(ha.order[len(kept):])
+	ha.order = kept
+}

@@ -1,0 +1,96 @@
+package area
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/wire"
+)
+
+// spawnWithPortal makes Area 1 live with a portal at (5,5) to Area 2 (7,7).
+func spawnWithPortal(t *testing.T, d *director) {
+	t.Helper()
+	d.send(&control.SpawnArea{Area: 1, Epoch: 1, Kind: "village", W: 16, H: 16, Seed: 1,
+		Portals: []control.Portal{{X: 5, Y: 5, ToArea: 2, ToX: 7, ToY: 7}}})
+	if r := expect[*control.AreaReady](d, 5*time.Second); r.Error != "" {
+		t.Fatal(r.Error)
+	}
+}
+
+// TestPortalTimeoutRestores: a crossing the director never answers is
+// rolled back by the host: the player is back on the from-square, out of
+// transit, and told portal_blocked{TIMEOUT}; meanwhile intents are refused
+// PORTAL_IN_PROGRESS and the host resends portal_out.
+func TestPortalTimeoutRestores(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.TransferTimeout = 2500 * time.Millisecond })
+	spawnWithPortal(t, d)
+	c := dial(t, h)
+	c.hello(d.grant(1, 100, 1, 4, 5, time.Minute), 1)
+	c.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE}) // onto the portal at (5,5)
+	out := expect[*control.PortalOut](d, 5*time.Second)
+	if out.Account != 100 || out.FromX != 4 || out.FromY != 5 || out.ToArea != 2 || out.ToX != 7 || out.Epoch != 1 {
+		t.Fatalf("portal_out %+v", out)
+	}
+	c.send(&wire.Intent{Seq: 2, Kind: wire.IntentStep, Dir: wire.DirE})
+	if r := expectMsg[*wire.IntentResult](c, 5*time.Second); r.Seq != 2 || r.Code != wire.CodePortalInProgress {
+		t.Fatalf("intent during the crossing: %+v; want PORTAL_IN_PROGRESS", r)
+	}
+	again := expect[*control.PortalOut](d, 5*time.Second)
+	if again.Transfer != out.Transfer {
+		t.Fatalf("resent portal_out names %q; want the same transfer %q", again.Transfer, out.Transfer)
+	}
+	if b := expectMsg[*wire.PortalBlocked](c, 10*time.Second); b.Reason != wire.CodeTimeout {
+		t.Fatalf("portal_blocked %+v; want TIMEOUT", b)
+	}
+	s := expectMsg[*wire.Snapshot](c, 5*time.Second)
+	if s.You.X != 4 || s.You.Y != 5 {
+		t.Fatalf("restored at (%d,%d); want the from-square (4,5)", s.You.X, s.You.Y)
+	}
+	c.send(&wire.Intent{Seq: 3, Kind: wire.IntentStep, Dir: wire.DirS}) // free to move again
+	for {
+		if s := expectMsg[*wire.Snapshot](c, 5*time.Second); s.AckSeq >= 3 {
+			break
+		}
+	}
+}
+
+// TestPortalResults: a refusal restores the player with
+// portal_transfer_rejected{reason}; an OK result removes the body and
+// sends the client portal_moved, then closes the connection; a replayed
+// result changes nothing.
+func TestPortalResults(t *testing.T) {
+	h, d := testHost(t, nil)
+	spawnWithPortal(t, d)
+	c := dial(t, h)
+	c.hello(d.grant(1, 100, 1, 4, 5, time.Minute), 1)
+	c.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE})
+	out := expect[*control.PortalOut](d, 5*time.Second)
+	d.send(&control.PortalResult{Transfer: out.Transfer, Area: 1, Account: 100, Code: uint16(wire.CodeNotMember)})
+	if r := expectMsg[*wire.PortalTransferRejected](c, 5*time.Second); r.Reason != wire.CodeNotMember {
+		t.Fatalf("rejection %+v", r)
+	}
+	if s := expectMsg[*wire.Snapshot](c, 5*time.Second); s.You.X != 4 {
+		t.Fatalf("after a refusal you = %+v; want back on (4,5)", s.You)
+	}
+	c.send(&wire.Intent{Seq: 2, Kind: wire.IntentStep, Dir: wire.DirE})
+	out2 := expect[*control.PortalOut](d, 5*time.Second)
+	if out2.Transfer == out.Transfer {
+		t.Fatal("a new crossing reused the old transfer id")
+	}
+	res := &control.PortalResult{Transfer: out2.Transfer, Area: 1, Account: 100, OK: true, ToArea: 2, WSURL: "ws://b/ws", Grant: "gb", JoinID: 77}
+	d.send(res)
+	m := expectMsg[*wire.PortalMoved](c, 5*time.Second)
+	if m.Area != 2 || m.WSURL != "ws://b/ws" || m.Grant != "gb" || m.JoinID != 77 {
+		t.Fatalf("portal_moved %+v", m)
+	}
+	c.closed(5 * time.Second)
+	d.send(res) // a replay
+	ha := h.area(1)
+	gone := make(chan bool)
+	ha.a.PostControl(func(_ *ecs.Area) { gone <- ha.bodies[100] == nil && len(ha.crossings) == 0 })
+	if !<-gone {
+		t.Fatal("the crossed player's body is still in the source area")
+	}
+}

@@ -1,0 +1,337 @@
+package director
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/control/failpoint"
+	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/store"
+)
+
+// Transfer timing, director side.
+const (
+	// transferWindow is how long after the source host first sent a
+	// crossing the director may still complete it. It is shorter than the
+	// host's own timeout (15 s) so a crossing the host gave up on is never
+	// completed behind its back.
+	transferWindow = 10 * time.Second
+	// cacheSize and cacheTTL bound the cache of answered crossings that
+	// lets a resent portal_out be answered without the store.
+	cacheSize = 500
+	cacheTTL  = time.Hour
+	// reconcileEvery is the reconciliation loop's period.
+	reconcileEvery = 30 * time.Second
+)
+
+// Rules is an Area's rules blob (stored opaque by the store): its portals.
+type Rules struct {
+	Portals []PortalRule `json:"portals,omitempty"`
+}
+
+// PortalRule is one portal: square (X, Y) leads to (ToX, ToY) of ToArea.
+type PortalRule struct {
+	X      int32  `json:"x"`
+	Y      int32  `json:"y"`
+	ToArea uint32 `json:"to_area"`
+	ToX    int32  `json:"to_x"`
+	ToY    int32  `json:"to_y"`
+}
+
+func parseRules(b []byte) (Rules, error) {
+	var r Rules
+	if len(b) == 0 {
+		return r, nil
+	}
+	err := json.Unmarshal(b, &r)
+	return r, err
+}
+
+// leadsTo reports whether one of the portals leads where m goes.
+func (r Rules) leadsTo(m *control.PortalOut) bool {
+	for _, p := range r.Portals {
+		if p.ToArea == m.ToArea && p.ToX == m.ToX && p.ToY == m.ToY {
+			return true
+		}
+	}
+	return false
+}
+
+func (r Rules) controlPortals() []control.Portal {
+	out := make([]control.Portal, len(r.Portals))
+	for i, p := range r.Portals {
+		out[i] = control.Portal{X: p.X, Y: p.Y, ToArea: p.ToArea, ToX: p.ToX, ToY: p.ToY}
+	}
+	return out
+}
+
+// setPortals: PUT /v1/areas/{id}/portals {portals: [...]} (the owner).
+// They take effect when the Area next goes live.
+func (d *Director) setPortals(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	id, e := pathArea(r)
+	if e != nil {
+		return 0, nil, e
+	}
+	var in Rules
+	if e := decode(r, &in); e != nil {
+		return 0, nil, e
+	}
+	role, err := d.store.MemberRole(r.Context(), id, acct.ID)
+	if errors.Is(err, store.ErrNotMember) || (err == nil && role != store.RoleOwner) {
+		return 0, nil, errForbidden
+	} else if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	a, err := d.store.Area(r.Context(), id)
+	if err != nil {
+		return 0, nil, internalErr(err)
+	}
+	if len(in.Portals) > 64 {
+		return 0, nil, errBadRequest("at most 64 portals")
+	}
+	for _, p := range in.Portals {
+		to, err := d.store.Area(r.Context(), store.AreaID(p.ToArea))
+		if errors.Is(err, store.ErrNotFound) {
+			return 0, nil, errBadRequest("a portal leads to an area that does not exist")
+		} else if err != nil {
+			return 0, nil, internalErr(err)
+		}
+		if p.X < 0 || p.Y < 0 || int(p.X) >= a.W || int(p.Y) >= a.H || p.ToX < 0 || p.ToY < 0 || int(p.ToX) >= to.W || int(p.ToY) >= to.H {
+			return 0, nil, errBadRequest("a portal square is off its area's grid")
+		}
+	}
+	b, _ := json.Marshal(in)
+	if err := d.store.SetAreaRules(r.Context(), id, b); err != nil {
+		return 0, nil, internalErr(err)
+	}
+	return http.StatusOK, in, nil
+}
+
+// transferCache remembers answered crossings (bounded, expiring), so a
+// resent portal_out is answered without touching the store.
+type transferCache struct {
+	mu    sync.Mutex
+	m     map[string]cached
+	order []string
+}
+
+type cached struct {
+	res *control.PortalResult
+	at  time.Time
+}
+
+func (c *transferCache) get(id string) *control.PortalResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[id]
+	if !ok || time.Since(e.at) > cacheTTL {
+		return nil
+	}
+	return e.res
+}
+
+func (c *transferCache) put(id string, res *control.PortalResult) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]cached{}
+	}
+	if _, ok := c.m[id]; !ok {
+		c.order = append(c.order, id)
+	}
+	c.m[id] = cached{res: res, at: time.Now()}
+	for len(c.order) > cacheSize {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+}
+
+// portalOut handles a crossing request from host h, once per transfer id
+// at a time; the answer goes back to h (resends are answered the same).
+func (d *Director) portalOut(ctx context.Context, h *host, m *control.PortalOut) {
+	failpoint.Hit(failpoint.DirectorPortalIn)
+	if res := d.transfers.get(m.Transfer); res != nil {
+		_ = h.conn.Send(res)
+		return
+	}
+	d.mu.Lock()
+	if d.crossing[m.Transfer] {
+		d.mu.Unlock()
+		return // being answered; the answer goes to the same host
+	}
+	d.crossing[m.Transfer] = true
+	d.mu.Unlock()
+	go func() {
+		defer func() {
+			d.mu.Lock()
+			delete(d.crossing, m.Transfer)
+			d.mu.Unlock()
+		}()
+		res := d.cross(ctx, h, m)
+		if res == nil {
+			return // no answer: the host resends, and its timeout restores the player
+		}
+		d.transfers.put(m.Transfer, res)
+		failpoint.Hit(failpoint.DirectorPortalGrant)
+		if err := h.conn.Send(res); err != nil {
+			d.log.Warn("portal result not delivered", "transfer", m.Transfer, "err", err)
+		}
+	}()
+}
+
+// cross carries out one crossing: every failure branch answers with a
+// reason, and the player stays in the source Area unless the answer is OK.
+// A nil answer means "ask again" (a store failure).
+func (d *Director) cross(ctx context.Context, h *host, m *control.PortalOut) *control.PortalResult {
+	res := &control.PortalResult{Transfer: m.Transfer, Area: m.Area, Account: m.Account, ToArea: m.ToArea}
+	reject := func(code wire.Code, why string) *control.PortalResult {
+		res.Code = uint16(code)
+		d.log.Info("portal crossing refused", "transfer", m.Transfer, "account", m.Account, "from", m.Area, "to", m.ToArea, "code", code, "why", why)
+		return res
+	}
+	acctID, from, to := store.AccountID(m.Account), store.AreaID(m.Area), store.AreaID(m.ToArea)
+	// A replay of a crossing the store already finished answers the same.
+	if t, err := d.store.Transfer(ctx, store.TransferID(m.Transfer)); err == nil && t.Status != store.TransferPending {
+		if t.Status == store.TransferRejected {
+			return reject(wire.CodeTimeout, "replay of a rejected transfer: "+string(t.Result))
+		}
+		return d.finish(ctx, res, acctID, to, m)
+	}
+	d.mu.Lock()
+	l := d.areas[from]
+	fromLive := l != nil && l.host == h && uint64(l.epoch) == m.Epoch
+	d.mu.Unlock()
+	if !fromLive {
+		return reject(wire.CodeAreaClosing, "the source is not this area's live incarnation")
+	}
+	src, err := d.store.Area(ctx, from)
+	if err != nil {
+		d.log.Error("portal: source area", "err", err)
+		return nil
+	}
+	if rules, _ := parseRules(src.Rules); !rules.leadsTo(m) {
+		return reject(wire.CodeNotAllowed, "no such portal in the source area")
+	}
+	member, err := d.store.IsMember(ctx, to, acctID)
+	if err != nil {
+		d.log.Error("portal: membership", "err", err)
+		return nil
+	}
+	if !member {
+		return reject(wire.CodeNotMember, "not a member of the destination")
+	}
+	dest, err := d.store.Area(ctx, to)
+	if err != nil {
+		return reject(wire.CodeNotMember, "destination area unknown")
+	}
+	// B must be able to start before the character moves: if it cannot,
+	// the player stays in A.
+	if _, apiE := d.ensureLive(ctx, dest); apiE != nil {
+		code := wire.CodeInternal
+		if apiE == errAtCapacity {
+			code = wire.CodeAreaFull
+		}
+		return reject(code, "destination cannot start: "+apiE.Message)
+	}
+	sent := time.UnixMilli(m.SentMS)
+	t := store.Transfer{ID: store.TransferID(m.Transfer), Account: acctID, From: from, To: to, X: m.ToX, Y: m.ToY, State: m.State,
+		Created: time.Now(), Expires: sent.Add(transferWindow)}
+	if _, err := d.store.BeginTransfer(ctx, t); err != nil {
+		d.log.Error("portal: begin transfer", "transfer", m.Transfer, "err", err)
+		return nil
+	}
+	t, err = d.store.MoveCharacter(ctx, t, time.Now())
+	if err != nil {
+		d.log.Error("portal: move character", "transfer", m.Transfer, "err", err)
+		return nil
+	}
+	switch t.Result {
+	case store.ResultMoved:
+	case store.ResultTimeout:
+		return reject(wire.CodeTimeout, "the crossing's window passed")
+	default:
+		return reject(wire.CodeInternal, "the character is not in the source area: "+string(t.Result))
+	}
+	failpoint.Hit(failpoint.DirectorPortalMoved)
+	return d.finish(ctx, res, acctID, to, m)
+}
+
+// finish grants the player's join in the destination, once the character
+// is there; if no grant can be had, the character is moved back (a
+// compensating transfer) and the crossing refused.
+func (d *Director) finish(ctx context.Context, res *control.PortalResult, acctID store.AccountID, to store.AreaID, m *control.PortalOut) *control.PortalResult {
+	acct, err := d.store.Account(ctx, acctID)
+	if err != nil {
+		d.log.Error("portal: account", "err", err)
+		return nil
+	}
+	char, err := d.store.Character(ctx, acctID)
+	if err != nil {
+		d.log.Error("portal: character", "err", err)
+		return nil
+	}
+	dest, err := d.store.Area(ctx, to)
+	if err != nil {
+		d.log.Error("portal: destination", "err", err)
+		return nil
+	}
+	l, apiE := d.ensureLive(ctx, dest)
+	var ans *JoinAnswer
+	if apiE == nil {
+		ans, apiE = d.grant(ctx, l, acct, char)
+	}
+	if apiE != nil {
+		undo := store.Transfer{ID: store.TransferID(m.Transfer + "-undo"), Account: acctID, From: to, To: store.AreaID(m.Area), X: m.FromX, Y: m.FromY, State: m.State}
+		if _, err := d.store.MoveCharacter(ctx, undo, time.Now()); err != nil {
+			d.log.Error("portal: move back after a failed grant", "transfer", m.Transfer, "err", err)
+			return nil
+		}
+		res.Code = uint16(wire.CodeInternal)
+		return res
+	}
+	res.OK, res.WSURL, res.Grant, res.JoinID = true, ans.WSURL, ans.Grant, ans.JoinID
+	return res
+}
+
+// reconcile runs at start-up and every reconcileEvery: pending transfers
+// past their expiry are rejected (the character stays where the store
+// says), and finished transfer records older than the cache are pruned
+// (never a pending one). A failed pass is a warning; the next one retries.
+func (d *Director) reconcile(ctx context.Context) {
+	pass := func() {
+		now := time.Now()
+		expired, err := d.store.ExpireTransfers(ctx, now)
+		if err != nil {
+			if ctx.Err() == nil {
+				d.log.Warn("reconcile: expire transfers", "err", err)
+			}
+			return
+		}
+		for _, t := range expired {
+			d.log.Info("reconcile: rolled back an expired transfer", "transfer", t.ID, "account", t.Account, "from", t.From, "to", t.To)
+		}
+		if n, err := d.store.PruneTransfers(ctx, now.Add(-cacheTTL)); err != nil {
+			if ctx.Err() == nil {
+				d.log.Warn("reconcile: prune transfers", "err", err)
+			}
+		} else if n > 0 {
+			d.log.Info("reconcile: pruned transfer records", "n", n)
+		}
+	}
+	pass()
+	t := time.NewTicker(reconcileEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			pass()
+		}
+	}
+}

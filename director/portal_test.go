@@ -1,0 +1,125 @@
+package director
+
+import (
+	"context"
+	"testing"
+
+	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/store"
+)
+
+// twoAreas makes A and B (16x16 homes owned by the client's account) with
+// a portal A(5,5) -> B(2,2) and B(6,6) -> A(3,3).
+func twoAreas(t *testing.T, c *dirclient.Client) (a, b dirclient.Area) {
+	t.Helper()
+	ctx := context.Background()
+	var err error
+	if a, err = c.CreateArea(ctx, "A", "home", 16, 16); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = c.CreateArea(ctx, "B", "home", 16, 16); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetPortals(ctx, a.ID, []dirclient.Portal{{X: 5, Y: 5, ToArea: b.ID, ToX: 2, ToY: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetPortals(ctx, b.ID, []dirclient.Portal{{X: 6, Y: 6, ToArea: a.ID, ToX: 3, ToY: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}
+
+// walkInto sends a move-to onto (x, y) and returns the portal_moved.
+func (p *peer) walkInto(seq uint32, x, y int32) *wire.PortalMoved {
+	p.t.Helper()
+	p.send(&wire.Intent{Seq: seq, Kind: wire.IntentMoveTo, Target: wire.Cell{X: x, Y: y}})
+	return p.until(func(m wire.Message) bool { _, ok := m.(*wire.PortalMoved); return ok }).(*wire.PortalMoved)
+}
+
+// TestPortalRoundTrip: a player crosses A -> B -> A, arriving each time on
+// the portal's destination square, and the store follows.
+func TestPortalRoundTrip(t *testing.T) {
+	r := startRealm(t, nil)
+	ctx := context.Background()
+	c, acct := r.player("ann")
+	a, b := twoAreas(t, c)
+	j, err := c.Join(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := connect(t, j)
+	moved := p.walkInto(1, 5, 5)
+	if moved.Area != b.ID {
+		t.Fatalf("portal_moved to area %d; want B (%d)", moved.Area, b.ID)
+	}
+	pb, ack := connect(t, dirclient.Join{Grant: moved.Grant, WSURL: moved.WSURL, JoinID: moved.JoinID})
+	if ack.Area != b.ID {
+		t.Fatalf("hello_ack in area %d; want B", ack.Area)
+	}
+	if s := pb.snapshot(0); s.You.X != 2 || s.You.Y != 2 {
+		t.Fatalf("arrived in B at (%d,%d); want (2,2)", s.You.X, s.You.Y)
+	}
+	if ch, err := r.store.Character(ctx, store.AccountID(acct.ID)); err != nil || ch.Area != store.AreaID(b.ID) {
+		t.Fatalf("store: character %+v, %v; want in B", ch, err)
+	}
+	back := pb.walkInto(1, 6, 6)
+	if back.Area != a.ID {
+		t.Fatalf("second crossing to %d; want A", back.Area)
+	}
+	pa, _ := connect(t, dirclient.Join{Grant: back.Grant, WSURL: back.WSURL, JoinID: back.JoinID})
+	if s := pa.snapshot(0); s.You.X != 3 || s.You.Y != 3 {
+		t.Fatalf("back in A at (%d,%d); want (3,3)", s.You.X, s.You.Y)
+	}
+}
+
+// TestPortalRefusals: a non-member of B is refused with the reason and
+// stays in A; a B that cannot start (its snapshot is unreadable) refuses
+// too, and the player stays in A.
+func TestPortalRefusals(t *testing.T) {
+	r := startRealm(t, nil)
+	ctx := context.Background()
+	owner, _ := r.player("owner")
+	a, b := twoAreas(t, owner)
+	guest, gacct := r.player("guest")
+	code, _ := owner.Invite(ctx, a.ID, 1)
+	if _, err := guest.Redeem(ctx, code); err != nil {
+		t.Fatal(err)
+	}
+	j, err := guest.Join(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := connect(t, j)
+	p.send(&wire.Intent{Seq: 1, Kind: wire.IntentMoveTo, Target: wire.Cell{X: 5, Y: 5}})
+	rej := p.until(func(m wire.Message) bool { _, ok := m.(*wire.PortalTransferRejected); return ok }).(*wire.PortalTransferRejected)
+	if rej.Reason != wire.CodeNotMember {
+		t.Fatalf("non-member crossing: %v; want NOT_MEMBER", rej.Reason)
+	}
+	if ch, _ := r.store.Character(ctx, store.AccountID(gacct.ID)); ch.Area != store.AreaID(a.ID) {
+		t.Fatalf("refused player's character is in area %d; want A", ch.Area)
+	}
+	s := p.snapshot(0)
+	if s.You.X == 5 && s.You.Y == 5 {
+		t.Fatal("the refused player still stands on the portal")
+	}
+
+	// B cannot start: give it an unreadable snapshot, then let the owner try.
+	ep, err := r.store.BeginIncarnation(ctx, store.AreaID(b.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.store.WriteSnapshot(ctx, store.Snapshot{Area: store.AreaID(b.ID), Epoch: ep, Seq: 1, Blob: []byte{0xff, 0xff}}); err != nil {
+		t.Fatal(err)
+	}
+	oj, err := owner.Join(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, _ := connect(t, oj)
+	op.send(&wire.Intent{Seq: 1, Kind: wire.IntentMoveTo, Target: wire.Cell{X: 5, Y: 5}})
+	rej = op.until(func(m wire.Message) bool { _, ok := m.(*wire.PortalTransferRejected); return ok }).(*wire.PortalTransferRejected)
+	if rej.Reason != wire.CodeInternal {
+		t.Fatalf("crossing to a B that cannot start: %v; want INTERNAL", rej.Reason)
+	}
+}
