@@ -24,7 +24,7 @@ func newRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDemoCmd(), newAreahostCmd(), newDirectorCmd(), newRunCmd(), newMigrateCmd())
+	root.AddCommand(newDemoCmd(), newAreahostCmd(), newDirectorCmd(), newRunCmd(), newMigrateCmd(), newLoadCmd(), newLadderCmd())
 	bindEnvAll(root)
 	return root
 }
