@@ -44,7 +44,7 @@ func newFanout(tb testing.TB, players, radius int) *fanout {
 	ha := &hostArea{h: h, id: 1, a: a, bodies: map[uint64]*body{}}
 	f := &fanout{ha: ha, rng: rand.New(rand.NewPCG(1, 2))}
 	for i := 0; i < players; i++ {
-		x, y, _ := nearestFree(a.Grid, f.rng.Int32N(128), f.rng.Int32N(128))
+		x, y, _ := nearestFree(a.Grid, f.rng.Int32N(128), f.rng.Int32N(128), nil)
 		e, err := a.SpawnPlayer(uint64(i+1), x, y)
 		if err != nil {
 			tb.Fatal(err)

@@ -163,7 +163,9 @@ func (h *Host) dispatch(msg control.Message) {
 		}
 		h.link.send(ready)
 	case *control.Grant:
-		failpoint.Hit(failpoint.HostGrant)
+		if m.Portal {
+			failpoint.Hit(failpoint.HostPortalGrant)
+		}
 		ha := h.area(m.Area)
 		if ha == nil {
 			h.link.send(&control.GrantAck{Area: m.Area, Token: m.Token, Error: "area not on this host"})

@@ -264,15 +264,23 @@ func (ha *hostArea) spawnPlayer(c control.Character) (ecs.Entity, error) {
 	if c.Placed && g.In(c.X, c.Y) {
 		x, y = c.X, c.Y
 	}
-	fx, fy, ok := nearestFree(g, x, y)
+	fx, fy, ok := ha.nearestFree(x, y)
 	if !ok {
 		return ecs.Entity{}, fmt.Errorf("no free square in area %d", ha.id)
 	}
 	return ha.a.SpawnPlayer(c.Account, fx, fy)
 }
 
-// nearestFree searches rings around (x, y) for a free square.
-func nearestFree(g *ecs.Grid, x, y int32) (int32, int32, bool) {
+// nearestFree finds the free square nearest (x, y) that is not a portal
+// (a player put down on a portal would be stuck there: only a step onto
+// one crosses).
+func (ha *hostArea) nearestFree(x, y int32) (int32, int32, bool) {
+	return nearestFree(ha.a.Grid, x, y, func(c ecs.Cell) bool { return ha.portalAt == nil || ha.portalAt[c] < 0 })
+}
+
+// nearestFree searches rings around (x, y) for a free square that ok
+// accepts (nil accepts any).
+func nearestFree(g *ecs.Grid, x, y int32, ok func(ecs.Cell) bool) (int32, int32, bool) {
 	maxR := max(g.W(), g.H())
 	for r := int32(0); r <= maxR; r++ {
 		for dy := -r; dy <= r; dy++ {
@@ -281,7 +289,10 @@ func nearestFree(g *ecs.Grid, x, y int32) (int32, int32, bool) {
 					continue
 				}
 				nx, ny := x+dx, y+dy
-				if g.In(nx, ny) && g.Free(g.Cell(nx, ny)) {
+				if !g.In(nx, ny) {
+					continue
+				}
+				if c := g.Cell(nx, ny); g.Free(c) && (ok == nil || ok(c)) {
 					return nx, ny, true
 				}
 			}
@@ -431,9 +442,20 @@ func (ha *hostArea) persist(now time.Time, final bool) {
 	pos := ecs.NewMap[ecs.Position](&ha.a.World)
 	chars := make([]control.Character, 0, len(ha.bodies))
 	for _, b := range ha.order {
-		if p := pos.Get(b.entity); p != nil {
-			chars = append(chars, control.Character{Account: b.account, X: p.X, Y: p.Y, Placed: true})
+		p := pos.Get(b.entity)
+		if p == nil {
+			continue
 		}
+		x, y := p.X, p.Y
+		// A player mid-crossing is stored on its from-square: if this
+		// incarnation dies before the crossing settles, the player comes
+		// back beside the portal, not on it.
+		for _, c := range ha.crossings {
+			if c.b == b {
+				x, y = ha.a.Grid.XY(c.from)
+			}
+		}
+		chars = append(chars, control.Character{Account: b.account, X: x, Y: y, Placed: true})
 	}
 	ha.seq++
 	ha.unacked = &control.Snapshot{Area: ha.id, Epoch: ha.epoch, Seq: ha.seq, Blob: blob, Characters: chars, Final: final}

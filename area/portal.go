@@ -78,7 +78,8 @@ func (ha *hostArea) startCrossing(b *body, from ecs.Cell, p control.Portal, now 
 	fx, fy := ha.a.Grid.XY(from)
 	c := &crossing{b: b, from: from, deadline: now.Add(ha.h.cfg.TransferTimeout), sentAt: now, out: &control.PortalOut{
 		Transfer: transfer, Area: ha.id, Epoch: ha.epoch, Account: b.account,
-		FromX: fx, FromY: fy, ToArea: p.ToArea, ToX: p.ToX, ToY: p.ToY, SentMS: now.UnixMilli(),
+		FromX: fx, FromY: fy, ToArea: p.ToArea, ToX: p.ToX, ToY: p.ToY,
+		SentMS: now.UnixMilli(), DeadlineMS: now.Add(ha.h.cfg.TransferTimeout).UnixMilli(),
 	}}
 	ha.crossings[transfer] = c
 	ha.persist(now, false) // the player's state at the portal, out of cadence
@@ -154,7 +155,7 @@ func (ha *hostArea) restore(c *crossing, t wire.Type, code wire.Code) {
 	pos := ecs.NewMap[ecs.Position](&ha.a.World)
 	if p := pos.Get(b.entity); p != nil {
 		x, y := g.XY(c.from)
-		if fx, fy, ok := nearestFree(g, x, y); ok {
+		if fx, fy, ok := ha.nearestFree(x, y); ok {
 			ha.a.MoveBody(b.entity, p, fx, fy)
 		}
 	}

@@ -98,6 +98,7 @@ func (d *Director) routes() http.Handler {
 	mux.HandleFunc("PUT /v1/realm", d.serve(d.authed(d.putRealm)))
 	mux.HandleFunc("POST /v1/admin/provision", d.serve(d.authed(d.provision)))
 	mux.HandleFunc("GET /v1/admin/hosts", d.serve(d.authed(d.hostsStats)))
+	mux.HandleFunc("GET /v1/admin/areas", d.serve(d.authed(d.liveAreas)))
 	mux.HandleFunc("GET /director/info", d.serve(d.info))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -263,8 +264,32 @@ func (d *Director) logout(w http.ResponseWriter, r *http.Request, acct store.Acc
 	return http.StatusNoContent, nil, nil
 }
 
+type meOut struct {
+	accountOut
+	// Character is where the player is, if they ever joined an Area.
+	Character *characterOut `json:"character,omitempty"`
+}
+
+type characterOut struct {
+	Area   uint32 `json:"area"`
+	Home   uint32 `json:"home"`
+	X      int32  `json:"x"`
+	Y      int32  `json:"y"`
+	Placed bool   `json:"placed"`
+}
+
+// me: GET /v1/me: the account and where its character is (the Area a
+// client should join to resume play).
 func (d *Director) me(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
-	return http.StatusOK, accountJSON(acct), nil
+	out := meOut{accountOut: accountJSON(acct)}
+	ch, err := d.store.Character(r.Context(), acct.ID)
+	switch {
+	case err == nil:
+		out.Character = &characterOut{Area: uint32(ch.Area), Home: uint32(ch.Home), X: ch.X, Y: ch.Y, Placed: ch.Placed}
+	case !errors.Is(err, store.ErrNotFound):
+		return 0, nil, internalErr(err)
+	}
+	return http.StatusOK, out, nil
 }
 
 type areaOut struct {

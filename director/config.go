@@ -66,6 +66,8 @@ type SpawnConfig struct {
 	CellSize       int
 	PersistEvery   time.Duration
 	ResumeGrace    time.Duration
+	// TransferTimeout is how long a host waits for a crossing's answer.
+	TransferTimeout time.Duration
 	// Listen is the host for the children's client listeners (each takes a
 	// free port on it); PublicHost, if set, replaces it in the ws:// URLs.
 	Listen string
@@ -96,19 +98,20 @@ func DefaultConfig() Config {
 		AuthBurst:           10,
 		SampleEvery:         time.Minute,
 		Spawn: SpawnConfig{
-			MinHosts:       1,
-			MaxHosts:       4,
-			PoolSize:       64,
-			TickRate:       20,
-			InterestRadius: 24,
-			CellSize:       8,
-			PersistEvery:   30 * time.Second,
-			ResumeGrace:    30 * time.Second,
-			Listen:         "127.0.0.1",
-			MemLimit:       "1GiB",
-			NoFile:         65536,
-			OOMScoreAdj:    500,
-			LogLevel:       "info",
+			MinHosts:        1,
+			MaxHosts:        4,
+			PoolSize:        64,
+			TickRate:        20,
+			InterestRadius:  24,
+			CellSize:        8,
+			PersistEvery:    30 * time.Second,
+			ResumeGrace:     30 * time.Second,
+			TransferTimeout: 15 * time.Second,
+			Listen:          "127.0.0.1",
+			MemLimit:        "1GiB",
+			NoFile:          65536,
+			OOMScoreAdj:     500,
+			LogLevel:        "info",
 		},
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/leyworks/ley/store/pg/pgtest"
 )
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

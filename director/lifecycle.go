@@ -320,6 +320,11 @@ func (d *Director) waitHosts(max time.Duration) {
 
 // grant registers a join grant on l's host and waits for its ack.
 func (d *Director) grant(ctx context.Context, l *live, acct store.Account, char store.Character) (*JoinAnswer, *apiError) {
+	return d.grantAs(ctx, l, acct, char, false)
+}
+
+// grantAs is grant, marking the grant of a portal arrival when portal is set.
+func (d *Director) grantAs(ctx context.Context, l *live, acct store.Account, char store.Character, portal bool) (*JoinAnswer, *apiError) {
 	token := randomHex(16)
 	joinID := d.joinSeq.Add(1)
 	ch := make(chan *control.GrantAck, 1)
@@ -329,7 +334,8 @@ func (d *Director) grant(ctx context.Context, l *live, acct store.Account, char 
 	d.granted[acct.ID] = time.Now().Add(d.cfg.GrantTTL)
 	d.mu.Unlock()
 	msg := &control.Grant{Area: uint32(l.id), Token: token, JoinID: joinID, TTLMS: d.cfg.GrantTTL.Milliseconds(), Name: acct.Name,
-		Character: control.Character{Account: uint64(acct.ID), X: char.X, Y: char.Y, State: char.State, Placed: char.Placed && char.Area == l.id}}
+		Character: control.Character{Account: uint64(acct.ID), X: char.X, Y: char.Y, State: char.State, Placed: char.Placed && char.Area == l.id},
+		Portal:    portal}
 	fail := func(why string) (*JoinAnswer, *apiError) {
 		d.mu.Lock()
 		delete(h.grants, token)

@@ -16,11 +16,11 @@ import (
 
 // Transfer timing, director side.
 const (
-	// transferWindow is how long after the source host first sent a
-	// crossing the director may still complete it. It is shorter than the
-	// host's own timeout (15 s) so a crossing the host gave up on is never
-	// completed behind its back.
-	transferWindow = 10 * time.Second
+	// transferMargin is how long before the source host's deadline the
+	// director stops completing a crossing, so one the host gave up on is
+	// never completed behind its back (clocks of one realm's machines are
+	// assumed within this of each other).
+	transferMargin = 2 * time.Second
 	// cacheSize and cacheTTL bound the cache of answered crossings that
 	// lets a resent portal_out be answered without the store.
 	cacheSize = 500
@@ -238,9 +238,9 @@ func (d *Director) cross(ctx context.Context, h *host, m *control.PortalOut) *co
 		}
 		return reject(code, "destination cannot start: "+apiE.Message)
 	}
-	sent := time.UnixMilli(m.SentMS)
+	expires := time.UnixMilli(m.DeadlineMS).Add(-transferMargin)
 	t := store.Transfer{ID: store.TransferID(m.Transfer), Account: acctID, From: from, To: to, X: m.ToX, Y: m.ToY, State: m.State,
-		Created: time.Now(), Expires: sent.Add(transferWindow)}
+		Created: time.Now(), Expires: expires}
 	if _, err := d.store.BeginTransfer(ctx, t); err != nil {
 		d.log.Error("portal: begin transfer", "transfer", m.Transfer, "err", err)
 		return nil
@@ -283,7 +283,7 @@ func (d *Director) finish(ctx context.Context, res *control.PortalResult, acctID
 	l, apiE := d.ensureLive(ctx, dest)
 	var ans *JoinAnswer
 	if apiE == nil {
-		ans, apiE = d.grant(ctx, l, acct, char)
+		ans, apiE = d.grantAs(ctx, l, acct, char, true)
 	}
 	if apiE != nil {
 		undo := store.Transfer{ID: store.TransferID(m.Transfer + "-undo"), Account: acctID, From: to, To: store.AreaID(m.Area), X: m.FromX, Y: m.FromY, State: m.State}

@@ -11,7 +11,7 @@ import (
 
 // twoAreas makes A and B (16x16 homes owned by the client's account) with
 // a portal A(5,5) -> B(2,2) and B(6,6) -> A(3,3).
-func twoAreas(t *testing.T, c *dirclient.Client) (a, b dirclient.Area) {
+func twoAreas(t testing.TB, c *dirclient.Client) (a, b dirclient.Area) {
 	t.Helper()
 	ctx := context.Background()
 	var err error

@@ -146,3 +146,34 @@ func (d *Director) hostsStats(w http.ResponseWriter, r *http.Request, acct store
 	d.mu.Unlock()
 	return http.StatusOK, map[string]any{"hosts": out}, nil
 }
+
+type liveOut struct {
+	Area     uint32   `json:"area"`
+	Host     uint32   `json:"host"`
+	Epoch    uint64   `json:"epoch"`
+	Peers    int      `json:"peers"`
+	Accounts []uint64 `json:"accounts"`
+	Closing  bool     `json:"closing"`
+}
+
+// liveAreas: GET /v1/admin/areas (admins): every live Area, its host,
+// incarnation, and the accounts its host reports bound there.
+func (d *Director) liveAreas(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	if !acct.Admin {
+		return 0, nil, errForbidden
+	}
+	d.mu.Lock()
+	out := make([]liveOut, 0, len(d.areas))
+	for _, l := range d.areas {
+		if l.host == nil {
+			continue
+		}
+		lo := liveOut{Area: uint32(l.id), Host: l.host.id, Epoch: uint64(l.epoch), Peers: l.peers, Closing: l.closing}
+		for _, a := range l.accounts {
+			lo.Accounts = append(lo.Accounts, uint64(a))
+		}
+		out = append(out, lo)
+	}
+	d.mu.Unlock()
+	return http.StatusOK, map[string]any{"areas": out}, nil
+}

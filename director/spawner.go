@@ -111,6 +111,7 @@ func (s *spawner) start(keep bool) error {
 		"--cell-size", strconv.Itoa(cfg.CellSize),
 		"--persist-every", cfg.PersistEvery.String(),
 		"--resume-grace", cfg.ResumeGrace.String(),
+		"--transfer-timeout", cfg.TransferTimeout.String(),
 		"--log-level", cfg.LogLevel,
 	)
 	c.cmd.Env = os.Environ()

@@ -263,3 +263,42 @@ type Portal struct {
 func (c *Client) SetPortals(ctx context.Context, area uint32, portals []Portal) error {
 	return c.Do(ctx, "PUT", fmt.Sprintf("/v1/areas/%d/portals", area), map[string]any{"portals": portals}, nil)
 }
+
+// Character is where a player's character is.
+type Character struct {
+	Area   uint32 `json:"area"`
+	Home   uint32 `json:"home"`
+	X      int32  `json:"x"`
+	Y      int32  `json:"y"`
+	Placed bool   `json:"placed"`
+}
+
+// Me returns the session's account and its character (nil before the
+// first join).
+func (c *Client) Me(ctx context.Context) (Account, *Character, error) {
+	var out struct {
+		Account
+		Character *Character `json:"character"`
+	}
+	err := c.Do(ctx, "GET", "/v1/me", nil, &out)
+	return out.Account, out.Character, err
+}
+
+// LiveArea is a live Area as GET /v1/admin/areas shows it.
+type LiveArea struct {
+	Area     uint32   `json:"area"`
+	Host     uint32   `json:"host"`
+	Epoch    uint64   `json:"epoch"`
+	Peers    int      `json:"peers"`
+	Accounts []uint64 `json:"accounts"`
+	Closing  bool     `json:"closing"`
+}
+
+// LiveAreas lists the live Areas with the accounts bound in each (admins).
+func (c *Client) LiveAreas(ctx context.Context) ([]LiveArea, error) {
+	var out struct {
+		Areas []LiveArea `json:"areas"`
+	}
+	err := c.Do(ctx, "GET", "/v1/admin/areas", nil, &out)
+	return out.Areas, err
+}

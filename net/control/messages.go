@@ -123,9 +123,11 @@ type PortalOut struct {
 	ToX      int32  `cbor:"8,keyasint"`
 	ToY      int32  `cbor:"9,keyasint"`
 	State    []byte `cbor:"10,keyasint,omitempty"`
-	// SentMS is when the host first sent it (Unix ms): the director lets
-	// the crossing happen only within the transfer timeout of it.
-	SentMS int64 `cbor:"11,keyasint"`
+	// SentMS is when the host first sent it, and DeadlineMS when the host
+	// will give up and restore the player (Unix ms): the director lets the
+	// crossing happen only well before that deadline.
+	SentMS     int64 `cbor:"11,keyasint"`
+	DeadlineMS int64 `cbor:"12,keyasint"`
 }
 
 // PortalResult answers a PortalOut. OK: the character is in ToArea, where
@@ -170,6 +172,8 @@ type Grant struct {
 	TTLMS     int64     `cbor:"4,keyasint"`
 	Name      string    `cbor:"5,keyasint"`
 	Character Character `cbor:"6,keyasint"`
+	// Portal marks the grant of a player arriving through a portal.
+	Portal bool `cbor:"7,keyasint,omitempty"`
 }
 
 // GrantAck answers Grant once the Area registered it; Error is empty on

@@ -20,7 +20,7 @@ const (
 	HostPortalOut       = "host.portal_out"       // source host: body in transit, before portal_out is sent
 	HostPortalSent      = "host.portal_sent"      // source host: portal_out sent
 	HostPortalResult    = "host.portal_result"    // source host: a result arrived, before acting on it
-	HostGrant           = "host.grant"            // any host: a grant arrived, before it is registered
+	HostPortalGrant     = "host.portal_grant"     // destination host: a crossing's grant arrived, before it is registered
 	DirectorPortalIn    = "director.portal_in"    // director: portal_out received
 	DirectorPortalMoved = "director.portal_moved" // director: character moved in the store, before the grant
 	DirectorPortalGrant = "director.portal_grant" // director: grant registered in B, before the result is sent

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/leyworks/ley/tools/capacity/ladder"
+	"github.com/leyworks/ley/tools/capacity/load"
+	"github.com/spf13/cobra"
+)
+
+func newLadderCmd() *cobra.Command {
+	def := ladder.DefaultConfig()
+	var (
+		quick        bool
+		outDir, name string
+		pattern      string
+		flagsCfg     = def
+		rungs        []int
+	)
+	cmd := &cobra.Command{
+		Use:   "ladder",
+		Short: "Climb rungs of Areas x players against a realm until the snapshot SLO breaks; write a report and charts",
+		Long: `ladder starts a realm (ley run, on free loopback ports with a temporary data
+directory) or targets a running one (--director), raises its player cap,
+and runs the load driver on rungs of Areas x players, holding each for a
+measured steady phase. It stops at the first rung that breaks the SLO
+(median snapshot gap over 110 ms, p99 over 250 ms, more than 1% stutters,
+an unanswered intent, a player that could not connect, or errors) and
+writes <out>/<name>.md, .json and -gap/-cpu/-rss.svg charts.
+--quick (2 and 4 Areas x 5 players, 5 s holds) finishes in well under 45 s.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := flagsCfg
+			if quick {
+				q := ladder.QuickConfig()
+				f := cmd.Flags()
+				if !f.Changed("rungs") {
+					rungs = q.Rungs
+				}
+				if !f.Changed("per-area") {
+					cfg.PerArea = q.PerArea
+				}
+				if !f.Changed("ramp") {
+					cfg.Ramp = q.Ramp
+				}
+				if !f.Changed("hold") {
+					cfg.Hold = q.Hold
+				}
+				if !f.Changed("max-hosts") {
+					cfg.MaxHosts = q.MaxHosts
+				}
+				if !f.Changed("name") {
+					name = "ladder-quick"
+				}
+			}
+			if !cmd.Flags().Changed("name") && !quick {
+				name = "ladder-village"
+				if cfg.PerArea == 1 {
+					name = "ladder-homes"
+				}
+			}
+			cfg.Rungs = rungs
+			cfg.Pattern = load.Pattern(pattern)
+			cfg.Progress = cmd.ErrOrStderr()
+			cfg.Command = "ley " + strings.Join(os.Args[1:], " ")
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			rep, err := ladder.Run(ctx, cfg)
+			if rep == nil {
+				return err
+			}
+			paths, werr := rep.Write(outDir, name)
+			for _, p := range paths {
+				fmt.Fprintln(cmd.OutOrStdout(), "wrote", p)
+			}
+			if rep.LastHeld >= 0 {
+				h := rep.Rungs[rep.LastHeld]
+				fmt.Fprintf(cmd.OutOrStdout(), "last rung held: %d Areas x %d = %d players\n", h.Areas, h.PerArea, h.Players)
+			} else {
+				fmt.Fprintln(cmd.OutOrStdout(), "no rung held")
+			}
+			if rep.Breaking >= 0 {
+				x := rep.Rungs[rep.Breaking]
+				fmt.Fprintf(cmd.OutOrStdout(), "breaking rung: %d Areas x %d = %d players: %s\n", x.Areas, x.PerArea, x.Players, strings.Join(x.Broken, "; "))
+			}
+			if err != nil {
+				return err
+			}
+			return werr
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&quick, "quick", false, "a check that finishes in well under 45 s: rungs of 2 and 4 Areas x 5 players, 2 s ramps, 5 s holds")
+	f.StringVar(&flagsCfg.Director, "director", "", "climb this running realm (http://host:port) instead of starting one")
+	f.IntVar(&flagsCfg.DirectorPID, "director-pid", 0, "the running realm's director pid, for CPU and RSS sampling (with --director)")
+	f.StringVar(&flagsCfg.Binary, "binary", "", "ley binary that runs the realm (default: this executable)")
+	f.StringVar(&flagsCfg.AdminEmail, "admin-email", def.AdminEmail, "admin of the realm")
+	f.StringVar(&flagsCfg.AdminPassword, "admin-password", def.AdminPassword, "the admin's password")
+	f.IntSliceVar(&rungs, "rungs", def.Rungs, "Areas of each rung, climbing")
+	f.IntVar(&flagsCfg.PerArea, "per-area", def.PerArea, "players in each Area (1: homes, 20: villages)")
+	f.StringVar(&pattern, "pattern", string(def.Pattern), "what players do: walk, walk5, idle, bursty")
+	f.DurationVar(&flagsCfg.Ramp, "ramp", def.Ramp, "each rung's ramp")
+	f.DurationVar(&flagsCfg.Hold, "hold", def.Hold, "each rung's measured steady phase")
+	f.IntVar(&flagsCfg.MaxHosts, "max-hosts", def.MaxHosts, "area host processes the started realm may spawn")
+	f.IntVar(&flagsCfg.PoolSize, "pool-size", def.PoolSize, "Areas per area host of the started realm")
+	f.StringVar(&outDir, "out", "bench", "directory of the report and charts")
+	f.StringVar(&name, "name", "", "file name stem of the report and charts (default ladder-quick, ladder-homes for 1 per Area, else ladder-village)")
+	return cmd
+}
