@@ -1,0 +1,111 @@
+package ladder_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/leyworks/ley/tools/capacity/ladder"
+)
+
+// leyBin is the ley binary built once for the tests.
+var leyBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ley-ladder-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	leyBin = filepath.Join(dir, "ley")
+	build := exec.Command("go", "build", "-o", leyBin, "../../../cmd/ley")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build ley:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func TestQuickLadderWritesReport(t *testing.T) {
+	cfg := ladder.QuickConfig()
+	cfg.Binary = leyBin
+	cfg.Command = "go test ./tools/capacity/ladder"
+	rep, err := ladder.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(rep.Rungs) == 0 {
+		t.Fatal("no rungs climbed")
+	}
+	for i, g := range rep.Rungs {
+		if g.Load.Connected == 0 || g.Load.Gap.Count == 0 {
+			t.Errorf("rung %d: connected %d, gaps %d; want both > 0", i, g.Load.Connected, g.Load.Gap.Count)
+		}
+		if g.Hosts == 0 || g.HostsRSSKiB == 0 || g.DirectorRSSKiB == 0 {
+			t.Errorf("rung %d: hosts %d, hosts RSS %d, director RSS %d; want all > 0", i, g.Hosts, g.HostsRSSKiB, g.DirectorRSSKiB)
+		}
+		if g.Held != (len(g.Broken) == 0) {
+			t.Errorf("rung %d: held %v with broken %v", i, g.Held, g.Broken)
+		}
+	}
+	dir := t.TempDir()
+	paths, err := rep.Write(dir, "ladder-quick")
+	if err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	want := []string{"ladder-quick.md", "ladder-quick.json", "ladder-quick-gap.svg", "ladder-quick-cpu.svg", "ladder-quick-rss.svg"}
+	if len(paths) != len(want) {
+		t.Errorf("wrote %v; want %d files", paths, len(want))
+	}
+	for _, w := range want {
+		b, err := os.ReadFile(filepath.Join(dir, w))
+		if err != nil {
+			t.Errorf("%s: %v", w, err)
+			continue
+		}
+		if len(b) == 0 {
+			t.Errorf("%s is empty", w)
+		}
+		if strings.HasSuffix(w, ".svg") && !strings.Contains(string(b), "<svg") {
+			t.Errorf("%s is not an SVG", w)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "ladder-quick.json"))
+	var back ladder.Report
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatalf("report JSON: %v", err)
+	}
+	if len(back.Rungs) != len(rep.Rungs) || back.PerArea != cfg.PerArea || back.Command != cfg.Command {
+		t.Errorf("report JSON round trip: %d rungs, per area %d, command %q", len(back.Rungs), back.PerArea, back.Command)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "ladder-quick.md"))
+	if !strings.Contains(string(md), "| Areas |") || !strings.Contains(string(md), "ladder-quick-gap.svg") {
+		t.Errorf("report Markdown lacks its table or charts:\n%s", md)
+	}
+}
+
+func TestConfigRefusals(t *testing.T) {
+	tests := []struct {
+		name string
+		tune func(*ladder.Config)
+	}{
+		{"rungs that do not climb", func(c *ladder.Config) { c.Rungs = []int{4, 2} }},
+		{"no rungs", func(c *ladder.Config) { c.Rungs = nil }},
+		{"no players", func(c *ladder.Config) { c.PerArea = 0 }},
+	}
+	for _, tc := range tests {
+		cfg := ladder.QuickConfig()
+		tc.tune(&cfg)
+		if _, err := ladder.Run(context.Background(), cfg); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+}

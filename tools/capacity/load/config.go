@@ -1,0 +1,170 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// Pattern is what simulated players do once bound.
+type Pattern string
+
+// The patterns.
+const (
+	// PatternWalk steps in a random direction 10 times a second: twice
+	// the movement budget, so about half the steps answer TOO_FAST.
+	PatternWalk Pattern = "walk"
+	// PatternWalk5 steps 5 times a second, within the budget.
+	PatternWalk5 Pattern = "walk5"
+	// PatternIdle sends no intents: a player who only watches.
+	PatternIdle Pattern = "idle"
+	// PatternBursty sends a burst of 5 steps back to back every second.
+	PatternBursty Pattern = "bursty"
+	// PatternPortal would hop between Areas through portals (not yet).
+	PatternPortal Pattern = "portal"
+)
+
+// Patterns lists every pattern name, for flag help.
+var Patterns = []Pattern{PatternWalk, PatternWalk5, PatternIdle, PatternBursty, PatternPortal}
+
+// StutterGap is the gap between snapshots that counts as a stutter.
+const StutterGap = 250 * time.Millisecond
+
+// Errors of the load driver.
+var (
+	// ErrConfig wraps every invalid configuration.
+	ErrConfig = errors.New("load: invalid config")
+	// ErrPortalsNotYet refuses the portal pattern until portals exist.
+	ErrPortalsNotYet = errors.New("load: pattern portal: not yet: portals come with issue 6")
+	// ErrNoPlayers is returned when not one player connected.
+	ErrNoPlayers = errors.New("load: no player connected")
+)
+
+// Account is one simulated player's account and the Area it joins.
+type Account struct {
+	Email string `json:"email"`
+	Area  uint32 `json:"area"`
+}
+
+// Config configures a [Run]. Start from [DefaultConfig].
+type Config struct {
+	// Director is the director's base URL (http://host:port).
+	Director string
+	// AdminEmail and AdminPassword log in the admin that provisions the
+	// accounts (and raises the cap when RaiseCap is set).
+	AdminEmail, AdminPassword string
+	// Players accounts are provisioned over Areas Areas (account i in Area
+	// i % Areas) under Prefix, all with Password. Ignored when Roster is
+	// set. An empty Prefix takes "load-<unix seconds>".
+	Players, Areas int
+	Prefix         string
+	Password       string
+	// Roster, if not empty, is the players to run (already provisioned,
+	// all with Password); Players and Areas are then ignored.
+	Roster []Account
+	// Sessions, if not nil, caches session tokens by email across runs:
+	// a player with a cached token does not log in again.
+	Sessions *Sessions
+	// RaiseCap sets the realm's player cap out of the way before joining.
+	RaiseCap bool
+
+	// Pattern is what the players do once bound.
+	Pattern Pattern
+	// Ramp spreads the players' starts evenly; Duration is the steady
+	// phase measured after it; Drain bounds the wait for the last answers
+	// after the intents stop (it ends as soon as every intent is answered;
+	// a walking player's queue holds up to 8 intents, 1.6 s at 5 steps a
+	// second).
+	Ramp, Duration, Drain time.Duration
+	// LoginConcurrency and JoinConcurrency bound logins and joins in
+	// flight.
+	LoginConcurrency, JoinConcurrency int
+
+	// Progress, if not nil, receives a progress line every second.
+	Progress io.Writer
+	// OnSteady, if not nil, is called as the steady phase starts and ends
+	// (the ladder samples the server processes there). It must not block
+	// for long.
+	OnSteady func(start bool)
+}
+
+// DefaultConfig returns a fresh Config: the demo admin of `ley run` on
+// http://127.0.0.1:8080, 20 players in 2 Areas walking for 30 s after a
+// 5 s ramp.
+func DefaultConfig() Config {
+	return Config{
+		Director:         "http://127.0.0.1:8080",
+		AdminEmail:       "demo@ley.local",
+		AdminPassword:    "demo-password",
+		Players:          20,
+		Areas:            2,
+		Password:         "load-password-1",
+		Pattern:          PatternWalk,
+		Ramp:             5 * time.Second,
+		Duration:         30 * time.Second,
+		Drain:            5 * time.Second,
+		LoginConcurrency: 4,
+		JoinConcurrency:  16,
+	}
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
+	switch c.Pattern {
+	case PatternWalk, PatternWalk5, PatternIdle, PatternBursty:
+	case PatternPortal:
+		return ErrPortalsNotYet
+	default:
+		bad("unknown pattern %q (one of %v)", c.Pattern, Patterns)
+	}
+	if c.Director == "" {
+		bad("no director URL")
+	}
+	if len(c.Roster) == 0 && (c.Players < 1 || c.Areas < 1 || c.Areas > c.Players) {
+		bad("players %d and areas %d: need 1 <= areas <= players", c.Players, c.Areas)
+	}
+	if c.Ramp < 0 || c.Duration <= 0 || c.Drain < 0 {
+		bad("ramp %v, duration %v, drain %v: duration must be positive, the others not negative", c.Ramp, c.Duration, c.Drain)
+	}
+	if c.LoginConcurrency < 1 || c.JoinConcurrency < 1 {
+		bad("login and join concurrency must be at least 1")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrConfig, errors.Join(errs...))
+	}
+	return nil
+}
+
+// Sessions caches session tokens by email. Safe for concurrent use.
+type Sessions struct {
+	mu sync.Mutex
+	m  map[string]string // guarded by mu
+}
+
+// NewSessions returns an empty cache.
+func NewSessions() *Sessions { return &Sessions{m: map[string]string{}} }
+
+// Get returns the cached token of email, if any.
+func (s *Sessions) Get(email string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.m[email]
+	return t, ok
+}
+
+// Put caches token for email.
+func (s *Sessions) Put(email, token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[email] = token
+}
+
+// Forget drops the token of email (after the director refused it).
+func (s *Sessions) Forget(email string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, email)
+}

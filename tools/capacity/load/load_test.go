@@ -1,0 +1,195 @@
+package load_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/leyworks/ley/tools/capacity/ladder"
+	"github.com/leyworks/ley/tools/capacity/load"
+)
+
+// leyBin is the ley binary built once for the tests.
+var leyBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ley-load-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	leyBin = filepath.Join(dir, "ley")
+	build := exec.Command("go", "build", "-o", leyBin, "../../../cmd/ley")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build ley:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// startRealm runs `ley run` until the test ends.
+func startRealm(t *testing.T) *ladder.Realm {
+	t.Helper()
+	cfg := ladder.QuickConfig()
+	cfg.Binary = leyBin
+	r, err := ladder.StartRealm(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Stop)
+	return r
+}
+
+func TestRunAgainstRealm(t *testing.T) {
+	r := startRealm(t)
+	tests := []struct {
+		pattern load.Pattern
+		intents bool
+	}{
+		{load.PatternWalk, true},
+		{load.PatternBursty, true},
+		{load.PatternIdle, false},
+	}
+	for i, tc := range tests {
+		t.Run(string(tc.pattern), func(t *testing.T) {
+			cfg := load.DefaultConfig()
+			cfg.Director = r.URL()
+			cfg.Players, cfg.Areas = 8, 2
+			cfg.Prefix = fmt.Sprintf("t%d-%d", i, time.Now().UnixNano()%1e6)
+			cfg.Pattern = tc.pattern
+			cfg.Ramp, cfg.Duration = time.Second, 3*time.Second
+			cfg.RaiseCap = true
+			res, err := load.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatalf("Run: %v (summary %+v)", err, res.Summary)
+			}
+			s := res.Summary
+			if s.Connected != 8 || s.Failed != 0 {
+				t.Errorf("connected %d, failed %d; want 8, 0 (errors %v)", s.Connected, s.Failed, s.Errors)
+			}
+			if s.Areas != 2 {
+				t.Errorf("areas = %d; want 2", s.Areas)
+			}
+			if tc.intents && s.IntentsSent == 0 {
+				t.Errorf("no intents sent")
+			}
+			if !tc.intents && s.IntentsSent != 0 {
+				t.Errorf("idle players sent %d intents", s.IntentsSent)
+			}
+			if s.AnswerRatio != 1.0 || s.IntentsAnswered != s.IntentsSent {
+				t.Errorf("answers/intent = %v (%d of %d); want exactly 1.0", s.AnswerRatio, s.IntentsAnswered, s.IntentsSent)
+			}
+			if s.DuplicateAnswers != 0 || s.Lost != 0 {
+				t.Errorf("duplicate answers %d, lost %d; want 0, 0", s.DuplicateAnswers, s.Lost)
+			}
+			if s.Gap.Count == 0 || s.Gap.P50 <= 0 || s.Gap.P99 < s.Gap.P50 || s.Gap.Max < s.Gap.P99 {
+				t.Errorf("gaps not measured: %+v", s.Gap)
+			}
+			if s.Frames == 0 || s.Bytes == 0 {
+				t.Errorf("frames %d, bytes %d; want both > 0", s.Frames, s.Bytes)
+			}
+			if s.Login.Done != 8 {
+				t.Errorf("logins done = %d; want 8", s.Login.Done)
+			}
+			if s.Driver.UserS+s.Driver.SysS <= 0 {
+				t.Errorf("driver CPU not measured: %+v", s.Driver)
+			}
+
+			// The JSON summary is well formed and carries the figures.
+			var buf bytes.Buffer
+			if err := s.WriteJSON(&buf); err != nil {
+				t.Fatal(err)
+			}
+			var back map[string]any
+			if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+				t.Fatalf("summary JSON: %v\n%s", err, buf.Bytes())
+			}
+			for _, k := range []string{"gap", "rtt", "answer_ratio", "intents_sent", "stutters", "frames", "bytes", "login", "join", "driver", "errors"} {
+				if _, ok := back[k]; !ok {
+					t.Errorf("summary JSON lacks %q", k)
+				}
+			}
+			if got := back["answer_ratio"]; got != 1.0 {
+				t.Errorf("JSON answer_ratio = %v; want 1", got)
+			}
+			gap, _ := back["gap"].(map[string]any)
+			if gap["p50_ms"] == nil || gap["p99_ms"] == nil || gap["max_ms"] == nil || gap["p90_ms"] == nil {
+				t.Errorf("JSON gap = %v; want p50, p90, p99, max", gap)
+			}
+
+			// The CSV series has a header and one row a second.
+			buf.Reset()
+			if err := load.WriteCSV(&buf, res.Series); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := csv.NewReader(&buf).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rows) < 4 || len(rows[0]) != 9 {
+				t.Errorf("CSV: %d rows of %d columns; want >= 4 rows of 9", len(rows), len(rows[0]))
+			}
+		})
+	}
+}
+
+func TestRunReusesRosterAndSessions(t *testing.T) {
+	r := startRealm(t)
+	admin, err := load.AdminClient(context.Background(), r.URL(), "demo@ley.local", "demo-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := load.RaiseCap(context.Background(), admin); err != nil {
+		t.Fatal(err)
+	}
+	roster, err := load.Provision(context.Background(), admin, "reuse", "load-password-1", 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := load.NewSessions()
+	for round := range 2 {
+		cfg := load.DefaultConfig()
+		cfg.Director, cfg.Roster, cfg.Sessions = r.URL(), roster, sessions
+		cfg.Pattern = load.PatternWalk5
+		cfg.Ramp, cfg.Duration = 500*time.Millisecond, 2*time.Second
+		res, err := load.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		s := res.Summary
+		if s.Connected != 4 || s.AnswerRatio != 1.0 {
+			t.Errorf("round %d: connected %d, answers/intent %v (%d/%d), errors %v; want 4, 1.0",
+				round, s.Connected, s.AnswerRatio, s.IntentsAnswered, s.IntentsSent, s.Errors)
+		}
+		wantLogins, wantCached := 4, 0
+		if round == 1 {
+			wantLogins, wantCached = 0, 4
+		}
+		if s.Login.Done != wantLogins || s.Login.Cached != wantCached {
+			t.Errorf("round %d: logins %d, cached %d; want %d, %d", round, s.Login.Done, s.Login.Cached, wantLogins, wantCached)
+		}
+	}
+}
+
+func TestConfigRefusals(t *testing.T) {
+	cfg := load.DefaultConfig()
+	cfg.Pattern = load.PatternPortal
+	if _, err := load.Run(context.Background(), cfg); err != load.ErrPortalsNotYet {
+		t.Errorf("portal pattern: err = %v; want ErrPortalsNotYet", err)
+	}
+	cfg = load.DefaultConfig()
+	cfg.Areas = cfg.Players + 1
+	if _, err := load.Run(context.Background(), cfg); err == nil {
+		t.Errorf("more Areas than players: no error")
+	}
+}
