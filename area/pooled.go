@@ -77,6 +77,9 @@ type hostArea struct {
 	answerBuf    []byte
 	bcast        broadcaster
 
+	intents ecs.Map[ecs.Intents]
+	players ecs.Map[ecs.Player]
+
 	portals   []control.Portal
 	portalAt  []int16 // per square: index into portals, or -1
 	crossings map[string]*crossing
@@ -113,6 +116,8 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	ha.epochSeen.Store(m.Epoch)
 	ha.ackedSeen.Store(m.Seq)
 	ha.setPortals(m.Portals)
+	ha.intents = ecs.NewMap[ecs.Intents](&a.World)
+	ha.players = ecs.NewMap[ecs.Player](&a.World)
 	if err := ha.bcast.init(ha, sp); err != nil {
 		return nil, err
 	}
@@ -186,22 +191,25 @@ func (ha *hostArea) hello(p *peer, m *wire.Hello, version uint16) {
 		ha.bodies[b.account] = b
 		ha.order = append(ha.order, b)
 	}
-	ha.bind(p, b, m.JoinID, version)
+	ha.bind(p, b, m.JoinID, version, true)
 }
 
 // resume rebinds p to the body its resume token names.
 func (ha *hostArea) resume(p *peer, m *wire.Resume) {
 	for _, b := range ha.order {
 		if b.resume == m.Token && b.resume != "" {
-			ha.bind(p, b, m.JoinID, p.version)
+			ha.bind(p, b, m.JoinID, p.version, false)
 			return
 		}
 	}
 	p.sendError(wire.CodeBadToken, 0, m.JoinID, "unknown or expired resume token")
 }
 
-// bind gives b to p; a peer still driving b is taken over first.
-func (ha *hostArea) bind(p *peer, b *body, joinID uint64, version uint16) {
+// bind gives b to p; a peer still driving b is taken over first. A fresh
+// session (a hello, not a resume) starts its own seq space: the body's
+// queued intents (the old session's) are dropped as superseded and its
+// ack_seq starts again from 0, so the new client's seq 1 is acknowledged.
+func (ha *hostArea) bind(p *peer, b *body, joinID uint64, version uint16, fresh bool) {
 	if p.closed.Load() { // it left while its hello waited: keep the body for a resume
 		if b.peer == nil && b.droppedAt.IsZero() {
 			b.droppedAt = time.Now()
@@ -219,6 +227,9 @@ func (ha *hostArea) bind(p *peer, b *body, joinID uint64, version uint16) {
 	}
 	b.peer = p
 	b.droppedAt = time.Time{}
+	if fresh {
+		ha.resetSeqs(b)
+	}
 	b.tag = bindTags.Add(1)
 	if b.resume != "" {
 		ha.h.dropIndex(ha.h.resumes, b.resume)
@@ -234,6 +245,20 @@ func (ha *hostArea) bind(p *peer, b *body, joinID uint64, version uint16) {
 	p.bind.Store(&binding{ha: ha, b: b, entity: b.entity, tag: b.tag})
 	p.send(&wire.HelloAck{JoinID: joinID, Entity: b.entity.ID(), Tick: ha.a.Tick, Area: ha.id, ResumeToken: b.resume, Version: version})
 	ha.presence(time.Now())
+}
+
+// resetSeqs answers b's queued intents SUPERSEDED (under the old
+// session's tag, so they reach nobody new) and zeroes its ack_seq.
+func (ha *hostArea) resetSeqs(b *body) {
+	if q := ha.intents.Get(b.entity); q != nil {
+		for q.Len() > 0 {
+			it := q.Pop()
+			ha.a.Answer(b.entity, &it, ecs.OutcomeSuperseded)
+		}
+	}
+	if pl := ha.players.Get(b.entity); pl != nil {
+		pl.AckSeq = 0
+	}
 }
 
 func (ha *hostArea) setRoute(b *body) {

@@ -454,3 +454,30 @@ func TestFloodersAreBoundedByTheirBuckets(t *testing.T) {
 		t.Fatalf("%v intents reached the Area in %.1fs; the buckets allow %v", got, elapsed, limit)
 	}
 }
+
+// TestNewSessionStartsItsOwnSeqs: a second login (a fresh hello) numbers
+// its intents from 1 again, and they are acknowledged, though the body's
+// previous session had gone higher.
+func TestNewSessionStartsItsOwnSeqs(t *testing.T) {
+	h, d := testHost(t, nil)
+	d.spawn(1, 16, 16)
+	first := dial(t, h)
+	first.hello(d.grant(1, 100, 1, 3, 3, time.Minute), 1)
+	first.send(&wire.Intent{Seq: 50, Kind: wire.IntentStop})
+	for {
+		if s := expectMsg[*wire.Snapshot](first, 5*time.Second); s.AckSeq == 50 {
+			break
+		}
+	}
+	second := dial(t, h)
+	second.hello(d.grant(1, 100, 2, 0, 0, time.Minute), 2)
+	if s := expectMsg[*wire.Snapshot](second, 5*time.Second); s.AckSeq != 0 {
+		t.Fatalf("new session's first snapshot ack_seq = %d; want 0", s.AckSeq)
+	}
+	second.send(&wire.Intent{Seq: 1, Kind: wire.IntentStop})
+	for {
+		if s := expectMsg[*wire.Snapshot](second, 5*time.Second); s.AckSeq == 1 {
+			break
+		}
+	}
+}

@@ -177,7 +177,6 @@ func (d *Director) portalOut(ctx context.Context, h *host, m *control.PortalOut)
 			return // no answer: the host resends, and its timeout restores the player
 		}
 		d.transfers.put(m.Transfer, res)
-		failpoint.Hit(failpoint.DirectorPortalGrant)
 		if err := h.conn.Send(res); err != nil {
 			d.log.Warn("portal result not delivered", "transfer", m.Transfer, "err", err)
 		}
@@ -225,25 +224,34 @@ func (d *Director) cross(ctx context.Context, h *host, m *control.PortalOut) *co
 	if !member {
 		return reject(wire.CodeNotMember, "not a member of the destination")
 	}
-	dest, err := d.store.Area(ctx, to)
-	if err != nil {
+	if _, err := d.store.Area(ctx, to); err != nil {
 		return reject(wire.CodeNotMember, "destination area unknown")
 	}
-	// B must be able to start before the character moves: if it cannot,
-	// the player stays in A.
-	if _, apiE := d.ensureLive(ctx, dest); apiE != nil {
-		code := wire.CodeInternal
-		if apiE == errAtCapacity {
-			code = wire.CodeAreaFull
-		}
-		return reject(code, "destination cannot start: "+apiE.Message)
-	}
+	// B must be able to start, and the grant be registered there, before
+	// the character moves: the move is the crossing's last step, its
+	// commit, taken only within the window the source host still waits.
+	// Whatever fails before it leaves the player in A (a grant left in B
+	// unused simply expires).
 	expires := time.UnixMilli(m.DeadlineMS).Add(-transferMargin)
 	t := store.Transfer{ID: store.TransferID(m.Transfer), Account: acctID, From: from, To: to, X: m.ToX, Y: m.ToY, State: m.State,
 		Created: time.Now(), Expires: expires}
 	if _, err := d.store.BeginTransfer(ctx, t); err != nil {
 		d.log.Error("portal: begin transfer", "transfer", m.Transfer, "err", err)
 		return nil
+	}
+	ans, apiE := d.grantArrival(ctx, acctID, to, m.ToX, m.ToY)
+	if apiE != nil {
+		code := wire.CodeInternal
+		if apiE == errAtCapacity {
+			code = wire.CodeAreaFull
+		}
+		d.rejectPending(ctx, t.ID, store.TransferResult("grant_failed"))
+		return reject(code, "destination cannot take the player: "+apiE.Message)
+	}
+	failpoint.Hit(failpoint.DirectorPortalGrant)
+	if time.Now().After(expires) {
+		d.rejectPending(ctx, t.ID, store.ResultTimeout)
+		return reject(wire.CodeTimeout, "the crossing's window passed")
 	}
 	t, err = d.store.MoveCharacter(ctx, t, time.Now())
 	if err != nil {
@@ -258,44 +266,48 @@ func (d *Director) cross(ctx context.Context, h *host, m *control.PortalOut) *co
 		return reject(wire.CodeInternal, "the character is not in the source area: "+string(t.Result))
 	}
 	failpoint.Hit(failpoint.DirectorPortalMoved)
-	return d.finish(ctx, res, acctID, to, m)
+	res.OK, res.WSURL, res.Grant, res.JoinID = true, ans.WSURL, ans.Grant, ans.JoinID
+	return res
 }
 
-// finish grants the player's join in the destination, once the character
-// is there; if no grant can be had, the character is moved back (a
-// compensating transfer) and the crossing refused.
+// finish answers a replay of a crossing the store already completed: a
+// fresh grant in the destination (the character is there).
 func (d *Director) finish(ctx context.Context, res *control.PortalResult, acctID store.AccountID, to store.AreaID, m *control.PortalOut) *control.PortalResult {
-	acct, err := d.store.Account(ctx, acctID)
-	if err != nil {
-		d.log.Error("portal: account", "err", err)
-		return nil
-	}
-	char, err := d.store.Character(ctx, acctID)
-	if err != nil {
-		d.log.Error("portal: character", "err", err)
-		return nil
-	}
-	dest, err := d.store.Area(ctx, to)
-	if err != nil {
-		d.log.Error("portal: destination", "err", err)
-		return nil
-	}
-	l, apiE := d.ensureLive(ctx, dest)
-	var ans *JoinAnswer
-	if apiE == nil {
-		ans, apiE = d.grantAs(ctx, l, acct, char, true)
-	}
+	ans, apiE := d.grantArrival(ctx, acctID, to, m.ToX, m.ToY)
 	if apiE != nil {
-		undo := store.Transfer{ID: store.TransferID(m.Transfer + "-undo"), Account: acctID, From: to, To: store.AreaID(m.Area), X: m.FromX, Y: m.FromY, State: m.State}
-		if _, err := d.store.MoveCharacter(ctx, undo, time.Now()); err != nil {
-			d.log.Error("portal: move back after a failed grant", "transfer", m.Transfer, "err", err)
-			return nil
-		}
-		res.Code = uint16(wire.CodeInternal)
+		d.log.Warn("portal: no grant for a completed crossing; the player joins by the door", "transfer", m.Transfer, "err", apiE.Message)
+		res.OK = true // the character is in the destination: never tell A otherwise
 		return res
 	}
 	res.OK, res.WSURL, res.Grant, res.JoinID = true, ans.WSURL, ans.Grant, ans.JoinID
 	return res
+}
+
+// grantArrival makes area to live and registers a portal arrival's grant
+// there for the account, placing it on (x, y).
+func (d *Director) grantArrival(ctx context.Context, acctID store.AccountID, to store.AreaID, x, y int32) (*JoinAnswer, *apiError) {
+	acct, err := d.store.Account(ctx, acctID)
+	if err != nil {
+		return nil, internalErr(err)
+	}
+	dest, err := d.store.Area(ctx, to)
+	if err != nil {
+		return nil, internalErr(err)
+	}
+	l, apiE := d.ensureLive(ctx, dest)
+	if apiE != nil {
+		return nil, apiE
+	}
+	char := store.Character{Account: acctID, Area: to, X: x, Y: y, Placed: true}
+	return d.grantAs(ctx, l, acct, char, true)
+}
+
+// rejectPending records a pending crossing as refused (best effort: the
+// reconciliation loop expires it anyway).
+func (d *Director) rejectPending(ctx context.Context, id store.TransferID, why store.TransferResult) {
+	if _, err := d.store.RejectTransfer(ctx, id, why); err != nil {
+		d.log.Warn("portal: reject transfer", "transfer", id, "err", err)
+	}
 }
 
 // reconcile runs at start-up and every reconcileEvery: pending transfers

@@ -22,8 +22,8 @@ const (
 	HostPortalResult    = "host.portal_result"    // source host: a result arrived, before acting on it
 	HostPortalGrant     = "host.portal_grant"     // destination host: a crossing's grant arrived, before it is registered
 	DirectorPortalIn    = "director.portal_in"    // director: portal_out received
-	DirectorPortalMoved = "director.portal_moved" // director: character moved in the store, before the grant
-	DirectorPortalGrant = "director.portal_grant" // director: grant registered in B, before the result is sent
+	DirectorPortalMoved = "director.portal_moved" // director: character moved in the store, before the result is sent
+	DirectorPortalGrant = "director.portal_grant" // director: grant registered in B, before the character moves
 )
 
 var (

@@ -25,15 +25,6 @@ type slot struct {
 	at  int64
 }
 
-// seqBase returns the seq a new session starts after. The server keeps a
-// player's ack_seq with its entity, across connections, so a reused
-// account must never send a seq below an earlier session's: bases rise 20
-// a second of wall time (faster than any pattern sends) and stay below
-// 2^32 until about 2030.
-func seqBase(now time.Time) uint32 {
-	return uint32((now.UnixMilli() - 1_700_000_000_000) / 50)
-}
-
 // player is one simulated client. The reader goroutine and the sender
 // goroutine share the fields under mu; conn's ReadMessage is the reader's
 // alone.

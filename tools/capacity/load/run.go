@@ -144,8 +144,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	players := make([]*player, len(roster))
 	for i, a := range roster {
-		base := seqBase(r.epoch)
-		players[i] = &player{acct: a, sh: r.st.shards[i%numShards], st: r.st, epoch: r.epoch, base: base, sent: base, ackHigh: base}
+		// Every hello starts a session with its own seq space (ack_seq
+		// from 0), so each session's seqs start at 1.
+		players[i] = &player{acct: a, sh: r.st.shards[i%numShards], st: r.st, epoch: r.epoch}
 	}
 	login := r.logins(ctx, players)
 
