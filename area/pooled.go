@@ -83,6 +83,7 @@ type hostArea struct {
 	portals   []control.Portal
 	portalAt  []int16 // per square: index into portals, or -1
 	crossings map[string]*crossing
+	settling  map[string]*crossing // timed out, still asking the director for the outcome
 
 	epochSeen atomic.Uint64 // for re-registration, read off the Area's goroutine
 	ackedSeen atomic.Uint64
@@ -110,7 +111,7 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	}
 	ha := &hostArea{
 		h: h, id: m.Area, epoch: m.Epoch, kind: m.Kind, a: a,
-		grants: make(map[string]*grant), bodies: make(map[uint64]*body), crossings: make(map[string]*crossing),
+		grants: make(map[string]*grant), bodies: make(map[uint64]*body), crossings: make(map[string]*crossing), settling: make(map[string]*crossing),
 		seq: m.Seq, acked: m.Seq, lastPersist: time.Now(),
 	}
 	ha.epochSeen.Store(m.Epoch)
@@ -355,12 +356,15 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 	if a.Mode() == ecs.Frozen { // a frozen Area's stray answers: no snapshot, no chores here
 		return
 	}
-	ha.checkPortals(time.Now())
+	now := time.Now()
+	ha.checkPortals(now)
+	// Chores first: a restore or a removal they make shows in this very
+	// snapshot, never after the message announcing it.
+	if !now.Before(ha.nextChores) {
+		ha.chores(now)
+	}
 	if a.Tick%uint64(ha.h.cfg.SnapshotEvery) == 0 {
 		ha.bcast.send()
-	}
-	if now := time.Now(); !now.Before(ha.nextChores) {
-		ha.chores(now)
 	}
 }
 
@@ -428,7 +432,7 @@ func (ha *hostArea) chores(now time.Time) {
 	if ha.a.Mode() == ecs.Active && now.Sub(ha.lastPresence) >= cfg.PresenceEvery {
 		ha.presence(now)
 	}
-	if ha.closing == nil && ha.bound == 0 && len(ha.grants) == 0 && len(ha.bodies) == 0 && len(ha.crossings) == 0 && ha.a.Mode() == ecs.Active {
+	if ha.closing == nil && ha.bound == 0 && len(ha.grants) == 0 && len(ha.bodies) == 0 && len(ha.crossings) == 0 && len(ha.settling) == 0 && ha.a.Mode() == ecs.Active {
 		ha.persist(now, false) // what it was when it froze is what it comes back as
 		ha.a.Freeze()
 		ha.h.log.Debug("area frozen", "area", ha.id)
@@ -494,6 +498,10 @@ func (ha *hostArea) persist(now time.Time, final bool) {
 func (ha *hostArea) resend(now time.Time) {
 	ha.presence(now)
 	for _, c := range ha.crossings {
+		c.sentAt = now
+		ha.h.link.send(c.out)
+	}
+	for _, c := range ha.settling {
 		c.sentAt = now
 		ha.h.link.send(c.out)
 	}

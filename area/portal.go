@@ -14,6 +14,12 @@ import (
 // (the director answers replays from its cache or the store).
 const portalResend = 2 * time.Second
 
+// settleFor is how long a timed-out crossing keeps asking the director
+// for its outcome: if the director did move the player after all (its
+// answer was delayed or lost), the player follows the store rather than
+// being left behind as a ghost.
+const settleFor = time.Minute
+
 // crossing is a player on their way through a portal: their body stands on
 // the portal square, in transit, until the director answers.
 type crossing struct {
@@ -95,6 +101,18 @@ func (ha *hostArea) portalChores(now time.Time) {
 		if now.After(c.deadline) {
 			delete(ha.crossings, tr)
 			ha.restore(c, wire.TypePortalBlocked, wire.CodeTimeout)
+			c.deadline = now.Add(settleFor)
+			ha.settling[tr] = c
+			continue
+		}
+		if now.Sub(c.sentAt) >= portalResend {
+			c.sentAt = now
+			ha.h.link.send(c.out)
+		}
+	}
+	for tr, c := range ha.settling {
+		if now.After(c.deadline) {
+			delete(ha.settling, tr)
 			continue
 		}
 		if now.Sub(c.sentAt) >= portalResend {
@@ -112,6 +130,9 @@ func (ha *hostArea) onPortalResult(m *control.PortalResult) {
 		// A late answer after a timeout (or a replay): if the move happened,
 		// the store says the player is in ToArea now; follow it, so a body
 		// left here never doubles the player.
+		if _, settling := ha.settling[m.Transfer]; settling {
+			delete(ha.settling, m.Transfer)
+		}
 		if m.OK {
 			if b := ha.bodies[m.Account]; b != nil && !ha.a.InTransit(b.entity) {
 				ha.moveOut(b, m)

@@ -94,3 +94,26 @@ func TestPortalResults(t *testing.T) {
 		t.Fatal("the crossed player's body is still in the source area")
 	}
 }
+
+// TestPortalLateSuccessFollowsTheStore: after a timeout restored the
+// player, the host keeps asking the director; when the answer finally says
+// the crossing happened, the player is moved out after all.
+func TestPortalLateSuccessFollowsTheStore(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.TransferTimeout = 1500 * time.Millisecond })
+	spawnWithPortal(t, d)
+	c := dial(t, h)
+	c.hello(d.grant(1, 100, 1, 4, 5, time.Minute), 1)
+	c.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE})
+	out := expect[*control.PortalOut](d, 5*time.Second)
+	if b := expectMsg[*wire.PortalBlocked](c, 10*time.Second); b.Reason != wire.CodeTimeout {
+		t.Fatalf("portal_blocked %+v", b)
+	}
+	again := expect[*control.PortalOut](d, 10*time.Second) // still asking
+	if again.Transfer != out.Transfer {
+		t.Fatalf("settling resend names %q; want %q", again.Transfer, out.Transfer)
+	}
+	d.send(&control.PortalResult{Transfer: out.Transfer, Area: 1, Account: 100, OK: true, ToArea: 2, WSURL: "ws://b/ws", Grant: "late", JoinID: 9})
+	if m := expectMsg[*wire.PortalMoved](c, 5*time.Second); m.Grant != "late" {
+		t.Fatalf("portal_moved %+v", m)
+	}
+}
