@@ -96,7 +96,11 @@ func (bc *broadcaster) init(ha *hostArea, sp *spatial.System) error {
 	bc.pos = ecs.NewMap[ecs.Position](&ha.a.World)
 	bc.player = ecs.NewMap[ecs.Player](&ha.a.World)
 	bc.body = ecs.NewMap[ecs.Body](&ha.a.World)
-	bc.deliver = func(p *peer, f *gate.Frame) { p.conn.SendVolatile(f) }
+	bc.deliver = func(p *peer, f *gate.Frame) {
+		ha.h.framesOut.Add(1)
+		ha.h.bytesOut.Add(uint64(f.Len()))
+		p.conn.SendVolatile(f)
+	}
 	return nil
 }
 

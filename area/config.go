@@ -62,6 +62,10 @@ type Config struct {
 	HeartbeatEvery time.Duration
 	// PresenceEvery is the period of presence reports per active Area.
 	PresenceEvery time.Duration
+	// TickStatsEvery, when positive, logs every active Area's tick stats
+	// (p50/p95/p99/max, time per system, entities) and the host's output
+	// at this period. The heartbeat carries the host's figures anyway.
+	TickStatsEvery time.Duration
 	// Gate configures the client WebSocket listener (its Addr is Listen).
 	Gate gate.Config
 	// Logger receives the host's logs; nil means slog.Default().

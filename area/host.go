@@ -35,9 +35,11 @@ type Host struct {
 	link  *link
 	boot  uint64
 
-	hostID atomic.Uint32
-	peers  atomic.Int64 // connected peers
-	wsURL  string
+	hostID    atomic.Uint32
+	peers     atomic.Int64 // connected peers
+	bytesOut  atomic.Uint64
+	framesOut atomic.Uint64
+	wsURL     string
 
 	mu      sync.Mutex // guards areas, grants, resumes, closed
 	areas   map[uint32]*hostArea
@@ -103,6 +105,12 @@ func (h *Host) Run(ctx context.Context) error {
 	registered := make(chan struct{})
 	linkErr := make(chan error, 1)
 	go func() { linkErr <- h.link.run(linkCtx, registered) }()
+
+	statsCtx, stopStats := context.WithCancel(context.Background())
+	defer stopStats()
+	if h.cfg.TickStatsEvery > 0 {
+		go h.logStats(statsCtx, h.cfg.TickStatsEvery)
+	}
 
 	var runErr error
 	select {
@@ -286,15 +294,19 @@ func (h *Host) relinked() {
 
 // heartbeat builds the periodic heartbeat (link writer goroutine).
 func (h *Host) heartbeat() *control.Heartbeat {
-	hb := &control.Heartbeat{UnixMS: time.Now().UnixMilli(), Peers: int(h.peers.Load()), RSSKiB: rssKiB()}
+	hb := &control.Heartbeat{UnixMS: time.Now().UnixMilli(), Peers: int(h.peers.Load()), RSSKiB: rssKiB(),
+		BytesOut: h.bytesOut.Load(), FramesOut: h.framesOut.Load()}
 	h.mu.Lock()
 	hb.Areas = len(h.areas)
 	for _, ha := range h.areas {
-		if ha.a.Mode() == ecs.Active {
-			hb.Active++
-			if p99 := ha.a.Stats().P99.Microseconds(); p99 > hb.TickP99 {
-				hb.TickP99 = p99
-			}
+		st := ha.a.Stats()
+		hb.Entities += st.Entities
+		if st.Mode != ecs.Active {
+			continue
+		}
+		hb.Active++
+		if p99 := st.P99.Microseconds(); p99 >= hb.TickP99 {
+			hb.TickP99, hb.TickP50, hb.TickP95, hb.TickMax = p99, st.P50.Microseconds(), st.P95.Microseconds(), st.Max.Microseconds()
 		}
 	}
 	h.mu.Unlock()
@@ -326,4 +338,43 @@ func newToken() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// logStats logs every active Area's tick stats and the host's output every
+// period until ctx is done.
+func (h *Host) logStats(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		areas := make([]*hostArea, 0, len(h.areas))
+		for _, ha := range h.areas {
+			areas = append(areas, ha)
+		}
+		h.mu.Unlock()
+		active := 0
+		for _, ha := range areas {
+			st := ha.a.Stats()
+			if st.Mode != ecs.Active {
+				continue
+			}
+			active++
+			var sys strings.Builder
+			for i, s := range st.Systems {
+				if i > 0 {
+					sys.WriteByte(' ')
+				}
+				fmt.Fprintf(&sys, "%s=%v", s.Name, s.Mean)
+			}
+			h.log.Info("tick stats", "area", st.Area, "tick", st.Tick, "p50", st.P50, "p95", st.P95, "p99", st.P99, "max", st.Max,
+				"late", st.Late, "entities", st.Entities, "players", st.Players, "systems", sys.String())
+		}
+		h.log.Info("host stats", "areas", len(areas), "active", active, "peers", h.peers.Load(),
+			"bytes_out", h.bytesOut.Load(), "frames_out", h.framesOut.Load(), "rss_kib", rssKiB())
+	}
 }

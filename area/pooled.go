@@ -351,6 +351,7 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 			continue // its connection is gone; nobody is left to tell
 		}
 		ha.answerBuf = wire.AppendIntentResult(ha.answerBuf[:0], ans.Seq, outcomeCode[ans.Outcome])
+		r.b.peer.sent(len(ha.answerBuf))
 		_ = r.b.peer.conn.Send(ha.answerBuf)
 	}
 	if a.Mode() == ecs.Frozen { // a frozen Area's stray answers: no snapshot, no chores here

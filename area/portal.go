@@ -130,9 +130,7 @@ func (ha *hostArea) onPortalResult(m *control.PortalResult) {
 		// A late answer after a timeout (or a replay): if the move happened,
 		// the store says the player is in ToArea now; follow it, so a body
 		// left here never doubles the player.
-		if _, settling := ha.settling[m.Transfer]; settling {
-			delete(ha.settling, m.Transfer)
-		}
+		delete(ha.settling, m.Transfer)
 		if m.OK {
 			if b := ha.bodies[m.Account]; b != nil && !ha.a.InTransit(b.entity) {
 				ha.moveOut(b, m)
@@ -160,6 +158,15 @@ func (ha *hostArea) moveOut(b *body, m *control.PortalResult) {
 	}
 	ha.a.Despawn(b.entity)
 	ha.dropBody(b)
+	// A join grant for this player registered here before the crossing is
+	// stale now: used, it would put the player back in an Area the store
+	// says they left.
+	for tok, g := range ha.grants {
+		if g.char.Account == b.account {
+			delete(ha.grants, tok)
+			ha.h.dropIndex(ha.h.grants, tok)
+		}
+	}
 	ha.presence(time.Now())
 	ha.h.log.Debug("player crossed a portal", "area", ha.id, "account", b.account, "to", m.ToArea)
 }

@@ -215,6 +215,7 @@ func (p *peer) sendError(code wire.Code, seq uint32, joinID uint64, detail strin
 // allocating (Send copies the bytes).
 func (p *peer) sendResult(seq uint32, code wire.Code) {
 	p.scratch = wire.AppendIntentResult(p.scratch[:0], seq, code)
+	p.sent(len(p.scratch))
 	_ = p.conn.Send(p.scratch)
 }
 
@@ -225,7 +226,14 @@ func (p *peer) send(m wire.Message) {
 		p.h.log.Error("encode for client", "type", m.Type(), "err", err)
 		return
 	}
+	p.sent(len(b))
 	_ = p.conn.Send(b)
+}
+
+// sent counts a reliable message in the host's output figures.
+func (p *peer) sent(n int) {
+	p.h.framesOut.Add(1)
+	p.h.bytesOut.Add(uint64(n))
 }
 
 // unbind removes the peer's binding because of code (TAKEN_OVER,

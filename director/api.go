@@ -100,6 +100,7 @@ func (d *Director) routes() http.Handler {
 	mux.HandleFunc("GET /v1/admin/hosts", d.serve(d.authed(d.hostsStats)))
 	mux.HandleFunc("GET /v1/admin/areas", d.serve(d.authed(d.liveAreas)))
 	mux.HandleFunc("GET /director/info", d.serve(d.info))
+	mux.Handle("GET /metrics", d.metricsHandler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !d.ready.Load() {
@@ -443,6 +444,7 @@ func (d *Director) joinArea(w http.ResponseWriter, r *http.Request, acct store.A
 	}
 	ans, e := d.join(r.Context(), acct, id)
 	if e != nil {
+		d.counters.refusals.WithLabelValues(e.Code).Inc()
 		return 0, nil, e
 	}
 	return http.StatusOK, ans, nil
@@ -514,6 +516,7 @@ func (d *Director) info(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 		"knobs": map[string]any{
 			"tick_rate": d.cfg.Spawn.TickRate, "interest_radius": d.cfg.Spawn.InterestRadius, "cell_size": d.cfg.Spawn.CellSize,
 			"pool_size": d.cfg.Spawn.PoolSize, "process_rail": d.cfg.Spawn.MaxHosts, "persist_every": d.cfg.Spawn.PersistEvery.String(),
+			"snapshot_rate_hz": d.cfg.Spawn.TickRate / max(d.cfg.Spawn.SnapshotEvery, 1), "max_live_areas": d.cfg.Spawn.PoolSize * d.cfg.Spawn.MaxHosts,
 		},
 	}, nil
 }

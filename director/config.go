@@ -44,8 +44,10 @@ type Config struct {
 	AuthEvery time.Duration
 	AuthBurst int
 
-	// SampleEvery is the director_samples cadence.
+	// SampleEvery is the director_samples cadence; StatsEvery that of the
+	// director's own stats log line (0: off).
 	SampleEvery time.Duration
+	StatsEvery  time.Duration
 
 	// Logger receives the director's logs; nil means slog.Default().
 	Logger *slog.Logger
@@ -64,6 +66,7 @@ type SpawnConfig struct {
 	TickRate       int
 	InterestRadius int
 	CellSize       int
+	SnapshotEvery  int // ticks between client snapshots
 	PersistEvery   time.Duration
 	ResumeGrace    time.Duration
 	// TransferTimeout is how long a host waits for a crossing's answer.
@@ -97,6 +100,7 @@ func DefaultConfig() Config {
 		AuthEvery:           6 * time.Second,
 		AuthBurst:           10,
 		SampleEvery:         time.Minute,
+		StatsEvery:          time.Minute,
 		Spawn: SpawnConfig{
 			MinHosts:        1,
 			MaxHosts:        4,

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,10 +38,24 @@ type crashRealm struct {
 	exited            chan struct{}
 	exitErr           error
 	store             store.Store
+	logDir            string // the realm's processes log to realm.log here
+}
+
+// logLines returns the realm's log lines mentioning account acct.
+func (r *crashRealm) logLines(acct uint64) string {
+	b, _ := os.ReadFile(filepath.Join(r.logDir, "realm.log"))
+	var out strings.Builder
+	needle := fmt.Sprintf(`"account":%d`, acct)
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, needle) {
+			out.WriteString(l + "\n")
+		}
+	}
+	return out.String()
 }
 
 func newCrashRealm(t testing.TB) *crashRealm {
-	r := &crashRealm{t: t, db: pgtest.NewSchema(t), httpAddr: freeAddr(t), ctlAddr: freeAddr(t)}
+	r := &crashRealm{t: t, db: pgtest.NewSchema(t), httpAddr: freeAddr(t), ctlAddr: freeAddr(t), logDir: t.TempDir()}
 	t.Cleanup(func() { r.kill() })
 	return r
 }
@@ -52,9 +68,14 @@ func (r *crashRealm) start(spec string) {
 	r.t.Helper()
 	cmd := exec.Command(leyBin, "director", "--database-url", r.db, "--http", r.httpAddr, "--control", r.ctlAddr,
 		"--min-hosts", "2", "--max-hosts", "3", "--persist-every", "300ms", "--resume-grace", "1s",
-		"--transfer-timeout", "4s", "--area-idle-grace", "1h", "--log-level", "error", "--host-log-level", "error")
+		"--transfer-timeout", "4s", "--area-idle-grace", "1h", "--log-level", "info", "--host-log-level", "warn")
 	cmd.Env = append(os.Environ(), "LEY_FAILPOINT="+spec)
-	cmd.Stderr = os.Stderr
+	logf, err := os.OpenFile(filepath.Join(r.logDir, "realm.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd.Stderr = logf
 	if err := cmd.Start(); err != nil {
 		r.t.Fatal(err)
 	}
@@ -120,6 +141,7 @@ type crashPlayer struct {
 	belief   uint32 // the Area the player was last told it is in
 	inFlight bool   // a crossing started whose outcome the player never saw
 	crossed  int    // crossings completed (portal_moved received)
+	last     string // the last crossing's outcome, for failure reports
 }
 
 // portal returns the square of area's portal.
@@ -146,7 +168,7 @@ func (p *crashPlayer) enter(ctx context.Context) (*gate.ClientConn, error) {
 		return nil, fmt.Errorf("INVARIANT: account %d's character is in area %d, neither A nor B", p.acct, area)
 	}
 	if !p.inFlight && area != p.belief {
-		return nil, fmt.Errorf("INVARIANT: account %d was told area %d but the store says %d with no crossing in flight", p.acct, p.belief, area)
+		return nil, fmt.Errorf("INVARIANT: account %d was told area %d but the store says %d with no crossing in flight (last outcome: %s)", p.acct, p.belief, area, p.last)
 	}
 	p.belief, p.inFlight = area, false
 	j, err := p.c.Join(ctx, area)
@@ -180,7 +202,11 @@ func (p *crashPlayer) enter(ctx context.Context) (*gate.ClientConn, error) {
 
 // cross walks into the portal and waits for the outcome. It returns
 // whether the crossing completed; an error means the connection was lost
-// with the outcome unknown.
+// with the outcome unknown. The body it drives may have been crossing
+// before this session took it over: an outcome that comes before this
+// session's move-to was acknowledged (or refused for the crossing in
+// progress) belongs to that earlier crossing, and is only believed when
+// it moves the player.
 func (p *crashPlayer) cross(conn *gate.ClientConn, seq uint32) (bool, error) {
 	defer conn.Close(1000, "")
 	x, y := p.portal(p.belief)
@@ -189,6 +215,7 @@ func (p *crashPlayer) cross(conn *gate.ClientConn, seq uint32) (bool, error) {
 	if err := conn.WriteMessage(b); err != nil {
 		return false, err
 	}
+	mine := false // this session's move-to took effect (or was refused for a crossing in progress)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if time.Now().After(deadline) {
@@ -199,17 +226,36 @@ func (p *crashPlayer) cross(conn *gate.ClientConn, seq uint32) (bool, error) {
 			return false, err
 		}
 		switch m := m.(type) {
+		case *wire.Snapshot:
+			if m.AckSeq >= seq {
+				mine = true
+			}
+		case *wire.IntentResult:
+			if m.Seq != seq {
+				continue
+			}
+			if m.Code == wire.CodePortalInProgress {
+				mine = true
+				continue
+			}
+			p.inFlight = false
+			return false, fmt.Errorf("move-to refused: %v", m.Code)
 		case *wire.PortalMoved:
 			p.belief, p.inFlight = m.Area, false
 			p.crossed++
+			p.last = "moved"
 			return true, nil
-		case *wire.PortalTransferRejected, *wire.PortalBlocked:
-			p.inFlight = false
-			return false, nil
-		case *wire.IntentResult:
-			if m.Seq == seq && m.Code != wire.CodePortalInProgress {
+		case *wire.PortalTransferRejected:
+			if mine {
 				p.inFlight = false
-				return false, fmt.Errorf("move-to refused: %v", m.Code)
+				p.last = "rejected " + m.Reason.String()
+				return false, nil
+			}
+		case *wire.PortalBlocked:
+			if mine {
+				p.inFlight = false
+				p.last = "blocked " + m.Reason.String()
+				return false, nil
 			}
 		}
 	}
@@ -426,6 +472,11 @@ func TestCrashSoak(t *testing.T) {
 	wg.Wait()
 	for _, v := range violations {
 		t.Error(v)
+	}
+	if len(violations) > 0 {
+		for _, p := range ps {
+			t.Logf("log lines of account %d:\n%s", p.acct, r.logLines(p.acct))
+		}
 	}
 	// Settle: the realm stays up; every player comes back where the store
 	// says, as it was told.

@@ -44,6 +44,45 @@ type Director struct {
 	crossing     map[string]bool               // transfer ids being answered
 
 	transfers transferCache
+	counters  counters
+	accounts  accountLocks
+}
+
+// accountLocks serialises what moves one account's character: joins and
+// portal crossings of the same account never interleave, so a join's
+// grant always reflects where the character is.
+type accountLocks struct {
+	mu    sync.Mutex
+	locks map[store.AccountID]*accountLock
+}
+
+type accountLock struct {
+	mu    sync.Mutex
+	users int
+}
+
+// lock takes acct's lock and returns its release.
+func (l *accountLocks) lock(acct store.AccountID) func() {
+	l.mu.Lock()
+	if l.locks == nil {
+		l.locks = map[store.AccountID]*accountLock{}
+	}
+	al := l.locks[acct]
+	if al == nil {
+		al = &accountLock{}
+		l.locks[acct] = al
+	}
+	al.users++
+	l.mu.Unlock()
+	al.mu.Lock()
+	return func() {
+		al.mu.Unlock()
+		l.mu.Lock()
+		if al.users--; al.users == 0 {
+			delete(l.locks, acct)
+		}
+		l.mu.Unlock()
+	}
 }
 
 // New returns a Director on st (which it owns from now on: Run closes it).
@@ -67,6 +106,7 @@ func New(cfg Config, st store.Store) (*Director, error) {
 		granted:      map[store.AccountID]time.Time{},
 		hostsChanged: make(chan struct{}),
 		crossing:     map[string]bool{},
+		counters:     newCounters(),
 	}
 	d.joinSeq.Store(uint64(time.Now().UnixNano()))
 	d.spawner = newSpawner(d)
@@ -136,6 +176,7 @@ func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) erro
 	run(func() { d.lifecycle(ctx) })
 	run(func() { d.sample(ctx) })
 	run(func() { d.reconcile(ctx) })
+	run(func() { d.logStats(ctx) })
 	spawnerDone := make(chan struct{})
 	go func() { d.spawner.run(ctx); close(spawnerDone) }()
 	httpErr := make(chan error, 1)

@@ -2,6 +2,9 @@ package director
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -255,5 +258,44 @@ func TestProvisionBulk(t *testing.T) {
 	hosts, err := admin.Hosts(ctx)
 	if err != nil || len(hosts) == 0 || hosts[0].WSURL == "" {
 		t.Fatalf("hosts %+v, %v", hosts, err)
+	}
+}
+
+// TestMetricsExposeTheNamedSeries: /metrics carries the director's own
+// figures and the ones hosts forward in their heartbeats.
+func TestMetricsExposeTheNamedSeries(t *testing.T) {
+	r := startRealm(t, nil)
+	ctx := context.Background()
+	c, _ := r.player("ann")
+	area, _ := c.CreateArea(ctx, "Home", "home", 16, 16)
+	j, err := c.Join(ctx, area.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := connect(t, j)
+	p.snapshot(0)
+	stranger, _ := r.player("stranger")
+	stranger.Join(ctx, area.ID) // a refusal, counted
+	var body string
+	waitFor(t, "host figures forwarded", func() bool {
+		resp, err := http.Get(r.url + "/metrics")
+		if err != nil {
+			return false
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		return strings.Contains(body, `ley_host_frames_out_total{host=`) && !strings.Contains(body, "ley_players 0")
+	})
+	for _, series := range []string{
+		"ley_players 1", `ley_areas{state="live"}`, `ley_areas{state="frozen"}`, "ley_hosts ",
+		`ley_host_tick_seconds{host="`, "ley_host_bytes_out_total{", "ley_host_peers{",
+		`ley_grants_total{result="ok"}`, `ley_join_refusals_total{reason="NOT_MEMBER"} 1`,
+		"ley_snapshot_lag_seconds", "ley_director_sched_latency_p99_seconds", `ley_config{knob="interest_radius"} 24`,
+		"go_goroutines", "process_resident_memory_bytes",
+	} {
+		if !strings.Contains(body, series) {
+			t.Errorf("/metrics lacks %q", series)
+		}
 	}
 }

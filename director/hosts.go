@@ -239,17 +239,29 @@ func (d *Director) persist(ctx context.Context, h *host, m *control.Snapshot) {
 	for i, c := range m.Characters {
 		chars[i] = store.CharacterState{Account: store.AccountID(c.Account), X: c.X, Y: c.Y, State: c.State}
 	}
-	_, err := d.store.WriteSnapshot(ctx, store.Snapshot{
+	res, err := d.store.WriteSnapshot(ctx, store.Snapshot{
 		Area: store.AreaID(m.Area), Epoch: store.Epoch(m.Epoch), Seq: store.Seq(m.Seq),
 		Blob: m.Blob, Characters: chars, At: time.Now(),
 	})
 	switch {
 	case errors.Is(err, store.ErrFenced):
+		d.counters.snapshots.WithLabelValues("fenced").Inc()
 		d.log.Warn("refused a snapshot from a stale incarnation", "area", m.Area, "epoch", m.Epoch, "host", h.id)
 		_ = h.conn.Send(&control.SnapshotAck{Area: m.Area, Seq: m.Seq, Error: "fenced: a newer incarnation of this area exists"})
 	case err != nil:
+		d.counters.snapshots.WithLabelValues("error").Inc()
 		d.log.Error("persist snapshot", "area", m.Area, "seq", m.Seq, "err", err)
 	default:
+		if res.Applied {
+			d.counters.snapshots.WithLabelValues("applied").Inc()
+			d.mu.Lock()
+			if l := h.areas[store.AreaID(m.Area)]; l != nil {
+				l.lastSnap = time.Now()
+			}
+			d.mu.Unlock()
+		} else {
+			d.counters.snapshots.WithLabelValues("stale").Inc()
+		}
 		_ = h.conn.Send(&control.SnapshotAck{Area: m.Area, Seq: m.Seq})
 	}
 }

@@ -34,6 +34,7 @@ type live struct {
 	accounts  []store.AccountID
 	zeroSince time.Time // since when the host reported zero peers
 	closing   bool
+	lastSnap  time.Time // when a snapshot of this incarnation was last applied
 }
 
 // JoinAnswer is what a successful join returns to the client.
@@ -79,6 +80,7 @@ func (d *Director) join(ctx context.Context, acct store.Account, areaID store.Ar
 	if err != nil {
 		return nil, internalErr(err)
 	}
+	defer d.accounts.lock(acct.ID)()
 	char, err := d.store.Character(ctx, acct.ID)
 	isNew := errors.Is(err, store.ErrNotFound)
 	if err != nil && !isNew {
@@ -106,6 +108,7 @@ func (d *Director) join(ctx context.Context, acct store.Account, areaID store.Ar
 		if t.Result != store.ResultMoved {
 			return nil, grantFailed("could not move your character: %s", t.Result)
 		}
+		d.log.Info("character moved by the door", "account", acct.ID, "from", char.Area, "to", areaID)
 		char.Area, char.Placed = areaID, false
 	}
 	l, apiE := d.ensureLive(ctx, area)
@@ -337,6 +340,7 @@ func (d *Director) grantAs(ctx context.Context, l *live, acct store.Account, cha
 		Character: control.Character{Account: uint64(acct.ID), X: char.X, Y: char.Y, State: char.State, Placed: char.Placed && char.Area == l.id},
 		Portal:    portal}
 	fail := func(why string) (*JoinAnswer, *apiError) {
+		d.counters.grants.WithLabelValues("failed").Inc()
 		d.mu.Lock()
 		delete(h.grants, token)
 		delete(d.granted, acct.ID)
@@ -358,6 +362,7 @@ func (d *Director) grantAs(ctx context.Context, l *live, acct store.Account, cha
 	case <-ctx.Done():
 		return fail("the join was cancelled")
 	}
+	d.counters.grants.WithLabelValues("ok").Inc()
 	return &JoinAnswer{Grant: token, WSURL: h.wsURL, JoinID: joinID, Area: uint32(l.id)}, nil
 }
 

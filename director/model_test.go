@@ -160,6 +160,7 @@ func (m *model) directorOut(msg modelMsg) {
 		m.reply(msg, false)
 		return
 	}
+	t.FromEpoch = msg.epoch
 	t, err := m.st.MoveCharacter(m.ctx, t, m.at())
 	if err != nil {
 		m.t.Fatalf("move character: %v", err)

@@ -176,6 +176,11 @@ func (d *Director) portalOut(ctx context.Context, h *host, m *control.PortalOut)
 		if res == nil {
 			return // no answer: the host resends, and its timeout restores the player
 		}
+		if res.OK {
+			d.counters.transfers.WithLabelValues("moved").Inc()
+		} else {
+			d.counters.transfers.WithLabelValues("refused").Inc()
+		}
 		d.transfers.put(m.Transfer, res)
 		if err := h.conn.Send(res); err != nil {
 			d.log.Warn("portal result not delivered", "transfer", m.Transfer, "err", err)
@@ -194,6 +199,7 @@ func (d *Director) cross(ctx context.Context, h *host, m *control.PortalOut) *co
 		return res
 	}
 	acctID, from, to := store.AccountID(m.Account), store.AreaID(m.Area), store.AreaID(m.ToArea)
+	defer d.accounts.lock(acctID)()
 	// A replay of a crossing the store already finished answers the same.
 	if t, err := d.store.Transfer(ctx, store.TransferID(m.Transfer)); err == nil && t.Status != store.TransferPending {
 		if t.Status == store.TransferRejected {
@@ -253,6 +259,7 @@ func (d *Director) cross(ctx context.Context, h *host, m *control.PortalOut) *co
 		d.rejectPending(ctx, t.ID, store.ResultTimeout)
 		return reject(wire.CodeTimeout, "the crossing's window passed")
 	}
+	t.FromEpoch = store.Epoch(m.Epoch) // only while the asking incarnation of A is still A's
 	t, err = d.store.MoveCharacter(ctx, t, time.Now())
 	if err != nil {
 		d.log.Error("portal: move character", "transfer", m.Transfer, "err", err)
@@ -262,17 +269,43 @@ func (d *Director) cross(ctx context.Context, h *host, m *control.PortalOut) *co
 	case store.ResultMoved:
 	case store.ResultTimeout:
 		return reject(wire.CodeTimeout, "the crossing's window passed")
+	case store.ResultStaleSource:
+		return reject(wire.CodeAreaClosing, "the source area was restarted since the crossing began")
 	default:
 		return reject(wire.CodeInternal, "the character is not in the source area: "+string(t.Result))
 	}
+	// The move's transaction may have waited on a lock past the window: if
+	// the source host could time out before this answer reaches it, move
+	// the character back rather than contradict the portal_blocked it
+	// would send.
+	if late := time.UnixMilli(m.DeadlineMS).Add(-transferMargin / 2); time.Now().After(late) {
+		undo := store.Transfer{ID: store.TransferID(m.Transfer + "-late"), Account: acctID, From: to, To: from, X: m.FromX, Y: m.FromY, State: m.State}
+		if _, err := d.store.MoveCharacter(ctx, undo, time.Now()); err != nil {
+			d.log.Error("portal: move back a late crossing", "transfer", m.Transfer, "err", err)
+			return nil
+		}
+		return reject(wire.CodeTimeout, "the move committed too late for the source host")
+	}
 	failpoint.Hit(failpoint.DirectorPortalMoved)
+	d.log.Info("player crossed a portal", "transfer", m.Transfer, "account", m.Account, "from", m.Area, "to", m.ToArea, "epoch", m.Epoch)
 	res.OK, res.WSURL, res.Grant, res.JoinID = true, ans.WSURL, ans.Grant, ans.JoinID
 	return res
 }
 
-// finish answers a replay of a crossing the store already completed: a
-// fresh grant in the destination (the character is there).
+// finish answers a replay of a crossing the store completed: a fresh
+// grant in the destination, if the character is still there (it may have
+// been moved back since, or crossed again): otherwise the replay is
+// refused, and the source keeps the player it has.
 func (d *Director) finish(ctx context.Context, res *control.PortalResult, acctID store.AccountID, to store.AreaID, m *control.PortalOut) *control.PortalResult {
+	ch, err := d.store.Character(ctx, acctID)
+	if err != nil {
+		d.log.Error("portal: character", "err", err)
+		return nil
+	}
+	if ch.Area != to {
+		res.Code = uint16(wire.CodeTimeout)
+		return res
+	}
 	ans, apiE := d.grantArrival(ctx, acctID, to, m.ToX, m.ToY)
 	if apiE != nil {
 		d.log.Warn("portal: no grant for a completed crossing; the player joins by the door", "transfer", m.Transfer, "err", apiE.Message)

@@ -3,6 +3,7 @@ package director
 import (
 	"context"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,6 +32,26 @@ func (d *Director) sample(ctx context.Context) {
 		if err := d.store.AddSample(ctx, s); err != nil && ctx.Err() == nil {
 			d.log.Warn("write director sample", "err", err)
 		}
+	}
+}
+
+// logStats logs the director's own line every StatsEvery: players, hosts,
+// Areas, memory, goroutines and the Go scheduler's latency p99.
+func (d *Director) logStats(ctx context.Context) {
+	if d.cfg.StatsEvery <= 0 {
+		return
+	}
+	t := time.NewTicker(d.cfg.StatsEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s := d.snapshotSample(time.Now())
+		d.log.Info("director stats", "players", s.Players, "hosts", s.Hosts, "live_areas", s.LiveAreas, "frozen_areas", s.FrozenAreas,
+			"worst_tick_p99", s.WorstTickP99, "rss_bytes", s.RSSBytes, "goroutines", runtime.NumGoroutine(), "sched_latency_p99", schedLatencyP99())
 	}
 }
 

@@ -217,6 +217,7 @@ const (
 	ResultMoved       TransferResult = "moved"         // done: the character is in To
 	ResultNotInSource TransferResult = "not_in_source" // rejected: the character was not in From
 	ResultTimeout     TransferResult = "timeout"       // rejected: the pending transfer expired
+	ResultStaleSource TransferResult = "stale_source"  // rejected: From's incarnation changed (FromEpoch)
 )
 
 // Transfer is one portal crossing: the character of Account from From to
@@ -232,6 +233,12 @@ type Transfer struct {
 	Result  TransferResult
 	Created time.Time
 	Expires time.Time // when a pending transfer times out
+	// FromEpoch, when set on a MoveCharacter call, fences the move: it
+	// happens only while From's current incarnation is FromEpoch, so a
+	// crossing asked for by an incarnation that has since died and been
+	// replaced can never move a player who came back into its successor.
+	// It is not stored.
+	FromEpoch Epoch
 }
 
 // RealmSettings is the realm door's configuration: a single row.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/leyworks/ley/area"
 	"github.com/spf13/cobra"
@@ -12,12 +13,14 @@ import (
 
 func newAreahostCmd() *cobra.Command {
 	cfg := area.DefaultConfig()
-	var logLevel string
+	var logLevel, pprofAddr string
+	var tickStatsSec int
 	cmd := &cobra.Command{
 		Use:   "areahost",
 		Short: "Run an area host: a pool of Areas behind one WebSocket listener, registered with a director",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = newLogger(logLevel)
+			cfg.TickStatsEvery = time.Duration(tickStatsSec) * time.Second
 			if cfg.Name == "" {
 				cfg.Name = hostname()
 			}
@@ -27,6 +30,11 @@ func newAreahostCmd() *cobra.Command {
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			stopObs, err := observe("areahost", cfg.Name, pprofAddr, cfg.Logger)
+			if err != nil {
+				return err
+			}
+			defer stopObs()
 			return h.Run(ctx)
 		},
 	}
@@ -49,7 +57,9 @@ func newAreahostCmd() *cobra.Command {
 	f.IntVar(&cfg.FloodClose, "flood-close", cfg.FloodClose, "rate-limited intents in a row that close a connection")
 	f.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "grace players get when the host stops")
 	f.DurationVar(&cfg.TransferTimeout, "transfer-timeout", cfg.TransferTimeout, "how long a portal crossing waits for the director before the player is restored")
+	f.IntVar(&tickStatsSec, "tick-stats-sec", 0, "log every active Area's tick stats every N seconds (0: off)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&pprofAddr, "pprof", "127.0.0.1:0", "loopback address serving /debug/pprof (\"\": off); continuous profiling: set LEY_PYROSCOPE_URL")
 	return cmd
 }
 

@@ -60,12 +60,16 @@ func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config) {
 	f.DurationVar(&cfg.AreaIdleGrace, "area-idle-grace", cfg.AreaIdleGrace, "how long an Area without players stays loaded")
 	f.DurationVar(&cfg.CloseGrace, "close-grace", cfg.CloseGrace, "grace players get when the realm is drained")
 	f.DurationVar(&cfg.SampleEvery, "sample-every", cfg.SampleEvery, "cadence of director_samples rows")
+	f.DurationVar(&cfg.StatsEvery, "stats-every", cfg.StatsEvery, "cadence of the director's stats log line (0: off)")
+	f.IntVar(&cfg.Spawn.SnapshotEvery, "snapshot-every", cfg.Spawn.SnapshotEvery, "ticks between client snapshots on the hosts")
+	f.IntVar(&cfg.AuthBurst, "auth-burst", cfg.AuthBurst, "login and sign-up attempts a client address (and an email) may make at once")
+	f.DurationVar(&cfg.AuthEvery, "auth-every", cfg.AuthEvery, "after the burst, one more attempt per this period")
 }
 
 func newDirectorCmd() *cobra.Command {
 	cfg := director.DefaultConfig()
 	var sf storeFlags
-	var logLevel string
+	var logLevel, pprofAddr string
 	cmd := &cobra.Command{
 		Use:   "director",
 		Short: "Run a realm's director: HTTP API, control channel, area lifecycle, persistence",
@@ -73,6 +77,11 @@ func newDirectorCmd() *cobra.Command {
 			cfg.Logger = newLogger(logLevel)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			stopObs, err := observe("director", "director", pprofAddr, cfg.Logger)
+			if err != nil {
+				return err
+			}
+			defer stopObs()
 			st, what, err := sf.open(ctx)
 			if err != nil {
 				return err
@@ -89,6 +98,7 @@ func newDirectorCmd() *cobra.Command {
 	sf.add(cmd.Flags())
 	addDirectorFlags(cmd.Flags(), &cfg)
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	cmd.Flags().StringVar(&pprofAddr, "pprof", "127.0.0.1:0", "loopback address serving /debug/pprof (\"\": off); continuous profiling: set LEY_PYROSCOPE_URL")
 	return cmd
 }
 
@@ -117,7 +127,7 @@ func newMigrateCmd() *cobra.Command {
 func newRunCmd() *cobra.Command {
 	cfg := director.DefaultConfig()
 	var sf storeFlags
-	var logLevel, demoEmail, demoPassword string
+	var logLevel, demoEmail, demoPassword, pprofAddr string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a whole realm on this machine: director, spawned area hosts, the store, a seeded demo",
@@ -125,6 +135,11 @@ func newRunCmd() *cobra.Command {
 			cfg.Logger = newLogger(logLevel)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			stopObs, err := observe("director", "director", pprofAddr, cfg.Logger)
+			if err != nil {
+				return err
+			}
+			defer stopObs()
 			st, what, err := sf.open(ctx)
 			if err != nil {
 				return err
@@ -159,5 +174,6 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&demoEmail, "demo-email", "demo@ley.local", "email of the seeded demo account")
 	cmd.Flags().StringVar(&demoPassword, "demo-password", "demo-password", "password of the seeded demo account")
+	cmd.Flags().StringVar(&pprofAddr, "pprof", "127.0.0.1:0", "loopback address serving /debug/pprof (\"\": off); continuous profiling: set LEY_PYROSCOPE_URL")
 	return cmd
 }

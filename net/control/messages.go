@@ -80,7 +80,16 @@ type Heartbeat struct {
 	Active  int   `cbor:"3,keyasint"`
 	Peers   int   `cbor:"4,keyasint"`
 	RSSKiB  int64 `cbor:"5,keyasint"`
-	TickP99 int64 `cbor:"6,keyasint"` // worst Area's p99 tick, in µs
+	TickP99 int64 `cbor:"6,keyasint"` // worst active Area's p99 tick, in µs
+	// The worst active Area's other tick percentiles and maximum, in µs.
+	TickP50 int64 `cbor:"7,keyasint"`
+	TickP95 int64 `cbor:"8,keyasint"`
+	TickMax int64 `cbor:"9,keyasint"`
+	// BytesOut and FramesOut count what the host has sent to clients
+	// since it started (snapshots and reliable messages).
+	BytesOut  uint64 `cbor:"10,keyasint"`
+	FramesOut uint64 `cbor:"11,keyasint"`
+	Entities  int    `cbor:"12,keyasint"`
 }
 
 // SpawnArea asks a host to make an Area live (hydrate it from Blob at Seq,

@@ -697,6 +697,15 @@ func (s *Store) MoveCharacter(ctx context.Context, t store.Transfer, now time.Ti
 		if !inserted && !now.Before(rec.Expires) {
 			return finishTransfer(ctx, tx, &rec, store.TransferRejected, store.ResultTimeout)
 		}
+		if t.FromEpoch != 0 {
+			var epoch store.Epoch
+			if err := tx.QueryRow(ctx, `SELECT epoch FROM areas WHERE id = $1 FOR UPDATE`, rec.From).Scan(&epoch); err != nil {
+				return err
+			}
+			if epoch != t.FromEpoch {
+				return finishTransfer(ctx, tx, &rec, store.TransferRejected, store.ResultStaleSource)
+			}
+		}
 		tag, err := tx.Exec(ctx, `UPDATE characters
 			SET area_id = $3, x = $4, y = $5, state = $6, placed = true, version = version + 1, updated_at = $7
 			WHERE account_id = $1 AND area_id = $2`,

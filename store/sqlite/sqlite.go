@@ -747,6 +747,15 @@ func (s *Store) MoveCharacter(ctx context.Context, t store.Transfer, now time.Ti
 		if !inserted && ms(now) >= ms(rec.Expires) {
 			return finishTransfer(ctx, tx, &rec, store.TransferRejected, store.ResultTimeout)
 		}
+		if t.FromEpoch != 0 {
+			var epoch int64
+			if err := tx.QueryRowContext(ctx, `SELECT epoch FROM areas WHERE id = ?`, int64(rec.From)).Scan(&epoch); err != nil {
+				return err
+			}
+			if store.Epoch(epoch) != t.FromEpoch {
+				return finishTransfer(ctx, tx, &rec, store.TransferRejected, store.ResultStaleSource)
+			}
+		}
 		n, err := affected(tx.ExecContext(ctx, `UPDATE characters
 			SET area_id = ?, x = ?, y = ?, state = ?, placed = 1, version = version + 1, updated_at = ?
 			WHERE account_id = ? AND area_id = ?`,

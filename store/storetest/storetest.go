@@ -599,6 +599,26 @@ func testTransfers(t *testing.T, s store.Store) {
 	if c, _ := s.Character(ctx, a.ID); c.Area != arena.ID {
 		t.Errorf("character after portal-4 in %d; want %d", c.Area, arena.ID)
 	}
+	// A move fenced on the source's incarnation: refused once the source
+	// was made live again (a new epoch), done while it is current.
+	ep, err := s.BeginIncarnation(ctx, arena.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale, err := s.MoveCharacter(ctx, store.Transfer{ID: "portal-6", Account: a.ID, From: arena.ID, To: home.ID, FromEpoch: ep - 1}, at(4*time.Second))
+	if err != nil || stale.Result != store.ResultStaleSource {
+		t.Errorf("move fenced on an old epoch = %+v, %v; want %q", stale, err, store.ResultStaleSource)
+	}
+	if c, _ := s.Character(ctx, a.ID); c.Area != arena.ID {
+		t.Errorf("a stale-source move moved the character to %d", c.Area)
+	}
+	current, err := s.MoveCharacter(ctx, store.Transfer{ID: "portal-7", Account: a.ID, From: arena.ID, To: home.ID, FromEpoch: ep}, at(4*time.Second))
+	if err != nil || current.Result != store.ResultMoved {
+		t.Errorf("move fenced on the current epoch = %+v, %v; want moved", current, err)
+	}
+	if _, err := s.MoveCharacter(ctx, store.Transfer{ID: "portal-8", Account: a.ID, From: home.ID, To: arena.ID}, at(5*time.Second)); err != nil {
+		t.Fatal(err) // back to the arena, where the checks below expect it
+	}
 	_, err = s.BeginTransfer(ctx, store.Transfer{ID: "portal-5", Account: a.ID, From: arena.ID, To: home.ID})
 	wantErr(t, "BeginTransfer without expiry", err, store.ErrInvalid)
 	rec, err := s.Transfer(ctx, "portal-1")
