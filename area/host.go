@@ -299,11 +299,12 @@ func (h *Host) heartbeat() *control.Heartbeat {
 	h.mu.Lock()
 	hb.Areas = len(h.areas)
 	for _, ha := range h.areas {
-		st := ha.a.Stats()
-		hb.Entities += st.Entities
-		if st.Mode != ecs.Active {
-			continue
+		n, _ := ha.a.Counts()
+		hb.Entities += n
+		if ha.a.Mode() != ecs.Active {
+			continue // a frozen Area's stats do not change: no need to sort them
 		}
+		st := ha.a.Stats()
 		hb.Active++
 		if p99 := st.P99.Microseconds(); p99 >= hb.TickP99 {
 			hb.TickP99, hb.TickP50, hb.TickP95, hb.TickMax = p99, st.P50.Microseconds(), st.P95.Microseconds(), st.Max.Microseconds()

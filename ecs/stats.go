@@ -90,6 +90,15 @@ type TickStats struct {
 	Systems   []SystemStats
 }
 
+// Counts returns the Area's entity and player counts as of the end of its
+// last tick: cheap, for callers that poll many Areas. Safe from any
+// goroutine.
+func (a *Area) Counts() (entities, players int) {
+	a.stats.mu.Lock()
+	defer a.stats.mu.Unlock()
+	return a.stats.entities, a.stats.players
+}
+
 // Stats returns the Area's tick statistics. It sorts a copy of the window,
 // so call it every few seconds, not every tick. Safe from any goroutine:
 // Tick, Entities and Players are as of the end of the last tick.

@@ -1,0 +1,86 @@
+package bench
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/leyworks/ley/area/areatest"
+	"github.com/leyworks/ley/net/control"
+)
+
+// BenchmarkHostFrozenAreas: how many frozen Areas one `ley areahost`
+// process holds, and what each costs. The scripted director makes N 32x32
+// home Areas live on one host (nobody joins, so each freezes at once),
+// then the host idles for 10 s: its RSS and CPU, from /proc, are divided
+// by N. LEY_FROZEN_AREAS sets N (default 10,000).
+//
+//	go test -run '^$' -bench HostFrozenAreas -benchtime 1x ./bench/
+func BenchmarkHostFrozenAreas(b *testing.B) {
+	n := 10000
+	if s := os.Getenv("LEY_FROZEN_AREAS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatalf("LEY_FROZEN_AREAS=%q: %v", s, err)
+		}
+	}
+	bin := filepath.Join(b.TempDir(), "ley")
+	build := exec.Command("go", "build", "-o", bin, "../cmd/ley")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		b.Fatalf("build ley: %v", err)
+	}
+	for b.Loop() {
+		d, err := areatest.New()
+		if err != nil {
+			b.Fatal(err)
+		}
+		d.AutoAck.Store(true)
+		host := exec.Command(bin, "areahost", "--director", d.Addr(), "--spawn-token", "bench", "--listen", "127.0.0.1:0",
+			"--log-level", "warn", "--pool-size", strconv.Itoa(n), "--pprof", "")
+		host.Stderr = os.Stderr
+		if err := host.Start(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := d.Registered(10 * time.Second); err != nil {
+			b.Fatal(err)
+		}
+		pid := host.Process.Pid
+		base := procRSSKiB(b, pid)
+		start := time.Now()
+		for i := 1; i <= n; i++ {
+			if err := d.Send(&control.SpawnArea{Area: uint32(i), Epoch: 1, Kind: "home", W: 32, H: 32, Seed: uint64(i)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for ready := 0; ready < n; {
+			r, err := areatest.Expect[*control.AreaReady](d, 60*time.Second)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if r.Error != "" {
+				b.Fatalf("area %d: %s", r.Area, r.Error)
+			}
+			ready++
+		}
+		spawnTime := time.Since(start)
+		time.Sleep(2 * time.Second) // settle
+		cpu0, t0 := procCPU(b, pid), time.Now()
+		time.Sleep(10 * time.Second)
+		cpu1, t1 := procCPU(b, pid), time.Now()
+		rss := procRSSKiB(b, pid)
+		host.Process.Signal(os.Interrupt)
+		host.Wait()
+		d.Close()
+		cpuPerSec := (cpu1 - cpu0).Seconds() / t1.Sub(t0).Seconds()
+		b.ReportMetric(float64(n), "areas")
+		b.ReportMetric(float64(rss-base)*1024/float64(n), "rss-B/area")
+		b.ReportMetric(cpuPerSec*1e9/float64(n), "cpu-ns/area/s")
+		b.ReportMetric(100*cpuPerSec, "host-cpu-%")
+		b.ReportMetric(float64(rss)/1024, "host-rss-MiB")
+		b.ReportMetric(spawnTime.Seconds()*1e6/float64(n), "spawn-µs/area")
+	}
+}
