@@ -77,8 +77,9 @@ type hostArea struct {
 	answerBuf    []byte
 	bcast        broadcaster
 
-	intents ecs.Map[ecs.Intents]
-	players ecs.Map[ecs.Player]
+	intents   ecs.Map[ecs.Intents]
+	players   ecs.Map[ecs.Player]
+	positions ecs.Map[ecs.Position]
 
 	portals   []control.Portal
 	portalAt  []int16 // per square: index into portals, or -1
@@ -119,6 +120,7 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	ha.setPortals(m.Portals)
 	ha.intents = ecs.NewMap[ecs.Intents](&a.World)
 	ha.players = ecs.NewMap[ecs.Player](&a.World)
+	ha.positions = ecs.NewMap[ecs.Position](&a.World)
 	if err := ha.bcast.init(ha, sp); err != nil {
 		return nil, err
 	}
@@ -469,10 +471,9 @@ func (ha *hostArea) persist(now time.Time, final bool) {
 		ha.h.log.Error("persist area", "area", ha.id, "err", err)
 		return
 	}
-	pos := ecs.NewMap[ecs.Position](&ha.a.World)
 	chars := make([]control.Character, 0, len(ha.bodies))
 	for _, b := range ha.order {
-		p := pos.Get(b.entity)
+		p := ha.positions.Get(b.entity)
 		if p == nil {
 			continue
 		}

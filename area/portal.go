@@ -152,6 +152,17 @@ func (ha *hostArea) moveOut(b *body, m *control.PortalResult) {
 	if p := b.peer; p != nil {
 		p.bind.Store(nil)
 		p.lost.Store(uint32(wire.CodeRehello))
+		// A last snapshot, sent reliably: it carries the session's final
+		// ack_seq, which the volatile ones might not deliver before the close.
+		final := &wire.Snapshot{Tick: ha.a.Tick, Cells: []wire.CellChunk{}}
+		if pl := ha.players.Get(b.entity); pl != nil {
+			final.AckSeq = pl.AckSeq
+		}
+		final.You.ID = b.entity.ID()
+		if pos := ha.positions.Get(b.entity); pos != nil {
+			final.You.X, final.You.Y = pos.X, pos.Y
+		}
+		p.send(final)
 		p.send(&wire.PortalMoved{Area: m.ToArea, WSURL: m.WSURL, Grant: m.Grant, JoinID: m.JoinID})
 		p.conn.Close(gate.CloseNormal, "moved to another area")
 		ha.bound--
@@ -180,8 +191,7 @@ func (ha *hostArea) restore(c *crossing, t wire.Type, code wire.Code) {
 	}
 	_ = ha.a.SetTransit(b.entity, 0, false)
 	g := ha.a.Grid
-	pos := ecs.NewMap[ecs.Position](&ha.a.World)
-	if p := pos.Get(b.entity); p != nil {
+	if p := ha.positions.Get(b.entity); p != nil {
 		x, y := g.XY(c.from)
 		if fx, fy, ok := ha.nearestFree(x, y); ok {
 			ha.a.MoveBody(b.entity, p, fx, fy)

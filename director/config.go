@@ -108,6 +108,7 @@ func DefaultConfig() Config {
 			TickRate:        20,
 			InterestRadius:  24,
 			CellSize:        8,
+			SnapshotEvery:   2,
 			PersistEvery:    30 * time.Second,
 			ResumeGrace:     30 * time.Second,
 			TransferTimeout: 15 * time.Second,
@@ -123,6 +124,9 @@ func DefaultConfig() Config {
 func (c *Config) validate() error {
 	var errs []error
 	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
+	if c.Spawn.SnapshotEvery < 1 || c.Spawn.TickRate < 4 {
+		bad("hosts: snapshot every %d ticks at %d Hz", c.Spawn.SnapshotEvery, c.Spawn.TickRate)
+	}
 	if c.Spawn.MinHosts < 0 || c.Spawn.MaxHosts < c.Spawn.MinHosts {
 		bad("hosts: min %d, max %d", c.Spawn.MinHosts, c.Spawn.MaxHosts)
 	}

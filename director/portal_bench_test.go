@@ -26,6 +26,9 @@ func BenchmarkPortalCrossing(b *testing.B) {
 			r := startRealm(b, func(c *Config) {
 				c.Spawn.ResumeGrace = 100 * time.Millisecond // B empties (and freezes) soon after the player leaves
 				c.AreaIdleGrace = time.Hour
+				// Two hosts, so A and B land on different ones and B's host
+				// reporting no active Area means B is frozen.
+				c.Spawn.MinHosts, c.Spawn.MaxHosts = 2, 2
 			})
 			ctx := context.Background()
 			c, _ := r.player("runner")

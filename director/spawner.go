@@ -109,7 +109,7 @@ func (s *spawner) start(keep bool) error {
 		"--tick-rate", strconv.Itoa(cfg.TickRate),
 		"--interest-radius", strconv.Itoa(cfg.InterestRadius),
 		"--cell-size", strconv.Itoa(cfg.CellSize),
-		"--snapshot-every", strconv.Itoa(max(cfg.SnapshotEvery, 1)),
+		"--snapshot-every", strconv.Itoa(cfg.SnapshotEvery),
 		"--persist-every", cfg.PersistEvery.String(),
 		"--resume-grace", cfg.ResumeGrace.String(),
 		"--transfer-timeout", cfg.TransferTimeout.String(),

@@ -22,7 +22,9 @@ const (
 	PatternIdle Pattern = "idle"
 	// PatternBursty sends a burst of 5 steps back to back every second.
 	PatternBursty Pattern = "bursty"
-	// PatternPortal would hop between Areas through portals (not yet).
+	// PatternPortal hops between pairs of Areas through portals: each
+	// session walks (move-to) onto its Area's portal, crosses, reconnects
+	// in the other Area with the grant it is given, and walks again.
 	PatternPortal Pattern = "portal"
 )
 
@@ -36,8 +38,6 @@ const StutterGap = 250 * time.Millisecond
 var (
 	// ErrConfig wraps every invalid configuration.
 	ErrConfig = errors.New("load: invalid config")
-	// ErrPortalsNotYet refuses the portal pattern until portals exist.
-	ErrPortalsNotYet = errors.New("load: pattern portal: not yet: portals come with issue 6")
 	// ErrNoPlayers is returned when not one player connected.
 	ErrNoPlayers = errors.New("load: no player connected")
 )
@@ -116,7 +116,9 @@ func (c *Config) validate() error {
 	switch c.Pattern {
 	case PatternWalk, PatternWalk5, PatternIdle, PatternBursty:
 	case PatternPortal:
-		return ErrPortalsNotYet
+		if len(c.Roster) == 0 && (c.Areas < 2 || c.Areas%2 != 0) {
+			bad("pattern portal links Areas in pairs: areas %d must be even and at least 2", c.Areas)
+		}
 	default:
 		bad("unknown pattern %q (one of %v)", c.Pattern, Patterns)
 	}

@@ -49,6 +49,11 @@
 // The realm's player cap (40 by default) refuses joins past it; the ladder
 // raises it first, `ley load --raise-cap` does too.
 //
-// The portal-hopping pattern is not built yet: portals come with issue 6,
-// and [Run] refuses [PatternPortal] with [ErrPortalsNotYet].
+// The portal pattern links the provisioned Areas in pairs, a portal at
+// (W/2+3, H/2) of each leading to (W/2-3, H/2) of the other: every session
+// walks onto its portal, crosses, and reconnects in the other Area with the
+// grant from portal_moved; seqs go on rising across sessions (each hello
+// restarts the server's ack_seq at 0, below them). Hops and their latency
+// (portal_moved to hello_ack) are in the summary; the crossing's pause is
+// not counted as a snapshot gap.
 package load

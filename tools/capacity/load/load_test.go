@@ -59,6 +59,7 @@ func TestRunAgainstRealm(t *testing.T) {
 		{load.PatternWalk, true},
 		{load.PatternBursty, true},
 		{load.PatternIdle, false},
+		{load.PatternPortal, true},
 	}
 	for i, tc := range tests {
 		t.Run(string(tc.pattern), func(t *testing.T) {
@@ -85,6 +86,9 @@ func TestRunAgainstRealm(t *testing.T) {
 			}
 			if !tc.intents && s.IntentsSent != 0 {
 				t.Errorf("idle players sent %d intents", s.IntentsSent)
+			}
+			if tc.pattern == load.PatternPortal && (s.Hops == 0 || s.HopLat.Count == 0) {
+				t.Errorf("portal pattern: %d hops (latency %+v); want some", s.Hops, s.HopLat)
 			}
 			if s.AnswerRatio != 1.0 || s.IntentsAnswered != s.IntentsSent {
 				t.Errorf("answers/intent = %v (%d of %d); want exactly 1.0", s.AnswerRatio, s.IntentsAnswered, s.IntentsSent)
@@ -183,9 +187,9 @@ func TestRunReusesRosterAndSessions(t *testing.T) {
 
 func TestConfigRefusals(t *testing.T) {
 	cfg := load.DefaultConfig()
-	cfg.Pattern = load.PatternPortal
-	if _, err := load.Run(context.Background(), cfg); err != load.ErrPortalsNotYet {
-		t.Errorf("portal pattern: err = %v; want ErrPortalsNotYet", err)
+	cfg.Pattern, cfg.Areas = load.PatternPortal, 3
+	if _, err := load.Run(context.Background(), cfg); err == nil {
+		t.Errorf("portal pattern over an odd number of Areas: no error")
 	}
 	cfg = load.DefaultConfig()
 	cfg.Areas = cfg.Players + 1

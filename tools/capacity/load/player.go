@@ -50,6 +50,8 @@ type player struct {
 	lastSnap  int64          // ns since epoch of the last snapshot, 0 before the first
 	closing   bool           // the run is closing the connection
 	connected bool
+	hopping   bool // portal_moved received: the close that follows is expected
+	hops      chan *wire.PortalMoved
 }
 
 // connect joins the player's Area and binds it over WebSocket: hello,
@@ -106,13 +108,13 @@ func (p *player) read() {
 		now := int64(time.Since(p.epoch))
 		if err != nil {
 			p.mu.Lock()
-			closing, was := p.closing, p.connected
+			closing, was, hopping := p.closing, p.connected, p.hopping
 			p.connected = false
 			p.mu.Unlock()
 			if was {
 				p.st.connected.Add(-1)
 			}
-			if !closing {
+			if !closing && !hopping {
 				var ce *gate.CloseError
 				if errors.As(err, &ce) {
 					p.st.fail(fmt.Sprintf("closed by server: %d %s", ce.Code, ce.Reason))
@@ -142,8 +144,23 @@ func (p *player) read() {
 				continue
 			}
 			p.onResult(now, seq, code, len(b))
+		case wire.TypePortalMoved:
+			p.count(len(b))
+			m, err := wire.Decode(b)
+			pm, ok := m.(*wire.PortalMoved)
+			if err != nil || !ok || p.hops == nil {
+				p.st.fail(describe(b))
+				continue
+			}
+			p.mu.Lock()
+			p.hopping = true
+			p.mu.Unlock()
+			select {
+			case p.hops <- pm:
+			default:
+			}
 		case wire.TypeError, wire.TypeRehello, wire.TypeAreaClosing, wire.TypeTakenOver,
-			wire.TypePortalBlocked, wire.TypePortalTransferRejected, wire.TypePortalMoved:
+			wire.TypePortalBlocked, wire.TypePortalTransferRejected:
 			p.count(len(b))
 			p.st.fail(describe(b))
 		default:
@@ -332,6 +349,59 @@ func (p *player) send(ctx context.Context, pattern Pattern, rng *rand.Rand) {
 				return
 			}
 		}
+	}
+}
+
+// hop runs the portal pattern until ctx ends: one move-to onto the
+// Area's portal per session, then, on portal_moved, a new connection to
+// the other Area with its grant; read is started anew for each connection
+// by startRead. It returns each hop's latency (portal_moved to hello_ack).
+func (p *player) hop(ctx context.Context, portalX, portalY int32, startRead func(), hopped func(time.Duration)) {
+	buf := make([]byte, 0, 32)
+	for {
+		p.mu.Lock()
+		p.sent++
+		in := wire.Intent{Seq: p.sent, Kind: wire.IntentMoveTo, Target: wire.Cell{X: portalX, Y: portalY}}
+		sl := &p.pending[in.Seq%ringSize]
+		if sl.at != 0 {
+			p.lost++
+		}
+		sl.seq, sl.at = in.Seq, max(int64(time.Since(p.epoch)), 1)
+		conn := p.conn
+		p.mu.Unlock()
+		buf = wire.AppendIntent(buf[:0], &in)
+		if err := conn.WriteMessage(buf); err != nil {
+			p.mu.Lock()
+			closing := p.closing
+			p.sent--
+			sl.at = 0
+			p.mu.Unlock()
+			if !closing {
+				p.st.fail("write: " + short(err))
+			}
+			return
+		}
+		var moved *wire.PortalMoved
+		select {
+		case <-ctx.Done():
+			return
+		case moved = <-p.hops:
+		}
+		t0 := time.Now()
+		conn.Close(1000, "crossed")
+		if err := p.connect(ctx, moved.WSURL, moved.Grant, moved.JoinID); err != nil {
+			if ctx.Err() == nil {
+				p.st.fail("hop: " + short(err))
+			}
+			return
+		}
+		hopped(time.Since(t0))
+		p.mu.Lock()
+		p.hopping, p.lastSnap = false, 0 // the crossing's pause is no snapshot gap
+		p.connected = true
+		p.mu.Unlock()
+		p.st.connected.Add(1)
+		startRead()
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"sort"
 	"sync"
 	"syscall"
 	"time"
@@ -48,6 +49,9 @@ type Summary struct {
 	Rejected         map[string]int64 `json:"rejected"`         // answered by intent_result, by code
 	DuplicateAnswers int64            `json:"duplicate_answers"`
 	Lost             int64            `json:"lost"` // evicted unanswered from the tracking ring
+
+	Hops   int64 `json:"hops,omitempty"` // portal crossings (pattern portal)
+	HopLat Dist  `json:"hop,omitempty"`  // portal_moved to hello_ack in the new Area
 
 	Frames     int64            `json:"frames"`
 	Bytes      int64            `json:"bytes"`
@@ -129,11 +133,23 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			if roster, err = Provision(ctx, admin, cfg.Prefix, cfg.Password, cfg.Players, cfg.Areas); err != nil {
 				return Result{}, err
 			}
+			if cfg.Pattern == PatternPortal {
+				if err := linkPairs(ctx, admin, roster); err != nil {
+					return Result{}, err
+				}
+			}
 		}
 	}
 	areas := map[uint32]bool{}
 	for _, a := range roster {
 		areas[a.Area] = true
+	}
+	var hopMu sync.Mutex
+	var hopTimes []time.Duration
+	hopped := func(d time.Duration) {
+		hopMu.Lock()
+		hopTimes = append(hopTimes, d)
+		hopMu.Unlock()
 	}
 
 	sampleCtx, cancelSampling := context.WithCancel(context.Background())
@@ -147,6 +163,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		// Every hello starts a session with its own seq space (ack_seq
 		// from 0), so each session's seqs start at 1.
 		players[i] = &player{acct: a, sh: r.st.shards[i%numShards], st: r.st, epoch: r.epoch}
+		if cfg.Pattern == PatternPortal {
+			players[i].hops = make(chan *wire.PortalMoved, 1)
+		}
 	}
 	login := r.logins(ctx, players)
 
@@ -198,6 +217,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			go func() { defer running.Done(); p.read() }()
 			go func() {
 				defer running.Done()
+				if cfg.Pattern == PatternPortal {
+					startRead := func() { running.Add(1); go func() { defer running.Done(); p.read() }() }
+					p.hop(sendCtx, portalX, portalY, startRead, hopped)
+					return
+				}
 				p.send(sendCtx, cfg.Pattern, rand.New(rand.NewPCG(uint64(i), uint64(r.epoch.UnixNano()))))
 			}()
 		}()
@@ -238,6 +262,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		Rejected: map[string]int64{},
 	}
 	s.Connected = len(joinTimes)
+	hopMu.Lock()
+	s.Hops, s.HopLat = int64(len(hopTimes)), distOfDurations(hopTimes)
+	hopMu.Unlock()
 	s.Failed = len(players) - s.Connected
 	gap, rtt, stutters := r.st.steady()
 	s.Gap, s.RTT, s.Stutters = distOf(gap), distOf(rtt), stutters
@@ -573,4 +600,38 @@ func raiseNoFile() {
 		l.Cur = l.Max
 		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
 	}
+}
+
+// The portal pattern's squares on the provisioned 64x64 Areas: a portal
+// beside the middle, leading to the other side of the middle.
+const (
+	portalX, portalY = 64/2 + 3, 64 / 2
+	arriveX, arriveY = 64/2 - 3, 64 / 2
+)
+
+// linkPairs links the roster's Areas in pairs (by id order) with portals,
+// through the admin's session (the admin owns provisioned Areas).
+func linkPairs(ctx context.Context, admin *dirclient.Client, roster []Account) error {
+	seen := map[uint32]bool{}
+	var ids []uint32
+	for _, a := range roster {
+		if !seen[a.Area] {
+			seen[a.Area] = true
+			ids = append(ids, a.Area)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	if len(ids)%2 != 0 {
+		return fmt.Errorf("load: pattern portal: %d Areas cannot be paired", len(ids))
+	}
+	for i := 0; i < len(ids); i += 2 {
+		a, b := ids[i], ids[i+1]
+		for _, link := range [][2]uint32{{a, b}, {b, a}} {
+			err := admin.SetPortals(ctx, link[0], []dirclient.Portal{{X: portalX, Y: portalY, ToArea: link[1], ToX: arriveX, ToY: arriveY}})
+			if err != nil {
+				return fmt.Errorf("load: link area %d to %d: %w", link[0], link[1], err)
+			}
+		}
+	}
+	return nil
 }
