@@ -24,6 +24,12 @@
 //     close, each Area sends snapshot{area, epoch, seq, blob, characters}
 //     to the director and keeps it until acked, resending after two
 //     intervals and on reconnect.
+//   - Portals: a player whose body steps onto a portal square crosses
+//     through the director (portal_out, resent until answered); the host
+//     moves the body out and sends portal_moved, or restores it beside the
+//     portal with portal_transfer_rejected or, after its timeout,
+//     portal_blocked{TIMEOUT} — and keeps asking, so a late success still
+//     moves the player (see portal.go).
 //   - Lifecycle: an Area with nobody bound, no grant pending and no body
 //     awaiting a resume freezes; a grant wakes it. Closing tells every peer
 //     area_closing{reason, grace_ms}, runs through the grace, sends the

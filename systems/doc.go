@@ -10,6 +10,16 @@
 //   - [github.com/leyworks/ley/systems/wander]: bodies that stroll at random.
 //   - [github.com/leyworks/ley/systems/astar]: A* for one agent's unique
 //     destination.
+//   - [github.com/leyworks/ley/systems/flowfield]: Dijkstra flow fields
+//     shared by everything heading for one target.
+//   - [github.com/leyworks/ley/systems/spatial]: the spatial hash (interest
+//     management and sensing).
+//   - [github.com/leyworks/ley/systems/sense], [github.com/leyworks/ley/systems/fov]:
+//     emitters in range, symmetric shadowcasting.
+//   - [github.com/leyworks/ley/systems/creature]: spawners and the creature
+//     state machine.
+//   - [github.com/leyworks/ley/systems/persist]: an Area's durable state to
+//     a blob and back.
 //
 // Systems import ley's ecs package only (and net/wire for message types);
 // never arche directly, never the area host or the director.
