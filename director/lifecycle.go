@@ -295,11 +295,11 @@ func (d *Director) pickHost(ctx context.Context) (*host, error) {
 			return best, nil
 		}
 		d.mu.Unlock()
-		if !spawned {
+		// One new host at a time: joins that find every host full while one
+		// is already starting wait for it instead of each starting another.
+		if !spawned && len(d.starting()) == 0 {
 			if err := d.spawner.startExtra(); err != nil {
-				if len(d.starting()) == 0 {
-					return nil, errAtCapacity
-				}
+				return nil, errAtCapacity
 			}
 			spawned = true
 		}
