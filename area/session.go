@@ -29,8 +29,8 @@ type peer struct {
 	bind   atomic.Pointer[binding]
 	lost   atomic.Uint32 // wire code of why a binding was lost; 0 if never bound or bound now
 	closed atomic.Bool
-	// hellos counts hello/resume attempts in flight, so a second one is
-	// refused rather than raced.
+	// pending is set while a hello or resume is being answered, so a
+	// second one is refused rather than raced.
 	pending atomic.Bool
 
 	// Owned by the connection's event loop (OnMessage runs one at a time).

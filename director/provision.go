@@ -22,6 +22,9 @@ type provisionIn struct {
 	W        int    `json:"w"`        // the Areas' size (default 64x64)
 	H        int    `json:"h"`        //
 	Password string `json:"password"` // every account's password
+	// Pairs also makes account i a member of Area (i % Areas) ^ 1, the
+	// other Area of its pair (for portal hopping); Areas must be even.
+	Pairs bool `json:"pairs,omitempty"`
 }
 
 type provisioned struct {
@@ -52,6 +55,8 @@ func (d *Director) provision(w http.ResponseWriter, r *http.Request, acct store.
 	switch {
 	case in.Count < 1 || in.Count > maxProvision || in.Areas < 1 || in.Areas > in.Count:
 		return 0, nil, errBadRequest(fmt.Sprintf("count 1..%d and areas 1..count", maxProvision))
+	case in.Pairs && in.Areas%2 != 0:
+		return 0, nil, errBadRequest("pairs needs an even number of areas")
 	case len(in.Prefix) < 1 || len(in.Prefix) > 32:
 		return 0, nil, errBadRequest("prefix must be 1..32 bytes")
 	case in.W < 8 || in.H < 8 || in.W > 1024 || in.H > 1024:
@@ -104,8 +109,14 @@ func (d *Director) provision(w http.ResponseWriter, r *http.Request, acct store.
 			return 0, nil, internalErr(err)
 		}
 		area := areas[i%len(areas)]
-		if err := d.store.AddMember(ctx, area, a.ID, store.RoleMember, now); err != nil && !errors.Is(err, store.ErrDuplicate) {
-			return 0, nil, internalErr(err)
+		member := []store.AreaID{area}
+		if in.Pairs {
+			member = append(member, areas[(i%len(areas))^1])
+		}
+		for _, m := range member {
+			if err := d.store.AddMember(ctx, m, a.ID, store.RoleMember, now); err != nil && !errors.Is(err, store.ErrDuplicate) {
+				return 0, nil, internalErr(err)
+			}
 		}
 		out[i] = provisioned{Email: email, Account: uint64(a.ID), Area: uint32(area)}
 	}

@@ -212,6 +212,9 @@ type ProvisionRequest struct {
 	W        int    `json:"w,omitempty"`
 	H        int    `json:"h,omitempty"`
 	Password string `json:"password"`
+	// Pairs also makes account i a member of the other Area of its pair
+	// (Area index (i % Areas) ^ 1), for portal hopping.
+	Pairs bool `json:"pairs,omitempty"`
 }
 
 // Provision is the admins' bulk path: accounts, Areas and memberships in

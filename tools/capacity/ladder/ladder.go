@@ -189,7 +189,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var roster []load.Account
 	prev := 0
 	for k, areas := range cfg.Rungs {
-		add, err := load.Provision(ctx, admin, fmt.Sprintf("%s-%d", prefix, k), password, (areas-prev)*cfg.PerArea, areas-prev)
+		add, err := load.Provision(ctx, admin, fmt.Sprintf("%s-%d", prefix, k), password, (areas-prev)*cfg.PerArea, areas-prev, false)
 		if err != nil {
 			return rep, err
 		}

@@ -87,8 +87,8 @@ func TestRunAgainstRealm(t *testing.T) {
 			if !tc.intents && s.IntentsSent != 0 {
 				t.Errorf("idle players sent %d intents", s.IntentsSent)
 			}
-			if tc.pattern == load.PatternPortal && (s.Hops == 0 || s.HopLat.Count == 0) {
-				t.Errorf("portal pattern: %d hops (latency %+v); want some", s.Hops, s.HopLat)
+			if tc.pattern == load.PatternPortal && (s.Hops == 0 || s.HopLat.Count == 0 || s.ErrorCount != 0) {
+				t.Errorf("portal pattern: %d hops (latency %+v), errors %v; want some hops and no error", s.Hops, s.HopLat, s.Errors)
 			}
 			if s.AnswerRatio != 1.0 || s.IntentsAnswered != s.IntentsSent {
 				t.Errorf("answers/intent = %v (%d of %d); want exactly 1.0", s.AnswerRatio, s.IntentsAnswered, s.IntentsSent)
@@ -156,7 +156,7 @@ func TestRunReusesRosterAndSessions(t *testing.T) {
 	if err := load.RaiseCap(context.Background(), admin); err != nil {
 		t.Fatal(err)
 	}
-	roster, err := load.Provision(context.Background(), admin, "reuse", "load-password-1", 4, 1)
+	roster, err := load.Provision(context.Background(), admin, "reuse", "load-password-1", 4, 1, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		if len(roster) == 0 {
 			var err error
-			if roster, err = Provision(ctx, admin, cfg.Prefix, cfg.Password, cfg.Players, cfg.Areas); err != nil {
+			if roster, err = Provision(ctx, admin, cfg.Prefix, cfg.Password, cfg.Players, cfg.Areas, cfg.Pattern == PatternPortal); err != nil {
 				return Result{}, err
 			}
 			if cfg.Pattern == PatternPortal {
@@ -559,11 +559,11 @@ func (r *runner) sample(ctx context.Context) {
 // Provision makes count accounts <prefix>-<i>@load.ley with password over
 // areas Areas through admin's session and returns them as a roster. An
 // empty prefix takes "load-<unix seconds>".
-func Provision(ctx context.Context, admin *dirclient.Client, prefix, password string, count, areas int) ([]Account, error) {
+func Provision(ctx context.Context, admin *dirclient.Client, prefix, password string, count, areas int, pairs bool) ([]Account, error) {
 	if prefix == "" {
 		prefix = fmt.Sprintf("load-%d", time.Now().Unix())
 	}
-	got, _, err := admin.Provision(ctx, dirclient.ProvisionRequest{Prefix: prefix, Count: count, Areas: areas, Password: password})
+	got, _, err := admin.Provision(ctx, dirclient.ProvisionRequest{Prefix: prefix, Count: count, Areas: areas, Password: password, Pairs: pairs})
 	if err != nil {
 		return nil, fmt.Errorf("load: provision: %w", err)
 	}
