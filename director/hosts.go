@@ -284,6 +284,7 @@ func (d *Director) presence(h *host, m *control.Presence) {
 	for i, a := range m.Accounts {
 		l.accounts[i] = store.AccountID(a)
 		delete(d.granted, store.AccountID(a)) // arrived: counted by presence now
+		delete(l.grants, store.AccountID(a))
 	}
 }
 

@@ -35,6 +35,10 @@ type live struct {
 	zeroSince time.Time // since when the host reported zero peers
 	closing   bool
 	lastSnap  time.Time // when a snapshot of this incarnation was last applied
+	// grants holds the expiry of each grant registered for this Area that
+	// its player has not used yet (by account): an Area is never closed
+	// while someone is on their way in.
+	grants map[store.AccountID]time.Time
 }
 
 // JoinAnswer is what a successful join returns to the client.
@@ -334,7 +338,12 @@ func (d *Director) grantAs(ctx context.Context, l *live, acct store.Account, cha
 	h := l.host
 	d.mu.Lock()
 	h.grants[token] = ch
-	d.granted[acct.ID] = time.Now().Add(d.cfg.GrantTTL)
+	until := time.Now().Add(d.cfg.GrantTTL)
+	d.granted[acct.ID] = until
+	if l.grants == nil {
+		l.grants = map[store.AccountID]time.Time{}
+	}
+	l.grants[acct.ID] = until
 	d.mu.Unlock()
 	msg := &control.Grant{Area: uint32(l.id), Token: token, JoinID: joinID, TTLMS: d.cfg.GrantTTL.Milliseconds(), Name: acct.Name,
 		Character: control.Character{Account: uint64(acct.ID), X: char.X, Y: char.Y, State: char.State, Placed: char.Placed && char.Area == l.id},
@@ -344,6 +353,7 @@ func (d *Director) grantAs(ctx context.Context, l *live, acct store.Account, cha
 		d.mu.Lock()
 		delete(h.grants, token)
 		delete(d.granted, acct.ID)
+		delete(l.grants, acct.ID)
 		d.mu.Unlock()
 		return nil, grantFailed("%s", why)
 	}
@@ -412,8 +422,17 @@ func (d *Director) closeIdle() {
 	}
 }
 
-// grantPending reports whether a grant for l is outstanding. d.mu held.
+// grantPending reports whether a grant for l is being registered or
+// registered and not yet used or expired. d.mu held.
 func (d *Director) grantPending(l *live) bool {
+	now := time.Now()
+	for a, until := range l.grants {
+		if now.After(until) {
+			delete(l.grants, a)
+			continue
+		}
+		return true
+	}
 	return len(l.host.grants) > 0
 }
 

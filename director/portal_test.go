@@ -30,11 +30,24 @@ func twoAreas(t testing.TB, c *dirclient.Client) (a, b dirclient.Area) {
 	return a, b
 }
 
-// walkInto sends a move-to onto (x, y) and returns the portal_moved.
+// walkInto sends a move-to onto (x, y) and returns the portal_moved; a
+// refused or blocked crossing fails the test with its reason.
 func (p *peer) walkInto(seq uint32, x, y int32) *wire.PortalMoved {
 	p.t.Helper()
 	p.send(&wire.Intent{Seq: seq, Kind: wire.IntentMoveTo, Target: wire.Cell{X: x, Y: y}})
-	return p.until(func(m wire.Message) bool { _, ok := m.(*wire.PortalMoved); return ok }).(*wire.PortalMoved)
+	m := p.until(func(m wire.Message) bool {
+		switch m.(type) {
+		case *wire.PortalMoved, *wire.PortalTransferRejected, *wire.PortalBlocked:
+			return true
+		}
+		r, ok := m.(*wire.IntentResult)
+		return ok && r.Seq == seq
+	})
+	moved, ok := m.(*wire.PortalMoved)
+	if !ok {
+		p.t.Fatalf("crossing onto (%d,%d): got %s %+v, not portal_moved", x, y, m.Type(), m)
+	}
+	return moved
 }
 
 // TestPortalRoundTrip: a player crosses A -> B -> A, arriving each time on

@@ -88,7 +88,9 @@ func (p *player) connect(ctx context.Context, wsURL, grant string, joinID uint64
 		switch t {
 		case wire.TypeHelloAck:
 			_ = c.NetConn().SetReadDeadline(time.Time{})
+			p.mu.Lock()
 			p.conn = c
+			p.mu.Unlock()
 			return nil
 		case wire.TypeError:
 			m, err := wire.Decode(b)
@@ -101,10 +103,15 @@ func (p *player) connect(ctx context.Context, wsURL, grant string, joinID uint64
 	}
 }
 
-// read runs until the connection closes, recording every frame.
+// read runs until the connection closes, recording every frame. It reads
+// the connection current when it starts (a portal hop replaces p.conn and
+// starts another read).
 func (p *player) read() {
+	p.mu.Lock()
+	conn := p.conn
+	p.mu.Unlock()
 	for {
-		b, err := p.conn.ReadMessage()
+		b, err := conn.ReadMessage()
 		now := int64(time.Since(p.epoch))
 		if err != nil {
 			p.mu.Lock()
