@@ -18,7 +18,7 @@ const portalResend = 2 * time.Second
 // for its outcome: if the director did move the player after all (its
 // answer was delayed or lost), the player follows the store rather than
 // being left behind as a ghost.
-const settleFor = time.Minute
+const settleFor = 10 * time.Minute
 
 // crossing is a player on their way through a portal: their body stands on
 // the portal square, in transit, until the director answers.
@@ -127,14 +127,26 @@ func (ha *hostArea) onPortalResult(m *control.PortalResult) {
 	failpoint.Hit(failpoint.HostPortalResult)
 	c := ha.crossings[m.Transfer]
 	if c == nil {
-		// A late answer after a timeout (or a replay): if the move happened,
-		// the store says the player is in ToArea now; follow it, so a body
-		// left here never doubles the player.
+		// An answer to a crossing that timed out (settling): if the move
+		// happened after all, the player follows the store rather than
+		// linger as a ghost. Answers to crossings this host does not know
+		// (duplicates, crossings long settled) change nothing: acting on an
+		// old success could move a player who has come back since.
+		s := ha.settling[m.Transfer]
+		if s == nil {
+			return
+		}
 		delete(ha.settling, m.Transfer)
-		if m.OK {
-			if b := ha.bodies[m.Account]; b != nil && !ha.a.InTransit(b.entity) {
-				ha.moveOut(b, m)
+		if b := ha.bodies[m.Account]; m.OK && b == s.b {
+			// The store has the player in the other Area: a newer crossing
+			// the body may have started since is moot (the director will
+			// find the character not in this Area and refuse it).
+			for tr, c := range ha.crossings {
+				if c.b == b {
+					delete(ha.crossings, tr)
+				}
 			}
+			ha.moveOut(b, m)
 		}
 		return
 	}

@@ -25,7 +25,7 @@ import (
 const (
 	modelTimeout = 4000 // the hosts' transfer timeout, ms
 	modelMargin  = 2000 // the director's margin before that deadline, ms
-	modelSettle  = 60000
+	modelSettle  = 600000 // the hosts' settleFor
 	modelResend  = 2000
 )
 
@@ -195,9 +195,18 @@ func (m *model) hostResult(msg modelMsg) {
 		}
 		return
 	}
+	if _, ok := h.settling[msg.tid]; !ok {
+		return // a duplicate or an answer to a crossing long settled: ignored
+	}
 	delete(h.settling, msg.tid)
-	if msg.ok && h.bodies[msg.acct] && !h.transit[msg.acct] {
-		arrive() // a late success: follow the store
+	if msg.ok && h.bodies[msg.acct] {
+		// A late success: follow the store; a newer crossing is moot.
+		for tid, c := range h.pending {
+			if c.acct == msg.acct {
+				delete(h.pending, tid)
+			}
+		}
+		arrive()
 	}
 }
 
@@ -401,7 +410,7 @@ func TestTransferModel(t *testing.T) {
 		// Quiescence: the director up, no more faults; let every resend and
 		// answer through, past every deadline and settling period.
 		m.dirAlive = true
-		for i := 0; i < 40; i++ {
+		for i := 0; i < 40; i++ { // 80 s: well inside every settling period
 			m.advance(modelResend)
 			for len(m.bus) > 0 {
 				m.deliver(0)
