@@ -23,8 +23,8 @@ import (
 // idempotency, expiry and fencing are what is tested.
 
 const (
-	modelTimeout = 4000 // the hosts' transfer timeout, ms
-	modelMargin  = 2000 // the director's margin before that deadline, ms
+	modelTimeout = 4000   // the hosts' transfer timeout, ms
+	modelMargin  = 2000   // the director's margin before that deadline, ms
 	modelSettle  = 600000 // the hosts' settleFor
 	modelResend  = 2000
 )
