@@ -360,16 +360,6 @@ func (a *Area) SpawnWanderer(x, y int32, seed uint32, period, every uint8) (Enti
 	return e, nil
 }
 
-// SpawnBody creates an entity with Position, Body and the components ids
-// (which must not repeat those two) on (x, y), for kinds of bodies this
-// package has no helper for. ids must be a prebuilt slice.
-func (a *Area) SpawnBody(x, y int32, ids ...arche.ID) (Entity, error) {
-	all := make([]arche.ID, 0, len(ids)+2)
-	all = append(all, arche.ComponentID[Position](&a.World), arche.ComponentID[Body](&a.World))
-	all = append(all, ids...)
-	return a.spawnBody(all, x, y)
-}
-
 func (a *Area) spawnBody(ids []arche.ID, x, y int32) (Entity, error) {
 	if a.World.IsLocked() {
 		return Entity{}, ErrLocked

@@ -132,18 +132,6 @@ func (d Dir) Delta() (dx, dy int32) { return dirDX[d], dirDY[d] }
 // Diagonal reports whether d is one of the four diagonal directions.
 func (d Dir) Diagonal() bool { return d&1 == 1 }
 
-// DirTo returns the direction of the step from (x0, y0) to the adjacent
-// square (x1, y1), and false if they are not neighbours.
-func DirTo(x0, y0, x1, y1 int32) (Dir, bool) {
-	dx, dy := x1-x0, y1-y0
-	for d := North; d < NumDirs; d++ {
-		if dirDX[d] == dx && dirDY[d] == dy {
-			return d, true
-		}
-	}
-	return 0, false
-}
-
 // CheckStep tells whether a body on (x0, y0) may step onto the neighbouring
 // square (x1, y1) now: OutcomeApplied if it may, OutcomeOutOfBounds off the
 // grid, OutcomeBlocked onto a wall or a body or across a wall's corner (a

@@ -81,16 +81,12 @@ func TestCheckStep(t *testing.T) {
 func TestDirs(t *testing.T) {
 	for d := North; d < NumDirs; d++ {
 		dx, dy := d.Delta()
-		got, ok := DirTo(5, 5, 5+dx, 5+dy)
-		if !ok || got != d {
-			t.Errorf("DirTo(delta of %d) = %d, %v", d, got, ok)
+		if max(dx, -dx) > 1 || max(dy, -dy) > 1 || dx == 0 && dy == 0 {
+			t.Errorf("%d.Delta() = %d,%d; want a neighbour", d, dx, dy)
 		}
 		if d.Diagonal() != (dx != 0 && dy != 0) {
 			t.Errorf("%d.Diagonal() = %v with delta %d,%d", d, d.Diagonal(), dx, dy)
 		}
-	}
-	if _, ok := DirTo(0, 0, 2, 0); ok {
-		t.Error("DirTo of a square two away reports a direction")
 	}
 }
 
@@ -108,12 +104,11 @@ func TestIntentsQueue(t *testing.T) {
 		t.Fatalf("pop = %d; want 1", got)
 	}
 	q.Push(Intent{Seq: 9}) // wraps round the ring
-	q.RemoveAt(2)          // drops seq 4
 	var got []uint32
 	for q.Len() > 0 {
 		got = append(got, q.Pop().Seq)
 	}
-	want := []uint32{2, 3, 5, 6, 7, 8, 9}
+	want := []uint32{2, 3, 4, 5, 6, 7, 8, 9}
 	if len(got) != len(want) {
 		t.Fatalf("drained %v; want %v", got, want)
 	}

@@ -107,11 +107,3 @@ func (q *Intents) Pop() Intent {
 
 // At returns the i-th oldest queued intent (0 is the head).
 func (q *Intents) At(i int) *Intent { return &q.buf[(int(q.head)+i)%QueueLen] }
-
-// RemoveAt drops the i-th oldest intent, keeping the others' order.
-func (q *Intents) RemoveAt(i int) {
-	for j := i; j < int(q.n)-1; j++ {
-		*q.At(j) = *q.At(j + 1)
-	}
-	q.n--
-}
