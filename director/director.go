@@ -39,9 +39,8 @@ type Director struct {
 	nextHost     uint32
 	areas        map[store.AreaID]*live
 	spawnTokens  map[string]*child
-	granted      map[store.AccountID]time.Time // grants outstanding, by account, until their expiry
-	hostsChanged chan struct{}                 // closed and replaced when hosts come or go
-	crossing     map[string]bool               // transfer ids being answered
+	hostsChanged chan struct{}   // closed and replaced when hosts come or go
+	crossing     map[string]bool // transfer ids being answered
 
 	transfers transferCache
 	counters  counters
@@ -103,7 +102,6 @@ func New(cfg Config, st store.Store) (*Director, error) {
 		hosts:        map[uint32]*host{},
 		areas:        map[store.AreaID]*live{},
 		spawnTokens:  map[string]*child{},
-		granted:      map[store.AccountID]time.Time{},
 		hostsChanged: make(chan struct{}),
 		crossing:     map[string]bool{},
 		counters:     newCounters(),

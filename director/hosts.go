@@ -283,8 +283,7 @@ func (d *Director) presence(h *host, m *control.Presence) {
 	l.accounts = make([]store.AccountID, len(m.Accounts))
 	for i, a := range m.Accounts {
 		l.accounts[i] = store.AccountID(a)
-		delete(d.granted, store.AccountID(a)) // arrived: counted by presence now
-		delete(l.grants, store.AccountID(a))
+		delete(l.grants, store.AccountID(a)) // arrived: counted by presence now
 	}
 }
 

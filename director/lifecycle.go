@@ -129,26 +129,23 @@ func (d *Director) door(s store.RealmSettings, acct store.AccountID, isNew bool)
 	defer d.mu.Unlock()
 	inside, count := false, 0
 	seen := map[store.AccountID]bool{}
-	for _, l := range d.areas {
-		for _, a := range l.accounts {
-			if !seen[a] {
-				seen[a] = true
-				count++
-			}
-			inside = inside || a == acct
-		}
-	}
-	now := time.Now()
-	for a, until := range d.granted {
-		if now.After(until) {
-			delete(d.granted, a)
-			continue
-		}
+	count1 := func(a store.AccountID) {
 		if !seen[a] {
 			seen[a] = true
 			count++
 		}
 		inside = inside || a == acct
+	}
+	now := time.Now()
+	for _, l := range d.areas {
+		for _, a := range l.accounts {
+			count1(a)
+		}
+		for a, until := range l.grants { // on their way in
+			if now.Before(until) {
+				count1(a)
+			}
+		}
 	}
 	switch {
 	case inside:
@@ -301,7 +298,7 @@ func (d *Director) pickHost(ctx context.Context) (*host, error) {
 		d.mu.Unlock()
 		// One new host at a time: joins that find every host full while one
 		// is already starting wait for it instead of each starting another.
-		if !spawned && len(d.starting()) == 0 {
+		if !spawned && len(d.spawner.pending()) == 0 {
 			if err := d.spawner.startExtra(); err != nil {
 				return nil, errAtCapacity
 			}
@@ -339,7 +336,6 @@ func (d *Director) grantAs(ctx context.Context, l *live, acct store.Account, cha
 	d.mu.Lock()
 	h.grants[token] = ch
 	until := time.Now().Add(d.cfg.GrantTTL)
-	d.granted[acct.ID] = until
 	if l.grants == nil {
 		l.grants = map[store.AccountID]time.Time{}
 	}
@@ -352,7 +348,6 @@ func (d *Director) grantAs(ctx context.Context, l *live, acct store.Account, cha
 		d.counters.grants.WithLabelValues("failed").Inc()
 		d.mu.Lock()
 		delete(h.grants, token)
-		delete(d.granted, acct.ID)
 		delete(l.grants, acct.ID)
 		d.mu.Unlock()
 		return nil, grantFailed("%s", why)
@@ -395,11 +390,6 @@ func (d *Director) closeIdle() {
 	now := time.Now()
 	var idle []*live
 	d.mu.Lock()
-	for id, until := range d.granted {
-		if now.After(until) {
-			delete(d.granted, id)
-		}
-	}
 	for _, l := range d.areas {
 		if l.closing || l.host == nil || l.peers > 0 || l.zeroSince.IsZero() || now.Sub(l.zeroSince) < d.cfg.AreaIdleGrace {
 			continue
@@ -452,11 +442,6 @@ func (d *Director) drain() {
 		_ = l.host.conn.Send(&control.CloseArea{Area: uint32(l.id), Reason: codeRealmClosed, GraceMS: d.cfg.CloseGrace.Milliseconds()})
 	}
 	d.log.Info("realm drained", "areas", len(all))
-}
-
-// starting lists spawned hosts not yet registered.
-func (d *Director) starting() []*child {
-	return d.spawner.pending()
 }
 
 func randomHex(n int) string {
