@@ -80,6 +80,7 @@ type hostArea struct {
 	intents   ecs.Map[ecs.Intents]
 	players   ecs.Map[ecs.Player]
 	positions ecs.Map[ecs.Position]
+	paths     ecs.Map[ecs.Path]
 
 	portals   []control.Portal
 	portalAt  []int16 // per square: index into portals, or -1
@@ -121,6 +122,7 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	ha.intents = ecs.NewMap[ecs.Intents](&a.World)
 	ha.players = ecs.NewMap[ecs.Player](&a.World)
 	ha.positions = ecs.NewMap[ecs.Position](&a.World)
+	ha.paths = ecs.NewMap[ecs.Path](&a.World)
 	if err := ha.bcast.init(ha, sp); err != nil {
 		return nil, err
 	}
@@ -262,6 +264,7 @@ func (ha *hostArea) resetSeqs(b *body) {
 	if pl := ha.players.Get(b.entity); pl != nil {
 		pl.AckSeq = 0
 	}
+	ha.stopWalking(b)
 }
 
 func (ha *hostArea) setRoute(b *body) {
@@ -280,8 +283,18 @@ func (ha *hostArea) dropped(p *peer, b *body) {
 	b.peer = nil
 	b.droppedAt = time.Now()
 	ha.bound--
+	ha.stopWalking(b)
 	ha.presence(b.droppedAt)
 	ha.scheduleChores(b.droppedAt)
+}
+
+// stopWalking drops a body's move-to target: a body nobody steers (its
+// peer left) or a new session has just taken must not walk on, least of
+// all into a portal its player did not choose now.
+func (ha *hostArea) stopWalking(b *body) {
+	if p := ha.paths.Get(b.entity); p != nil {
+		p.Clear()
+	}
 }
 
 // spawnPlayer puts a character's body on its square, or on the nearest

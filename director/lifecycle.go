@@ -200,8 +200,22 @@ func (d *Director) ensureLive(ctx context.Context, area store.Area) (*live, *api
 		return l, nil
 	}
 	if l != nil && l.closing {
+		// Wait (bounded) for the close to finish, then make it live again:
+		// a player arriving as an idle Area unloads is not refused for it.
 		d.mu.Unlock()
-		return nil, grantFailed("the area is closing; try again in a moment")
+		deadline := time.Now().Add(d.cfg.JoinTimeout)
+		for {
+			d.mu.Lock()
+			still := d.areas[area.ID] == l
+			d.mu.Unlock()
+			if !still {
+				return d.ensureLive(ctx, area)
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				return nil, grantFailed("the area is closing; try again in a moment")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	l = &live{id: area.ID, kind: area.Kind, ready: make(chan struct{}), zeroSince: time.Now()}
 	d.areas[area.ID] = l
