@@ -76,11 +76,7 @@ type broadcaster struct {
 	deliver func(p *peer, f *gate.Frame)
 }
 
-func (bc *broadcaster) init(ha *hostArea, sp *spatial.System) error {
-	h, err := sp.HashFor(ha.a)
-	if err != nil {
-		return err
-	}
+func (bc *broadcaster) init(ha *hostArea, h *spatial.Hash) error {
 	bc.ha, bc.hash = ha, h
 	bc.radius = int32(ha.h.cfg.InterestRadius)
 	if bc.radius == 0 {

@@ -37,8 +37,11 @@ func newFanout(tb testing.TB, players, radius int) *fanout {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sp := &spatial.System{CellSize: cfg.CellSize}
-	if err := a.Use(append(systems.Default(), sp)...); err != nil {
+	if err := a.Use(systems.Default()...); err != nil {
+		tb.Fatal(err)
+	}
+	hash, err := spatial.Attach(a, cfg.CellSize)
+	if err != nil {
 		tb.Fatal(err)
 	}
 	ha := &hostArea{h: h, id: 1, a: a, bodies: map[uint64]*body{}}
@@ -55,7 +58,7 @@ func newFanout(tb testing.TB, players, radius int) *fanout {
 		f.players = append(f.players, e)
 	}
 	ha.bound = players
-	if err := ha.bcast.init(ha, sp); err != nil {
+	if err := ha.bcast.init(ha, hash); err != nil {
 		tb.Fatal(err)
 	}
 	ha.bcast.deliver = func(_ *peer, fr *gate.Frame) { // as if written whole at once

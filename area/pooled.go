@@ -100,8 +100,11 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp := &spatial.System{CellSize: h.cfg.CellSize}
-	if err := a.Use(append(systems.Default(), sp)...); err != nil {
+	hash, err := spatial.Attach(a, h.cfg.CellSize)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.Use(systems.Default()...); err != nil {
 		return nil, err
 	}
 	if len(m.Blob) > 0 {
@@ -123,7 +126,7 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	ha.players = ecs.NewMap[ecs.Player](&a.World)
 	ha.positions = ecs.NewMap[ecs.Position](&a.World)
 	ha.paths = ecs.NewMap[ecs.Path](&a.World)
-	if err := ha.bcast.init(ha, sp); err != nil {
+	if err := ha.bcast.init(ha, hash); err != nil {
 		return nil, err
 	}
 	a.AfterTick = ha.afterTick

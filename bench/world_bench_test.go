@@ -26,7 +26,6 @@ import (
 	"github.com/leyworks/ley/systems/creature"
 	"github.com/leyworks/ley/systems/flowfield"
 	"github.com/leyworks/ley/systems/fov"
-	"github.com/leyworks/ley/systems/spatial"
 )
 
 // worldMap returns a w x h floor layer with wallPct percent walls, from seed.
@@ -188,7 +187,7 @@ func creatureArea(tb testing.TB) (*ecs.Area, *creature.System) {
 		}
 		cfg.Spawners = append(cfg.Spawners, sp)
 	}
-	sys := creature.Systems(cfg, &spatial.System{CellSize: 16})
+	sys := creature.Systems(cfg, 16)
 	if err := a.Use(append(systems.Default(), sys...)...); err != nil {
 		tb.Fatal(err)
 	}

@@ -67,6 +67,22 @@ type Move struct {
 	From, To Cell
 }
 
+// BodyIndex is an index derived from where bodies stand: the spatial hash
+// is one. An Area keeps every index given to AddIndex in step with its
+// bodies at the moment each change happens: Insert on a spawn, Move on a
+// move, and Remove for every entity it despawns (body or not). So an index
+// never holds an entity the world has removed, whenever the removal happens
+// (in a system, a control function, a timer or AfterTick), and readers of
+// an index need no liveness check.
+type BodyIndex interface {
+	// Insert records that e now stands on square c.
+	Insert(e Entity, c Cell)
+	// Move records that e moved to square c.
+	Move(e Entity, c Cell)
+	// Remove forgets e; an entity the index does not hold is ignored.
+	Remove(e Entity)
+}
+
 // Area is one world: an arche World, its Grid, a tick counter, an inbox,
 // the systems that run every tick and their stats.
 //
@@ -91,8 +107,9 @@ type Area struct {
 	// during this tick. AfterTick reads it; it is emptied after AfterTick.
 	Outbox []Answer
 	// Moves logs this tick's body moves, spawns and despawns in order, for
-	// systems that keep derived indexes (spatial hash, interest). It is
-	// emptied after AfterTick.
+	// code that reacts to what moved (a step onto a portal). It is emptied
+	// after AfterTick. Indexes of where bodies stand do not read it: they
+	// are kept in step at once (see BodyIndex).
 	Moves []Move
 
 	// AfterTick, when set, runs on the ticking goroutine at the end of each
@@ -108,6 +125,7 @@ type Area struct {
 	timer    time.Time
 
 	byID     []Entity // entity ID -> entity, for bodies found on the grid
+	indexes  []BodyIndex
 	players  int
 	entities int // bodies spawned and not despawned
 
@@ -193,6 +211,46 @@ func (a *Area) Use(systems ...System) error {
 	return nil
 }
 
+// AddIndex makes the Area keep ix in step with its bodies from now on (see
+// BodyIndex), first inserting every body it holds. Call it from the ticking
+// goroutine, outside a query.
+func (a *Area) AddIndex(ix BodyIndex) {
+	a.indexes = append(a.indexes, ix)
+	a.EachBody(func(e Entity, p Position) bool {
+		ix.Insert(e, a.Grid.Cell(p.X, p.Y))
+		return true
+	})
+}
+
+// Indexes returns the indexes the Area keeps in step, in the order they
+// were added. The slice is the Area's: do not modify it.
+func (a *Area) Indexes() []BodyIndex { return a.indexes }
+
+// EachBody calls fn for every body with its position until fn returns
+// false. It runs a query: fn must not spawn or despawn. It allocates;
+// it is for setup and tests, not for a tick.
+func (a *Area) EachBody(fn func(e Entity, p Position) bool) {
+	q := NewFilter2[Position, Body]().Query(&a.World)
+	for q.Next() {
+		p, _ := q.Get()
+		if !fn(q.Entity(), *p) {
+			q.Close()
+			return
+		}
+	}
+}
+
+// PositionOf returns e's position, if e is alive and has one.
+func (a *Area) PositionOf(e Entity) (Position, bool) {
+	if !a.World.Alive(e) {
+		return Position{}, false
+	}
+	if p := a.posMap.Get(e); p != nil {
+		return *p, true
+	}
+	return Position{}, false
+}
+
 // Mode returns whether the Area is active or frozen. Safe from any goroutine.
 func (a *Area) Mode() Mode { return Mode(a.mode.Load()) }
 
@@ -270,6 +328,7 @@ func (a *Area) poll(now time.Time) {
 		}
 		a.Outbox = a.Outbox[:0]
 	}
+	a.Moves = a.Moves[:0]
 }
 
 func (a *Area) fireTimer(now time.Time) {
@@ -376,6 +435,9 @@ func (a *Area) spawnBody(ids []arche.ID, x, y int32) (Entity, error) {
 	*a.posMap.Get(e) = Position{X: x, Y: y}
 	a.occupy(e, c)
 	a.Moves = append(a.Moves, Move{Entity: e, From: NoCell, To: c})
+	for _, ix := range a.indexes {
+		ix.Insert(e, c)
+	}
 	return e, nil
 }
 
@@ -411,7 +473,12 @@ func (a *Area) Despawn(e Entity) {
 	if a.bodyMap.Has(e) {
 		a.entities--
 	}
-	a.byID[e.ID()] = Entity{}
+	for _, ix := range a.indexes {
+		ix.Remove(e)
+	}
+	if int(e.ID()) < len(a.byID) {
+		a.byID[e.ID()] = Entity{}
+	}
 	a.World.RemoveEntity(e)
 }
 
@@ -426,6 +493,9 @@ func (a *Area) MoveBody(e Entity, pos *Position, x, y int32) {
 	a.Grid.Set(LayerOccupant, to, int32(e.ID()))
 	pos.X, pos.Y = x, y
 	a.Moves = append(a.Moves, Move{Entity: e, From: from, To: to})
+	for _, ix := range a.indexes {
+		ix.Move(e, to)
+	}
 }
 
 // SetTransit marks or clears e as crossing a portal (see Transit). Marking

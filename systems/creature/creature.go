@@ -8,7 +8,6 @@ import (
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/systems/flowfield"
 	"github.com/leyworks/ley/systems/sense"
-	"github.com/leyworks/ley/systems/spatial"
 )
 
 // State is a creature's AI state, stored in ecs.Creature.State.
@@ -78,15 +77,12 @@ func DefaultConfig() Config {
 }
 
 // Systems returns the systems creatures need, in their order: sense,
-// creatures, spatial (sp, or a new one with the default cell size when sp
-// is nil). Wire them after intake, movement and wander. Each Area needs
-// its own instances.
-func Systems(cfg Config, sp *spatial.System) []ecs.System {
-	if sp == nil {
-		sp = &spatial.System{}
-	}
-	sn := &sense.System{Spatial: sp}
-	return []ecs.System{sn, &System{Config: cfg, Sense: sn}, sp}
+// creatures. They share the Area's spatial hash (spatial.Attach; cellSize
+// is its cell side if the Area has none yet, 0 for the default). Wire them
+// after intake, movement and wander. Each Area needs its own instances.
+func Systems(cfg Config, cellSize int) []ecs.System {
+	sn := &sense.System{CellSize: cellSize}
+	return []ecs.System{sn, &System{Config: cfg, Sense: sn}}
 }
 
 type target struct {

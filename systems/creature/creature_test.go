@@ -48,9 +48,9 @@ func world(t testing.TB, k ecs.Kind, w, h int, wallPct int, tx, ty int32, spawne
 	cfg := DefaultConfig()
 	cfg.Spawners = spawners
 	cfg.FieldBudget = -1 // sweep at once: tests want determinism
-	sys := Systems(cfg, &spatial.System{CellSize: 8})
-	// The standard order: movers (wander here) first, then sense,
-	// creatures, spatial.
+	sys := Systems(cfg, 8)
+	// The standard order: movers (wander here) first, then sense and
+	// creatures.
 	if err := a.Use(append([]ecs.System{&wander.System{}}, sys...)...); err != nil {
 		t.Fatal(err)
 	}
@@ -80,8 +80,14 @@ func TestCreaturesConvergeAndNeverOverlap(t *testing.T) {
 			t.Fatalf("tick %d: %v", tick, err)
 		}
 	}
-	// The spatial hash, updated last each tick, agrees with every body.
-	h := sys.Sense.Spatial.Hash()
+	// The spatial hash, kept in step by the Area, agrees with every body.
+	h, err := spatial.Attach(a, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Check(a); err != nil {
+		t.Fatal(err)
+	}
 	q := ecs.NewFilter2[ecs.Position, ecs.Body]().Query(&a.World)
 	bodies := 0
 	for q.Next() {
@@ -198,7 +204,7 @@ func TestSeekSensedEmitter(t *testing.T) {
 	*em.Get(hoard) = ecs.Emitter{Strength: 100, Radius: 30}
 	cfg := DefaultConfig()
 	cfg.Spawners = []Spawner{{X: 2, Y: 5, Every: 1, Burst: 1, MaxAlive: 1, Period: 1}}
-	if err := a.Use(Systems(cfg, nil)...); err != nil {
+	if err := a.Use(Systems(cfg, 0)...); err != nil {
 		t.Fatal(err)
 	}
 	for range 60 {
@@ -276,7 +282,7 @@ func TestSenseLineOfSight(t *testing.T) {
 		cfg.SenseLOS = tt.los
 		cfg.WanderEvery = 1
 		cfg.Spawners = []Spawner{{X: 10, Y: 5, Every: 1, Burst: 1, MaxAlive: 1, Period: 1}}
-		if err := a.Use(Systems(cfg, nil)...); err != nil {
+		if err := a.Use(Systems(cfg, 0)...); err != nil {
 			t.Fatal(err)
 		}
 		seen := make(map[State]bool)

@@ -12,9 +12,10 @@
 //     target changes square, within the Config's FieldBudget), steps every
 //     ready creature, and queues spawns through ecs.Area.Defer (no
 //     structural change during the query).
-//   - [Systems]: the three systems in their order: sense, creatures,
-//     spatial. Wire them after movement and wander:
-//     intake, movement, wander, sense, creatures, spatial.
+//   - [Systems]: the two systems in their order: sense, creatures. Wire
+//     them after movement and wander: intake, movement, wander, sense,
+//     creatures. They share the Area's spatial hash (spatial.Attach), which
+//     the Area keeps in step with every move as it happens.
 //
 // # States
 //
@@ -34,6 +35,6 @@
 //   - Fields are shared per target entity and dropped when no creature of
 //     this system heads for it any more; their buffers go back to a pool.
 //   - A wall placed or removed must be reported with [System.WallChanged].
-//   - The spatial hash (and so sensing) sees positions as of the end of the
-//     previous tick.
+//   - Sensing sees bodies where they stand at the moment of the query;
+//     emitters' marks are refreshed by the sense system once a tick.
 package creature

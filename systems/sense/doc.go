@@ -20,14 +20,13 @@
 //   - [System]: the ECS system "sense": each tick it (re)inserts every
 //     emitter into the hash at its square, marks it, and records the
 //     largest radius, which bounds the queries. It runs before the systems
-//     that sense (creatures); the spatial system runs after both.
+//     that sense (creatures).
 //
 // # Caveats
 //
-//   - Positions in the hash are those of the last spatial update: up to a
-//     tick old for bodies that moved since.
-//   - A non-body emitter despawned must also be removed from the hash
-//     (spatial.Hash.Remove); until then queries skip it as dead.
+//   - Bodies are where they stand (the Area keeps the hash in step); a
+//     non-body emitter is where the sense system last put it, at most a
+//     tick old. A despawned emitter leaves the hash at once.
 //   - Line of sight is systems/fov's ray rule over the floor layer (walls
 //     block; bodies do not).
 package sense

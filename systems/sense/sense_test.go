@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/leyworks/ley/ecs"
-	"github.com/leyworks/ley/systems/spatial"
 )
 
 func TestPerceived(t *testing.T) {
@@ -59,9 +58,8 @@ func arena(t testing.TB) (*ecs.Area, *System, []ecs.Entity) {
 			t.Fatal(err)
 		}
 	}
-	sp := &spatial.System{CellSize: 8}
-	sys := &System{Spatial: sp}
-	if err := a.Use(sys, sp); err != nil {
+	sys := &System{CellSize: 8}
+	if err := a.Use(sys); err != nil {
 		t.Fatal(err)
 	}
 	a.Step()

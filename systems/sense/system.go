@@ -7,14 +7,14 @@ import (
 	"github.com/leyworks/ley/systems/spatial"
 )
 
-// System is the ECS system "sense": it keeps every emitter in the spatial
-// hash, marked, at its current square, and the Sensor's Reach at the
-// largest emitter radius. It must run before the systems that sense and
-// share its Area's spatial system (whose Update runs after them). Cost per
-// tick: O(emitters).
+// System is the ECS system "sense": it keeps every emitter in the Area's
+// spatial hash (see spatial.Attach), marked, at its current square, and the
+// Sensor's Reach at the largest emitter radius. It must run before the
+// systems that sense. Cost per tick: O(emitters).
 type System struct {
-	// Spatial is the Area's spatial system, whose hash emitters join.
-	Spatial *spatial.System
+	// CellSize is the spatial hash's cell side if the Area has no hash yet
+	// (0: whatever the Area has, or spatial.DefaultCellSize).
+	CellSize int
 
 	sensor *Sensor
 	filter *ecs.Filter2[ecs.Position, ecs.Emitter]
@@ -25,12 +25,9 @@ func (*System) Name() string { return "sense" }
 
 // Init implements ecs.System.
 func (s *System) Init(a *ecs.Area) error {
-	if s.Spatial == nil {
-		return fmt.Errorf("sense: no spatial system")
-	}
-	h, err := s.Spatial.HashFor(a)
+	h, err := spatial.Attach(a, s.CellSize)
 	if err != nil {
-		return err
+		return fmt.Errorf("sense: %w", err)
 	}
 	if s.sensor, err = NewSensor(a, h); err != nil {
 		return err

@@ -213,19 +213,6 @@ func (s *Hash) Mark(e ecs.Entity, on bool) {
 	s.version[hc] = v
 }
 
-// Apply folds an Area's move log in, in order: a spawn (From NoCell)
-// inserts, a despawn (To NoCell) removes, a move moves. O(len(moves)).
-func (s *Hash) Apply(moves []ecs.Move) {
-	for _, m := range moves {
-		switch {
-		case m.To == ecs.NoCell:
-			s.Remove(m.Entity)
-		default:
-			s.Insert(m.Entity, m.To)
-		}
-	}
-}
-
 // link puts id into hash cell hc: marked ones at the head, others right
 // after the last marked one (at the head when there is none).
 func (s *Hash) link(id, hc int32) {
@@ -269,4 +256,44 @@ func (s *Hash) unlink(id int32) {
 	s.prev[id], s.next[id], s.cell[id] = none, none, none
 	s.count[hc]--
 	s.version[hc]++
+}
+
+// Check verifies that the hash agrees with Area a: every entity it holds
+// is alive in a and stands on the square recorded for it (when it has a
+// Position), every body of a is in it, and the counts add up. It walks
+// everything; tests call it.
+func (s *Hash) Check(a *ecs.Area) error {
+	n := 0
+	for hc := range s.head {
+		count := int32(0)
+		for id := s.head[hc]; id != none; id = s.next[id] {
+			count++
+			e := s.ent[id]
+			if !a.Alive(e) {
+				return fmt.Errorf("spatial: hash cell %d holds entity %d, which is dead", hc, id)
+			}
+			if s.cell[id] != int32(hc) {
+				return fmt.Errorf("spatial: entity %d listed in hash cell %d but recorded in %d", id, hc, s.cell[id])
+			}
+			if p, ok := a.PositionOf(e); ok && a.Grid.Cell(p.X, p.Y) != s.square[id] {
+				return fmt.Errorf("spatial: entity %d stands on (%d,%d) but the hash has square %d", id, p.X, p.Y, s.square[id])
+			}
+		}
+		if count != s.count[hc] {
+			return fmt.Errorf("spatial: hash cell %d lists %d entities, counts %d", hc, count, s.count[hc])
+		}
+		n += int(count)
+	}
+	if n != s.n {
+		return fmt.Errorf("spatial: %d entities listed, Len %d", n, s.n)
+	}
+	var missing error
+	a.EachBody(func(e ecs.Entity, p ecs.Position) bool {
+		if !s.Has(e) {
+			missing = fmt.Errorf("spatial: body %d at (%d,%d) is not in the hash", e.ID(), p.X, p.Y)
+			return false
+		}
+		return true
+	})
+	return missing
 }

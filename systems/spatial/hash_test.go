@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/leyworks/ley/ecs"
 	"pgregory.net/rapid"
@@ -53,11 +54,13 @@ func TestHashMatchesBruteForce(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A wanderer system moves bodies; spatial runs after it.
-		sys := &System{CellSize: size}
-		if err := a.Use(wanderer{}, sys); err != nil {
+		if err := a.Use(&wanderer{}); err != nil {
 			t.Fatal(err)
 		}
-		h := sys.Hash()
+		h, err := Attach(a, size)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var log []ecs.Move
 		a.AfterTick = func(a *ecs.Area) { log = append(log[:0], a.Moves...) }
 		var alive []ecs.Entity
@@ -115,12 +118,17 @@ func TestHashMatchesBruteForce(t *testing.T) {
 
 // wanderer steps every body with a Wander one square at random, like
 // systems/wander (which this package does not import).
-type wanderer struct{}
+type wanderer struct {
+	f *ecs.Filter2[ecs.Position, ecs.Wander]
+}
 
-func (wanderer) Name() string         { return "test-wander" }
-func (wanderer) Init(*ecs.Area) error { return nil }
-func (wanderer) Update(a *ecs.Area) {
-	q := ecs.NewFilter2[ecs.Position, ecs.Wander]().Query(&a.World)
+func (*wanderer) Name() string { return "test-wander" }
+func (w *wanderer) Init(*ecs.Area) error {
+	w.f = ecs.NewFilter2[ecs.Position, ecs.Wander]()
+	return nil
+}
+func (w *wanderer) Update(a *ecs.Area) {
+	q := w.f.Query(&a.World)
 	for q.Next() {
 		p, w := q.Get()
 		d := ecs.Dir(w.Next() % uint32(ecs.NumDirs+2)) // sometimes stand
@@ -192,10 +200,13 @@ func TestMarkedFirst(t *testing.T) {
 	}
 }
 
-func TestApplySteadyStateAllocs(t *testing.T) {
+func TestAttachedHashSteadyStateAllocs(t *testing.T) {
 	a, _ := ecs.NewArea(ecs.Config{ID: 1, W: 64, H: 64})
-	sys := &System{CellSize: 8}
-	if err := a.Use(wanderer{}, sys); err != nil {
+	if err := a.Use(&wanderer{}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Attach(a, 8)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for i := int32(0); i < 200; i++ {
@@ -203,25 +214,82 @@ func TestApplySteadyStateAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := sys.Hash()
-	moves := make([]ecs.Move, 0, 256)
 	for range 5 {
 		a.Step()
 	}
-	// Replay a tick's worth of moves back and forth: Apply alone allocates
-	// nothing once every ID has been seen.
-	q := ecs.NewFilter2[ecs.Position, ecs.Body]().Query(&a.World)
-	for q.Next() {
-		p, _ := q.Get()
-		c := a.Grid.Cell(p.X, p.Y)
-		moves = append(moves, ecs.Move{Entity: q.Entity(), From: c, To: (c + 9) % 4096})
+	// Ticks of wandering bodies keep the attached hash in step without
+	// allocating once every ID has been seen.
+	if got := testing.AllocsPerRun(100, a.Step); got != 0 {
+		t.Errorf("tick with an attached hash allocs got = %v; want 0", got)
 	}
-	back := make([]ecs.Move, len(moves))
-	for i, m := range moves {
-		back[i] = ecs.Move{Entity: m.Entity, From: m.To, To: m.From}
+	if err := h.Check(a); err != nil {
+		t.Fatal(err)
 	}
-	if got := testing.AllocsPerRun(100, func() { h.Apply(moves); h.Apply(back) }); got != 0 {
-		t.Errorf("Apply allocs got = %v; want 0", got)
+}
+
+// TestAttachedHashFollowsEveryRemoval: a body despawned anywhere (in a
+// system, a control function, a timer, the after-tick hook) leaves the
+// hash at once, so a reader of the hash never meets a dead entity.
+func TestAttachedHashFollowsEveryRemoval(t *testing.T) {
+	a, _ := ecs.NewArea(ecs.Config{ID: 1, W: 32, H: 32})
+	h, err := Attach(a, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var es []ecs.Entity
+	for i := int32(0); i < 4; i++ {
+		e, err := a.SpawnWanderer(2+i, 2, uint32(i+1), 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, e)
+	}
+	hc := h.CellAt(2, 2)
+	checkAfter := func(when string) {
+		t.Helper()
+		for id := h.First(hc); id >= 0; id = h.Next(id) {
+			if !a.Alive(h.Entity(id)) {
+				t.Fatalf("%s: the hash still lists dead entity %d", when, id)
+			}
+		}
+		if err := h.Check(a); err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+	}
+	a.PostControl(func(a *ecs.Area) { a.Despawn(es[0]) })
+	a.Step()
+	checkAfter("control function")
+	a.OnTimer = func(a *ecs.Area, _ time.Time) { a.Despawn(es[1]) }
+	a.SetTimer(time.Unix(1, 0))
+	a.AfterTick = func(a *ecs.Area) {
+		checkAfter("timer")
+		a.Despawn(es[2])
+		checkAfter("after-tick")
+	}
+	a.Step()
+	a.AfterTick = nil
+	a.Despawn(es[3])
+	checkAfter("between ticks")
+	if h.Len() != 0 {
+		t.Fatalf("hash holds %d entities; want 0", h.Len())
+	}
+}
+
+func TestAttachSharesOneHash(t *testing.T) {
+	a, _ := ecs.NewArea(ecs.Config{ID: 1, W: 32, H: 32})
+	e, _ := a.SpawnWanderer(3, 3, 1, 1, 1)
+	h1, err := Attach(a, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h1.Has(e) {
+		t.Fatal("a body spawned before Attach is not in the hash")
+	}
+	if h2, err := Attach(a, 0); err != nil || h2 != h1 {
+		t.Fatalf("Attach(0) = %p, %v; want the same hash %p", h2, err, h1)
+	}
+	if _, err := Attach(a, 16); err == nil {
+		t.Fatal("Attach with another cell size succeeded")
 	}
 }
 
@@ -229,7 +297,7 @@ func ExampleHash() {
 	a, _ := ecs.NewArea(ecs.Config{ID: 1, W: 32, H: 32})
 	h, _ := New(32, 32, 16) // 2 x 2 hash cells
 	e, _ := a.SpawnWanderer(3, 4, 1, 1, 1)
-	h.Apply(a.Moves) // the spawn
+	h.Insert(e, a.Grid.Cell(3, 4))
 	hc := h.CellAt(3, 4)
 	v := h.Version(hc)
 	h.Move(e, a.Grid.Cell(20, 4)) // into the next hash cell

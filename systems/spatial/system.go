@@ -1,33 +1,32 @@
 package spatial
 
-import "github.com/leyworks/ley/ecs"
+import (
+	"fmt"
 
-// DefaultCellSize is the side of a hash cell, in squares, when a System's
-// CellSize is zero.
+	"github.com/leyworks/ley/ecs"
+)
+
+// DefaultCellSize is the side of a hash cell, in squares, when Attach is
+// given size 0 for an Area that has no hash yet.
 const DefaultCellSize = 16
 
-// System is the ECS system "spatial": it keeps a Hash of an Area's bodies
-// in step with the Area's move log. It must run after every system that
-// moves, spawns or despawns bodies (movement, wander, creatures). One
-// System belongs to one Area.
-type System struct {
-	// CellSize is the side of a hash cell in squares (0: DefaultCellSize).
-	CellSize int
-
-	hash *Hash
-}
-
-// Name implements ecs.System.
-func (*System) Name() string { return "spatial" }
-
-// HashFor returns the system's Hash for Area a, making it (with every
-// body already in a) on first use. Systems that query the hash (sensing,
-// interest) call it from their Init, which may come before this system's.
-func (s *System) HashFor(a *ecs.Area) (*Hash, error) {
-	if s.hash != nil {
-		return s.hash, nil
+// Attach returns Area a's spatial hash, making it on first use: a Hash over
+// a's grid with hash cells of side size (0: DefaultCellSize), holding every
+// body already in a, registered with a.AddIndex so that the Area keeps it in
+// step with every spawn, move and despawn as it happens. Everything that
+// reads positions by neighbourhood (interest management, sensing) shares
+// this one hash: a later Attach returns it, and fails if it asks for another
+// size (0 accepts any). Call it from the ticking goroutine (or before the
+// Area runs), outside a query.
+func Attach(a *ecs.Area, size int) (*Hash, error) {
+	for _, ix := range a.Indexes() {
+		if h, ok := ix.(*Hash); ok {
+			if size != 0 && int(h.size) != size {
+				return nil, fmt.Errorf("spatial: area %d has a hash of cell size %d; asked for %d", a.ID, h.size, size)
+			}
+			return h, nil
+		}
 	}
-	size := s.CellSize
 	if size == 0 {
 		size = DefaultCellSize
 	}
@@ -35,23 +34,6 @@ func (s *System) HashFor(a *ecs.Area) (*Hash, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := ecs.NewFilter2[ecs.Position, ecs.Body]().Query(&a.World)
-	for q.Next() {
-		p, _ := q.Get()
-		h.Insert(q.Entity(), a.Grid.Cell(p.X, p.Y))
-	}
-	s.hash = h
+	a.AddIndex(h)
 	return h, nil
 }
-
-// Hash returns the system's Hash (nil before Init or HashFor).
-func (s *System) Hash() *Hash { return s.hash }
-
-// Init implements ecs.System.
-func (s *System) Init(a *ecs.Area) error {
-	_, err := s.HashFor(a)
-	return err
-}
-
-// Update implements ecs.System: it applies this tick's move log.
-func (s *System) Update(a *ecs.Area) { s.hash.Apply(a.Moves) }

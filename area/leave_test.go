@@ -1,0 +1,146 @@
+package area
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/wire"
+)
+
+// TestLeaveWhileAnotherStays is the regression test of the dead-entity
+// panic (issue 11): two players bound in one Area stand in the same
+// interest cell; one leaves in some way and its body is removed while the
+// other stays and keeps receiving snapshots. The host must keep running,
+// the stayer's snapshots must stop showing the leaver, and the Area's grid
+// must agree with its world.
+func TestLeaveWhileAnotherStays(t *testing.T) {
+	const grace = 300 * time.Millisecond
+	cases := []struct {
+		name  string
+		leave func(t *testing.T, h *Host, d *director, leaver *client)
+	}{
+		{"closes after hello", func(t *testing.T, h *Host, d *director, leaver *client) {
+			leaver.c.Close(1000, "bye")
+		}},
+		{"drops its socket", func(t *testing.T, h *Host, d *director, leaver *client) {
+			leaver.c.NetConn().Close()
+		}},
+		{"drops while walking", func(t *testing.T, h *Host, d *director, leaver *client) {
+			// A long move-to that runs on through the grace; the body must
+			// stop (nobody steers it) and then go.
+			leaver.send(&wire.Intent{Seq: 1, Kind: wire.IntentMoveTo, Target: wire.Cell{X: 14, Y: 14}})
+			waitSnapshot(t, leaver, func(s *wire.Snapshot) bool { return s.AckSeq >= 1 })
+			leaver.c.NetConn().Close()
+		}},
+		{"drops while stepping", func(t *testing.T, h *Host, d *director, leaver *client) {
+			for i := uint32(1); i <= 4; i++ {
+				leaver.send(&wire.Intent{Seq: i, Kind: wire.IntentStep, Dir: wire.DirS})
+			}
+			leaver.c.NetConn().Close()
+		}},
+		{"crosses a portal", func(t *testing.T, h *Host, d *director, leaver *client) {
+			leaver.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE}) // (4,5) -> portal (5,5)
+			out := expect[*control.PortalOut](d, 5*time.Second)
+			d.send(&control.PortalResult{Transfer: out.Transfer, Area: 1, Account: out.Account, OK: true, ToArea: 2, WSURL: "ws://b/ws", Grant: "gb", JoinID: 77})
+			expectMsg[*wire.PortalMoved](leaver, 5*time.Second)
+		}},
+		{"drops during a portal crossing", func(t *testing.T, h *Host, d *director, leaver *client) {
+			leaver.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE})
+			out := expect[*control.PortalOut](d, 5*time.Second)
+			leaver.c.NetConn().Close()
+			time.Sleep(grace + 200*time.Millisecond) // past the grace while still in transit
+			d.send(&control.PortalResult{Transfer: out.Transfer, Area: 1, Account: out.Account, OK: true, ToArea: 2, WSURL: "ws://b/ws", Grant: "gb", JoinID: 77})
+		}},
+		{"taken over, then drops", func(t *testing.T, h *Host, d *director, leaver *client) {
+			second := dial(t, h)
+			second.hello(d.grant(1, 100, 3, 4, 5, time.Minute), 3)
+			for {
+				if _, ok := leaver.next(5 * time.Second).(*wire.TakenOver); ok {
+					break
+				}
+			}
+			second.c.NetConn().Close()
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h, d := testHost(t, func(c *Config) { c.ResumeGrace = grace })
+			d.AutoAck.Store(true)
+			spawnWithPortal(t, d)
+			stayer := dial(t, h)
+			stayer.hello(d.grant(1, 200, 1, 3, 3, time.Minute), 1)
+			leaver := dial(t, h)
+			ack := leaver.hello(d.grant(1, 100, 2, 4, 5, time.Minute), 2)
+			// Both in one interest cell: the stayer sees the leaver.
+			var view cellView
+			waitSnapshot(t, stayer, func(s *wire.Snapshot) bool { view.apply(s); return view.has(ack.Entity) })
+
+			tc.leave(t, h, d, leaver)
+
+			// Past the grace the leaver's body is gone from the stayer's view
+			// while the stayer keeps getting snapshots: the host survived.
+			waitSnapshot(t, stayer, func(s *wire.Snapshot) bool { view.apply(s); return !view.has(ack.Entity) })
+			for range 10 {
+				view.apply(expectMsg[*wire.Snapshot](stayer, 2*time.Second))
+			}
+			if view.has(ack.Entity) {
+				t.Fatal("the leaver's body came back into view")
+			}
+			ha := h.area(1)
+			if ha == nil {
+				t.Fatal("area 1 is gone from the host")
+			}
+			check := make(chan error, 1)
+			ha.a.PostControl(func(a *ecs.Area) {
+				if err := a.CheckGrid(); err != nil {
+					check <- err
+					return
+				}
+				check <- ha.bcast.hash.Check(a)
+			})
+			if err := <-check; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// waitSnapshot reads snapshots (skipping other messages) until one
+// satisfies ok.
+func waitSnapshot(t *testing.T, cl *client, ok func(*wire.Snapshot) bool) *wire.Snapshot {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if s, is := cl.next(time.Until(deadline)).(*wire.Snapshot); is && ok(s) {
+			return s
+		}
+	}
+	t.Fatal("no snapshot satisfied the condition in time")
+	return nil
+}
+
+// cellView is a client's view of the world: the entities of each cell, as
+// the snapshots it applied said.
+type cellView map[uint32][]wire.EntityState
+
+func (v *cellView) apply(s *wire.Snapshot) {
+	if *v == nil {
+		*v = cellView{}
+	}
+	for _, c := range s.Cells {
+		(*v)[c.Cell] = c.Ents
+	}
+}
+
+func (v cellView) has(id uint32) bool {
+	for _, ents := range v {
+		for _, e := range ents {
+			if e.ID == id {
+				return true
+			}
+		}
+	}
+	return false
+}
