@@ -39,6 +39,8 @@ type Host struct {
 	peers     atomic.Int64 // connected peers
 	bytesOut  atomic.Uint64
 	framesOut atomic.Uint64
+	// areaFailures counts Areas that panicked and were failed alone.
+	areaFailures atomic.Uint64
 	wsURL     string
 
 	mu      sync.Mutex // guards areas, grants, resumes, closed
@@ -295,7 +297,7 @@ func (h *Host) relinked() {
 // heartbeat builds the periodic heartbeat (link writer goroutine).
 func (h *Host) heartbeat() *control.Heartbeat {
 	hb := &control.Heartbeat{UnixMS: time.Now().UnixMilli(), Peers: int(h.peers.Load()), RSSKiB: rssKiB(),
-		BytesOut: h.bytesOut.Load(), FramesOut: h.framesOut.Load()}
+		BytesOut: h.bytesOut.Load(), FramesOut: h.framesOut.Load(), AreaFailures: h.areaFailures.Load()}
 	h.mu.Lock()
 	hb.Areas = len(h.areas)
 	for _, ha := range h.areas {

@@ -3,11 +3,13 @@ package area
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/control/failpoint"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/systems"
@@ -89,6 +91,13 @@ type hostArea struct {
 
 	epochSeen atomic.Uint64 // for re-registration, read off the Area's goroutine
 	ackedSeen atomic.Uint64
+
+	// panicPoint names the armed failpoint that panics in this Area's tick
+	// ("" when none is armed, the normal case).
+	panicPoint string
+
+	joinMu  sync.Mutex       // guards waiting: event loops add, the Area removes
+	waiting map[*peer]uint64 // hellos and resumes posted to the Area, by join id
 }
 
 func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
@@ -117,7 +126,7 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	ha := &hostArea{
 		h: h, id: m.Area, epoch: m.Epoch, kind: m.Kind, a: a,
 		grants: make(map[string]*grant), bodies: make(map[uint64]*body), crossings: make(map[string]*crossing), settling: make(map[string]*crossing),
-		seq: m.Seq, acked: m.Seq, lastPersist: time.Now(),
+		seq: m.Seq, acked: m.Seq, lastPersist: time.Now(), waiting: make(map[*peer]uint64),
 	}
 	ha.epochSeen.Store(m.Epoch)
 	ha.ackedSeen.Store(m.Seq)
@@ -131,6 +140,8 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	}
 	a.AfterTick = ha.afterTick
 	a.OnTimer = func(_ *ecs.Area, now time.Time) { ha.chores(now) }
+	a.OnPanic = func(_ *ecs.Area, p ecs.Panic) { ha.fail(p) }
+	ha.armPanicPoint()
 	return ha, nil
 }
 
@@ -374,6 +385,9 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 	}
 	if a.Mode() == ecs.Frozen { // a frozen Area's stray answers: no snapshot, no chores here
 		return
+	}
+	if ha.panicPoint != "" && ha.bound > 0 {
+		failpoint.Panic(ha.panicPoint)
 	}
 	now := time.Now()
 	ha.checkPortals(now)

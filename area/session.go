@@ -187,8 +187,14 @@ func (p *peer) onJoin(payload []byte) {
 		p.sendError(code, 0, joinID, "unknown or used token")
 		return
 	}
+	if !ha.joining(p, joinID) {
+		p.pending.Store(false)
+		p.sendError(wire.CodeInternal, 0, joinID, "the area failed; join it again")
+		return
+	}
 	ha.a.PostControl(func(*ecs.Area) {
 		defer p.pending.Store(false)
+		ha.joined(p)
 		switch m := msg.(type) {
 		case *wire.Hello:
 			ha.hello(p, m, version)

@@ -162,11 +162,23 @@ type peer struct {
 // and its hello_ack.
 func connect(t testing.TB, j dirclient.Join) (*peer, *wire.HelloAck) {
 	t.Helper()
-	c, err := gate.Dial(context.Background(), j.WSURL)
+	p, ack, err := dialPeer(j)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &peer{t: t, c: c, msgs: make(chan wire.Message, 4096), done: make(chan error, 1)}
+	p.t = t
+	t.Cleanup(func() { p.c.Close(1000, "") })
+	return p, ack
+}
+
+// dialPeer is connect for goroutines other than the test's: it reports
+// failures as errors, and the caller closes the peer's connection.
+func dialPeer(j dirclient.Join) (*peer, *wire.HelloAck, error) {
+	c, err := gate.Dial(context.Background(), j.WSURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	p := &peer{c: c, msgs: make(chan wire.Message, 4096), done: make(chan error, 1)}
 	go func() {
 		for {
 			b, err := c.ReadMessage()
@@ -184,22 +196,43 @@ func connect(t testing.TB, j dirclient.Join) (*peer, *wire.HelloAck) {
 			p.msgs <- m
 		}
 	}()
-	t.Cleanup(func() { c.Close(1000, "") })
-	p.send(&wire.Hello{Grant: j.Grant, JoinID: j.JoinID, Versions: []uint16{1}})
-	ack, ok := p.until(func(m wire.Message) bool { _, ok := m.(*wire.HelloAck); return ok }).(*wire.HelloAck)
-	if !ok {
-		t.Fatal("no hello_ack")
+	if err := p.write(&wire.Hello{Grant: j.Grant, JoinID: j.JoinID, Versions: []uint16{1}}); err != nil {
+		c.Close(1000, "")
+		return nil, nil, err
 	}
-	return p, ack
+	deadline := time.After(15 * time.Second)
+	for {
+		select {
+		case m, ok := <-p.msgs:
+			if !ok {
+				return nil, nil, fmt.Errorf("connection ended before hello_ack: %v", <-p.done)
+			}
+			switch m := m.(type) {
+			case *wire.HelloAck:
+				return p, m, nil
+			case *wire.Error:
+				c.Close(1000, "")
+				return nil, nil, fmt.Errorf("hello refused: %v %s", m.Code, m.Detail)
+			}
+		case <-deadline:
+			c.Close(1000, "")
+			return nil, nil, fmt.Errorf("no hello_ack within 15s")
+		}
+	}
+}
+
+// write encodes and sends m.
+func (p *peer) write(m wire.Message) error {
+	b, err := wire.Encode(m)
+	if err != nil {
+		return err
+	}
+	return p.c.WriteMessage(b)
 }
 
 func (p *peer) send(m wire.Message) {
 	p.t.Helper()
-	b, err := wire.Encode(m)
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if err := p.c.WriteMessage(b); err != nil {
+	if err := p.write(m); err != nil {
 		p.t.Fatal(err)
 	}
 }

@@ -225,6 +225,11 @@ func (d *Director) handle(ctx context.Context, h *host, msg control.Message) {
 		if ch != nil {
 			ch <- m
 		}
+		if m.Failed {
+			d.counters.failures.Inc()
+			d.log.Error("area failed on its host; the next join makes it live again from its last snapshot", "area", m.Area, "host", h.id, "epoch", m.Epoch, "last_acked_seq", m.Seq, "reason", m.Reason)
+			return
+		}
 		d.log.Info("area closed", "area", m.Area, "host", h.id, "final_seq", m.Seq, "acked", m.Acked)
 	default:
 		d.log.Warn("unexpected control message from a host", "host", h.id, "type", msg.Type())

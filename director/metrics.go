@@ -19,6 +19,7 @@ type counters struct {
 	refusals  *prometheus.CounterVec // reason: a join refusal's code
 	transfers *prometheus.CounterVec // result: moved, refused
 	snapshots *prometheus.CounterVec // result: applied, stale, fenced, error
+	failures  prometheus.Counter     // Areas failed alone after a panic, as hosts reported them
 }
 
 func newCounters() counters {
@@ -27,6 +28,7 @@ func newCounters() counters {
 		refusals:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ley_join_refusals_total", Help: "Refused joins, by reason."}, []string{"reason"}),
 		transfers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ley_transfers_total", Help: "Portal crossings answered, by result."}, []string{"result"}),
 		snapshots: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ley_snapshot_writes_total", Help: "Area snapshots received from hosts, by outcome."}, []string{"result"}),
+		failures:  prometheus.NewCounter(prometheus.CounterOpts{Name: "ley_area_failures_total", Help: "Areas that panicked on a host and were failed alone (reported by area_closed)."}),
 	}
 }
 
@@ -40,6 +42,7 @@ var (
 	descPeers    = prometheus.NewDesc("ley_host_peers", "Connected peers of each host.", []string{"host"}, nil)
 	descHostRSS  = prometheus.NewDesc("ley_host_rss_bytes", "Resident memory of each host.", []string{"host"}, nil)
 	descEntities = prometheus.NewDesc("ley_host_entities", "Entities in each host's Areas.", []string{"host"}, nil)
+	descHostFail = prometheus.NewDesc("ley_host_area_failures_total", "Areas that panicked on each host since it started (its heartbeat's count).", []string{"host"}, nil)
 	descSnapLag  = prometheus.NewDesc("ley_snapshot_lag_seconds", "Longest time since a live Area's last applied snapshot.", nil, nil)
 	descSchedP99 = prometheus.NewDesc("ley_director_sched_latency_p99_seconds", "p99 of the director's Go scheduler latency (runtime/metrics /sched/latencies:seconds).", nil, nil)
 	descKnobs    = prometheus.NewDesc("ley_config", "The capacity knobs, one series each.", []string{"knob"}, nil)
@@ -47,7 +50,7 @@ var (
 
 // Describe implements prometheus.Collector.
 func (d *Director) Describe(ch chan<- *prometheus.Desc) {
-	for _, desc := range []*prometheus.Desc{descPlayers, descAreas, descHosts, descTick, descBytes, descFrames, descPeers, descHostRSS, descEntities, descSnapLag, descSchedP99, descKnobs} {
+	for _, desc := range []*prometheus.Desc{descPlayers, descAreas, descHosts, descTick, descBytes, descFrames, descPeers, descHostRSS, descEntities, descHostFail, descSnapLag, descSchedP99, descKnobs} {
 		ch <- desc
 	}
 }
@@ -85,6 +88,7 @@ func (d *Director) Collect(ch chan<- prometheus.Metric) {
 		gauge(descPeers, float64(b.Peers), id)
 		gauge(descHostRSS, float64(b.RSSKiB)*1024, id)
 		gauge(descEntities, float64(b.Entities), id)
+		ch <- prometheus.MustNewConstMetric(descHostFail, prometheus.CounterValue, float64(b.AreaFailures), id)
 	}
 	hosts := len(d.hosts)
 	d.mu.Unlock()
@@ -108,7 +112,7 @@ func (d *Director) Collect(ch chan<- prometheus.Metric) {
 func (d *Director) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(d, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		d.counters.grants, d.counters.refusals, d.counters.transfers, d.counters.snapshots)
+		d.counters.grants, d.counters.refusals, d.counters.transfers, d.counters.snapshots, d.counters.failures)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
 

@@ -118,8 +118,14 @@ type Area struct {
 	// OnTimer, when set, runs on the ticking goroutine once the time set by
 	// SetTimer has come, in either mode.
 	OnTimer func(a *Area, now time.Time)
+	// OnPanic, when set, is called by the Clock after a panic in the Area's
+	// tick or poll was recovered and the Area marked failed: the world may
+	// be half-updated and must not be read for the truth. It runs on the
+	// goroutine that ran the Area, which never runs it again.
+	OnPanic func(a *Area, p Panic)
 
 	mode     atomic.Uint32
+	failed   atomic.Bool
 	inbox    inbox
 	deferred []func(*Area)
 	timer    time.Time
@@ -250,6 +256,17 @@ func (a *Area) PositionOf(e Entity) (Position, bool) {
 	}
 	return Position{}, false
 }
+
+// Panic is a recovered panic of an Area: the value passed to panic and the
+// stack of the goroutine at the time.
+type Panic struct {
+	Value any
+	Stack []byte
+}
+
+// Failed reports whether the Area panicked under a Clock and was taken out
+// of it (see Clock). Safe from any goroutine.
+func (a *Area) Failed() bool { return a.failed.Load() }
 
 // Mode returns whether the Area is active or frozen. Safe from any goroutine.
 func (a *Area) Mode() Mode { return Mode(a.mode.Load()) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,6 +55,12 @@ type dueArea struct {
 //
 // A frozen Area that has nothing posted and no timer due costs one atomic
 // load and a time comparison per poll, on the clock's goroutine.
+//
+// Each Area is a fault boundary: a panic in its tick or poll (a system, a
+// control function, its timer, its AfterTick) is recovered, the Area is
+// marked failed (see Area.Failed) and never run again, and its OnPanic hook
+// is called with the panic and its stack. The other Areas of the slot run
+// on as if nothing happened. A panic in the hook itself is not recovered.
 type Clock struct {
 	cfg       ClockConfig
 	period    time.Duration
@@ -78,6 +85,7 @@ type Clock struct {
 	closeOnce sync.Once
 
 	lateSlots atomic.Uint64
+	failures  atomic.Uint64
 }
 
 // NewClock returns a Clock with its workers started; Close stops them.
@@ -262,22 +270,50 @@ func (c *Clock) work() {
 		if i >= len(c.due) {
 			return
 		}
-		d := c.due[i]
-		if !d.tick {
-			d.a.poll(c.slotNow)
-			continue
-		}
-		late := time.Since(c.slotAt)
-		d.a.stats.lateness(late, c.period)
-		for {
-			w := c.worstLate.Load()
-			if int64(late) <= w || c.worstLate.CompareAndSwap(w, int64(late)) {
-				break
-			}
-		}
-		d.a.step(c.slotNow)
+		c.runArea(c.due[i])
 	}
 }
+
+// runArea ticks or polls one Area inside its fault boundary.
+func (c *Clock) runArea(d dueArea) {
+	if d.a.failed.Load() {
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.fail(d.a, p, debug.Stack())
+		}
+	}()
+	if !d.tick {
+		d.a.poll(c.slotNow)
+		return
+	}
+	late := time.Since(c.slotAt)
+	d.a.stats.lateness(late, c.period)
+	for {
+		w := c.worstLate.Load()
+		if int64(late) <= w || c.worstLate.CompareAndSwap(w, int64(late)) {
+			break
+		}
+	}
+	d.a.step(c.slotNow)
+}
+
+// fail marks a failed, stops driving it and hands the panic to its hook.
+// It runs on the goroutine that ran the Area, which no other goroutine
+// will run again.
+func (c *Clock) fail(a *Area, p any, stack []byte) {
+	a.failed.Store(true)
+	a.Freeze()
+	c.Remove(a)
+	c.failures.Add(1)
+	if a.OnPanic != nil {
+		a.OnPanic(a, Panic{Value: p, Stack: stack})
+	}
+}
+
+// Failures counts the Areas that failed (panicked) under this clock.
+func (c *Clock) Failures() uint64 { return c.failures.Load() }
 
 // Close stops the workers. The Clock must not be stepped or run after.
 func (c *Clock) Close() {

@@ -185,3 +185,103 @@ func TestClockConfigValidation(t *testing.T) {
 		}
 	}
 }
+
+// panicky panics in its Update from tick `at` on.
+type panicky struct {
+	at    uint64
+	ticks atomic.Int64
+}
+
+func (s *panicky) Name() string     { return "panicky" }
+func (s *panicky) Init(*Area) error { return nil }
+func (s *panicky) Update(a *Area) {
+	s.ticks.Add(1)
+	if a.Tick >= s.at {
+		panic("boom")
+	}
+}
+
+// TestPanicFailsOnlyItsArea: an Area whose system panics is failed alone:
+// its OnPanic hook gets the panic and a stack once, it is never run again,
+// and the other Areas of the same slots keep ticking, also when a control
+// function or a frozen Area's timer is what panics.
+func TestPanicFailsOnlyItsArea(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		c := newTestClock(t, workers)
+		var areas []*Area
+		var counters []*countingSystem
+		for i := 0; i < 4; i++ {
+			a := newTestArea(t, 8, 8)
+			a.ID = AreaID(i + 1)
+			cs := &countingSystem{}
+			if err := a.Use(cs); err != nil {
+				t.Fatal(err)
+			}
+			areas = append(areas, a)
+			counters = append(counters, cs)
+		}
+		bad := &panicky{at: 5}
+		if err := areas[1].Use(bad); err != nil {
+			t.Fatal(err)
+		}
+		var got []Panic
+		var hooked []AreaID
+		for _, a := range areas {
+			a.OnPanic = func(a *Area, p Panic) {
+				hooked = append(hooked, a.ID)
+				got = append(got, p)
+			}
+			c.Add(a)
+		}
+		areas[2].PostControl(func(*Area) {}) // harmless work first
+		for _, a := range areas[:3] {
+			a.Wake()
+		}
+		// Area 4 stays frozen; its timer panics when it fires.
+		areas[3].OnTimer = func(*Area, time.Time) { panic("timer boom") }
+		now := time.Unix(1000, 0)
+		areas[3].PostControl(func(a *Area) { a.SetTimer(now.Add(2 * time.Second)) })
+		for i := 0; i < 100; i++ {
+			if i == 30 {
+				areas[2].PostControl(func(*Area) { panic("control boom") })
+			}
+			c.Step(now)
+			now = now.Add(c.Period())
+		}
+		if want := []AreaID{2, 3, 4}; len(hooked) != 3 || !sameIDs(hooked, want) {
+			t.Fatalf("workers=%d: OnPanic called for %v; want once each for %v", workers, hooked, want)
+		}
+		for _, p := range got {
+			if len(p.Stack) == 0 || p.Value == nil {
+				t.Fatalf("workers=%d: panic info %+v lacks a value or a stack", workers, p)
+			}
+		}
+		if n := bad.ticks.Load(); n != 6 {
+			t.Errorf("workers=%d: the panicking system ran %d times; want 6 (ticks 0..5, then never again)", workers, n)
+		}
+		if n := counters[0].n.Load(); n != 100 {
+			t.Errorf("workers=%d: the healthy Area ticked %d times; want 100", workers, n)
+		}
+		for i, a := range areas {
+			if want := i != 0; a.Failed() != want {
+				t.Errorf("workers=%d: area %d Failed() = %v; want %v", workers, a.ID, a.Failed(), want)
+			}
+		}
+		if c.Failures() != 3 || c.Len() != 1 {
+			t.Errorf("workers=%d: clock failures %d, areas %d; want 3 and 1", workers, c.Failures(), c.Len())
+		}
+	}
+}
+
+func sameIDs(got, want []AreaID) bool {
+	seen := map[AreaID]int{}
+	for _, id := range got {
+		seen[id]++
+	}
+	for _, id := range want {
+		if seen[id] != 1 {
+			return false
+		}
+	}
+	return len(got) == len(want)
+}

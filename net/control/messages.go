@@ -90,6 +90,9 @@ type Heartbeat struct {
 	BytesOut  uint64 `cbor:"10,keyasint"`
 	FramesOut uint64 `cbor:"11,keyasint"`
 	Entities  int    `cbor:"12,keyasint"`
+	// AreaFailures counts the Areas that panicked on this host and were
+	// failed alone, since it started.
+	AreaFailures uint64 `cbor:"13,keyasint"`
 }
 
 // SpawnArea asks a host to make an Area live (hydrate it from Blob at Seq,
@@ -231,11 +234,17 @@ type CloseArea struct {
 }
 
 // AreaClosed reports an Area unloaded; Seq is its final snapshot's seq and
-// Acked whether the director acknowledged it.
+// Acked whether the director acknowledged it. Failed reports an Area that
+// panicked and was failed alone (Reason says how): it sent no final
+// snapshot, Seq is its last acknowledged one, and the director makes it
+// live again from that snapshot on the next join.
 type AreaClosed struct {
-	Area  uint32 `cbor:"1,keyasint"`
-	Seq   uint64 `cbor:"2,keyasint"`
-	Acked bool   `cbor:"3,keyasint"`
+	Area   uint32 `cbor:"1,keyasint"`
+	Seq    uint64 `cbor:"2,keyasint"`
+	Acked  bool   `cbor:"3,keyasint"`
+	Failed bool   `cbor:"4,keyasint,omitempty"`
+	Reason string `cbor:"5,keyasint,omitempty"`
+	Epoch  uint64 `cbor:"6,keyasint,omitempty"`
 }
 
 // Type implements Message.

@@ -35,3 +35,35 @@ func TestHitKillsAtTheArmedHit(t *testing.T) {
 		t.Fatalf("child printed %q; want one survived line", out)
 	}
 }
+
+// TestPanicFiresAtTheArmedHit: an armed panic point panics at exactly its
+// armed hit and only then; Armed tells armed points from others.
+func TestPanicFiresAtTheArmedHit(t *testing.T) {
+	if os.Getenv("FAILPOINT_CHILD") == "1" {
+		if !Armed(AreaTickPanic+"7") || Armed(AreaTickPanic+"8") {
+			os.Stdout.WriteString("armed wrong\n")
+			return
+		}
+		for i := 1; i <= 3; i++ {
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						os.Stdout.WriteString("panicked\n")
+					}
+				}()
+				Panic(AreaTickPanic + "7")
+				os.Stdout.WriteString("passed\n")
+			}()
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestPanicFiresAtTheArmedHit$")
+	cmd.Env = append(os.Environ(), "FAILPOINT_CHILD=1", "LEY_FAILPOINT="+AreaTickPanic+"7@2")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	if want := "passed\npanicked\npassed\nPASS\n"; string(out) != want {
+		t.Fatalf("child printed %q; want %q", out, want)
+	}
+}
