@@ -41,7 +41,7 @@ type Host struct {
 	framesOut atomic.Uint64
 	// areaFailures counts Areas that panicked and were failed alone.
 	areaFailures atomic.Uint64
-	wsURL     string
+	wsURL        string
 
 	mu      sync.Mutex // guards areas, grants, resumes, closed
 	areas   map[uint32]*hostArea
