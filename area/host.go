@@ -195,6 +195,8 @@ func (h *Host) dispatch(msg control.Message) {
 		if ha := h.area(m.Area); ha != nil {
 			ha.a.PostControl(func(*ecs.Area) { ha.onAck(m) })
 		}
+	case *control.Inspect:
+		go h.inspect(m) // it waits for the Areas: not on the link's reader
 	case *control.CloseArea:
 		ha := h.area(m.Area)
 		if ha == nil {

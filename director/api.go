@@ -99,6 +99,7 @@ func (d *Director) routes() http.Handler {
 	mux.HandleFunc("POST /v1/admin/provision", d.serve(d.authed(d.provision)))
 	mux.HandleFunc("GET /v1/admin/hosts", d.serve(d.authed(d.hostsStats)))
 	mux.HandleFunc("GET /v1/admin/areas", d.serve(d.authed(d.liveAreas)))
+	mux.HandleFunc("GET /v1/admin/inspect", d.serve(d.authed(d.inspect)))
 	mux.HandleFunc("GET /director/info", d.serve(d.info))
 	mux.Handle("GET /metrics", d.metricsHandler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })

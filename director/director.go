@@ -37,6 +37,7 @@ type Director struct {
 	mu           sync.Mutex // guards everything below
 	hosts        map[uint32]*host
 	nextHost     uint32
+	inspectSeq   uint64 // the last admin inspection's id
 	areas        map[store.AreaID]*live
 	spawnTokens  map[string]*child
 	hostsChanged chan struct{}   // closed and replaced when hosts come or go

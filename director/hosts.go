@@ -32,6 +32,8 @@ type host struct {
 	ready  map[store.AreaID]chan *control.AreaReady
 	grants map[string]chan *control.GrantAck
 	closed map[store.AreaID]chan *control.AreaClosed
+	// inspections waits for answers to admin inspections, by query id.
+	inspections map[uint64]chan *control.Inspection
 }
 
 // serveControl accepts area hosts until ctx is done.
@@ -119,7 +121,7 @@ func (d *Director) register(reg *control.Register, c *control.Conn) (*host, stri
 		id: d.nextHost, name: reg.Name, wsURL: reg.WSURL, pool: reg.PoolSize, pid: reg.PID, boot: reg.Boot,
 		conn: c, child: ch, lastBeat: time.Now(), areas: map[store.AreaID]*live{}, gone: make(chan struct{}),
 		ready: map[store.AreaID]chan *control.AreaReady{}, grants: map[string]chan *control.GrantAck{},
-		closed: map[store.AreaID]chan *control.AreaClosed{},
+		closed: map[store.AreaID]chan *control.AreaClosed{}, inspections: map[uint64]chan *control.Inspection{},
 	}
 	d.hosts[h.id] = h
 	if ch != nil {
@@ -210,6 +212,8 @@ func (d *Director) handle(ctx context.Context, h *host, msg control.Message) {
 		d.presence(h, m)
 	case *control.PortalOut:
 		d.portalOut(ctx, h, m)
+	case *control.Inspection:
+		d.inspection(h, m)
 	case *control.AreaClosed:
 		d.mu.Lock()
 		id := store.AreaID(m.Area)

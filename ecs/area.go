@@ -139,13 +139,14 @@ type Area struct {
 	sysLast []time.Duration // this tick's time per system, folded into stats at its end
 	stats   tickStats
 
-	posMap     Map[Position]
-	bodyMap    Map[Body]
-	playerMap  Map[Player]
-	moverMap   Map[Mover]
-	intentsMap Map[Intents]
-	pathMap    Map[Path]
-	transitMap Map[Transit]
+	posMap      Map[Position]
+	bodyMap     Map[Body]
+	playerMap   Map[Player]
+	moverMap    Map[Mover]
+	intentsMap  Map[Intents]
+	pathMap     Map[Path]
+	transitMap  Map[Transit]
+	creatureMap Map[Creature]
 
 	playerIDs   []arche.ID
 	wandererIDs []arche.ID
@@ -194,6 +195,7 @@ func NewArea(cfg Config) (*Area, error) {
 	a.intentsMap = NewMap[Intents](w)
 	a.pathMap = NewMap[Path](w)
 	a.transitMap = NewMap[Transit](w)
+	a.creatureMap = NewMap[Creature](w)
 	pos, body, mover := arche.ComponentID[Position](w), arche.ComponentID[Body](w), arche.ComponentID[Mover](w)
 	a.playerIDs = []arche.ID{pos, body, mover, arche.ComponentID[Player](w), arche.ComponentID[Intents](w), arche.ComponentID[Path](w)}
 	a.wandererIDs = []arche.ID{pos, body, mover, arche.ComponentID[Wander](w)}
@@ -386,6 +388,9 @@ func (a *Area) Answer(e Entity, it *Intent, o Outcome) {
 		}
 	}
 }
+
+// IsCreature reports whether e is a live creature.
+func (a *Area) IsCreature(e Entity) bool { return a.World.Alive(e) && a.creatureMap.Has(e) }
 
 // InTransit reports whether e is crossing a portal.
 func (a *Area) InTransit(e Entity) bool { return a.transitMap.Has(e) }

@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/leyworks/ley/net/control"
 )
 
 // Error is a refusal from the API: the HTTP status and its {code, message}.
@@ -304,4 +306,24 @@ func (c *Client) LiveAreas(ctx context.Context) ([]LiveArea, error) {
 	}
 	err := c.Do(ctx, "GET", "/v1/admin/areas", nil, &out)
 	return out.Areas, err
+}
+
+// HostInspection is one host's answer to GET /v1/admin/inspect: the
+// ground truth of each of its Areas.
+type HostInspection struct {
+	Host  uint32              `json:"host"`
+	Name  string              `json:"name"`
+	PID   int                 `json:"pid"`
+	Areas []control.AreaState `json:"areas"`
+	Error string              `json:"error,omitempty"`
+}
+
+// Inspect asks every host for its Areas' ground truth (admins): bodies
+// counted in each world beside the hosts' session bookkeeping.
+func (c *Client) Inspect(ctx context.Context) ([]HostInspection, error) {
+	var out struct {
+		Hosts []HostInspection `json:"hosts"`
+	}
+	err := c.Do(ctx, "GET", "/v1/admin/inspect", nil, &out)
+	return out.Hosts, err
 }

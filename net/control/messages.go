@@ -19,6 +19,8 @@ const (
 	TypeAreaClosed   Type = 12 // host -> director
 	TypePortalOut    Type = 13 // host -> director
 	TypePortalResult Type = 14 // director -> host
+	TypeInspect      Type = 15 // director -> host
+	TypeInspection   Type = 16 // host -> director
 )
 
 var typeNames = [...]string{
@@ -27,6 +29,7 @@ var typeNames = [...]string{
 	TypeGrantAck: "grant_ack", TypeSnapshot: "snapshot", TypeSnapshotAck: "snapshot_ack",
 	TypePresence: "presence", TypeCloseArea: "close_area", TypeAreaClosed: "area_closed",
 	TypePortalOut: "portal_out", TypePortalResult: "portal_result",
+	TypeInspect: "inspect", TypeInspection: "inspection",
 }
 
 // String returns the type's name.
@@ -247,6 +250,51 @@ type AreaClosed struct {
 	Epoch  uint64 `cbor:"6,keyasint,omitempty"`
 }
 
+// Inspect asks a host for the ground truth of every Area it runs (an admin
+// query, for operators and soak tests); the host answers Inspection with
+// the same ID.
+type Inspect struct {
+	ID uint64 `cbor:"1,keyasint"`
+}
+
+// Inspection answers Inspect: each Area's bodies as its world holds them,
+// next to the host's session bookkeeping.
+type Inspection struct {
+	ID    uint64      `cbor:"1,keyasint"`
+	Areas []AreaState `cbor:"2,keyasint"`
+}
+
+// AreaState is one Area's ground truth, read on the Area's own goroutine
+// in one go. Players, Creatures and Bodies are counted in the ECS world;
+// the rest is the host's bookkeeping of who drives those bodies. A healthy
+// Area has Players == Bound + Dropped and Overdue == 0.
+type AreaState struct {
+	Area  uint32 `cbor:"1,keyasint" json:"area"`
+	Epoch uint64 `cbor:"2,keyasint" json:"epoch"`
+	// Active is false for a frozen Area.
+	Active    bool   `cbor:"3,keyasint" json:"active"`
+	Tick      uint64 `cbor:"4,keyasint" json:"tick"`
+	Players   int    `cbor:"5,keyasint" json:"players"`   // player bodies in the world
+	Creatures int    `cbor:"6,keyasint" json:"creatures"` // creature bodies in the world
+	Bodies    int    `cbor:"7,keyasint" json:"bodies"`    // every body in the world
+	Bound     int    `cbor:"8,keyasint" json:"bound"`     // bodies driven by a connected peer
+	// Dropped counts bodies whose peer left less than the resume grace
+	// ago; Overdue those whose grace ended more than a second ago and are
+	// still in the world (a leak).
+	Dropped  int `cbor:"9,keyasint" json:"dropped"`
+	Overdue  int `cbor:"10,keyasint" json:"overdue"`
+	Crossing int `cbor:"11,keyasint" json:"crossing"` // bodies in a portal crossing
+	Grants   int `cbor:"12,keyasint" json:"grants"`   // join grants registered, not yet used
+	// Error is set when the Area did not answer in time.
+	Error string `cbor:"13,keyasint,omitempty" json:"error,omitempty"`
+}
+
+// Type implements Message.
+func (*Inspect) Type() Type { return TypeInspect }
+
+// Type implements Message.
+func (*Inspection) Type() Type { return TypeInspection }
+
 // Type implements Message.
 func (*Register) Type() Type { return TypeRegister }
 
@@ -319,6 +367,10 @@ func newMessage(t Type) Message {
 		return new(PortalOut)
 	case TypePortalResult:
 		return new(PortalResult)
+	case TypeInspect:
+		return new(Inspect)
+	case TypeInspection:
+		return new(Inspection)
 	}
 	return nil
 }
