@@ -20,11 +20,15 @@ import (
 const maxBody = 64 << 10
 
 // apiError is an API refusal: an HTTP status and a {code, message} body.
+// One with a cause (an internal error) also carries error_id, a random id
+// logged with the cause: the body never holds the cause itself.
 type apiError struct {
-	Status  int    `json:"-"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	cause   error  // logged, never sent
+	Status  int           `json:"-"`
+	Code    string        `json:"code"`
+	Message string        `json:"message"`
+	ErrorID string        `json:"error_id,omitempty"`
+	cause   error         // logged, never sent
+	retry   time.Duration // a 429's Retry-After (rounded up to seconds, at least 1)
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -43,7 +47,6 @@ var (
 	errExpired      = apiErr(401, "SESSION_EXPIRED", "the session expired; log in again")
 	errBadLogin     = apiErr(401, "BAD_CREDENTIALS", "wrong email or password")
 	errForbidden    = apiErr(403, "FORBIDDEN", "not allowed")
-	errRateLimited  = apiErr(429, "RATE_LIMITED", "too many attempts; wait a little")
 	errEmailTaken   = apiErr(409, "EMAIL_TAKEN", "an account with this email exists")
 )
 
@@ -66,7 +69,13 @@ func (d *Director) serve(h handler) http.HandlerFunc {
 		w.Header().Set("Cache-Control", "no-store")
 		if apiE != nil {
 			if apiE.cause != nil {
-				d.log.Error("api", "method", r.Method, "path", r.URL.Path, "err", apiE.cause)
+				e := *apiE
+				e.ErrorID = randomHex(8)
+				d.log.Error("api", "error_id", e.ErrorID, "method", r.Method, "path", r.URL.Path, "status", e.Status, "err", apiE.cause)
+				apiE = &e
+			}
+			if apiE.Status == http.StatusTooManyRequests {
+				w.Header().Set("Retry-After", retryAfter(apiE.retry))
 			}
 			w.WriteHeader(apiE.Status)
 			_ = json.NewEncoder(w).Encode(apiE)
@@ -110,7 +119,7 @@ func (d *Director) routes() http.Handler {
 		}
 		w.WriteHeader(http.StatusOK)
 	})
-	return mux
+	return jsonErrors(mux)
 }
 
 // decode reads a JSON body strictly into v.
@@ -122,7 +131,7 @@ func decode(r *http.Request, v any) *apiError {
 		if errors.As(err, &tooBig) {
 			return apiErr(413, "TOO_LARGE", fmt.Sprintf("request body over %d bytes", maxBody))
 		}
-		return errBadRequest("malformed JSON: " + err.Error())
+		return errBadRequest(decodeMessage(err))
 	}
 	if dec.More() {
 		return errBadRequest("one JSON value expected")
@@ -172,8 +181,13 @@ type credentials struct {
 	Name     string `json:"name,omitempty"`
 }
 
-func (d *Director) limited(r *http.Request, email string) bool {
-	return !d.limiter.Allow(clientKey(r)) || (email != "" && !d.limiter.Allow(auth.EmailKey(email)))
+// limitAddr takes one of the sign-up and login attempts of the client
+// address whose key is addr, or refuses with 429 and when to retry.
+func (d *Director) limitAddr(addr string) *apiError {
+	if d.limiter.Allow(addr) {
+		return nil
+	}
+	return rateLimited(d.limiter.Retry(addr), "too many attempts from your address; wait a little")
 }
 
 // signUp: POST /v1/accounts {email, password, name}.
@@ -182,25 +196,31 @@ func (d *Director) signUp(w http.ResponseWriter, r *http.Request) (int, any, *ap
 	if e := decode(r, &c); e != nil {
 		return 0, nil, e
 	}
-	if d.limited(r, c.Email) {
-		return 0, nil, errRateLimited
+	if e := d.limitAddr(clientKey(r)); e != nil {
+		return 0, nil, e
+	}
+	email, err := auth.ParseEmail(c.Email)
+	if err != nil {
+		return 0, nil, errBadRequest(auth.Refusal(err))
 	}
 	if err := auth.CheckPassword(c.Password); err != nil {
-		return 0, nil, errBadRequest(err.Error())
+		return 0, nil, errBadRequest(auth.Refusal(err))
 	}
 	if c.Name == "" {
-		c.Name = strings.SplitN(c.Email, "@", 2)[0]
+		c.Name = email[:strings.LastIndexByte(email, '@')]
+	}
+	name, err := auth.ParseName(c.Name)
+	if err != nil {
+		return 0, nil, errBadRequest(auth.Refusal(err))
 	}
 	phc, err := d.hasher.Hash(r.Context(), c.Password)
 	if err != nil {
 		return 0, nil, internalErr(err)
 	}
-	acct, err := d.store.CreateAccount(r.Context(), store.NewAccount{Email: c.Email, Name: c.Name, PasswordPHC: phc, Created: time.Now()})
+	acct, err := d.store.CreateAccount(r.Context(), store.NewAccount{Email: email, Name: name, PasswordPHC: phc, Created: time.Now()})
 	switch {
 	case errors.Is(err, store.ErrDuplicate):
 		return 0, nil, errEmailTaken
-	case errors.Is(err, store.ErrInvalid):
-		return 0, nil, errBadRequest(err.Error())
 	case err != nil:
 		return 0, nil, internalErr(err)
 	}
@@ -225,12 +245,20 @@ func (d *Director) login(w http.ResponseWriter, r *http.Request) (int, any, *api
 	if e := decode(r, &c); e != nil {
 		return 0, nil, e
 	}
-	if d.limited(r, c.Email) {
-		return 0, nil, errRateLimited
+	addr := clientKey(r)
+	if e := d.limitAddr(addr); e != nil {
+		return 0, nil, e
+	}
+	// Failures delay the next try of this account from this address only:
+	// a stranger elsewhere cannot hold its owner out.
+	key := auth.LoginKey(addr, c.Email)
+	if wait := d.logins.Wait(key); wait > 0 {
+		return 0, nil, rateLimited(wait, "too many wrong passwords for this account from your address; wait before trying again")
 	}
 	acct, id, err := d.store.AccountByEmail(r.Context(), c.Email)
 	if errors.Is(err, store.ErrNotFound) {
 		d.hasher.VerifyUnknown(r.Context(), c.Password) // same cost as a wrong password
+		d.logins.Fail(key)                              // and the same delays
 		return 0, nil, errBadLogin
 	} else if err != nil {
 		return 0, nil, internalErr(err)
@@ -240,8 +268,10 @@ func (d *Director) login(w http.ResponseWriter, r *http.Request) (int, any, *api
 		return 0, nil, internalErr(err)
 	}
 	if !ok {
+		d.logins.Fail(key)
 		return 0, nil, errBadLogin
 	}
+	d.logins.Reset(key)
 	if rehash {
 		if phc, err := d.hasher.Hash(r.Context(), c.Password); err == nil {
 			_ = d.store.UpdatePassword(r.Context(), acct.ID, phc)
@@ -336,7 +366,7 @@ func (d *Director) createArea(w http.ResponseWriter, r *http.Request, acct store
 		in.Kind = "home"
 	}
 	if _, err := ecs.ParseKind(in.Kind); err != nil {
-		return 0, nil, errBadRequest(err.Error())
+		return 0, nil, errBadRequest("unknown area kind")
 	}
 	if in.W == 0 {
 		in.W, in.H = 64, 64
@@ -344,10 +374,15 @@ func (d *Director) createArea(w http.ResponseWriter, r *http.Request, acct store
 	if in.W < 8 || in.H < 8 || in.W > 1024 || in.H > 1024 {
 		return 0, nil, errBadRequest("area size must be 8..1024 squares a side")
 	}
-	if n := len(in.Name); n < 1 || n > 64 {
-		return 0, nil, errBadRequest("name must be 1..64 bytes")
+	name, err := auth.ParseName(in.Name)
+	if err != nil {
+		return 0, nil, errBadRequest(auth.Refusal(err))
 	}
-	a, err := d.store.CreateArea(r.Context(), store.NewArea{Owner: acct.ID, Kind: in.Kind, Name: in.Name, W: in.W, H: in.H, Seed: uint64(time.Now().UnixNano()), Created: time.Now()})
+	defer d.quotas.creating.lock(acct.ID)()
+	if e := d.ownedAreas(r.Context(), acct); e != nil {
+		return 0, nil, e
+	}
+	a, err := d.store.CreateArea(r.Context(), store.NewArea{Owner: acct.ID, Kind: in.Kind, Name: name, W: in.W, H: in.H, Seed: uint64(time.Now().UnixNano()), Created: time.Now()})
 	if err != nil {
 		return 0, nil, internalErr(err)
 	}
@@ -443,7 +478,10 @@ func (d *Director) joinArea(w http.ResponseWriter, r *http.Request, acct store.A
 	if e != nil {
 		return 0, nil, e
 	}
-	ans, e := d.join(r.Context(), acct, id)
+	var ans *JoinAnswer
+	if e = d.joinRate(acct); e == nil {
+		ans, e = d.join(r.Context(), acct, id)
+	}
 	if e != nil {
 		d.counters.refusals.WithLabelValues(e.Code).Inc()
 		return 0, nil, e
@@ -518,6 +556,7 @@ func (d *Director) info(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 			"tick_rate": d.cfg.Spawn.TickRate, "interest_radius": d.cfg.Spawn.InterestRadius, "cell_size": d.cfg.Spawn.CellSize,
 			"pool_size": d.cfg.Spawn.PoolSize, "process_rail": d.cfg.Spawn.MaxHosts, "persist_every": d.cfg.Spawn.PersistEvery.String(),
 			"snapshot_rate_hz": d.cfg.Spawn.TickRate / max(d.cfg.Spawn.SnapshotEvery, 1), "max_live_areas": d.cfg.Spawn.PoolSize * d.cfg.Spawn.MaxHosts,
+			"resume_grace_ms": d.cfg.Spawn.ResumeGrace.Milliseconds(),
 		},
 	}, nil
 }

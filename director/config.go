@@ -40,9 +40,30 @@ type Config struct {
 	// about 19 MiB).
 	MaxConcurrentHashes int
 	// AuthEvery and AuthBurst limit login and registration attempts per
-	// client IP and per email: AuthBurst at once, then one per AuthEvery.
+	// client address (IPv4, or IPv6 /64): AuthBurst at once, then one per
+	// AuthEvery.
 	AuthEvery time.Duration
 	AuthBurst int
+	// LoginFreeFailures wrong passwords for one account from one client
+	// address are answered at once; after each further one that address
+	// waits before trying that account again, LoginDelay doubling up to
+	// LoginMaxDelay (a 429 with Retry-After). A success clears the wait.
+	// It is a delay, not a lock: other addresses, the owner's among them,
+	// are not held up by it.
+	LoginFreeFailures int
+	LoginDelay        time.Duration
+	LoginMaxDelay     time.Duration
+
+	// Per-account quotas; 0 turns one off. MaxOwnedAreas bounds the Areas
+	// an account owns (admins are exempt: they own the realm's shared and
+	// provisioned Areas); MaxPendingGrants the joins answered whose grant
+	// is neither used nor expired yet (each holds a live Area slot);
+	// JoinsPerMinute the joins an account may ask for a minute (a burst of
+	// that many, then one each 1/JoinsPerMinute minute). A refusal is
+	// QUOTA_EXCEEDED, naming the quota.
+	MaxOwnedAreas    int
+	MaxPendingGrants int
+	JoinsPerMinute   int
 
 	// SampleEvery is the director_samples cadence; StatsEvery that of the
 	// director's own stats log line (0: off).
@@ -99,6 +120,12 @@ func DefaultConfig() Config {
 		MaxConcurrentHashes: 4,
 		AuthEvery:           6 * time.Second,
 		AuthBurst:           10,
+		LoginFreeFailures:   5,
+		LoginDelay:          time.Second,
+		LoginMaxDelay:       15 * time.Minute,
+		MaxOwnedAreas:       16,
+		MaxPendingGrants:    3,
+		JoinsPerMinute:      30,
 		SampleEvery:         time.Minute,
 		StatsEvery:          time.Minute,
 		Spawn: SpawnConfig{
@@ -141,6 +168,12 @@ func (c *Config) validate() error {
 	}
 	if c.MaxConcurrentHashes < 1 || c.AuthEvery <= 0 || c.AuthBurst < 1 {
 		bad("auth limits")
+	}
+	if c.LoginFreeFailures < 0 || c.LoginDelay <= 0 || c.LoginMaxDelay < c.LoginDelay {
+		bad("login delays: %d free failures, delay %v, max delay %v", c.LoginFreeFailures, c.LoginDelay, c.LoginMaxDelay)
+	}
+	if c.MaxOwnedAreas < 0 || c.MaxPendingGrants < 0 || c.JoinsPerMinute < 0 {
+		bad("quotas must not be negative")
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -26,7 +26,9 @@ type Director struct {
 	log     *slog.Logger
 	store   store.Store
 	hasher  *auth.Hasher
-	limiter *auth.Limiter
+	limiter *auth.Limiter // sign-ups and logins per client address
+	logins  *auth.Backoff // failed logins per (client address, account)
+	quotas  *quotas
 	spawner *spawner
 	joinSeq atomic.Uint64
 
@@ -94,12 +96,23 @@ func New(cfg Config, st store.Store) (*Director, error) {
 	if err != nil {
 		return nil, err
 	}
+	logins, err := auth.NewBackoff(auth.BackoffConfig{Free: cfg.LoginFreeFailures, Base: cfg.LoginDelay, Max: cfg.LoginMaxDelay,
+		Forget: max(time.Hour, 4*cfg.LoginMaxDelay), MaxKeys: 100_000})
+	if err != nil {
+		return nil, err
+	}
+	q, err := newQuotas(cfg)
+	if err != nil {
+		return nil, err
+	}
 	d := &Director{
 		cfg:          cfg,
 		log:          cfg.Logger.With("role", "director"),
 		store:        st,
 		hasher:       auth.NewHasher(auth.DefaultParams(), cfg.MaxConcurrentHashes),
 		limiter:      limiter,
+		logins:       logins,
+		quotas:       q,
 		hosts:        map[uint32]*host{},
 		areas:        map[store.AreaID]*live{},
 		spawnTokens:  map[string]*child{},

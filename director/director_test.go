@@ -52,8 +52,9 @@ func TestMembershipEnforced(t *testing.T) {
 		t.Fatal(err)
 	}
 	stranger, _ := r.player("stranger")
-	if _, err := stranger.Join(ctx, area.ID); refusal(t, err) != "NOT_MEMBER" {
-		t.Fatalf("stranger's join: %v; want NOT_MEMBER", err)
+	// Another's Area and a missing one answer alike (no enumeration).
+	if _, err := stranger.Join(ctx, area.ID); refusal(t, err) != "NO_SUCH_AREA" {
+		t.Fatalf("stranger's join: %v; want NO_SUCH_AREA", err)
 	}
 	if _, err := stranger.Join(ctx, 9999); refusal(t, err) != "NO_SUCH_AREA" {
 		t.Fatalf("join of a missing area: %v; want NO_SUCH_AREA", err)
@@ -290,7 +291,7 @@ func TestMetricsExposeTheNamedSeries(t *testing.T) {
 	for _, series := range []string{
 		"ley_players 1", `ley_areas{state="live"}`, `ley_areas{state="frozen"}`, "ley_hosts ",
 		`ley_host_tick_seconds{host="`, "ley_host_bytes_out_total{", "ley_host_peers{",
-		`ley_grants_total{result="ok"}`, `ley_join_refusals_total{reason="NOT_MEMBER"} 1`,
+		`ley_grants_total{result="ok"}`, `ley_join_refusals_total{reason="NO_SUCH_AREA"} 1`,
 		"ley_snapshot_lag_seconds", "ley_director_sched_latency_p99_seconds", `ley_config{knob="interest_radius"} 24`,
 		"go_goroutines", "process_resident_memory_bytes",
 	} {

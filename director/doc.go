@@ -5,16 +5,19 @@
 //
 // # Outline
 //
-//   - [Director] serves the HTTP API (JSON under /v1, errors as
-//     {code, message}), the control channel hosts register on, and the
-//     housekeeping loops; [Config] tunes it.
-//   - A join (POST /v1/areas/{id}/join) checks membership and the realm
-//     door, makes the Area live (picks a host with room or spawns one
-//     within the process rail, begins a new incarnation — the epoch that
-//     fences older ones — and hydrates the Area from its last snapshot),
-//     registers a single-use grant on the host, and only then answers
-//     {grant, ws_url, join_id}. Every refusal says why: NO_SUCH_AREA,
-//     NOT_MEMBER, REALM_CLOSED, REALM_FULL, NEW_PLAYERS_CLOSED, AT_CAPACITY,
+//   - [Director] serves the HTTP API (JSON under /v1; every refusal, 404
+//     and 405 included, as {code, message}, an internal one with an
+//     error_id logged beside its cause, a 429 with Retry-After), the
+//     control channel hosts register on, and the housekeeping loops;
+//     [Config] tunes it, per-account quotas included.
+//   - A join (POST /v1/areas/{id}/join) checks membership, the account's
+//     quotas and the realm door, makes the Area live (picks a host with
+//     room or spawns one within the process rail, begins a new incarnation
+//     — the epoch that fences older ones — and hydrates the Area from its
+//     last snapshot), registers a single-use grant on the host, and only
+//     then answers {grant, ws_url, join_id}. Every refusal says why:
+//     NO_SUCH_AREA (a missing Area and another's alike), QUOTA_EXCEEDED,
+//     REALM_CLOSED, REALM_FULL, NEW_PLAYERS_CLOSED, AT_CAPACITY,
 //     GRANT_FAILED, IN_ANOTHER_AREA.
 //   - Hosts' snapshots are written idempotently (area, seq) and fenced by
 //     epoch, then acked; presence reports drive the door's head count and

@@ -25,6 +25,7 @@ func BenchmarkJoin(b *testing.B) {
 			r := startRealm(b, func(c *Config) {
 				c.GrantTTL = 300 * time.Millisecond // unused grants lapse fast, so the Area can freeze again
 				c.AreaIdleGrace = time.Hour
+				c.JoinsPerMinute = 0 // one account joins b.N times
 			})
 			ctx := context.Background()
 			c := dirclient.New(r.url)

@@ -51,7 +51,7 @@ type JoinAnswer struct {
 
 // Refusal codes of a join, each with its HTTP status.
 var (
-	errNoSuchArea       = apiErr(404, "NO_SUCH_AREA", "no such area")
+	errNoSuchArea       = apiErr(404, "NO_SUCH_AREA", "no such area, or you are not one of its members")
 	errNotMember        = apiErr(403, "NOT_MEMBER", "you are not a member of this area")
 	errRealmClosed      = apiErr(403, "REALM_CLOSED", "the realm is closed")
 	errRealmFull        = apiErr(503, "REALM_FULL", "the realm is full")
@@ -66,25 +66,31 @@ func grantFailed(format string, args ...any) *apiError {
 
 // join makes area live, registers a grant for account there, and returns
 // where to connect. Every refusal says why.
+//
+// A missing Area and another's Area are refused alike (NO_SUCH_AREA, after
+// the same one query), so Area ids cannot be enumerated.
 func (d *Director) join(ctx context.Context, acct store.Account, areaID store.AreaID) (*JoinAnswer, *apiError) {
+	member, err := d.store.IsMember(ctx, areaID, acct.ID)
+	if err != nil {
+		return nil, internalErr(err)
+	}
+	if !member {
+		return nil, errNoSuchArea
+	}
 	area, err := d.store.Area(ctx, areaID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errNoSuchArea
 	} else if err != nil {
 		return nil, internalErr(err)
 	}
-	member, err := d.store.IsMember(ctx, areaID, acct.ID)
-	if err != nil {
-		return nil, internalErr(err)
-	}
-	if !member {
-		return nil, errNotMember
-	}
 	settings, err := d.store.RealmSettings(ctx)
 	if err != nil {
 		return nil, internalErr(err)
 	}
 	defer d.accounts.lock(acct.ID)()
+	if apiE := d.pendingGrants(acct.ID, areaID); apiE != nil {
+		return nil, apiE
+	}
 	char, err := d.store.Character(ctx, acct.ID)
 	isNew := errors.Is(err, store.ErrNotFound)
 	if err != nil && !isNew {
@@ -190,7 +196,7 @@ func (d *Director) ensureLive(ctx context.Context, area store.Area) (*live, *api
 			return nil, grantFailed("gave up waiting for the area to start")
 		}
 		if l.err != nil {
-			return nil, grantFailed("the area could not start: %v", l.err)
+			return nil, withCause(grantFailed("the area could not start"), l.err)
 		}
 		select {
 		case <-l.host.gone:
@@ -235,7 +241,7 @@ func (d *Director) ensureLive(ctx context.Context, area store.Area) (*live, *api
 			return nil, apiE
 		}
 		d.log.Warn("area failed to start", "area", area.ID, "err", err)
-		return nil, grantFailed("the area could not start: %v", err)
+		return nil, withCause(grantFailed("the area could not start"), err)
 	}
 	return l, nil
 }
@@ -371,8 +377,9 @@ func (d *Director) grantAs(ctx context.Context, l *live, acct store.Account, cha
 	}
 	select {
 	case ack := <-ch:
-		if ack.Error != "" {
-			return fail(ack.Error)
+		if ack.Error != "" { // the host's words: logged, not shown
+			ans, apiE := fail("the area's host refused the grant")
+			return ans, withCause(apiE, fmt.Errorf("host %d: grant ack: %s", h.id, ack.Error))
 		}
 	case <-h.gone:
 		return fail("the area's host went away")

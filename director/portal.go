@@ -95,10 +95,16 @@ func (d *Director) setPortals(w http.ResponseWriter, r *http.Request, acct store
 		return 0, nil, errBadRequest("at most 64 portals")
 	}
 	for _, p := range in.Portals {
+		// Only to an Area the caller is a member of, and a missing Area is
+		// refused alike: nothing is told of one it cannot see, not even
+		// whether it exists or its size.
+		if ok, err := d.store.IsMember(r.Context(), store.AreaID(p.ToArea), acct.ID); err != nil {
+			return 0, nil, internalErr(err)
+		} else if !ok {
+			return 0, nil, errBadRequest("a portal leads to no such area, or to one you are not a member of")
+		}
 		to, err := d.store.Area(r.Context(), store.AreaID(p.ToArea))
-		if errors.Is(err, store.ErrNotFound) {
-			return 0, nil, errBadRequest("a portal leads to an area that does not exist")
-		} else if err != nil {
+		if err != nil {
 			return 0, nil, internalErr(err)
 		}
 		if p.X < 0 || p.Y < 0 || int(p.X) >= a.W || int(p.Y) >= a.H || p.ToX < 0 || p.ToY < 0 || int(p.ToX) >= to.W || int(p.ToY) >= to.H {

@@ -63,10 +63,10 @@ func (d *Director) provision(w http.ResponseWriter, r *http.Request, acct store.
 		return 0, nil, errBadRequest("area size must be 8..1024 squares a side")
 	}
 	if _, err := ecs.ParseKind(in.Kind); err != nil {
-		return 0, nil, errBadRequest(err.Error())
+		return 0, nil, errBadRequest("unknown area kind")
 	}
 	if err := auth.CheckPassword(in.Password); err != nil {
-		return 0, nil, errBadRequest(err.Error())
+		return 0, nil, errBadRequest(auth.Refusal(err))
 	}
 	ctx := r.Context()
 	now := time.Now()

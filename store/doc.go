@@ -13,7 +13,9 @@
 //     the one-machine default of `ley run`.
 //
 // Each carries its own embedded, versioned SQL migrations, applied by
-// Migrate and at Open.
+// Migrate and at Open. Version 2 is a Go migration in each backend: it
+// rewrote the stored emails into [CanonicalEmail]'s form (SQL files take
+// versions 1 and 3 on).
 //
 // # Model
 //
@@ -50,7 +52,9 @@
 // Times are passed in by the caller (now) so that expiry is testable, and
 // are kept to the millisecond by the SQLite backend (microsecond by
 // Postgres): pass times already truncated to the millisecond when equality
-// across backends matters. Emails are compared after [NormalizeEmail].
+// across backends matters. Emails are compared after [NormalizeEmail], so
+// one address has one account however it is spelled (full-width letters,
+// case).
 // Unsigned IDs, seeds and sequence numbers are stored as signed 64-bit
 // integers; Seq and Epoch must stay below 2^63.
 package store

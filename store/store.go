@@ -4,8 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
+
+	"golang.org/x/text/secure/precis"
+	"golang.org/x/text/width"
 )
 
 // Errors a Store answers with, wrapped with context; test with errors.Is.
@@ -57,9 +61,44 @@ type TokenHash [sha256.Size]byte
 // HashToken returns the hash a session token is stored and looked up by.
 func HashToken(token string) TokenHash { return sha256.Sum256([]byte(token)) }
 
-// NormalizeEmail returns the form emails are stored and compared in:
-// trimmed and lower-cased. Every Store method taking an email applies it.
-func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+// CanonicalEmail returns the one form an email address is stored, compared
+// and kept unique in: trimmed of white space, full-width and half-width
+// forms mapped to their plain forms (so '＠' is '@'), then its local part
+// and its domain (split at the last '@') each put through the PRECIS
+// UsernameCaseMapped profile (RFC 8265): lower-cased, NFC-normalised, and
+// checked. So "ａlice@T.local" and "alice@t.local" are one address. It returns an
+// error wrapping ErrInvalid when there is no '@' or a part has a rune the
+// profile disallows (a space, a control character, an unpaired bidi
+// direction, ...). It does not check that the address is well formed; the
+// director parses addresses before they reach a Store.
+func CanonicalEmail(email string) (string, error) {
+	email = width.Fold.String(strings.TrimSpace(email))
+	at := strings.LastIndexByte(email, '@')
+	if at < 0 {
+		return "", fmt.Errorf("email %q: no '@': %w", email, ErrInvalid)
+	}
+	local, err := precis.UsernameCaseMapped.String(email[:at])
+	if err != nil {
+		return "", fmt.Errorf("email %q: local part: %w: %w", email, ErrInvalid, err)
+	}
+	domain, err := precis.UsernameCaseMapped.String(email[at+1:])
+	if err != nil {
+		return "", fmt.Errorf("email %q: domain: %w: %w", email, ErrInvalid, err)
+	}
+	return local + "@" + domain, nil
+}
+
+// NormalizeEmail returns the form emails are stored and compared in: the
+// CanonicalEmail form, or, for a string CanonicalEmail refuses, the string
+// trimmed and lower-cased (the form before migration 2, so an account
+// stored in it is still found). Every Store method taking an email applies
+// it.
+func NormalizeEmail(email string) string {
+	if c, err := CanonicalEmail(email); err == nil {
+		return c
+	}
+	return strings.ToLower(strings.TrimSpace(email))
+}
 
 // Account is a player's (or an admin's) account.
 type Account struct {

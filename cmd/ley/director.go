@@ -62,8 +62,14 @@ func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config) {
 	f.DurationVar(&cfg.SampleEvery, "sample-every", cfg.SampleEvery, "cadence of director_samples rows")
 	f.DurationVar(&cfg.StatsEvery, "stats-every", cfg.StatsEvery, "cadence of the director's stats log line (0: off)")
 	f.IntVar(&cfg.Spawn.SnapshotEvery, "snapshot-every", cfg.Spawn.SnapshotEvery, "ticks between client snapshots on the hosts")
-	f.IntVar(&cfg.AuthBurst, "auth-burst", cfg.AuthBurst, "login and sign-up attempts a client address (and an email) may make at once")
+	f.IntVar(&cfg.AuthBurst, "auth-burst", cfg.AuthBurst, "login and sign-up attempts a client address may make at once")
 	f.DurationVar(&cfg.AuthEvery, "auth-every", cfg.AuthEvery, "after the burst, one more attempt per this period")
+	f.IntVar(&cfg.LoginFreeFailures, "login-free-failures", cfg.LoginFreeFailures, "wrong passwords for one account from one address before that address must wait")
+	f.DurationVar(&cfg.LoginDelay, "login-delay", cfg.LoginDelay, "first wait after the free failures; it doubles with each further failure")
+	f.DurationVar(&cfg.LoginMaxDelay, "login-max-delay", cfg.LoginMaxDelay, "longest wait between login attempts for one account from one address")
+	f.IntVar(&cfg.MaxOwnedAreas, "max-owned-areas", cfg.MaxOwnedAreas, "Areas an account may own (admins exempt; 0: no limit)")
+	f.IntVar(&cfg.MaxPendingGrants, "max-pending-grants", cfg.MaxPendingGrants, "joins an account may hold answered but not yet used (0: no limit)")
+	f.IntVar(&cfg.JoinsPerMinute, "joins-per-minute", cfg.JoinsPerMinute, "joins an account may ask for a minute (0: no limit)")
 }
 
 func newDirectorCmd() *cobra.Command {

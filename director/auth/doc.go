@@ -1,5 +1,6 @@
 // Package auth provides the director HTTP API's credentials: argon2id
-// password hashes, session tokens, and rate limits for the auth endpoints.
+// password hashes, session tokens, rate limits and delays for the auth
+// endpoints, and the checks of sign-up input.
 // It holds no users and does no I/O; the director stores what it returns.
 //
 // # Outline
@@ -12,8 +13,15 @@
 //   - [NewToken] makes a session token and the hash to store;
 //     [ParseBearer] takes a presented token out of an Authorization header
 //     and [HashToken] gives the key to look it up by.
-//   - [Limiter] counts attempts per key (use [IPKey] and [EmailKey]) and
-//     says when to retry.
+//   - [Limiter] counts attempts per key (use [IPKey] and [EmailKey], each
+//     kind in a Limiter of its own) and says when to retry.
+//   - [Backoff] imposes a progressive delay per key after repeated
+//     failures ([LoginKey]: per client address and account), never a lock
+//     that someone else's failures could hold an owner behind.
+//   - [ParseEmail] and [ParseName] check sign-up input (net/mail, and the
+//     PRECIS profiles of golang.org/x/text/secure/precis) and return the
+//     canonical email and the display name; [Refusal] words their
+//     refusals, and CheckPassword's, for the user.
 //
 // # Choices
 //
@@ -51,6 +59,9 @@
 //   - A Limiter forgets its least recently used key when full, which resets
 //     that key's bucket; an attacker can only force that by spending
 //     MaxKeys other attempts, which the per-address limit slows.
-//   - The Limiter and the Hasher's slots are per process: several directors
-//     each allow the full rate.
+//   - The Limiter, the Backoff and the Hasher's slots are per process:
+//     several directors each allow the full rate.
+//   - Backoff per (address, account) does not slow a guesser spread over
+//     many addresses; the per-address Limiter and argon2id's cost bound
+//     each address.
 package auth

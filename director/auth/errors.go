@@ -25,6 +25,13 @@ var (
 	// ErrPasswordBlank reports a password made only of white space.
 	ErrPasswordBlank = errors.New("auth: password is blank")
 
-	// ErrLimiterConfig reports a LimiterConfig that NewLimiter refuses.
+	// ErrLimiterConfig reports a LimiterConfig that NewLimiter refuses, or
+	// a BackoffConfig that NewBackoff refuses.
 	ErrLimiterConfig = errors.New("auth: invalid limiter config")
+
+	// ErrBadEmail reports an email address ParseEmail refuses.
+	ErrBadEmail = errors.New("auth: bad email address")
+
+	// ErrBadName reports a display name ParseName refuses.
+	ErrBadName = errors.New("auth: bad name")
 )

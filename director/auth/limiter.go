@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"hash/maphash"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/leyworks/ley/store"
 )
 
 // LimiterConfig configures a Limiter: per key, a bucket of Burst tokens
@@ -32,8 +33,9 @@ func DefaultLimiterConfig() LimiterConfig {
 }
 
 // Limiter rate-limits attempts per key with a token bucket per key, in
-// bounded memory. Use one Limiter per kind of key (client address, email)
-// and keys from IPKey and EmailKey. Safe for concurrent use: one mutex
+// bounded memory. Use one Limiter per kind of key (client address,
+// account), so that keys of two kinds never share a bucket, and keys from
+// IPKey and EmailKey. Safe for concurrent use: one mutex
 // guards it all, held for O(1) work per call.
 //
 // Keys are stored as 64-bit seeded hashes, so a key's length costs nothing
@@ -196,9 +198,12 @@ func IPKey(a netip.Addr) string {
 	return p.String()
 }
 
-// EmailKey returns the rate-limit key for an email address: trimmed of
-// white space and lower-cased, so case variants share one bucket. It is a
-// key, not a validated address. It allocates when it changes the string.
+// EmailKey returns the rate-limit key for an email address: its
+// store.NormalizeEmail form, so every spelling of one address (case,
+// full-width letters) shares one bucket. It is a key, not a validated
+// address. Use it in a Limiter or Backoff of its own, or inside LoginKey,
+// never in one that also holds IPKey keys: "127.0.0.1" is both an
+// address's key and a string someone may send as an email.
 func EmailKey(email string) string {
-	return strings.ToLower(strings.TrimSpace(email))
+	return store.NormalizeEmail(email)
 }

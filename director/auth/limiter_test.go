@@ -212,6 +212,7 @@ func TestEmailKey(t *testing.T) {
 		{"Ann@Example.COM", "ann@example.com"},
 		{"  ann@example.com\n", "ann@example.com"},
 		{"ann@example.com", "ann@example.com"},
+		{"ａnn@Example.com", "ann@example.com"}, // full-width: one address, one key
 	} {
 		if got := EmailKey(tt.in); got != tt.want {
 			t.Errorf("EmailKey(%q) = %q; want %q", tt.in, got, tt.want)

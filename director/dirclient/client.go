@@ -14,11 +14,14 @@ import (
 	"github.com/leyworks/ley/net/control"
 )
 
-// Error is a refusal from the API: the HTTP status and its {code, message}.
+// Error is a refusal from the API: the HTTP status and its {code, message}
+// (and error_id, for an internal error: the id the director logged its
+// cause under).
 type Error struct {
 	Status  int
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	ErrorID string `json:"error_id,omitempty"`
 }
 
 func (e *Error) Error() string {

@@ -63,11 +63,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 
 // Migrate applies the pending embedded migrations.
 func (s *Store) Migrate(ctx context.Context) error {
-	sub, err := fs.Sub(migrations, "migrations")
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, s.db, sub, goose.WithDisableGlobalRegistry(true))
+	p, err := s.provider()
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
@@ -76,6 +72,71 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	return nil
 }
+
+// provider returns the goose provider of the embedded migrations, the SQL
+// files and the Go ones.
+func (s *Store) provider() (*goose.Provider, error) {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(goose.DialectSQLite3, s.db, sub, goose.WithDisableGlobalRegistry(true),
+		goose.WithGoMigrations(goose.NewGoMigration(2, &goose.GoFunc{RunTx: canonicalEmails}, &goose.GoFunc{RunTx: noop})))
+}
+
+// canonicalEmails is migration 2 (a Go migration: SQL files take versions
+// 1 and 3 on): it rewrites each stored email, and its password identity's
+// subject, into store.NormalizeEmail's form, which became canonical then
+// (before, emails were only trimmed and lower-cased). A row whose new form
+// another account already holds keeps its old form: both accounts keep
+// their ids, and the older one can no longer be reached by typing its
+// address (an operator merges or renames it).
+func canonicalEmails(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, email FROM accounts ORDER BY id`)
+	if err != nil {
+		return fmt.Errorf("canonical emails: %w", err)
+	}
+	type change struct {
+		id    int64
+		email string
+	}
+	var changes []change
+	for rows.Next() {
+		var c change
+		var old string
+		if err := rows.Scan(&c.id, &old); err != nil {
+			rows.Close()
+			return fmt.Errorf("canonical emails: %w", err)
+		}
+		if c.email = store.NormalizeEmail(old); c.email != old {
+			changes = append(changes, c)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("canonical emails: %w", err)
+	}
+	for _, c := range changes {
+		var taken bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM accounts WHERE email = ?)`, c.email).Scan(&taken); err != nil {
+			return fmt.Errorf("canonical emails: account %d: %w", c.id, err)
+		}
+		if taken {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE accounts SET email = ? WHERE id = ?`, c.email, c.id); err != nil {
+			return fmt.Errorf("canonical emails: account %d: %w", c.id, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE auth_identities SET subject = ? WHERE account_id = ? AND provider = ?`,
+			c.email, c.id, store.ProviderPassword); err != nil {
+			return fmt.Errorf("canonical emails: identity of account %d: %w", c.id, err)
+		}
+	}
+	return nil
+}
+
+// noop is the down step of a data migration that leaves valid data behind.
+func noop(context.Context, *sql.Tx) error { return nil }
 
 // Close closes the database.
 func (s *Store) Close() error {

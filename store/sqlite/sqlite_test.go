@@ -48,3 +48,28 @@ func TestReopen(t *testing.T) {
 		t.Errorf("Account after reopen = %+v, %v; want a@x", got, err)
 	}
 }
+
+// TestLegacyEmails: migration 2 on rows stored before it.
+func TestLegacyEmails(t *testing.T) {
+	storetest.RunLegacyEmails(t, func(t *testing.T, legacy []string) (store.Store, []store.AccountID) {
+		ctx := t.Context()
+		s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ley.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.RollBack(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]store.AccountID, len(legacy))
+		for i, e := range legacy {
+			if ids[i], err = s.InsertLegacyAccount(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return s, ids
+	})
+}

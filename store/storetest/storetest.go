@@ -31,6 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"Migrate", testMigrate},
 		{"Accounts", testAccounts},
+		{"CanonicalEmails", testCanonicalEmails},
 		{"Sessions", testSessions},
 		{"AreasAndMembers", testAreasAndMembers},
 		{"Invites", testInvites},
@@ -132,6 +133,73 @@ func testAccounts(t *testing.T, s store.Store) {
 	}
 	for _, tt := range tests {
 		wantErr(t, tt.name, tt.err, tt.want)
+	}
+}
+
+// testCanonicalEmails: every spelling of one address (full-width
+// letters, any case in either part, white space around) is one account:
+// it cannot be created twice and each spelling finds it.
+func testCanonicalEmails(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := mkAccount(t, s, "alice@t.local")
+	for _, email := range []string{"ａlice@t.local", "ALICE@T.LOCAL", "alice@ｔ.LOCAL", " Alice@t.Local\t", "ＡＬＩＣＥ＠t.local"} {
+		_, err := s.CreateAccount(ctx, store.NewAccount{Email: email, Name: "x", Created: t0})
+		wantErr(t, fmt.Sprintf("CreateAccount(%q) beside alice@t.local", email), err, store.ErrDuplicate)
+		if got, _, err := s.AccountByEmail(ctx, email); err != nil || got.ID != a.ID {
+			t.Errorf("AccountByEmail(%q) = %d, %v; want account %d", email, got.ID, err, a.ID)
+		}
+	}
+	for _, email := range []string{"alice@t.locals", "alice2@t.local", "a.lice@t.local"} {
+		if _, _, err := s.AccountByEmail(ctx, email); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("AccountByEmail(%q) err = %v; want %v (another address)", email, err, store.ErrNotFound)
+		}
+	}
+}
+
+// RunLegacyEmails checks migration 2, which rewrote stored emails into
+// [store.CanonicalEmail]'s form. open must return a Store whose accounts
+// table held exactly the given emails (each its password identity's
+// subject too, as ley stored them before migration 2: only trimmed and
+// lower-cased) when it was migrated to the latest version, with their
+// account ids in the same order, and arrange its cleanup.
+func RunLegacyEmails(t *testing.T, open func(t *testing.T, legacy []string) (store.Store, []store.AccountID)) {
+	legacy := []string{
+		"ａlice@t.local",     // 0: full-width: becomes alice@t.local
+		"bob@x",             // 1: already canonical
+		"dup@x",             // 2: canonical, and ...
+		"ｄup@x",             // 3: ... what this one would become: it keeps its form
+		"carol@ｅxample.org", // 4: full-width domain
+	}
+	s, ids := open(t, legacy)
+	if len(ids) != len(legacy) {
+		t.Fatalf("open returned %d ids for %d legacy accounts", len(ids), len(legacy))
+	}
+	ctx := t.Context()
+	tests := []struct {
+		typed   string
+		want    store.AccountID
+		subject string
+	}{
+		{"alice@t.local", ids[0], "alice@t.local"},
+		{"ａlice@t.local", ids[0], "alice@t.local"},
+		{"Bob@X", ids[1], "bob@x"},
+		{"dup@x", ids[2], "dup@x"},
+		{"ｄup@x", ids[2], "dup@x"},
+		{"carol@example.org", ids[4], "carol@example.org"},
+	}
+	for _, tt := range tests {
+		a, id, err := s.AccountByEmail(ctx, tt.typed)
+		if err != nil || a.ID != tt.want || id.Subject != tt.subject || a.Email != tt.subject {
+			t.Errorf("AccountByEmail(%q) = account %d %q, subject %q, %v; want account %d, %q", tt.typed, a.ID, a.Email, id.Subject, err, tt.want, tt.subject)
+		}
+	}
+	if a, err := s.Account(ctx, ids[3]); err != nil || a.Email != "ｄup@x" {
+		t.Errorf("Account(%d) = %q, %v; want its legacy form kept (dup@x is taken)", ids[3], a.Email, err)
+	}
+	_, err := s.CreateAccount(ctx, store.NewAccount{Email: "ALICE@t.local", Name: "x", Created: t0})
+	wantErr(t, "CreateAccount of a migrated address", err, store.ErrDuplicate)
+	if err := s.Migrate(ctx); err != nil {
+		t.Errorf("Migrate again: %v", err)
 	}
 }
 

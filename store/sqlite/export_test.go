@@ -1,0 +1,34 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/leyworks/ley/store"
+)
+
+// RollBack migrates s down to version, keeping the data: with
+// InsertLegacyAccount it lets a test plant rows as an older ley stored
+// them and then migrate them.
+func (s *Store) RollBack(ctx context.Context, version int64) error {
+	p, err := s.provider()
+	if err != nil {
+		return err
+	}
+	_, err = p.DownTo(ctx, version)
+	return err
+}
+
+// InsertLegacyAccount stores an account and its password identity with
+// email exactly as given, bypassing today's normalisation.
+func (s *Store) InsertLegacyAccount(ctx context.Context, email string) (store.AccountID, error) {
+	var id int64
+	if err := s.db.QueryRowContext(ctx, `INSERT INTO accounts (email, name, is_admin, created_at) VALUES (?, 'legacy', 0, 0) RETURNING id`, email).Scan(&id); err != nil {
+		return 0, fmt.Errorf("legacy account %q: %w", email, err)
+	}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO auth_identities (account_id, provider, subject, password_phc) VALUES (?, ?, ?, '')`,
+		id, store.ProviderPassword, email); err != nil {
+		return 0, fmt.Errorf("legacy identity %q: %w", email, err)
+	}
+	return store.AccountID(id), nil
+}
