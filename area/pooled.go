@@ -290,8 +290,11 @@ func (ha *hostArea) setRoute(b *body) {
 }
 
 // dropped records that p, which drove b, is gone; b stays for a resume.
+// A report about a body that is no longer this Area's (it crossed a
+// portal, or went after its grace) or that another peer drives now changes
+// nothing.
 func (ha *hostArea) dropped(p *peer, b *body) {
-	if b.peer != p {
+	if b.peer != p || ha.bodies[b.account] != b {
 		return
 	}
 	b.peer = nil

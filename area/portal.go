@@ -177,6 +177,9 @@ func (ha *hostArea) moveOut(b *body, m *control.PortalResult) {
 		p.send(final)
 		p.send(&wire.PortalMoved{Area: m.ToArea, WSURL: m.WSURL, Grant: m.Grant, JoinID: m.JoinID})
 		p.conn.Close(gate.CloseNormal, "moved to another area")
+		// The peer is no longer this body's: a drop it reports later (its
+		// close raced this crossing) must find nothing to do.
+		b.peer = nil
 		ha.bound--
 	}
 	ha.a.Despawn(b.entity)

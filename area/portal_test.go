@@ -117,3 +117,40 @@ func TestPortalLateSuccessFollowsTheStore(t *testing.T) {
 		t.Fatalf("portal_moved %+v", m)
 	}
 }
+
+// TestDropRacingACrossing: the player's socket drops just as the crossing
+// succeeds, so the drop is reported after the body left for the other
+// Area. The late report must change nothing (it once stopped a dead body's
+// walk and failed the Area, and counted the peer out twice).
+func TestDropRacingACrossing(t *testing.T) {
+	h, d := testHost(t, nil)
+	spawnWithPortal(t, d)
+	c := dial(t, h)
+	c.hello(d.grant(1, 100, 1, 4, 5, time.Minute), 1)
+	stayer := dial(t, h)
+	stayer.hello(d.grant(1, 200, 2, 9, 9, time.Minute), 2)
+	c.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE})
+	out := expect[*control.PortalOut](d, 5*time.Second)
+	ha := h.area(1)
+	done := make(chan [2]int, 1)
+	ha.a.PostControl(func(*ecs.Area) {
+		b := ha.bodies[100]
+		p := b.peer
+		ha.onPortalResult(&control.PortalResult{Transfer: out.Transfer, Area: 1, Account: 100, OK: true, ToArea: 2, WSURL: "ws://b/ws", Grant: "gb", JoinID: 77})
+		ha.dropped(p, b) // the close that raced the result, reported after it
+		done <- [2]int{ha.bound, len(ha.order)}
+	})
+	select {
+	case got := <-done:
+		if got != [2]int{1, 1} {
+			t.Fatalf("after the crossing and the late drop: bound %d, bodies %d; want 1, 1", got[0], got[1])
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("the control function never finished (the Area failed: %v)", ha.a.Failed())
+	}
+	expectMsg[*wire.PortalMoved](c, 5*time.Second)
+	expectMsg[*wire.Snapshot](stayer, 5*time.Second)
+	if ha.a.Failed() {
+		t.Fatal("the Area failed")
+	}
+}

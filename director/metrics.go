@@ -20,6 +20,7 @@ type counters struct {
 	transfers *prometheus.CounterVec // result: moved, refused
 	snapshots *prometheus.CounterVec // result: applied, stale, fenced, error
 	failures  prometheus.Counter     // Areas failed alone after a panic, as hosts reported them
+	hostExits prometheus.Counter     // spawned host processes that exited while the director ran
 }
 
 func newCounters() counters {
@@ -29,6 +30,7 @@ func newCounters() counters {
 		transfers: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ley_transfers_total", Help: "Portal crossings answered, by result."}, []string{"result"}),
 		snapshots: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ley_snapshot_writes_total", Help: "Area snapshots received from hosts, by outcome."}, []string{"result"}),
 		failures:  prometheus.NewCounter(prometheus.CounterOpts{Name: "ley_area_failures_total", Help: "Areas that panicked on a host and were failed alone (reported by area_closed)."}),
+		hostExits: prometheus.NewCounter(prometheus.CounterOpts{Name: "ley_host_exits_total", Help: "Spawned area host processes that exited while the director was running (crashes, kills)."}),
 	}
 }
 
@@ -112,7 +114,7 @@ func (d *Director) Collect(ch chan<- prometheus.Metric) {
 func (d *Director) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(d, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		d.counters.grants, d.counters.refusals, d.counters.transfers, d.counters.snapshots, d.counters.failures)
+		d.counters.grants, d.counters.refusals, d.counters.transfers, d.counters.snapshots, d.counters.failures, d.counters.hostExits)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }
 

@@ -157,6 +157,7 @@ func (s *spawner) watch(c *child) {
 	if s.ctx.Err() != nil {
 		return
 	}
+	s.d.counters.hostExits.Inc()
 	s.d.log.Warn("area host exited", "pid", c.cmd.Process.Pid, "err", err, "ran", time.Since(started).Round(time.Millisecond))
 	if !c.keep {
 		return

@@ -35,9 +35,17 @@ answers per intent (a JSON summary and a per-second CSV series).`,
 				return err
 			}
 			s := res.Summary
-			fmt.Fprintf(cmd.OutOrStdout(), "players %d/%d connected in %d Areas  gap p50 %.1f p90 %.1f p99 %.1f max %.1f ms  stutters %d (%.2f%%)  rtt p50 %.1f p99 %.1f ms  answers/intent %.4f (%d/%d)  errors %d  driver cpu %.0f%%\n",
+			fmt.Fprintf(cmd.OutOrStdout(), "players %d/%d connected in %d Areas  gap p50 %.1f p90 %.1f p99 %.1f max %.1f ms  stutters %d (%.2f%%)  rtt p50 %.1f p99 %.1f ms  answers/intent %.4f (%d/%d)  errors %d  driver cpu %.0f%%  seed %d\n",
 				s.Connected, s.Players, s.Areas, s.Gap.P50, s.Gap.P90, s.Gap.P99, s.Gap.Max, s.Stutters, s.StutterPct,
-				s.RTT.P50, s.RTT.P99, s.AnswerRatio, s.IntentsAnswered, s.IntentsSent, s.ErrorCount, s.Driver.CPUPercent)
+				s.RTT.P50, s.RTT.P99, s.AnswerRatio, s.IntentsAnswered, s.IntentsSent, s.ErrorCount, s.Driver.CPUPercent, s.Seed)
+			if c := s.Churn; c != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "churn: ground truth %d checks, %d mismatches; %d intents unanswered at a session's end\n", c.GroundTruth, c.Mismatches, c.Unanswered)
+				for _, k := range []string{load.EventArrive, load.EventLeave, load.EventResume, load.EventRejoin, load.EventTakeover, load.EventHop, load.EventStray} {
+					if e, ok := c.Events[k]; ok {
+						fmt.Fprintf(cmd.OutOrStdout(), "  %-9s %6d  ok %6d  failed %d\n", k, e.Count, e.OK, e.Failed)
+					}
+				}
+			}
 			if jsonPath != "" {
 				if werr := writeFile(jsonPath, func(f *os.File) error { return s.WriteJSON(f) }); werr != nil {
 					return werr
@@ -66,6 +74,15 @@ answers per intent (a JSON summary and a per-second CSV series).`,
 	f.IntVar(&cfg.LoginConcurrency, "login-concurrency", cfg.LoginConcurrency, "logins in flight (the director hashes 4 at once)")
 	f.IntVar(&cfg.JoinConcurrency, "join-concurrency", cfg.JoinConcurrency, "joins in flight")
 	f.BoolVar(&cfg.RaiseCap, "raise-cap", false, "raise the realm's player cap (as the admin) before joining")
+	f.Uint64Var(&cfg.Seed, "seed", 0, "seed of every random draw, to replay a run (0: the clock; the summary prints it)")
+	f.DurationVar(&cfg.Churn.SessionMean, "churn-session", cfg.Churn.SessionMean, "churn: mean time a session walks")
+	f.DurationVar(&cfg.Churn.AwayMean, "churn-away", cfg.Churn.AwayMean, "churn: mean time away after a clean leave")
+	f.DurationVar(&cfg.Churn.ResumeGrace, "churn-resume-grace", 0, "churn: the realm's resume grace (0: ask the director)")
+	f.IntVar(&cfg.Churn.Leave, "churn-leave", cfg.Churn.Leave, "churn: weight of sessions ending in a clean leave and a later return")
+	f.IntVar(&cfg.Churn.Resume, "churn-resume", cfg.Churn.Resume, "churn: weight of sessions ending in a dropped socket resumed within the grace")
+	f.IntVar(&cfg.Churn.Rejoin, "churn-rejoin", cfg.Churn.Rejoin, "churn: weight of sessions ending in a dropped socket past the grace, then a new join")
+	f.IntVar(&cfg.Churn.Takeover, "churn-takeover", cfg.Churn.Takeover, "churn: weight of sessions taken over by a second login")
+	f.IntVar(&cfg.Churn.Hop, "churn-hop", cfg.Churn.Hop, "churn: weight of sessions ending in a portal hop (Areas are linked in pairs)")
 	f.StringVar(&jsonPath, "json", "", "write the JSON summary to this file")
 	f.StringVar(&csvPath, "csv", "", "write the per-second CSV series to this file")
 	return cmd

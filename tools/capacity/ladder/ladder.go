@@ -53,6 +53,8 @@ type Config struct {
 	Ramp, Hold time.Duration
 	// MaxHosts and PoolSize configure a started realm's host rail.
 	MaxHosts, PoolSize int
+	// RealmArgs are more `ley run` flags for a started realm.
+	RealmArgs []string
 	// SLO is the objective each rung must hold.
 	SLO SLO
 	// Progress, if not nil, receives the ladder's and the driver's

@@ -31,6 +31,9 @@ func (r *realm) PID() int { return r.pid }
 // Stop stops the realm and removes its data directory.
 func (r *realm) Stop() { r.stop() }
 
+// Log returns what the realm (director and hosts) logged so far.
+func (r *realm) Log() ([]byte, error) { return os.ReadFile(filepath.Join(r.dir, "realm.log")) }
+
 // realm is a `ley run` subprocess the ladder started.
 type realm struct {
 	cmd  *exec.Cmd
@@ -82,6 +85,7 @@ func startRealm(ctx context.Context, cfg Config) (*realm, error) {
 		"--pool-size", strconv.Itoa(cfg.PoolSize),
 		"--log-level", "warn", "--host-log-level", "warn",
 		"--demo-email", cfg.AdminEmail, "--demo-password", cfg.AdminPassword)
+	cmd.Args = append(cmd.Args, cfg.RealmArgs...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = cleanEnv()
 	if err := cmd.Start(); err != nil {

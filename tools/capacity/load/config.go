@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/leyworks/ley/director/dirclient"
 )
 
 // Pattern is what simulated players do once bound.
@@ -26,10 +28,15 @@ const (
 	// session walks (move-to) onto its Area's portal, crosses, reconnects
 	// in the other Area with the grant it is given, and walks again.
 	PatternPortal Pattern = "portal"
+	// PatternChurn plays like real players come and go: Poisson arrivals,
+	// walking sessions of random length, and sessions that end in a clean
+	// leave, a resume after a dropped socket, a rejoin past the grace, a
+	// takeover by a second login, or a portal hop (see [Churn]).
+	PatternChurn Pattern = "churn"
 )
 
 // Patterns lists every pattern name, for flag help.
-var Patterns = []Pattern{PatternWalk, PatternWalk5, PatternIdle, PatternBursty, PatternPortal}
+var Patterns = []Pattern{PatternWalk, PatternWalk5, PatternIdle, PatternBursty, PatternPortal, PatternChurn}
 
 // StutterGap is the gap between snapshots that counts as a stutter.
 const StutterGap = 250 * time.Millisecond
@@ -53,8 +60,11 @@ type Config struct {
 	// Director is the director's base URL (http://host:port).
 	Director string
 	// AdminEmail and AdminPassword log in the admin that provisions the
-	// accounts (and raises the cap when RaiseCap is set).
+	// accounts (and raises the cap when RaiseCap is set), unless Admin is
+	// set: an admin session already logged in (a login ends the account's
+	// earlier sessions, so a caller that keeps its own passes it here).
 	AdminEmail, AdminPassword string
+	Admin                     *dirclient.Client
 	// Players accounts are provisioned over Areas Areas (account i in Area
 	// i % Areas) under Prefix, all with Password. Ignored when Roster is
 	// set. An empty Prefix takes "load-<unix seconds>".
@@ -88,6 +98,18 @@ type Config struct {
 	// (the ladder samples the server processes there). It must not block
 	// for long.
 	OnSteady func(start bool)
+
+	// Seed seeds every random draw of the run (directions, the churn
+	// pattern's arrivals and choices), so a run can be replayed; 0 takes
+	// the clock. The summary records it.
+	Seed uint64
+	// Churn tunes the churn pattern.
+	Churn Churn
+	// AtEnd, if not nil, is called by the churn pattern at the end of the
+	// steady phase with the players still in, by Area, while they are all
+	// bound and quiet (no intent in flight), just before they leave: a soak
+	// test compares them with the hosts' ground truth there.
+	AtEnd func(in map[uint32]int)
 }
 
 // DefaultConfig returns a fresh Config: the demo admin of `ley run` on
@@ -107,6 +129,7 @@ func DefaultConfig() Config {
 		Drain:            5 * time.Second,
 		LoginConcurrency: 4,
 		JoinConcurrency:  16,
+		Churn:            DefaultChurn(),
 	}
 }
 
@@ -115,6 +138,20 @@ func (c *Config) validate() error {
 	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
 	switch c.Pattern {
 	case PatternWalk, PatternWalk5, PatternIdle, PatternBursty:
+	case PatternChurn:
+		ch := c.Churn
+		if ch.SessionMean <= 0 || ch.AwayMean < 0 || ch.ResumeGrace < 0 {
+			bad("churn: session mean %v must be positive, away mean %v and resume grace %v not negative", ch.SessionMean, ch.AwayMean, ch.ResumeGrace)
+		}
+		if ch.Leave < 0 || ch.Resume < 0 || ch.Rejoin < 0 || ch.Takeover < 0 || ch.Hop < 0 || ch.Leave+ch.Resume+ch.Rejoin+ch.Takeover+ch.Hop == 0 {
+			bad("churn: weights must not be negative and not all zero")
+		}
+		if ch.Hop > 0 && len(c.Roster) == 0 && (c.Areas < 2 || c.Areas%2 != 0) {
+			bad("churn with hops links Areas in pairs: areas %d must be even and at least 2 (or set the hop weight to 0)", c.Areas)
+		}
+		if c.Ramp <= 0 {
+			bad("churn: players arrive over the ramp, which must be positive")
+		}
 	case PatternPortal:
 		if len(c.Roster) == 0 && (c.Areas < 2 || c.Areas%2 != 0) {
 			bad("pattern portal links Areas in pairs: areas %d must be even and at least 2", c.Areas)

@@ -53,6 +53,9 @@ type Summary struct {
 	Hops   int64 `json:"hops,omitempty"` // portal crossings (pattern portal)
 	HopLat Dist  `json:"hop,omitempty"`  // portal_moved to hello_ack in the new Area
 
+	Churn *ChurnSummary `json:"churn,omitempty"` // pattern churn
+	Seed  uint64        `json:"seed"`
+
 	Frames     int64            `json:"frames"`
 	Bytes      int64            `json:"bytes"`
 	Errors     map[string]int64 `json:"errors"`
@@ -113,15 +116,21 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	raiseNoFile()
+	if cfg.Seed == 0 {
+		cfg.Seed = uint64(time.Now().UnixNano())
+	}
 	r := &runner{cfg: cfg, st: newStats(), epoch: time.Now(), phase: "login"}
 	r.loopback = isLoopback(cfg.Director)
 	self0, _ := procstat.ReadSelf()
 
 	roster := cfg.Roster
 	if len(roster) == 0 || cfg.RaiseCap {
-		admin := r.client(0)
-		if _, err := admin.Login(ctx, cfg.AdminEmail, cfg.AdminPassword); err != nil {
-			return Result{}, fmt.Errorf("load: admin login: %w", err)
+		admin := cfg.Admin
+		if admin == nil {
+			admin = r.client(0)
+			if _, err := admin.Login(ctx, cfg.AdminEmail, cfg.AdminPassword); err != nil {
+				return Result{}, fmt.Errorf("load: admin login: %w", err)
+			}
 		}
 		if cfg.RaiseCap {
 			if err := RaiseCap(ctx, admin); err != nil {
@@ -130,10 +139,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		if len(roster) == 0 {
 			var err error
-			if roster, err = Provision(ctx, admin, cfg.Prefix, cfg.Password, cfg.Players, cfg.Areas, cfg.Pattern == PatternPortal); err != nil {
+			if roster, err = Provision(ctx, admin, cfg.Prefix, cfg.Password, cfg.Players, cfg.Areas, r.pairs()); err != nil {
 				return Result{}, err
 			}
-			if cfg.Pattern == PatternPortal {
+			if r.pairs() {
 				if err := linkPairs(ctx, admin, roster); err != nil {
 					return Result{}, err
 				}
@@ -168,6 +177,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	login := r.logins(ctx, players)
+
+	if cfg.Pattern == PatternChurn {
+		return r.finishChurn(ctx, players, login, len(areas), self0, stopSampling)
+	}
 
 	r.setPhase("ramp")
 	sendCtx, stopSending := context.WithCancel(ctx)
@@ -222,7 +235,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 					p.hop(sendCtx, portalX, portalY, startRead, hopped)
 					return
 				}
-				p.send(sendCtx, cfg.Pattern, rand.New(rand.NewPCG(uint64(i), uint64(r.epoch.UnixNano()))))
+				p.send(sendCtx, cfg.Pattern, rand.New(rand.NewPCG(uint64(i), r.cfg.Seed)))
 			}()
 		}()
 	}
@@ -253,18 +266,65 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	running.Wait()
 
+	hopMu.Lock()
+	hops := hopTimes
+	hopMu.Unlock()
+	join := Phase{Done: len(joinTimes), Failed: joinFailed, WallS: rampWall.Seconds(), Each: distOfDurations(joinTimes)}
+	res := r.summarize(players, len(areas), login, join, len(joinTimes), steady, hops, self0, stopSampling)
+	if res.Summary.Connected == 0 {
+		return res, ErrNoPlayers
+	}
+	return res, ctx.Err()
+}
+
+// finishChurn runs the churn pattern with the logged-in players and
+// summarises it.
+func (r *runner) finishChurn(ctx context.Context, players []*player, login Phase, areas int, self0 procstat.Self, stopSampling func()) (Result, error) {
+	if r.cfg.Churn.ResumeGrace == 0 {
+		g, err := resumeGrace(ctx, r.cfg.Director)
+		if err != nil {
+			return Result{}, err
+		}
+		r.cfg.Churn.ResumeGrace = g
+	}
+	start := time.Now()
+	churn, joins, never := r.runChurn(ctx, players, r.pairs())
+	join := Phase{Done: len(joins), Failed: int(churn.Events[EventArrive].Failed), WallS: time.Since(start).Seconds(), Each: distOfDurations(joins)}
+	res := r.summarize(players, areas, login, join, len(players)-never, r.cfg.Duration, nil, self0, stopSampling)
+	res.Summary.Churn = churn
+	if res.Summary.Connected == 0 {
+		return res, ErrNoPlayers
+	}
+	return res, ctx.Err()
+}
+
+// resumeGrace reads the realm's resume grace from /director/info.
+func resumeGrace(ctx context.Context, director string) (time.Duration, error) {
+	info, err := dirclient.New(director).Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("load: director info: %w", err)
+	}
+	ms, ok := info.Knobs["resume_grace_ms"].(float64)
+	if !ok || ms <= 0 {
+		return 0, fmt.Errorf("load: the director does not say its resume grace; set it (--churn-resume-grace)")
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// summarize builds the run's summary from the players' tallies, the
+// shards and the driver's own cost; connected is the players that bound.
+func (r *runner) summarize(players []*player, areas int, login, join Phase, connected int, steady time.Duration, hopTimes []time.Duration, self0 procstat.Self, stopSampling func()) Result {
+	cfg := r.cfg
 	s := Summary{
 		Started: r.epoch, Director: cfg.Director, Pattern: cfg.Pattern,
-		Players: len(players), Areas: len(areas),
+		Players: len(players), Areas: areas, Seed: cfg.Seed,
 		RampS: cfg.Ramp.Seconds(), SteadyS: steady.Seconds(),
 		Login:    login,
-		Join:     Phase{Done: len(joinTimes), Failed: joinFailed, WallS: rampWall.Seconds(), Each: distOfDurations(joinTimes)},
+		Join:     join,
 		Rejected: map[string]int64{},
 	}
-	s.Connected = len(joinTimes)
-	hopMu.Lock()
+	s.Connected = connected
 	s.Hops, s.HopLat = int64(len(hopTimes)), distOfDurations(hopTimes)
-	hopMu.Unlock()
 	s.Failed = len(players) - s.Connected
 	gap, rtt, stutters := r.st.steady()
 	s.Gap, s.RTT, s.Stutters = distOf(gap), distOf(rtt), stutters
@@ -306,11 +366,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	r.smu.Lock()
 	series := r.series
 	r.smu.Unlock()
-	res := Result{Summary: s, Series: series}
-	if s.Connected == 0 {
-		return res, ErrNoPlayers
-	}
-	return res, ctx.Err()
+	return Result{Summary: s, Series: series}
 }
 
 // drain waits until every intent sent is answered, at most Drain.
@@ -340,6 +396,11 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
+// pairs reports whether the run's Areas are linked in pairs by portals.
+func (r *runner) pairs() bool {
+	return r.cfg.Pattern == PatternPortal || (r.cfg.Pattern == PatternChurn && r.cfg.Churn.Hop > 0)
+}
+
 // runner is one Run's state.
 type runner struct {
 	cfg      Config
@@ -356,6 +417,9 @@ type runner struct {
 
 	smu    sync.Mutex
 	series []Point // guarded by smu
+
+	churnLogins int     // second logins of the churn pattern; guarded by cmu
+	churnEnd    endGate // the churn pattern's end
 }
 
 func (r *runner) setPhase(p string) {
