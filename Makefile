@@ -49,3 +49,10 @@ lint:
 LADDER_ARGS ?=
 ladder:
 	$(GO) run ./cmd/ley ladder --out bench $(LADDER_ARGS)
+
+## image: ley's container image without a container engine: the static
+## binary on an empty base, non-root, as a docker-save tarball (ley:dev);
+## push it with crane or skopeo (docs/kubernetes.md)
+.PHONY: image
+image:
+	$(GO) run ./internal/containerimage/mkimage -out bin/ley-image.tar

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/leyworks/ley/area/agones"
 	"github.com/leyworks/ley/net/gate"
 )
 
@@ -68,6 +69,11 @@ type Config struct {
 	TickStatsEvery time.Duration
 	// Gate configures the client WebSocket listener (its Addr is Listen).
 	Gate gate.Config
+	// Agones, when set, is the Agones SDK lifecycle of the GameServer this
+	// host runs in: the host calls Ready once it registered with its
+	// director, reports its Areas and players with every heartbeat, and the
+	// caller calls Shutdown after Run returns (drained).
+	Agones *agones.Lifecycle
 	// Logger receives the host's logs; nil means slog.Default().
 	Logger *slog.Logger
 }

@@ -107,6 +107,17 @@ func (h *Host) Run(ctx context.Context) error {
 	registered := make(chan struct{})
 	linkErr := make(chan error, 1)
 	go func() { linkErr <- h.link.run(linkCtx, registered) }()
+	if lc := h.cfg.Agones; lc != nil {
+		go func() {
+			select {
+			case <-registered:
+				if err := lc.Ready(linkCtx); err != nil && linkCtx.Err() == nil {
+					h.log.Error("agones: ready", "err", err)
+				}
+			case <-linkCtx.Done():
+			}
+		}()
+	}
 
 	statsCtx, stopStats := context.WithCancel(context.Background())
 	defer stopStats()
@@ -315,6 +326,9 @@ func (h *Host) heartbeat() *control.Heartbeat {
 		}
 	}
 	h.mu.Unlock()
+	if lc := h.cfg.Agones; lc != nil {
+		lc.SetStatus(hb.Areas, hb.Peers)
+	}
 	return hb
 }
 

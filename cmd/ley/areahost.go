@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -8,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/area"
+	"github.com/leyworks/ley/area/agones"
 	"github.com/spf13/cobra"
 )
 
@@ -15,6 +18,7 @@ func newAreahostCmd() *cobra.Command {
 	cfg := area.DefaultConfig()
 	var logLevel, pprofAddr string
 	var tickStatsSec int
+	var withAgones bool
 	cmd := &cobra.Command{
 		Use:   "areahost",
 		Short: "Run an area host: a pool of Areas behind one WebSocket listener, registered with a director",
@@ -24,18 +28,33 @@ func newAreahostCmd() *cobra.Command {
 			if cfg.Name == "" {
 				cfg.Name = hostname()
 			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			var lc *agones.Lifecycle
+			if withAgones {
+				var err error
+				if lc, err = agonesLifecycle(ctx, &cfg); err != nil {
+					return err
+				}
+			}
 			h, err := area.New(cfg)
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			stopObs, err := observe("areahost", cfg.Name, pprofAddr, cfg.Logger)
 			if err != nil {
 				return err
 			}
 			defer stopObs()
-			return h.Run(ctx)
+			runErr := h.Run(ctx)
+			if lc != nil && runErr == nil { // drained: the GameServer may go
+				sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := lc.Shutdown(sctx); err != nil {
+					cfg.Logger.Error("agones: shutdown", "err", err)
+				}
+			}
+			return runErr
 		},
 	}
 	f := cmd.Flags()
@@ -60,7 +79,40 @@ func newAreahostCmd() *cobra.Command {
 	f.IntVar(&tickStatsSec, "tick-stats-sec", 0, "log every active Area's tick stats every N seconds (0: off)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&pprofAddr, "pprof", "127.0.0.1:0", "loopback address serving /debug/pprof (\"\": off); continuous profiling: set LEY_PYROSCOPE_URL")
+	f.BoolVar(&withAgones, "agones", false, "run as an Agones GameServer: speak to the SDK sidecar (AGONES_SDK_HTTP_PORT) for health, Ready, labels and Shutdown; the ws:// URL defaults to the GameServer's address and its \"client\" port")
 	return cmd
+}
+
+// agonesLifecycle connects the host to the Agones SDK sidecar: health
+// pings start at once, and a host without --public-url is reached at the
+// GameServer's address and the host port of its "client" port.
+func agonesLifecycle(ctx context.Context, cfg *area.Config) (*agones.Lifecycle, error) {
+	base, err := agones.BaseURLFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	ccfg := agones.DefaultClientConfig()
+	ccfg.BaseURL = base
+	c, err := agones.NewClient(ccfg)
+	if err != nil {
+		return nil, err
+	}
+	lcfg := agones.DefaultConfig()
+	lcfg.Logger = cfg.Logger
+	lc, err := agones.NewLifecycle(c, lcfg)
+	if err != nil {
+		return nil, err
+	}
+	go lc.Run(ctx)
+	if cfg.PublicURL == "" {
+		addr, err := lc.Address(ctx, "client")
+		if err != nil {
+			return nil, fmt.Errorf("agones: the GameServer's address: %w", err)
+		}
+		cfg.PublicURL = "ws://" + addr + "/ws"
+	}
+	cfg.Agones = lc
+	return lc, nil
 }
 
 func hostname() string {
