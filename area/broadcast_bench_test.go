@@ -22,7 +22,7 @@ type fanout struct {
 	bytes   int64
 	frames  int64
 	buf     []byte
-	chunks  []wire.CellChunk
+	body    []byte
 	cells   []int32
 }
 
@@ -61,6 +61,7 @@ func newFanout(tb testing.TB, players, radius int) *fanout {
 	if err := ha.bcast.init(ha, hash); err != nil {
 		tb.Fatal(err)
 	}
+	ha.bcast.static = func(*peer, int32, uint32) {}    // maps are reliable messages, not part of a round
 	ha.bcast.deliver = func(_ *peer, fr *gate.Frame) { // as if written whole at once
 		f.bytes += int64(fr.Len())
 		f.frames++
@@ -79,28 +80,26 @@ func (f *fanout) tick() {
 	f.ha.a.Step()
 }
 
-// perPeer encodes every peer's snapshot from scratch with the general
-// encoder: all cells within its radius, no sharing, no deltas.
+// perPeer encodes every peer's snapshot from scratch with the same hand
+// encoders the broadcaster uses: every cell within its radius whole, no
+// sharing between peers, no deltas. The ratio to path=shared is what
+// sharing and deltas save; the encoder is the same on both sides.
 func (f *fanout) perPeer() {
 	bc := &f.ha.bcast
 	for _, b := range f.ha.order {
 		pos := bc.pos.Get(b.entity)
 		f.cells = bc.hash.CellsWithin(pos.X, pos.Y, bc.radius, f.cells[:0])
-		f.chunks = f.chunks[:0]
+		f.body = f.body[:0]
 		for _, hc := range f.cells {
-			var ents []wire.EntityState
+			f.body = wire.AppendCell(f.body, uint32(hc), bc.hash.Count(hc))
 			for id := bc.hash.First(hc); id >= 0; id = bc.hash.Next(id) {
-				x, y := f.ha.a.Grid.XY(bc.hash.Square(id))
-				ents = append(ents, wire.EntityState{ID: bc.hash.Entity(id).ID(), X: x, Y: y})
+				e := bc.hash.Entity(id)
+				st := bc.state(e, bc.hash.Square(id))
+				f.body = wire.AppendEntity(f.body, &st)
 			}
-			f.chunks = append(f.chunks, wire.CellChunk{Cell: uint32(hc), Ents: ents})
 		}
-		snap := wire.Snapshot{Tick: f.ha.a.Tick, You: wire.You{ID: b.entity.ID(), X: pos.X, Y: pos.Y}, Cells: f.chunks}
-		var err error
-		f.buf, err = wire.AppendEncode(f.buf[:0], &snap)
-		if err != nil {
-			panic(err)
-		}
+		f.buf = wire.AppendSnapshotHeader(f.buf[:0], f.ha.a.Tick, 0, 0, len(f.body))
+		f.buf = append(f.buf, f.body...)
 		f.bytes += int64(len(f.buf))
 		f.frames++
 	}
@@ -108,9 +107,10 @@ func (f *fanout) perPeer() {
 
 // BenchmarkSnapshotFanout: one 128x128 Area, 200 players all stepping every
 // tick; one op is one snapshot round to all 200 peers (the tick that moves
-// them runs outside the timer). path=shared is the broadcaster (each cell
-// encoded once, per-peer headers, deltas); path=perpeer encodes each
-// peer's whole view from scratch with the general encoder.
+// them runs outside the timer). path=shared is the broadcaster (each
+// cell's records encoded once, per-peer headers, deltas); path=perpeer
+// encodes each peer's whole view from scratch with the same hand encoders.
+// Neither writes to a socket (bench/ has the end-to-end figures).
 func BenchmarkSnapshotFanout(b *testing.B) {
 	for _, radius := range []int{16, 0} {
 		for _, path := range []string{"shared", "perpeer"} {

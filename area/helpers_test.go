@@ -11,6 +11,7 @@ import (
 	"github.com/leyworks/ley/area/areatest"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/gate"
+	"github.com/leyworks/ley/net/view"
 	"github.com/leyworks/ley/net/wire"
 )
 
@@ -104,12 +105,15 @@ func (d *director) grant(area uint32, account uint64, joinID uint64, x, y int32,
 	return tok
 }
 
-// client is a test WebSocket client speaking wire.
+// client is a test WebSocket client speaking wire. It keeps its view of
+// the Area (net/view) from every message the test consumes.
 type client struct {
-	t    *testing.T
-	c    *gate.ClientConn
-	msgs chan wire.Message
-	errs chan error
+	t      *testing.T
+	c      *gate.ClientConn
+	msgs   chan wire.Message
+	errs   chan error
+	v      *view.View
+	entity uint32 // from the last hello_ack
 }
 
 func dial(t *testing.T, h *Host) *client {
@@ -118,7 +122,7 @@ func dial(t *testing.T, h *Host) *client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := &client{t: t, c: c, msgs: make(chan wire.Message, 4096), errs: make(chan error, 1)}
+	cl := &client{t: t, c: c, msgs: make(chan wire.Message, 4096), errs: make(chan error, 1), v: view.New()}
 	go func() {
 		for {
 			b, err := c.ReadMessage()
@@ -159,6 +163,12 @@ func (cl *client) next(within time.Duration) wire.Message {
 		if !ok {
 			cl.t.Fatalf("connection ended: %v", <-cl.errs)
 		}
+		if ack, ok := m.(*wire.HelloAck); ok {
+			cl.entity = ack.Entity
+		}
+		if err := cl.v.Apply(m); err != nil {
+			cl.t.Fatalf("the server's %s breaks the protocol: %v", m.Type(), err)
+		}
 		return m
 	case <-time.After(within):
 		cl.t.Fatalf("no message within %v", within)
@@ -166,7 +176,8 @@ func (cl *client) next(within time.Duration) wire.Message {
 	}
 }
 
-// expectMsg returns the next message of T's type, skipping snapshots only.
+// expectMsg returns the next message of T's type, skipping only what
+// keeps the view (snapshot, area_info, static, presence).
 func expectMsg[T wire.Message](cl *client, within time.Duration) T {
 	cl.t.Helper()
 	deadline := time.Now().Add(within)
@@ -175,7 +186,8 @@ func expectMsg[T wire.Message](cl *client, within time.Duration) T {
 		if v, ok := m.(T); ok {
 			return v
 		}
-		if _, snap := m.(*wire.Snapshot); snap {
+		switch m.(type) {
+		case *wire.Snapshot, *wire.AreaInfo, *wire.Static, *wire.Presence:
 			continue
 		}
 		var zero T
@@ -186,7 +198,7 @@ func expectMsg[T wire.Message](cl *client, within time.Duration) T {
 // hello joins with tok and returns the ack.
 func (cl *client) hello(tok string, joinID uint64) *wire.HelloAck {
 	cl.t.Helper()
-	cl.send(&wire.Hello{Grant: tok, JoinID: joinID, Versions: []uint16{1}})
+	cl.send(&wire.Hello{Grant: tok, JoinID: joinID, Versions: []uint16{wire.Version}})
 	ack := expectMsg[*wire.HelloAck](cl, 5*time.Second)
 	if ack.JoinID != joinID {
 		cl.t.Fatalf("hello_ack join_id = %d; want %d", ack.JoinID, joinID)
@@ -220,4 +232,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// you returns the client's own entity as its view holds it.
+func (cl *client) you() wire.EntityState {
+	cl.t.Helper()
+	e, ok := cl.v.Entities[cl.entity]
+	if !ok {
+		cl.t.Fatalf("the client's view lacks its own entity %d", cl.entity)
+	}
+	return e
 }

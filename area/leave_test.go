@@ -74,18 +74,18 @@ func TestLeaveWhileAnotherStays(t *testing.T) {
 			leaver := dial(t, h)
 			ack := leaver.hello(d.grant(1, 100, 2, 4, 5, time.Minute), 2)
 			// Both in one interest cell: the stayer sees the leaver.
-			var view cellView
-			waitSnapshot(t, stayer, func(s *wire.Snapshot) bool { view.apply(s); return view.has(ack.Entity) })
+			sees := func() bool { _, ok := stayer.v.Entities[ack.Entity]; return ok }
+			waitSnapshot(t, stayer, func(*wire.Snapshot) bool { return sees() })
 
 			tc.leave(t, h, d, leaver)
 
 			// Past the grace the leaver's body is gone from the stayer's view
 			// while the stayer keeps getting snapshots: the host survived.
-			waitSnapshot(t, stayer, func(s *wire.Snapshot) bool { view.apply(s); return !view.has(ack.Entity) })
+			waitSnapshot(t, stayer, func(*wire.Snapshot) bool { return !sees() })
 			for range 10 {
-				view.apply(expectMsg[*wire.Snapshot](stayer, 2*time.Second))
+				expectMsg[*wire.Snapshot](stayer, 2*time.Second)
 			}
-			if view.has(ack.Entity) {
+			if sees() {
 				t.Fatal("the leaver's body came back into view")
 			}
 			ha := h.area(1)
@@ -119,28 +119,4 @@ func waitSnapshot(t *testing.T, cl *client, ok func(*wire.Snapshot) bool) *wire.
 	}
 	t.Fatal("no snapshot satisfied the condition in time")
 	return nil
-}
-
-// cellView is a client's view of the world: the entities of each cell, as
-// the snapshots it applied said.
-type cellView map[uint32][]wire.EntityState
-
-func (v *cellView) apply(s *wire.Snapshot) {
-	if *v == nil {
-		*v = cellView{}
-	}
-	for _, c := range s.Cells {
-		(*v)[c.Cell] = c.Ents
-	}
-}
-
-func (v cellView) has(id uint32) bool {
-	for _, ents := range v {
-		for _, e := range ents {
-			if e.ID == id {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -1,7 +1,6 @@
 package area
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -17,37 +16,11 @@ import (
 	"github.com/leyworks/ley/systems/spatial"
 )
 
-// grant is a join grant registered by the director: single use, expiring.
-type grant struct {
-	token   string
-	joinID  uint64
-	expires time.Time
-	name    string
-	char    control.Character
-}
-
-// body is a player's body in the Area and the peer driving it, if any.
-type body struct {
-	account   uint64
-	name      string
-	entity    ecs.Entity
-	peer      *peer
-	tag       uint32
-	resume    string
-	droppedAt time.Time // when its peer left; zero while bound
-}
-
-// route maps an entity ID to the body it was last given to, so answers
-// reach the connection that sent the intent (see ecs.Intent.Tag).
-type route struct {
-	entity ecs.Entity
-	b      *body
-}
-
 // closing is an Area's shutdown in progress.
 type closing struct {
 	reason   uint16
 	graceEnd time.Time
+	released bool   // the peers were let go (the grace is over)
 	finalSeq uint64 // the final snapshot's seq, once sent
 	ackBy    time.Time
 }
@@ -74,10 +47,12 @@ type hostArea struct {
 
 	lastPersist  time.Time
 	lastPresence time.Time
-	nextChores   time.Time
-	closing      *closing
-	answerBuf    []byte
-	bcast        broadcaster
+	// lastPresenceMsg is the encoded presence list last sent to peers.
+	lastPresenceMsg string
+	nextChores      time.Time
+	closing         *closing
+	answerBuf       []byte
+	bcast           broadcaster
 
 	intents   ecs.Map[ecs.Intents]
 	players   ecs.Map[ecs.Player]
@@ -156,236 +131,10 @@ func populate(a *ecs.Area, seed uint64) {
 	}
 }
 
-// addGrant registers a join grant and acks it to the director.
-func (ha *hostArea) addGrant(m *control.Grant) {
-	ack := &control.GrantAck{Area: ha.id, Token: m.Token}
-	if ha.closing != nil {
-		ack.Error = "area is closing"
-		ha.h.dropIndex(ha.h.grants, m.Token)
-	} else {
-		ttl := time.Duration(m.TTLMS) * time.Millisecond
-		if ttl <= 0 || ttl > 90*time.Second {
-			ttl = 90 * time.Second
-		}
-		ha.grants[m.Token] = &grant{token: m.Token, joinID: m.JoinID, expires: time.Now().Add(ttl), name: m.Name, char: m.Character}
-		ha.scheduleChores(time.Now())
-	}
-	ha.h.link.send(ack)
-}
-
-// hello binds p to its grant's body, spawning it or taking it over.
-func (ha *hostArea) hello(p *peer, m *wire.Hello, version uint16) {
-	g := ha.grants[m.Grant]
-	switch {
-	case g == nil:
-		p.sendError(wire.CodeBadGrant, 0, m.JoinID, "unknown or used grant")
-		return
-	case g.joinID != m.JoinID:
-		p.sendError(wire.CodeBadGrant, 0, m.JoinID, "grant belongs to another join")
-		return
-	}
-	delete(ha.grants, m.Grant)
-	ha.h.dropIndex(ha.h.grants, m.Grant)
-	now := time.Now()
-	if now.After(g.expires) {
-		p.sendError(wire.CodeGrantExpired, 0, m.JoinID, "grant expired")
-		return
-	}
-	if ha.closing != nil {
-		p.sendError(wire.CodeAreaClosing, 0, m.JoinID, "area is closing")
-		return
-	}
-	b := ha.bodies[g.char.Account]
-	if b == nil {
-		e, err := ha.spawnPlayer(g.char)
-		if err != nil {
-			code := wire.CodeInternal
-			if err == ecs.ErrAreaFull {
-				code = wire.CodeAreaFull
-			}
-			p.sendError(code, 0, m.JoinID, err.Error())
-			return
-		}
-		b = &body{account: g.char.Account, name: g.name, entity: e}
-		ha.bodies[b.account] = b
-		ha.order = append(ha.order, b)
-	}
-	ha.bind(p, b, m.JoinID, version, true)
-}
-
-// resume rebinds p to the body its resume token names.
-func (ha *hostArea) resume(p *peer, m *wire.Resume) {
-	for _, b := range ha.order {
-		if b.resume == m.Token && b.resume != "" {
-			ha.bind(p, b, m.JoinID, p.version, false)
-			return
-		}
-	}
-	p.sendError(wire.CodeBadToken, 0, m.JoinID, "unknown or expired resume token")
-}
-
-// bind gives b to p; a peer still driving b is taken over first. A fresh
-// session (a hello, not a resume) starts its own seq space: the body's
-// queued intents (the old session's) are dropped as superseded and its
-// ack_seq starts again from 0, so the new client's seq 1 is acknowledged.
-func (ha *hostArea) bind(p *peer, b *body, joinID uint64, version uint16, fresh bool) {
-	if p.closed.Load() { // it left while its hello waited: keep the body for a resume
-		if b.peer == nil && b.droppedAt.IsZero() {
-			b.droppedAt = time.Now()
-		}
-		return
-	}
-	if old := b.peer; old != nil && old != p {
-		old.unbind(wire.CodeTakenOver, "another login took this session over")
-		old.send(&wire.TakenOver{})
-		old.conn.Close(gate.CloseNormal, "taken over")
-		ha.bound--
-	}
-	if b.peer != p {
-		ha.bound++
-	}
-	b.peer = p
-	b.droppedAt = time.Time{}
-	if fresh {
-		ha.resetSeqs(b)
-	}
-	b.tag = bindTags.Add(1)
-	if b.resume != "" {
-		ha.h.dropIndex(ha.h.resumes, b.resume)
-	}
-	b.resume = newToken()
-	ha.h.mu.Lock()
-	ha.h.resumes[b.resume] = ha
-	ha.h.mu.Unlock()
-	ha.setRoute(b)
-	p.version = version
-	p.view.reset()
-	p.lost.Store(0)
-	p.bind.Store(&binding{ha: ha, b: b, entity: b.entity, tag: b.tag})
-	p.send(&wire.HelloAck{JoinID: joinID, Entity: b.entity.ID(), Tick: ha.a.Tick, Area: ha.id, ResumeToken: b.resume, Version: version})
-	ha.presence(time.Now())
-}
-
-// resetSeqs answers b's queued intents SUPERSEDED (under the old
-// session's tag, so they reach nobody new) and zeroes its ack_seq.
-func (ha *hostArea) resetSeqs(b *body) {
-	if q := ha.intents.Get(b.entity); q != nil {
-		for q.Len() > 0 {
-			it := q.Pop()
-			ha.a.Answer(b.entity, &it, ecs.OutcomeSuperseded)
-		}
-	}
-	if pl := ha.players.Get(b.entity); pl != nil {
-		pl.AckSeq = 0
-	}
-	ha.stopWalking(b)
-}
-
-func (ha *hostArea) setRoute(b *body) {
-	id := b.entity.ID()
-	for int(id) >= len(ha.routes) {
-		ha.routes = append(ha.routes, route{})
-	}
-	ha.routes[id] = route{entity: b.entity, b: b}
-}
-
-// dropped records that p, which drove b, is gone; b stays for a resume.
-// A report about a body that is no longer this Area's (it crossed a
-// portal, or went after its grace) or that another peer drives now changes
-// nothing.
-func (ha *hostArea) dropped(p *peer, b *body) {
-	if b.peer != p || ha.bodies[b.account] != b {
-		return
-	}
-	b.peer = nil
-	b.droppedAt = time.Now()
-	ha.bound--
-	ha.stopWalking(b)
-	ha.presence(b.droppedAt)
-	ha.scheduleChores(b.droppedAt)
-}
-
-// stopWalking drops a body's move-to target: a body nobody steers (its
-// peer left) or a new session has just taken must not walk on, least of
-// all into a portal its player did not choose now.
-func (ha *hostArea) stopWalking(b *body) {
-	if p := ha.paths.Get(b.entity); p != nil {
-		p.Clear()
-	}
-}
-
-// spawnPlayer puts a character's body on its square, or on the nearest
-// free square to it (or to the Area's middle for a new character).
-func (ha *hostArea) spawnPlayer(c control.Character) (ecs.Entity, error) {
-	g := ha.a.Grid
-	x, y := g.W()/2, g.H()/2
-	if c.Placed && g.In(c.X, c.Y) {
-		x, y = c.X, c.Y
-	}
-	fx, fy, ok := ha.nearestFree(x, y)
-	if !ok {
-		return ecs.Entity{}, fmt.Errorf("no free square in area %d", ha.id)
-	}
-	return ha.a.SpawnPlayer(c.Account, fx, fy)
-}
-
-// nearestFree finds the free square nearest (x, y) that is not a portal
-// (a player put down on a portal would be stuck there: only a step onto
-// one crosses).
-func (ha *hostArea) nearestFree(x, y int32) (int32, int32, bool) {
-	return nearestFree(ha.a.Grid, x, y, func(c ecs.Cell) bool { return ha.portalAt == nil || ha.portalAt[c] < 0 })
-}
-
-// nearestFree searches rings around (x, y) for a free square that ok
-// accepts (nil accepts any).
-func nearestFree(g *ecs.Grid, x, y int32, ok func(ecs.Cell) bool) (int32, int32, bool) {
-	maxR := max(g.W(), g.H())
-	for r := int32(0); r <= maxR; r++ {
-		for dy := -r; dy <= r; dy++ {
-			for dx := -r; dx <= r; dx++ {
-				if max(abs(dx), abs(dy)) != r {
-					continue
-				}
-				nx, ny := x+dx, y+dy
-				if !g.In(nx, ny) {
-					continue
-				}
-				if c := g.Cell(nx, ny); g.Free(c) && (ok == nil || ok(c)) {
-					return nx, ny, true
-				}
-			}
-		}
-	}
-	return 0, 0, false
-}
-
-func abs(v int32) int32 {
-	if v < 0 {
-		return -v
-	}
-	return v
-}
-
 // afterTick runs at the end of every tick: deliver rejections, send
 // snapshots on their cadence, do the chores when due.
 func (ha *hostArea) afterTick(a *ecs.Area) {
-	for i := range a.Outbox {
-		ans := &a.Outbox[i]
-		if ans.Outcome == ecs.OutcomeApplied {
-			continue // acknowledged by the snapshot's ack_seq
-		}
-		id := ans.Entity.ID()
-		if int(id) >= len(ha.routes) {
-			continue
-		}
-		r := ha.routes[id]
-		if r.entity != ans.Entity || r.b == nil || r.b.peer == nil || r.b.tag != ans.Tag {
-			continue // its connection is gone; nobody is left to tell
-		}
-		ha.answerBuf = wire.AppendIntentResult(ha.answerBuf[:0], ans.Seq, outcomeCode[ans.Outcome])
-		r.b.peer.sent(len(ha.answerBuf))
-		_ = r.b.peer.conn.Send(ha.answerBuf)
-	}
+	ha.deliverAnswers(a)
 	if a.Mode() == ecs.Frozen { // a frozen Area's stray answers: no snapshot, no chores here
 		return
 	}
@@ -404,6 +153,26 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 	}
 }
 
+// deliverAnswers sends the rejections in the Outbox to the sessions that
+// sent those intents (applied ones are acknowledged by the snapshots'
+// ack_seq), then empties it.
+func (ha *hostArea) deliverAnswers(a *ecs.Area) {
+	for i := range a.Outbox {
+		ans := &a.Outbox[i]
+		if ans.Outcome == ecs.OutcomeApplied {
+			continue // acknowledged by the snapshot's ack_seq
+		}
+		b := ha.route(ans.Entity)
+		if b == nil || b.peer == nil || b.session != ans.Tag {
+			continue // its session is over; nobody is left to tell
+		}
+		ha.answerBuf = wire.AppendIntentResult(ha.answerBuf[:0], ans.Seq, outcomeCode[ans.Outcome])
+		b.peer.sent(len(ha.answerBuf))
+		_ = b.peer.conn.Send(ha.answerBuf)
+	}
+	a.Outbox = a.Outbox[:0]
+}
+
 // outcomeCode maps the engine's outcomes to wire codes.
 var outcomeCode = [...]wire.Code{
 	ecs.OutcomeApplied:          wire.CodeOK,
@@ -416,6 +185,7 @@ var outcomeCode = [...]wire.Code{
 	ecs.OutcomeNoPath:           wire.CodeNoPath,
 	ecs.OutcomeInvalid:          wire.CodeMalformed,
 	ecs.OutcomeNotAllowed:       wire.CodeNotAllowed,
+	ecs.OutcomeClosing:          wire.CodeAreaClosing,
 }
 
 func (ha *hostArea) scheduleChores(t time.Time) {
@@ -436,6 +206,7 @@ func (ha *hostArea) chores(now time.Time) {
 		if now.After(g.expires) {
 			delete(ha.grants, tok)
 			ha.h.dropIndex(ha.h.grants, tok)
+			ha.h.expire(tok)
 		}
 	}
 	var gone []*body
@@ -575,6 +346,33 @@ func (ha *hostArea) presence(now time.Time) {
 		}
 	}
 	ha.h.link.send(&control.Presence{Area: ha.id, Peers: ha.bound, Accounts: accounts})
+	ha.tellPresence()
+}
+
+// tellPresence sends every bound peer the players bound in the Area with
+// their names, when that list changed since it was last sent (and to a
+// peer bound since, which has not had it).
+func (ha *hostArea) tellPresence() {
+	list := &wire.Presence{Area: ha.id, Players: make([]wire.Player, 0, ha.bound)}
+	for _, b := range ha.order {
+		if b.peer != nil {
+			list.Players = append(list.Players, wire.Player{Entity: b.entity.ID(), Name: b.name})
+		}
+	}
+	msg, err := wire.Encode(list)
+	if err != nil {
+		ha.h.log.Error("encode presence", "area", ha.id, "err", err)
+		return
+	}
+	changed := string(msg) != ha.lastPresenceMsg
+	ha.lastPresenceMsg = string(msg)
+	for _, b := range ha.order {
+		if p := b.peer; p != nil && (changed || !p.hasPresence) {
+			p.hasPresence = true
+			p.sent(len(msg))
+			_ = p.conn.Send(msg)
+		}
+	}
 }
 
 // beginClose tells every peer the Area closes after grace; the Area keeps
@@ -598,6 +396,29 @@ func (ha *hostArea) beginClose(reason uint16, grace time.Duration) {
 	ha.closeStep(now)
 }
 
+// release ends every session at the end of a close's grace: every intent
+// still waiting is refused (code), every answer delivered, then each peer
+// gets a last snapshot (reliable: its final ack_seq), rehello{code} and
+// the close (1001). Nothing is applied after: the final snapshot persisted
+// next holds everything every peer was told.
+func (ha *hostArea) release(code wire.Code) {
+	ha.a.RefuseAll(ecs.OutcomeClosing)
+	ha.deliverAnswers(ha.a)
+	for _, b := range ha.order {
+		p := b.peer
+		if p == nil {
+			continue
+		}
+		p.bind.Store(nil)
+		p.lost.Store(uint32(code))
+		p.send(ha.finalSnapshot(b))
+		p.send(&wire.Rehello{Code: code, Detail: "the area closed"})
+		p.conn.Close(gate.CloseGoingAway, "area closed")
+		b.peer = nil
+	}
+	ha.bound = 0
+}
+
 // closeStep advances a close: after the grace, send the final snapshot;
 // once it is acked (or the wait timed out), unload.
 func (ha *hostArea) closeStep(now time.Time) {
@@ -605,6 +426,10 @@ func (ha *hostArea) closeStep(now time.Time) {
 	if now.Before(c.graceEnd) {
 		ha.scheduleChores(c.graceEnd)
 		return
+	}
+	if !c.released {
+		ha.release(wire.Code(c.reason))
+		c.released = true
 	}
 	if c.finalSeq == 0 && !ha.fenced {
 		ha.persist(now, true)
@@ -620,10 +445,6 @@ func (ha *hostArea) closeStep(now time.Time) {
 		ha.h.log.Warn("final snapshot not acked in time; unloading anyway", "area", ha.id, "seq", c.finalSeq)
 	}
 	for _, b := range ha.order {
-		if p := b.peer; p != nil {
-			p.unbind(wire.Code(c.reason), "area closed")
-			p.conn.Close(gate.CloseGoingAway, "area closed")
-		}
 		ha.h.dropIndex(ha.h.resumes, b.resume)
 	}
 	ha.bodies = map[uint64]*body{}
@@ -633,7 +454,7 @@ func (ha *hostArea) closeStep(now time.Time) {
 	ha.a.Freeze()
 	ha.a.SetTimer(time.Time{})
 	ha.h.unload(ha)
-	ha.h.link.send(&control.AreaClosed{Area: ha.id, Seq: c.finalSeq, Acked: ackedFinal})
+	ha.h.link.send(&control.AreaClosed{Area: ha.id, Seq: c.finalSeq, Acked: ackedFinal, Epoch: ha.epoch})
 	ha.h.log.Info("area unloaded", "area", ha.id, "final_seq", c.finalSeq, "acked", ackedFinal)
 }
 

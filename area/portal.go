@@ -166,15 +166,7 @@ func (ha *hostArea) moveOut(b *body, m *control.PortalResult) {
 		p.lost.Store(uint32(wire.CodeRehello))
 		// A last snapshot, sent reliably: it carries the session's final
 		// ack_seq, which the volatile ones might not deliver before the close.
-		final := &wire.Snapshot{Tick: ha.a.Tick, Cells: []wire.CellChunk{}}
-		if pl := ha.players.Get(b.entity); pl != nil {
-			final.AckSeq = pl.AckSeq
-		}
-		final.You.ID = b.entity.ID()
-		if pos := ha.positions.Get(b.entity); pos != nil {
-			final.You.X, final.You.Y = pos.X, pos.Y
-		}
-		p.send(final)
+		p.send(ha.finalSnapshot(b))
 		p.send(&wire.PortalMoved{Area: m.ToArea, WSURL: m.WSURL, Grant: m.Grant, JoinID: m.JoinID})
 		p.conn.Close(gate.CloseNormal, "moved to another area")
 		// The peer is no longer this body's: a drop it reports later (its

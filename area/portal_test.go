@@ -44,10 +44,7 @@ func TestPortalTimeoutRestores(t *testing.T) {
 	if b := expectMsg[*wire.PortalBlocked](c, 10*time.Second); b.Reason != wire.CodeTimeout {
 		t.Fatalf("portal_blocked %+v; want TIMEOUT", b)
 	}
-	s := expectMsg[*wire.Snapshot](c, 5*time.Second)
-	if s.You.X != 4 || s.You.Y != 5 {
-		t.Fatalf("restored at (%d,%d); want the from-square (4,5)", s.You.X, s.You.Y)
-	}
+	waitSnapshot(t, c, func(*wire.Snapshot) bool { y := c.you(); return y.X == 4 && y.Y == 5 && y.Flags&wire.FlagTransit == 0 })
 	c.send(&wire.Intent{Seq: 3, Kind: wire.IntentStep, Dir: wire.DirS}) // free to move again
 	for {
 		if s := expectMsg[*wire.Snapshot](c, 5*time.Second); s.AckSeq >= 3 {
@@ -71,9 +68,7 @@ func TestPortalResults(t *testing.T) {
 	if r := expectMsg[*wire.PortalTransferRejected](c, 5*time.Second); r.Reason != wire.CodeNotMember {
 		t.Fatalf("rejection %+v", r)
 	}
-	if s := expectMsg[*wire.Snapshot](c, 5*time.Second); s.You.X != 4 {
-		t.Fatalf("after a refusal you = %+v; want back on (4,5)", s.You)
-	}
+	waitSnapshot(t, c, func(*wire.Snapshot) bool { y := c.you(); return y.X == 4 && y.Y == 5 && y.Flags&wire.FlagTransit == 0 })
 	c.send(&wire.Intent{Seq: 2, Kind: wire.IntentStep, Dir: wire.DirE})
 	out2 := expect[*control.PortalOut](d, 5*time.Second)
 	if out2.Transfer == out.Transfer {

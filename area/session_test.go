@@ -36,7 +36,7 @@ func TestNothingBeforeHello(t *testing.T) {
 		}
 	}
 	tok := d.grant(1, 101, 7, 8, 8, time.Minute)
-	b.send(&wire.Hello{Grant: tok, JoinID: 7, Versions: []uint16{1}})
+	b.send(&wire.Hello{Grant: tok, JoinID: 7, Versions: []uint16{wire.Version}})
 	var codes []wire.Code
 	for {
 		m := b.next(5 * time.Second)
@@ -65,8 +65,9 @@ func TestNothingBeforeHello(t *testing.T) {
 		}
 	}
 	// Once bound, snapshots flow.
-	if s := expectMsg[*wire.Snapshot](b, 5*time.Second); s.You.X != 8 || s.You.Y != 8 {
-		t.Fatalf("first snapshot you = %+v; want (8,8)", s.You)
+	expectMsg[*wire.Snapshot](b, 5*time.Second)
+	if y := b.you(); y.X != 8 || y.Y != 8 {
+		t.Fatalf("first snapshot you = %+v; want (8,8)", y)
 	}
 }
 
@@ -76,7 +77,7 @@ func TestGrantRules(t *testing.T) {
 	tok := d.grant(1, 100, 1, 2, 2, time.Minute)
 
 	wrongJoin := dial(t, h)
-	wrongJoin.send(&wire.Hello{Grant: tok, JoinID: 99, Versions: []uint16{1}})
+	wrongJoin.send(&wire.Hello{Grant: tok, JoinID: 99, Versions: []uint16{wire.Version}})
 	if e := expectMsg[*wire.Error](wrongJoin, 5*time.Second); e.Code != wire.CodeBadGrant || e.JoinID != 99 {
 		t.Fatalf("hello with another join's id: %+v; want BAD_GRANT echoing join 99", e)
 	}
@@ -84,7 +85,7 @@ func TestGrantRules(t *testing.T) {
 	c := dial(t, h)
 	c.hello(tok, 1)
 	again := dial(t, h)
-	again.send(&wire.Hello{Grant: tok, JoinID: 1, Versions: []uint16{1}})
+	again.send(&wire.Hello{Grant: tok, JoinID: 1, Versions: []uint16{wire.Version}})
 	if e := expectMsg[*wire.Error](again, 5*time.Second); e.Code != wire.CodeBadGrant || e.JoinID != 1 {
 		t.Fatalf("grant used twice: %+v; want BAD_GRANT", e)
 	}
@@ -92,7 +93,7 @@ func TestGrantRules(t *testing.T) {
 	short := d.grant(1, 200, 3, 4, 4, 30*time.Millisecond)
 	time.Sleep(60 * time.Millisecond) // let the grant's TTL pass
 	late := dial(t, h)
-	late.send(&wire.Hello{Grant: short, JoinID: 3, Versions: []uint16{1}})
+	late.send(&wire.Hello{Grant: short, JoinID: 3, Versions: []uint16{wire.Version}})
 	e := expectMsg[*wire.Error](late, 5*time.Second)
 	if e.Code != wire.CodeGrantExpired && e.Code != wire.CodeBadGrant {
 		t.Fatalf("expired grant: %+v; want GRANT_EXPIRED (or BAD_GRANT once swept)", e)
@@ -114,8 +115,8 @@ func TestTakeoverKeepsBody(t *testing.T) {
 	for {
 		s := expectMsg[*wire.Snapshot](first, 5*time.Second)
 		if s.AckSeq == 1 {
-			if s.You.X != 4 {
-				t.Fatalf("after one step east you = %+v", s.You)
+			if y := first.you(); y.X != 4 || y.Facing != wire.DirE {
+				t.Fatalf("after one step east you = %+v; want x 4, facing east", y)
 			}
 			break
 		}
@@ -125,25 +126,32 @@ func TestTakeoverKeepsBody(t *testing.T) {
 	if ack2.Entity != ack1.Entity {
 		t.Fatalf("takeover got entity %d; want the same body %d", ack2.Entity, ack1.Entity)
 	}
-	// The old peer: rehello{TAKEN_OVER}, taken_over, then the close.
+	// The old peer: its last snapshot (ack_seq 1), taken_over, then the
+	// close (1000).
 	var got []string
+	var lastAck uint32
 	for {
 		m, ok := <-first.msgs
 		if !ok {
 			break
 		}
-		switch m.(type) {
+		switch m := m.(type) {
 		case *wire.Snapshot:
+			lastAck = m.AckSeq
 		default:
 			got = append(got, m.Type().String())
 		}
 	}
-	if len(got) < 2 || got[len(got)-1] != "taken_over" {
-		t.Fatalf("old peer got %v; want taken_over last, before its close", got)
+	if len(got) != 1 || got[0] != "taken_over" || lastAck != 1 {
+		t.Fatalf("old peer got %v (last ack_seq %d); want taken_over alone after its last snapshot (ack 1), before its close", got, lastAck)
 	}
-	s := expectMsg[*wire.Snapshot](second, 5*time.Second)
-	if s.You.X != 4 || s.You.Y != 3 {
-		t.Fatalf("position after takeover = (%d,%d); want (4,3) preserved", s.You.X, s.You.Y)
+	var ce *gate.CloseError
+	if err := <-first.errs; !errors.As(err, &ce) || ce.Code != gate.CloseNormal {
+		t.Fatalf("old peer closed with %v; want 1000", err)
+	}
+	expectMsg[*wire.Snapshot](second, 5*time.Second)
+	if y := second.you(); y.X != 4 || y.Y != 3 {
+		t.Fatalf("position after takeover = (%d,%d); want (4,3) preserved", y.X, y.Y)
 	}
 }
 
@@ -188,6 +196,7 @@ func TestEveryIntentAnswered(t *testing.T) {
 			results[m.Seq] = m.Code
 		case *wire.Snapshot:
 			acked = max(acked, m.AckSeq)
+		case *wire.AreaInfo, *wire.Static, *wire.Presence:
 		default:
 			t.Fatalf("unexpected %s", m.Type())
 		}

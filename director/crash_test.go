@@ -66,10 +66,10 @@ func (r *crashRealm) url() string { return "http://" + r.httpAddr }
 // hosts it spawns ("" for none), and waits until it serves.
 func (r *crashRealm) start(spec string) {
 	r.t.Helper()
-	cmd := exec.Command(leyBin, "director", "--database-url", r.db, "--http", r.httpAddr, "--control", r.ctlAddr,
+	cmd := exec.Command(leyBin, "director", "--http", r.httpAddr, "--control", r.ctlAddr,
 		"--min-hosts", "2", "--max-hosts", "3", "--persist-every", "300ms", "--resume-grace", "1s",
 		"--transfer-timeout", "4s", "--area-idle-grace", "1h", "--log-level", "info", "--host-log-level", "warn")
-	cmd.Env = append(os.Environ(), "LEY_FAILPOINT="+spec)
+	cmd.Env = append(os.Environ(), "LEY_FAILPOINT="+spec, "LEY_DATABASE_URL="+r.db) // a database URL is never on a command line
 	logf, err := os.OpenFile(filepath.Join(r.logDir, "realm.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		r.t.Fatal(err)
@@ -179,7 +179,7 @@ func (p *crashPlayer) enter(ctx context.Context) (*gate.ClientConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, _ := wire.Encode(&wire.Hello{Grant: j.Grant, JoinID: j.JoinID, Versions: []uint16{1}})
+	b, _ := wire.Encode(&wire.Hello{Grant: j.Grant, JoinID: j.JoinID, Versions: []uint16{wire.Version}})
 	if err := conn.WriteMessage(b); err != nil {
 		conn.Close(1000, "")
 		return nil, err

@@ -31,15 +31,17 @@ func TestFullStack(t *testing.T) {
 	if ack.JoinID != j.JoinID || ack.Area != area.ID {
 		t.Fatalf("hello_ack %+v for join %+v", ack, j)
 	}
-	first := p.snapshot(0)
+	p.snapshot(0)
+	first := p.you()
 	p.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE})
-	s := p.snapshot(1)
-	if s.You.X != first.You.X+1 || s.You.Y != first.You.Y {
-		t.Fatalf("after a step east: %+v, from %+v", s.You, first.You)
+	p.snapshot(1)
+	you := p.you()
+	if you.X != first.X+1 || you.Y != first.Y || you.Facing != wire.DirE {
+		t.Fatalf("after a step east: %+v, from %+v", you, first)
 	}
 	waitFor(t, "the move persisted", func() bool {
 		ch, err := r.store.Character(ctx, store.AccountID(acct.ID))
-		return err == nil && ch.Placed && ch.X == s.You.X && ch.Y == s.You.Y
+		return err == nil && ch.Placed && ch.X == you.X && ch.Y == you.Y
 	})
 }
 
@@ -159,10 +161,11 @@ func TestDeadHostRehomes(t *testing.T) {
 	j, _ := c.Join(ctx, area.ID)
 	p, _ := connect(t, j)
 	p.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirS})
-	s := p.snapshot(1)
+	p.snapshot(1)
+	s := p.you()
 	waitFor(t, "the move persisted", func() bool {
 		ch, err := r.store.Character(ctx, store.AccountID(acct.ID))
-		return err == nil && ch.Placed && ch.Y == s.You.Y
+		return err == nil && ch.Placed && ch.Y == s.Y
 	})
 	r.d.mu.Lock()
 	h := r.d.areas[store.AreaID(area.ID)].host
@@ -182,9 +185,9 @@ func TestDeadHostRehomes(t *testing.T) {
 	}
 	t.Logf("re-homed join answered in %v", time.Since(start))
 	p2, _ := connect(t, j2)
-	s2 := p2.snapshot(0)
-	if s2.You.X != s.You.X || s2.You.Y != s.You.Y {
-		t.Fatalf("after re-homing you = (%d,%d); want the persisted (%d,%d)", s2.You.X, s2.You.Y, s.You.X, s.You.Y)
+	p2.snapshot(0)
+	if s2 := p2.you(); s2.X != s.X || s2.Y != s.Y {
+		t.Fatalf("after re-homing you = (%d,%d); want the persisted (%d,%d)", s2.X, s2.Y, s.X, s.Y)
 	}
 }
 
@@ -212,7 +215,7 @@ func TestSessionsAndGrantsExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pc.Close(1000, "")
-	b, _ := wire.Encode(&wire.Hello{Grant: j.Grant, JoinID: j.JoinID, Versions: []uint16{1}})
+	b, _ := wire.Encode(&wire.Hello{Grant: j.Grant, JoinID: j.JoinID, Versions: []uint16{wire.Version}})
 	pc.WriteMessage(b)
 	msg, err := pc.ReadMessage()
 	if err != nil {
@@ -247,7 +250,7 @@ func TestProvisionBulk(t *testing.T) {
 	if err != nil || again[5].Account != got[5].Account || areas2[1] != areas[1] {
 		t.Fatalf("second provision: %+v %v %v", again, areas2, err)
 	}
-	c := dirclient.New(r.url)
+	c := r.client()
 	if _, err := c.Login(ctx, got[3].Email, "load-password"); err != nil {
 		t.Fatal(err)
 	}
@@ -262,8 +265,9 @@ func TestProvisionBulk(t *testing.T) {
 	}
 }
 
-// TestMetricsExposeTheNamedSeries: /metrics carries the director's own
-// figures and the ones hosts forward in their heartbeats.
+// TestMetricsExposeTheNamedSeries: /metrics, on its own listener (never
+// the public API's port), carries the director's own figures and the ones
+// hosts forward in their heartbeats.
 func TestMetricsExposeTheNamedSeries(t *testing.T) {
 	r := startRealm(t, nil)
 	ctx := context.Background()
@@ -277,9 +281,17 @@ func TestMetricsExposeTheNamedSeries(t *testing.T) {
 	p.snapshot(0)
 	stranger, _ := r.player("stranger")
 	stranger.Join(ctx, area.ID) // a refusal, counted
+	resp, err := http.Get(r.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("GET /metrics on the public API port: %d; want 404 (metrics have a listener of their own)", resp.StatusCode)
+	}
 	var body string
 	waitFor(t, "host figures forwarded", func() bool {
-		resp, err := http.Get(r.url + "/metrics")
+		resp, err := http.Get("http://" + r.d.MetricsAddr() + "/metrics")
 		if err != nil {
 			return false
 		}

@@ -176,6 +176,10 @@ func (w *walker) play(ctx context.Context, d time.Duration) error {
 				last = time.Now()
 				break acked
 			case *wire.IntentResult:
+				// Another walker or a wanderer in the way: answered all the same.
+				if m.Seq == w.seq && m.Code == wire.CodeBlocked {
+					break acked
+				}
 				return fmt.Errorf("area %d: seq %d refused %v", w.area, m.Seq, m.Code)
 			case *wire.Error:
 				return fmt.Errorf("area %d: error %v %s", w.area, m.Code, m.Detail)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/leyworks/ley/director/dirclient"
 	"github.com/leyworks/ley/net/gate"
+	"github.com/leyworks/ley/net/view"
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/store"
 	"github.com/leyworks/ley/store/sqlite"
@@ -68,8 +69,23 @@ type realm struct {
 }
 
 // startRealm runs a director on a fresh SQLite store (tune may change the
-// config) until the test ends.
+// config) until the test ends, and waits for its minimum hosts.
 func startRealm(t testing.TB, tune func(*Config)) *realm {
+	t.Helper()
+	r := launchRealm(t, tune)
+	r.waitHosts(r.d.cfg.Spawn.MinHosts)
+	return r
+}
+
+// launchRealm is startRealm without waiting for any host.
+func launchRealm(t testing.TB, tune func(*Config)) *realm {
+	t.Helper()
+	return launchRealmWith(t, tune, nil)
+}
+
+// launchRealmWith is launchRealm that calls prepare (if not nil) on the
+// director between Listen and Run, where ley run seeds its demo.
+func launchRealmWith(t testing.TB, tune func(*Config), prepare func(*Director)) *realm {
 	t.Helper()
 	cfg := testConfig()
 	if tune != nil {
@@ -87,6 +103,9 @@ func startRealm(t testing.TB, tune func(*Config)) *realm {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if prepare != nil {
+		prepare(d)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, httpLn, ctlLn) }()
@@ -101,9 +120,7 @@ func startRealm(t testing.TB, tune func(*Config)) *realm {
 			t.Error("director did not stop")
 		}
 	})
-	r := &realm{t: t, d: d, store: st, url: "http://" + d.httpAddr}
-	r.waitHosts(cfg.Spawn.MinHosts)
-	return r
+	return &realm{t: t, d: d, store: st, url: "http://" + d.httpAddr}
 }
 
 func (r *realm) waitHosts(n int) {
@@ -117,10 +134,18 @@ func (r *realm) waitHosts(n int) {
 
 var accounts atomic.Int64
 
+// client returns an API client of the realm whose requests and answers
+// are held to openapi.yaml (see specCheck): a mismatch fails the test.
+func (r *realm) client() *dirclient.Client {
+	c := dirclient.New(r.url)
+	c.HTTP = r.checked(c.HTTP, true)
+	return c
+}
+
 // player registers and logs in a fresh account.
 func (r *realm) player(name string) (*dirclient.Client, dirclient.Account) {
 	r.t.Helper()
-	c := dirclient.New(r.url)
+	c := r.client()
 	email := fmt.Sprintf("%s-%d@test.ley", name, accounts.Add(1))
 	ctx := context.Background()
 	if _, err := c.Register(ctx, email, "correct horse battery", name); err != nil {
@@ -150,12 +175,37 @@ func refusal(t testing.TB, err error) string {
 	return e.Code
 }
 
-// peer is a game client connection.
+// peer is a game client connection with its view of the Area (kept from
+// the messages the test consumes).
 type peer struct {
-	t    testing.TB
-	c    *gate.ClientConn
-	msgs chan wire.Message
-	done chan error
+	t      testing.TB
+	c      *gate.ClientConn
+	msgs   chan wire.Message
+	done   chan error
+	v      *view.View
+	entity uint32
+}
+
+// you returns the player's own entity as the peer's view holds it.
+func (p *peer) you() wire.EntityState {
+	p.t.Helper()
+	e, ok := p.v.Entities[p.entity]
+	if !ok {
+		p.t.Fatalf("the view lacks the player's entity %d", p.entity)
+	}
+	return e
+}
+
+// snapshotWhere returns the first snapshot after which ok(you) holds.
+func (p *peer) snapshotWhere(ok func(you wire.EntityState) bool) *wire.Snapshot {
+	p.t.Helper()
+	return p.until(func(m wire.Message) bool {
+		if _, is := m.(*wire.Snapshot); !is {
+			return false
+		}
+		e, in := p.v.Entities[p.entity]
+		return in && ok(e)
+	}).(*wire.Snapshot)
 }
 
 // connect opens the join's WebSocket and says hello; it returns the peer
@@ -178,7 +228,7 @@ func dialPeer(j dirclient.Join) (*peer, *wire.HelloAck, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	p := &peer{c: c, msgs: make(chan wire.Message, 4096), done: make(chan error, 1)}
+	p := &peer{c: c, msgs: make(chan wire.Message, 4096), done: make(chan error, 1), v: view.New()}
 	go func() {
 		for {
 			b, err := c.ReadMessage()
@@ -196,7 +246,7 @@ func dialPeer(j dirclient.Join) (*peer, *wire.HelloAck, error) {
 			p.msgs <- m
 		}
 	}()
-	if err := p.write(&wire.Hello{Grant: j.Grant, JoinID: j.JoinID, Versions: []uint16{1}}); err != nil {
+	if err := p.write(&wire.Hello{Grant: j.Grant, JoinID: j.JoinID, Versions: []uint16{wire.Version}}); err != nil {
 		c.Close(1000, "")
 		return nil, nil, err
 	}
@@ -209,6 +259,7 @@ func dialPeer(j dirclient.Join) (*peer, *wire.HelloAck, error) {
 			}
 			switch m := m.(type) {
 			case *wire.HelloAck:
+				p.entity = m.Entity
 				return p, m, nil
 			case *wire.Error:
 				c.Close(1000, "")
@@ -247,6 +298,9 @@ func (p *peer) until(match func(wire.Message) bool) wire.Message {
 		case m, ok := <-p.msgs:
 			if !ok {
 				p.t.Fatalf("connection ended: %v", <-p.done)
+			}
+			if err := p.v.Apply(m); err != nil {
+				p.t.Fatalf("the host's %s breaks the protocol: %v", m.Type(), err)
 			}
 			if match(m) {
 				return m

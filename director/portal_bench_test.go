@@ -60,7 +60,7 @@ func BenchmarkPortalCrossing(b *testing.B) {
 			}
 			pa, _ := connect(b, j)
 			pa.send(&wire.Intent{Seq: 1, Kind: wire.IntentMoveTo, Target: wire.Cell{X: 4, Y: 5}})
-			pa.until(func(m wire.Message) bool { s, ok := m.(*wire.Snapshot); return ok && s.You.X == 4 && s.You.Y == 5 })
+			pa.snapshotWhere(func(you wire.EntityState) bool { return you.X == 4 && you.Y == 5 })
 			// One round trip: A -> B -> A, timing the first leg. Move-tos (not
 			// steps) so a wanderer standing in the way only delays them.
 			roundTrip := func(timed bool) time.Duration {

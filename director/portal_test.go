@@ -70,8 +70,9 @@ func TestPortalRoundTrip(t *testing.T) {
 	if ack.Area != b.ID {
 		t.Fatalf("hello_ack in area %d; want B", ack.Area)
 	}
-	if s := pb.snapshot(0); s.You.X != 2 || s.You.Y != 2 {
-		t.Fatalf("arrived in B at (%d,%d); want (2,2)", s.You.X, s.You.Y)
+	pb.snapshot(0)
+	if s := pb.you(); s.X != 2 || s.Y != 2 {
+		t.Fatalf("arrived in B at (%d,%d); want (2,2)", s.X, s.Y)
 	}
 	if ch, err := r.store.Character(ctx, store.AccountID(acct.ID)); err != nil || ch.Area != store.AreaID(b.ID) {
 		t.Fatalf("store: character %+v, %v; want in B", ch, err)
@@ -81,8 +82,9 @@ func TestPortalRoundTrip(t *testing.T) {
 		t.Fatalf("second crossing to %d; want A", back.Area)
 	}
 	pa, _ := connect(t, dirclient.Join{Grant: back.Grant, WSURL: back.WSURL, JoinID: back.JoinID})
-	if s := pa.snapshot(0); s.You.X != 3 || s.You.Y != 3 {
-		t.Fatalf("back in A at (%d,%d); want (3,3)", s.You.X, s.You.Y)
+	pa.snapshot(0)
+	if s := pa.you(); s.X != 3 || s.Y != 3 {
+		t.Fatalf("back in A at (%d,%d); want (3,3)", s.X, s.Y)
 	}
 }
 
@@ -112,8 +114,8 @@ func TestPortalRefusals(t *testing.T) {
 	if ch, _ := r.store.Character(ctx, store.AccountID(gacct.ID)); ch.Area != store.AreaID(a.ID) {
 		t.Fatalf("refused player's character is in area %d; want A", ch.Area)
 	}
-	s := p.snapshot(0)
-	if s.You.X == 5 && s.You.Y == 5 {
+	p.snapshotWhere(func(you wire.EntityState) bool { return you.Flags&wire.FlagTransit == 0 })
+	if s := p.you(); s.X == 5 && s.Y == 5 {
 		t.Fatal("the refused player still stands on the portal")
 	}
 

@@ -81,6 +81,9 @@ type BodyIndex interface {
 	Move(e Entity, c Cell)
 	// Remove forgets e; an entity the index does not hold is ignored.
 	Remove(e Entity)
+	// Changed records that e's state other than its square changed (its
+	// facing, health or flags): see Area.Touch.
+	Changed(e Entity)
 }
 
 // Area is one world: an arche World, its Grid, a tick counter, an inbox,
@@ -383,8 +386,35 @@ func (a *Area) barrier() {
 func (a *Area) Answer(e Entity, it *Intent, o Outcome) {
 	a.Outbox = append(a.Outbox, Answer{Entity: e, Seq: it.Seq, Tag: it.Tag, Outcome: o})
 	if o == OutcomeApplied && a.World.Alive(e) {
-		if p := a.playerMap.Get(e); p != nil && it.Seq > p.AckSeq {
+		if p := a.playerMap.Get(e); p != nil && SeqAfter(it.Seq, p.AckSeq) {
 			p.AckSeq = it.Seq
+		}
+	}
+}
+
+// RefuseAll answers every intent waiting in the Area with o, never to be
+// applied: those posted and not yet taken in, and those queued on every
+// body. A closing Area calls it so that every intent up to its close gets
+// its answer. Call it from the ticking goroutine, outside a query.
+func (a *Area) RefuseAll(o Outcome) {
+	a.inbox.mu.Lock()
+	in := a.inbox.intents
+	a.inbox.intents = a.inbox.intents[:0]
+	for i := range in {
+		a.Answer(in[i].Entity, &in[i].Intent, o)
+	}
+	a.inbox.mu.Unlock()
+	for i := range a.Intents {
+		a.Answer(a.Intents[i].Entity, &a.Intents[i].Intent, o)
+	}
+	a.Intents = a.Intents[:0]
+	q := NewFilter1[Intents]().Query(&a.World)
+	for q.Next() {
+		in := q.Get()
+		e := q.Entity()
+		for in.Len() > 0 {
+			it := in.Pop()
+			a.Answer(e, &it, o)
 		}
 	}
 }
@@ -504,11 +534,33 @@ func (a *Area) Despawn(e Entity) {
 	a.World.RemoveEntity(e)
 }
 
+// Touch tells the Area's indexes that e's state other than its square
+// changed (its facing, health or flags), so that what clients are shown
+// follows. Systems that change such state call it; moves need not.
+func (a *Area) Touch(e Entity) {
+	for _, ix := range a.indexes {
+		ix.Changed(e)
+	}
+}
+
+// Face turns body e towards d (a step it tried and could not take still
+// turns it), telling the indexes if its facing changed.
+func (a *Area) Face(e Entity, d Dir) {
+	if b := a.bodyMap.Get(e); b != nil && b.Facing != d {
+		b.Facing = d
+		a.Touch(e)
+	}
+}
+
 // MoveBody moves body e, whose Position is pos, onto (x, y). The caller has
 // checked that the square is on the grid and Free. It keeps the occupant
-// layer, pos and Moves in step; it is not a structural change, so systems
-// call it while iterating.
+// layer, pos and Moves in step, and turns the body towards the move (by
+// the sign of each axis); it is not a structural change, so systems call it
+// while iterating.
 func (a *Area) MoveBody(e Entity, pos *Position, x, y int32) {
+	if b := a.bodyMap.Get(e); b != nil {
+		b.Facing = DirOf(x-pos.X, y-pos.Y, b.Facing)
+	}
 	from := a.Grid.Cell(pos.X, pos.Y)
 	to := a.Grid.Cell(x, y)
 	a.Grid.Set(LayerOccupant, from, 0)
@@ -548,6 +600,9 @@ func (a *Area) SetTransit(e Entity, transfer uint64, on bool) error {
 		a.transitMap.Get(e).Transfer = transfer
 	case has:
 		a.World.Remove(e, a.transitID)
+	}
+	if on != has {
+		a.Touch(e)
 	}
 	return nil
 }

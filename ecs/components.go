@@ -19,9 +19,14 @@ type Body struct {
 type Player struct {
 	// Account is the director's account ID of the player.
 	Account uint64
-	// AckSeq is the highest intent seq applied for this player; snapshots
-	// carry it so an applied intent needs no message of its own.
+	// AckSeq is the latest intent seq applied for this player, in
+	// serial-number order (RFC 1982): snapshots carry it so an applied
+	// intent needs no message of its own.
 	AckSeq uint32
+	// Session is the mark (Intent.Tag) of the session that drives the
+	// body now: intents of an earlier session (one taken over) still in
+	// flight are refused OutcomeSuperseded, never applied.
+	Session uint32
 }
 
 // Creature marks a body driven by the server's AI (systems/creature).

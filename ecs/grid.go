@@ -129,6 +129,28 @@ var dirDY = [NumDirs]int32{-1, -1, 0, 1, 1, 1, 0, -1}
 // Delta returns the (dx, dy) of a step in direction d. d must be < NumDirs.
 func (d Dir) Delta() (dx, dy int32) { return dirDX[d], dirDY[d] }
 
+// DirOf returns the direction of a move by (dx, dy), judged by the sign of
+// each axis; keep for no move at all.
+func DirOf(dx, dy int32, keep Dir) Dir {
+	sx, sy := sign(dx), sign(dy)
+	for d := North; d < NumDirs; d++ {
+		if dirDX[d] == sx && dirDY[d] == sy {
+			return d
+		}
+	}
+	return keep
+}
+
+func sign(v int32) int32 {
+	switch {
+	case v > 0:
+		return 1
+	case v < 0:
+		return -1
+	}
+	return 0
+}
+
 // Diagonal reports whether d is one of the four diagonal directions.
 func (d Dir) Diagonal() bool { return d&1 == 1 }
 

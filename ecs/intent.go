@@ -47,9 +47,10 @@ const (
 	OutcomeNoPath                          // no route to the move-to target
 	OutcomeInvalid                         // an intent kind or direction the engine does not know
 	OutcomeNotAllowed                      // the Area's rules forbid it (a diagonal step where none are allowed)
+	OutcomeClosing                         // the Area closes: nothing more is applied
 )
 
-var outcomeNames = [...]string{"APPLIED", "SUPERSEDED", "TOO_FAST", "ENTITY_GONE", "PORTAL_IN_PROGRESS", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "INVALID", "NOT_ALLOWED"}
+var outcomeNames = [...]string{"APPLIED", "SUPERSEDED", "TOO_FAST", "ENTITY_GONE", "PORTAL_IN_PROGRESS", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "INVALID", "NOT_ALLOWED", "CLOSING"}
 
 // String returns the outcome's upper-case name.
 func (o Outcome) String() string {
@@ -107,3 +108,11 @@ func (q *Intents) Pop() Intent {
 
 // At returns the i-th oldest queued intent (0 is the head).
 func (q *Intents) At(i int) *Intent { return &q.buf[(int(q.head)+i)%QueueLen] }
+
+// SeqAfter reports whether intent seq a comes after b in serial-number
+// arithmetic on 32 bits (RFC 1982): 0 < a-b < 2^31, modulo 2^32. The
+// protocol's seqs follow it (net/wire has the same rule for clients).
+func SeqAfter(a, b uint32) bool {
+	d := a - b
+	return d != 0 && d < 1<<31
+}

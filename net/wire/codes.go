@@ -41,8 +41,9 @@ const (
 	CodeBadToken           Code = 24 // resume token unknown or expired
 	CodeNotAllowed         Code = 25 // the Area's rules forbid it
 	CodeAreaFull           Code = 26 // the Area holds its maximum of players
+	CodeStaleSeq           Code = 27 // intent seq not after the last accepted one
 
-	numCodes = 27
+	numCodes = 28
 )
 
 var codeNames = [numCodes]string{
@@ -51,7 +52,7 @@ var codeNames = [numCodes]string{
 	"AREA_CLOSING", "MALFORMED", "TOO_LARGE", "RATE_LIMITED",
 	"VERSION_UNSUPPORTED", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "TIMEOUT",
 	"NOT_MEMBER", "REALM_CLOSED", "REALM_FULL", "INTERNAL", "UNKNOWN_TYPE",
-	"BAD_TOKEN", "NOT_ALLOWED", "AREA_FULL",
+	"BAD_TOKEN", "NOT_ALLOWED", "AREA_FULL", "STALE_SEQ",
 }
 
 var codeMeanings = [numCodes]string{
@@ -82,6 +83,7 @@ var codeMeanings = [numCodes]string{
 	"the resume token is unknown or expired",
 	"the Area's rules forbid this (a diagonal step where none are allowed)",
 	"the Area already holds its maximum of players",
+	"the intent's seq is not after the last one this session accepted (serial order); it was not applied",
 }
 
 // String returns the code's registry name, such as "NOT_HELLO", or

@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/fxamacker/cbor/v2"
@@ -98,7 +99,9 @@ func decodeBody(t Type, body []byte) (Message, error) {
 	}
 	m := newMessage(t)
 	if err := decMode.Unmarshal(body, m); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, t, err)
+		// The CBOR library's words name Go types and fields: an error a
+		// server may send back to a peer says only what was wrong.
+		return nil, fmt.Errorf("%w: %s: %s", ErrMalformed, t, plainCBORError(err))
 	}
 	if err := check(m); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, t, err)
@@ -126,6 +129,8 @@ func check(m Message) error {
 		texts[0] = m.Detail
 	case *PortalMoved:
 		texts[0], texts[1] = m.WSURL, m.Grant
+	case *AreaInfo:
+		texts[0] = m.Kind
 	case *Presence:
 		for i := range m.Players {
 			if len(m.Players[i].Name) > MaxTextLen {
@@ -183,4 +188,50 @@ func decodeIntentBody(body []byte, dst *Intent) error {
 	}
 	*dst = Intent{Seq: uint32(seq), Kind: IntentKind(kind), Dir: Dir(dir), Target: Cell{X: x, Y: y}}
 	return nil
+}
+
+// plainCBORError words a decoding error of the CBOR library without its
+// Go type and field names.
+func plainCBORError(err error) string {
+	var typ *cbor.UnmarshalTypeError
+	var syn *cbor.SyntaxError
+	var sem *cbor.SemanticError
+	var lim *cbor.MaxArrayElementsError
+	var nest *cbor.MaxNestedLevelError
+	switch {
+	case errors.As(err, &typ):
+		return "a field of the wrong type, or a body of the wrong shape"
+	case errors.As(err, &lim):
+		return "an array above the element limit"
+	case errors.As(err, &nest):
+		return "nested too deep"
+	case errors.As(err, &syn), errors.As(err, &sem):
+		return "not well-formed CBOR for this message"
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "truncated"
+	}
+	return "not this message's shape"
+}
+
+// IntentSeq reads the seq of what looks like an intent ([v, 3, [seq,
+// ...]]) without checking anything else, so that an intent too broken to
+// decode can still be answered by its seq. It reports false when there is
+// no such seq to read. It never allocates or panics.
+func IntentSeq(b []byte) (uint32, bool) {
+	r := reader{b: b}
+	if major, n := r.head(); r.err != nil || major != majorArray || n != 3 {
+		return 0, false
+	}
+	r.uint(1<<16 - 1)
+	if t := r.uint(255); r.err != nil || Type(t) != TypeIntent {
+		return 0, false
+	}
+	if major, n := r.head(); r.err != nil || major != majorArray || n == 0 {
+		return 0, false
+	}
+	seq := r.uint(math.MaxUint32)
+	if r.err != nil {
+		return 0, false
+	}
+	return uint32(seq), true
 }

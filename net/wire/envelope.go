@@ -2,8 +2,10 @@ package wire
 
 import "fmt"
 
-// Version is the protocol version this package encodes.
-const Version uint16 = 1
+// Version is the protocol version this package encodes. Version 2 made
+// snapshots deltas and added area_info; this side speaks only it (no
+// client of version 1 exists outside this repository's history).
+const Version uint16 = 2
 
 // Versions lists every protocol version this side speaks, highest first.
 // Treat it as read-only.
@@ -104,5 +106,5 @@ func envelope(b []byte) (Type, []byte, error) {
 // compile if either ever needs more than one.
 const (
 	_ = uint8(23 - Version)
-	_ = uint8(23 - TypePortalMoved)
+	_ = uint8(23 - TypeAreaInfo)
 )

@@ -6,6 +6,7 @@ import "math"
 const (
 	majorUint  = 0 << 5
 	majorNeg   = 1 << 5
+	majorBytes = 2 << 5
 	majorText  = 3 << 5
 	majorArray = 4 << 5
 )

@@ -25,6 +25,7 @@ const (
 	TypePortalBlocked          Type = 17 // server -> client
 	TypePortalTransferRejected Type = 18 // server -> client
 	TypePortalMoved            Type = 19 // server -> client
+	TypeAreaInfo               Type = 20 // server -> client
 )
 
 var typeNames = [...]string{
@@ -36,6 +37,7 @@ var typeNames = [...]string{
 	TypePortalBlocked:          "portal_blocked",
 	TypePortalTransferRejected: "portal_transfer_rejected",
 	TypePortalMoved:            "portal_moved",
+	TypeAreaInfo:               "area_info",
 }
 
 // String returns the protocol name of the type, such as "hello_ack", or
@@ -116,10 +118,12 @@ type Cell struct {
 }
 
 // Intent is a player's request (client -> server), the one message that
-// arrives at client rate. Every Seq gets an answer: an ack_seq in a later
-// [Snapshot] or an [IntentResult] rejection. Use [DecodeIntent] on the
-// server for a 0-allocation decode. Range checks of Kind and Dir are the
-// caller's.
+// arrives at client rate. Seqs start at 1 in every session and go up by one
+// in serial-number order (RFC 1982, see [SeqAfter]), wrapping after
+// 2^32-1. Every Seq gets exactly one answer: an [IntentResult] rejection,
+// or, if none comes, a later [Snapshot]'s AckSeq reaching it (applied). Use
+// [DecodeIntent] on the server for a 0-allocation decode. Range checks of
+// Kind and Dir are the caller's.
 type Intent struct {
 	_      struct{} `cbor:",toarray"`
 	Seq    uint32
@@ -165,23 +169,74 @@ type IntentResult struct {
 	Code Code
 }
 
-// Object is one static object of a cell (a tree, a door, a chest).
+// Object is one static object of a cell (a tree, a door, a sign). Kind is
+// the content's object kind (docs/protocol.md lists them); State is the
+// object's state where it has one (a door: 0 closed, 1 open).
 type Object struct {
-	_    struct{} `cbor:",toarray"`
-	ID   uint32
-	Kind uint16
-	X    int32
-	Y    int32
+	_     struct{} `cbor:",toarray"`
+	ID    uint32
+	Kind  uint16
+	X     int32
+	Y     int32
+	State uint8
 }
 
-// Static carries the static objects of one cell at one version; it is sent
-// once per cell version, not every snapshot, and replaces the client's
-// static view of that cell.
+// Floor kinds of a [Static]'s floor runs.
+const (
+	FloorOpen uint8 = 0 // walkable ground
+	FloorWall uint8 = 1 // a wall: nothing stands or sees through it
+)
+
+// Static is the map of one cell at one version: its floor, as runs of
+// (kind, count) over the cell's squares row by row (the cell's squares
+// that lie on the grid: a cell at the grid's right or bottom edge may be
+// narrower or shorter), and its static objects. It is sent reliably when a
+// cell comes into a peer's view and whenever its version changes, before
+// the snapshot that shows the cell; it replaces the client's map of that
+// cell.
 type Static struct {
 	_       struct{} `cbor:",toarray"`
 	Cell    uint32
 	Version uint32
+	Floor   []uint32 // kind, count, kind, count, ...
 	Objects []Object
+}
+
+// RuleFlags are the rules of an Area that a client needs.
+type RuleFlags uint8
+
+// The rule flags.
+const (
+	RuleDiagonal      RuleFlags = 1 << 0 // diagonal steps are allowed
+	RulePvP           RuleFlags = 1 << 1 // players may attack players
+	RuleCreaturesHunt RuleFlags = 1 << 2 // creatures hunt players
+	RuleLineOfSight   RuleFlags = 1 << 3 // a player is sent only what it can see
+)
+
+// AreaInfo tells a bound client what it needs to draw and play the Area:
+// sent right after every [HelloAck]. Squares are numbered (x, y) from the
+// top left, x to the east, y to the south (north is -y); hash cells of
+// CellSize squares a side are numbered row by row: cell = (y / CellSize) *
+// ceil(W / CellSize) + x / CellSize.
+type AreaInfo struct {
+	_        struct{} `cbor:",toarray"`
+	Area     uint32
+	Kind     string // home, village, arena, ...
+	W, H     uint32
+	CellSize uint16
+	TickHz   uint16
+	// SnapshotHz is the snapshot rate; StepMS the least time between two
+	// steps of a player (the movement budget); QueueLen the intents that
+	// may wait for their tick (more are refused TOO_FAST).
+	SnapshotHz uint16
+	StepMS     uint32
+	QueueLen   uint8
+	// InterestRadius is how far a player sees, in squares (0: the whole
+	// Area).
+	InterestRadius uint16
+	// ResumeGraceMS is how long a dropped player's body waits for a resume.
+	ResumeGraceMS uint32
+	Rules         RuleFlags
 }
 
 // Player is one bound player in a [Presence] list.
@@ -280,6 +335,9 @@ func (*PortalTransferRejected) Type() Type { return TypePortalTransferRejected }
 // Type implements [Message].
 func (*PortalMoved) Type() Type { return TypePortalMoved }
 
+// Type implements [Message].
+func (*AreaInfo) Type() Type { return TypeAreaInfo }
+
 func (*Hello) message()                  {}
 func (*Resume) message()                 {}
 func (*Intent) message()                 {}
@@ -295,6 +353,7 @@ func (*TakenOver) message()              {}
 func (*PortalBlocked) message()          {}
 func (*PortalTransferRejected) message() {}
 func (*PortalMoved) message()            {}
+func (*AreaInfo) message()               {}
 
 // newMessage returns a fresh zero body for t, or nil if t is unknown.
 func newMessage(t Type) Message {
@@ -329,6 +388,25 @@ func newMessage(t Type) Message {
 		return new(PortalTransferRejected)
 	case TypePortalMoved:
 		return new(PortalMoved)
+	case TypeAreaInfo:
+		return new(AreaInfo)
 	}
 	return nil
+}
+
+// SeqAfter reports whether intent seq a comes after b in serial-number
+// arithmetic on 32 bits (RFC 1982): 0 < a-b < 2^31, modulo 2^32. A session
+// starts at b = 0, so its first seq is 1; after 2^32-1 comes 0.
+func SeqAfter(a, b uint32) bool {
+	d := a - b
+	return d != 0 && d < 1<<31
+}
+
+// Delta returns the square offset of one step in d: north is -y, east is
+// +x. A value above 7 has no direction: (0, 0).
+func (d Dir) Delta() (dx, dy int32) {
+	if d > DirNW {
+		return 0, 0
+	}
+	return [8]int32{0, 1, 1, 1, 0, -1, -1, -1}[d], [8]int32{-1, -1, 0, 1, 1, 1, 0, -1}[d]
 }

@@ -9,13 +9,16 @@ import (
 	"pgregory.net/rapid"
 )
 
-// chunked builds a snapshot message the way a server does: header, then
-// one chunk per cell.
-func chunked(s *Snapshot) []byte {
-	h := SnapshotHeader{Tick: s.Tick, AckSeq: s.AckSeq, You: s.You}
-	b := AppendSnapshotHeader(nil, &h, len(s.Cells))
-	for _, c := range s.Cells {
-		b = AppendCellChunk(b, c.Cell, c.Ents)
+// framed builds a snapshot message the way a server does: the header, then
+// record bytes that may come from several shared buffers.
+func framed(s *Snapshot, parts ...[]byte) []byte {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := AppendSnapshotHeader(nil, s.Tick, s.AckSeq, s.Flags, n)
+	for _, p := range parts {
+		b = append(b, p...)
 	}
 	return b
 }
@@ -29,33 +32,26 @@ func marshalDefault(t interface{ Fatal(...any) }, s *Snapshot) []byte {
 	return b
 }
 
-func TestSnapshotChunksEqualMarshal(t *testing.T) {
-	big := make([]EntityState, 300) // a 2-byte array head
-	for i := range big {
-		big[i] = EntityState{ID: uint32(i * 70000), X: int32(-i * 1000), Y: int32(i * 300)}
-	}
+func TestSnapshotHeaderEqualsMarshal(t *testing.T) {
+	big := bytes.Repeat([]byte{byte(OpGone), 5}, 200) // a 2-byte length head
 	tests := []struct {
 		name string
 		s    Snapshot
 	}{
-		{"empty", Snapshot{Cells: []CellChunk{}}},
-		{"cleared cell", Snapshot{Tick: 1, Cells: []CellChunk{{Cell: 3, Ents: []EntityState{}}}}},
-		{"extremes", Snapshot{Tick: 1<<64 - 1, AckSeq: 1<<32 - 1,
-			You: You{ID: 1<<32 - 1, X: -1 << 31, Y: 1<<31 - 1, HP: 65535, Flags: 255},
-			Cells: []CellChunk{{Cell: 1<<32 - 1, Ents: []EntityState{
-				{ID: 23, Kind: 255, X: -24, Y: -25, Facing: 24, Flags: 255},
-				{ID: 24, X: 23, Y: -1, Facing: 255},
-			}}}}},
-		{"300 entities", Snapshot{Tick: 5, Cells: []CellChunk{{Cell: 2, Ents: big}}}},
+		{"empty", Snapshot{Records: []byte{}}},
+		{"reset", Snapshot{Tick: 1, Flags: SnapshotReset, Records: AppendCell(nil, 3, 0)}},
+		{"extremes", Snapshot{Tick: 1<<64 - 1, AckSeq: 1<<32 - 1, Flags: 255, Records: AppendStep(nil, 1<<32-1, DirNW)}},
+		{"400 bytes of records", Snapshot{Tick: 5, Records: big}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := chunked(&tt.s)
+			half := len(tt.s.Records) / 2
+			got := framed(&tt.s, tt.s.Records[:half], tt.s.Records[half:])
 			if want := marshalDefault(t, &tt.s); !bytes.Equal(got, want) {
-				t.Errorf("chunks = %x; want Marshal %x", got, want)
+				t.Errorf("header + records = %x; want Marshal %x", got, want)
 			}
 			if want, _ := Encode(&tt.s); !bytes.Equal(got, want) {
-				t.Errorf("chunks = %x; want Encode %x", got, want)
+				t.Errorf("header + records = %x; want Encode %x", got, want)
 			}
 			m, err := Decode(got)
 			if err != nil {
@@ -73,72 +69,114 @@ func genEntity() *rapid.Generator[EntityState] {
 		return EntityState{
 			ID:     rapid.Uint32().Draw(t, "id"),
 			Kind:   EntityKind(rapid.Uint8().Draw(t, "kind")),
-			X:      rapid.Int32().Draw(t, "x"),
-			Y:      rapid.Int32().Draw(t, "y"),
+			X:      rapid.Int32Range(0, 1<<31-1).Draw(t, "x"),
+			Y:      rapid.Int32Range(0, 1<<31-1).Draw(t, "y"),
 			Facing: Dir(rapid.Uint8().Draw(t, "facing")),
-			Flags:  rapid.Uint8().Draw(t, "flags"),
+			HP:     rapid.Uint16().Draw(t, "hp"),
+			Flags:  EntityFlags(rapid.Uint8().Draw(t, "flags")),
 		}
 	})
 }
 
-func genSnapshot() *rapid.Generator[*Snapshot] {
-	cell := rapid.Custom(func(t *rapid.T) CellChunk {
-		return CellChunk{
-			Cell: rapid.Uint32().Draw(t, "cell"),
-			Ents: rapid.SliceOfN(genEntity(), 0, 30).Draw(t, "ents"),
+// genRecords draws a sequence of records and their encoding.
+func genRecords(t *rapid.T) ([]Record, []byte) {
+	var recs []Record
+	var b []byte
+	for range rapid.IntRange(0, 20).Draw(t, "records") {
+		id := rapid.Uint32().Draw(t, "id")
+		switch rapid.IntRange(0, 6).Draw(t, "op") {
+		case 0:
+			d := Dir(rapid.IntRange(0, 7).Draw(t, "dir"))
+			recs = append(recs, Record{Op: OpStep, Dir: d, ID: id})
+			b = AppendStep(b, id, d)
+		case 1:
+			x, y := rapid.Int32Range(0, 1<<31-1).Draw(t, "x"), rapid.Int32Range(0, 1<<31-1).Draw(t, "y")
+			recs = append(recs, Record{Op: OpPos, ID: id, X: x, Y: y})
+			b = AppendPos(b, id, x, y)
+		case 2:
+			recs = append(recs, Record{Op: OpGone, ID: id})
+			b = AppendGone(b, id)
+		case 3:
+			hp, fl, f := rapid.Uint16().Draw(t, "hp"), EntityFlags(rapid.Uint8().Draw(t, "flags")), Dir(rapid.Uint8().Draw(t, "facing"))
+			recs = append(recs, Record{Op: OpState, ID: id, HP: hp, Flags: fl, Facing: f})
+			b = AppendState(b, id, hp, fl, f)
+		case 4:
+			e := genEntity().Draw(t, "entity")
+			recs = append(recs, Record{Op: OpEnter, Entity: e})
+			b = AppendEnter(b, &e)
+		case 5:
+			cell := rapid.Uint32().Draw(t, "cell")
+			ents := rapid.SliceOfN(genEntity(), 0, 5).Draw(t, "ents")
+			recs = append(recs, Record{Op: OpCell, Cell: cell, N: len(ents)})
+			b = AppendCell(b, cell, len(ents))
+			for _, e := range ents {
+				recs = append(recs, Record{Op: OpEnter, Entity: e, InCell: true})
+				b = AppendEntity(b, &e)
+			}
+		case 6:
+			cell := rapid.Uint32().Draw(t, "cell")
+			recs = append(recs, Record{Op: OpForget, Cell: cell})
+			b = AppendForget(b, cell)
 		}
-	})
-	return rapid.Custom(func(t *rapid.T) *Snapshot {
-		return &Snapshot{
-			Tick:   rapid.Uint64().Draw(t, "tick"),
-			AckSeq: rapid.Uint32().Draw(t, "ack"),
-			You: You{
-				ID:    rapid.Uint32().Draw(t, "you.id"),
-				X:     rapid.Int32().Draw(t, "you.x"),
-				Y:     rapid.Int32().Draw(t, "you.y"),
-				HP:    rapid.Uint16().Draw(t, "you.hp"),
-				Flags: rapid.Uint8().Draw(t, "you.flags"),
-			},
-			Cells: rapid.SliceOfN(cell, 0, 40).Draw(t, "cells"),
-		}
-	})
-}
-
-// normalize gives every empty list a non-nil value, as Decode does.
-func normalize(s *Snapshot) {
-	if s.Cells == nil {
-		s.Cells = []CellChunk{}
 	}
-	for i := range s.Cells {
-		if s.Cells[i].Ents == nil {
-			s.Cells[i].Ents = []EntityState{}
-		}
-	}
+	return recs, b
 }
 
-func TestSnapshotChunksEqualMarshalProperty(t *testing.T) {
+// TestRecordsRoundTrip: every record the appenders write reads back as
+// written, in order, and the snapshot around them equals fxamacker's.
+func TestRecordsRoundTrip(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		s := genSnapshot().Draw(t, "snapshot")
-		got := chunked(s)
-		enc, err := Encode(s) // nil slices included: encoded as empty arrays
-		if err != nil {
-			t.Fatal(err)
+		want, b := genRecords(t)
+		r := RecordReader{B: b}
+		var got []Record
+		var rec Record
+		for r.Next(&rec) {
+			got = append(got, rec)
 		}
-		if !bytes.Equal(got, enc) {
-			t.Fatalf("chunks = %x; want Encode %x", got, enc)
+		if err := r.Err(); err != nil {
+			t.Fatalf("read %x: %v", b, err)
 		}
-		normalize(s)
-		if want := marshalDefault(t, s); !bytes.Equal(got, want) {
-			t.Fatalf("chunks = %x; want Marshal %x", got, want)
+		if len(got) != len(want) || (len(want) > 0 && !reflect.DeepEqual(got, want)) {
+			t.Fatalf("read %+v; want %+v", got, want)
 		}
-		m, err := Decode(got)
-		if err != nil {
-			t.Fatalf("Decode: %v", err)
+		s := &Snapshot{Tick: rapid.Uint64().Draw(t, "tick"), AckSeq: rapid.Uint32().Draw(t, "ack"), Records: b}
+		if s.Records == nil {
+			s.Records = []byte{}
 		}
-		if !reflect.DeepEqual(m, s) {
-			t.Fatalf("Decode = %+v; want %+v", m, s)
+		if msg, want := framed(s, b), marshalDefault(t, s); !bytes.Equal(msg, want) {
+			t.Fatalf("framed = %x; want Marshal %x", msg, want)
 		}
 	})
+}
+
+// TestRecordReaderRefusesGarbage: truncated records, unknown ops, varints
+// out of range and cell counts beyond the bytes left are malformed, never
+// a panic or a long loop.
+func TestRecordReaderRefusesGarbage(t *testing.T) {
+	tests := []struct {
+		name string
+		b    []byte
+	}{
+		{"unknown op", []byte{0x13, 1}},
+		{"truncated step", []byte{0x02}},
+		{"truncated varint", []byte{0x08, 0x80}},
+		{"x over 2^31", append([]byte{0x08, 1}, 0x80, 0x80, 0x80, 0x80, 0x08, 0)},
+		{"hp over 2^16", []byte{0x0a, 1, 0x80, 0x80, 0x04, 0, 0}},
+		{"cell count beyond the bytes", []byte{0x11, 1, 0xff, 0xff, 0xff, 0xff, 0x07}},
+		{"truncated cell entity", []byte{0x11, 1, 1, 5, 0, 1, 2, 0, 0, 0}[:9]},
+		{"ten-byte varint", []byte{0x09, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}},
+	}
+	for _, tt := range tests {
+		r := RecordReader{B: tt.b}
+		var rec Record
+		n := 0
+		for r.Next(&rec) {
+			n++
+		}
+		if r.Err() == nil || !isDecodeError(r.Err()) {
+			t.Errorf("%s: %x read %d records, err %v; want ErrMalformed", tt.name, tt.b, n, r.Err())
+		}
+	}
 }
 
 func TestAppendIntentEqualsEncode(t *testing.T) {
@@ -177,29 +215,51 @@ func TestAppendIntentEqualsEncode(t *testing.T) {
 	})
 }
 
-// TestSnapshotAllocs: building a frame into warmed buffers allocates
-// nothing.
+func TestSeqAfter(t *testing.T) {
+	tests := []struct {
+		a, b uint32
+		want bool
+	}{
+		{1, 0, true}, {0, 0, false}, {5, 7, false}, {7, 5, true},
+		{0, 1<<32 - 1, true}, {1<<32 - 1, 0, false}, {3, 1<<32 - 2, true},
+		{1 << 31, 0, false}, {1<<31 - 1, 0, true},
+	}
+	for _, tt := range tests {
+		if got := SeqAfter(tt.a, tt.b); got != tt.want {
+			t.Errorf("SeqAfter(%d, %d) = %v; want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// TestSnapshotAllocs: building a frame into warmed buffers, reading its
+// records, decoding an intent and answering it allocate nothing.
 func TestSnapshotAllocs(t *testing.T) {
 	ents := make([]EntityState, 8)
 	for i := range ents {
-		ents[i] = EntityState{ID: uint32(1000 + i), X: int32(i), Y: -int32(i)}
+		ents[i] = EntityState{ID: uint32(1000 + i), X: int32(i), Y: int32(i)}
 	}
-	h := SnapshotHeader{Tick: 123456, AckSeq: 99, You: You{ID: 1000, HP: 50}}
 	hdr := make([]byte, 0, MaxSnapshotHeaderSize)
-	shared := make([]byte, 0, 9*(15+22*len(ents)))
+	shared := make([]byte, 0, 9*(8+12*len(ents)))
 	parts := make([][]byte, 0, 10)
 	var in Intent
 	intent := AppendIntent(nil, &Intent{Seq: 3, Target: Cell{X: -5, Y: 900}})
 	res := make([]byte, 0, 12)
+	var rec Record
 	allocs := testing.AllocsPerRun(100, func() {
 		shared = shared[:0]
 		parts = parts[:0]
-		hdr = AppendSnapshotHeader(hdr[:0], &h, 9)
-		parts = append(parts, hdr)
 		for c := uint32(0); c < 9; c++ {
 			start := len(shared)
-			shared = AppendCellChunk(shared, c, ents)
+			shared = AppendCell(shared, c, len(ents))
+			for i := range ents {
+				shared = AppendEntity(shared, &ents[i])
+			}
+			shared = AppendStep(shared, 1000, DirE)
 			parts = append(parts, shared[start:])
+		}
+		hdr = AppendSnapshotHeader(hdr[:0], 123456, 99, 0, len(shared))
+		r := RecordReader{B: shared}
+		for r.Next(&rec) {
 		}
 		if err := DecodeIntent(intent, &in); err != nil {
 			panic(err)
@@ -211,7 +271,7 @@ func TestSnapshotAllocs(t *testing.T) {
 	}
 }
 
-func BenchmarkAppendCellChunk(b *testing.B) {
+func BenchmarkAppendCell(b *testing.B) {
 	ents := make([]EntityState, 8)
 	for i := range ents {
 		ents[i] = EntityState{ID: uint32(1000 + i), X: int32(i * 3), Y: int32(i * 5)}
@@ -219,7 +279,10 @@ func BenchmarkAppendCellChunk(b *testing.B) {
 	buf := make([]byte, 0, 512)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = AppendCellChunk(buf[:0], 42, ents)
+		buf = AppendCell(buf[:0], 42, len(ents))
+		for i := range ents {
+			buf = AppendEntity(buf, &ents[i])
+		}
 	}
 	b.SetBytes(int64(len(buf)))
 }

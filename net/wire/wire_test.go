@@ -19,29 +19,33 @@ var update = flag.Bool("update", false, "rewrite testdata/*.hex golden files")
 // docs/protocol.md. Empty lists are non-nil because decoding yields
 // non-nil empty slices.
 var examples = []Message{
-	&Hello{Grant: "g-7f3a9c", JoinID: 42, Versions: []uint16{1}},
+	&Hello{Grant: "g-7f3a9c", JoinID: 42, Versions: []uint16{2}},
 	&Resume{Token: "r-51e0", JoinID: 43},
 	&Intent{Seq: 7, Kind: IntentMoveTo, Dir: DirN, Target: Cell{X: 12, Y: -3}},
-	&HelloAck{JoinID: 42, Entity: 1001, Tick: 86400, Area: 5, ResumeToken: "r-51e0", Version: 1},
+	&HelloAck{JoinID: 42, Entity: 1001, Tick: 86400, Area: 5, ResumeToken: "r-51e0", Version: 2},
 	&Error{Code: CodeBadGrant, RefSeq: 0, JoinID: 42, Detail: "grant unknown"},
 	&Rehello{Code: CodeRehello, Detail: "binding lost"},
 	&IntentResult{Seq: 7, Code: CodeBlocked},
-	&Snapshot{Tick: 86402, AckSeq: 7, You: You{ID: 1001, X: 12, Y: -3, HP: 100, Flags: 0},
-		Cells: []CellChunk{
-			{Cell: 9, Ents: []EntityState{
-				{ID: 1001, Kind: KindPlayer, X: 12, Y: -3, Facing: DirE, Flags: 0},
-				{ID: 2002, Kind: KindCreature, X: 14, Y: -1, Facing: DirW, Flags: 1},
-			}},
-			{Cell: 10, Ents: []EntityState{}},
-		}},
-	&Static{Cell: 9, Version: 3, Objects: []Object{{ID: 7, Kind: 2, X: 8, Y: -2}}},
+	&Snapshot{Tick: 86402, AckSeq: 7, Flags: 0, Records: exampleRecords},
+	&Static{Cell: 9, Version: 3, Floor: []uint32{0, 12, 1, 2, 0, 50}, Objects: []Object{{ID: 7, Kind: 2, X: 8, Y: 9, State: 1}}},
 	&Presence{Area: 5, Players: []Player{{Entity: 1001, Name: "ada"}, {Entity: 1002, Name: "bo"}}},
 	&AreaClosing{Reason: CodeAreaClosing, GraceMS: 5000},
 	&TakenOver{},
 	&PortalBlocked{Reason: CodeTimeout},
 	&PortalTransferRejected{Reason: CodeNotMember},
 	&PortalMoved{Area: 6, WSURL: "wss://h2.example/ws", Grant: "g-0b11", JoinID: 44},
+	&AreaInfo{Area: 5, Kind: "village", W: 64, H: 48, CellSize: 8, TickHz: 20, SnapshotHz: 10, StepMS: 200, QueueLen: 8,
+		InterestRadius: 24, ResumeGraceMS: 30000, Rules: RuleDiagonal},
 }
+
+// exampleRecords are the snapshot example's records: player 9 stepped
+// east, creature 12 stepped into this view from elsewhere (whole), and
+// cell 3 left the view.
+var exampleRecords = func() []byte {
+	b := AppendStep(nil, 9, DirE)
+	b = AppendEnter(b, &EntityState{ID: 12, Kind: KindCreature, X: 17, Y: 4, Facing: DirW, HP: 30})
+	return AppendForget(b, 3)
+}()
 
 func goldenPath(t Type) string { return filepath.Join("testdata", t.String()+".hex") }
 
@@ -163,7 +167,8 @@ func TestCodeRegistry(t *testing.T) {
 		{CodeRealmFull, 21, "REALM_FULL"}, {CodeInternal, 22, "INTERNAL"},
 		{CodeUnknownType, 23, "UNKNOWN_TYPE"}, {CodeBadToken, 24, "BAD_TOKEN"},
 		{CodeNotAllowed, 25, "NOT_ALLOWED"}, {CodeAreaFull, 26, "AREA_FULL"},
-		{Code(27), 27, "CODE(27)"},
+		{CodeStaleSeq, 27, "STALE_SEQ"},
+		{Code(28), 28, "CODE(28)"},
 	}
 	for _, tt := range tests {
 		if got := uint16(tt.code); got != tt.num {
@@ -187,9 +192,10 @@ func TestNegotiate(t *testing.T) {
 		want   uint16
 		ok     bool
 	}{
-		{[]uint16{1}, 1, true},
-		{[]uint16{3, 2, 1}, 1, true},
-		{[]uint16{2, 3}, 0, false},
+		{[]uint16{2}, 2, true},
+		{[]uint16{3, 2, 1}, 2, true},
+		{[]uint16{1}, 0, false},
+		{[]uint16{1, 3}, 0, false},
 		{nil, 0, false},
 	}
 	for _, tt := range tests {

@@ -3,9 +3,12 @@ package movement
 import "github.com/leyworks/ley/ecs"
 
 // Intake moves the tick's intents (Area.Intents) into their entities'
-// queues, answering at once those that cannot be queued.
+// queues, answering at once those that cannot be queued. An intent of a
+// session that no longer drives its body (taken over) is refused
+// OutcomeSuperseded.
 type Intake struct {
 	intents ecs.Map[ecs.Intents]
+	players ecs.Map[ecs.Player]
 }
 
 // Name implements ecs.System.
@@ -14,6 +17,7 @@ func (*Intake) Name() string { return "intake" }
 // Init implements ecs.System.
 func (s *Intake) Init(a *ecs.Area) error {
 	s.intents = ecs.NewMap[ecs.Intents](&a.World)
+	s.players = ecs.NewMap[ecs.Player](&a.World)
 	return nil
 }
 
@@ -24,6 +28,10 @@ func (s *Intake) Update(a *ecs.Area) {
 		it.Superseded = false
 		if !a.Alive(e) || !s.intents.Has(e) {
 			a.Answer(e, &it, ecs.OutcomeEntityGone)
+			continue
+		}
+		if pl := s.players.Get(e); pl != nil && pl.Session != it.Tag {
+			a.Answer(e, &it, ecs.OutcomeSuperseded)
 			continue
 		}
 		if a.InTransit(e) {

@@ -92,6 +92,9 @@ func (s *Movement) drain(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mo
 			it := in.Pop()
 			dx, dy := it.Dir.Delta()
 			o := s.step(a, e, pos, pos.X+dx, pos.Y+dy)
+			if o == ecs.OutcomeBlocked {
+				a.Face(e, it.Dir) // a step into a wall or a body still turns it
+			}
 			a.Answer(e, &it, o)
 			if o == ecs.OutcomeApplied {
 				path.Clear()

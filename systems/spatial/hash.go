@@ -101,6 +101,10 @@ func (s *Hash) Square(id int32) ecs.Cell { return s.square[id] }
 // Marked reports whether id is marked (kept at the front of its list).
 func (s *Hash) Marked(id int32) bool { return s.marked[id] }
 
+// HasID reports whether an entity with ID id is in the hash (Entity(id)
+// returns it).
+func (s *Hash) HasID(id int32) bool { return int(id) < len(s.cell) && s.cell[id] != none }
+
 // Has reports whether e is in the hash.
 func (s *Hash) Has(e ecs.Entity) bool {
 	id := int(e.ID())
@@ -178,6 +182,10 @@ func (s *Hash) Remove(e ecs.Entity) {
 	s.marked[id] = false
 	s.n--
 }
+
+// Changed implements ecs.BodyIndex: a change of state other than the
+// square is nothing to a spatial hash.
+func (s *Hash) Changed(ecs.Entity) {}
 
 // Move records that e now stands on square c (inserting it if absent).
 // Moving onto the same square changes nothing. O(1).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leyworks/ley/director/dirclient"
 	"github.com/leyworks/ley/net/gate"
+	"github.com/leyworks/ley/net/view"
 	"github.com/leyworks/ley/net/wire"
 )
 
@@ -150,14 +151,15 @@ type churner struct {
 	// The session: seqs and their answers, the position accounting.
 	seq      uint32
 	pending  map[uint32]inflight
-	start    wire.You
+	v        *view.View // the current connection's view (net/view)
+	entity   uint32     // the player's entity, from hello_ack
 	started  bool
 	expX     int32
 	expY     int32
-	truthful bool // no move-to or portal restore in this session
-	you      wire.You
-	snapAt   time.Time // the last snapshot's arrival
-	snapN    int64     // snapshots this session
+	truthful bool             // no move-to or portal restore in this session
+	you      wire.EntityState // the player's entity, as the last snapshot left the view
+	snapAt   time.Time        // the last snapshot's arrival
+	snapN    int64            // snapshots this session
 
 	// Intent accounting, added to the run's summary at the end.
 	sent, answered, applied, dups int64
@@ -341,10 +343,11 @@ func (c *churner) hello(ctx context.Context, wsURL, grant string, joinID uint64)
 
 // dial opens a connection with its reader goroutine.
 func (c *churner) dial(ctx context.Context, wsURL string) (*gate.ClientConn, int, error) {
-	conn, err := gate.Dial(ctx, wsURL)
+	conn, err := gate.DialFrom(ctx, wsURL, c.p.local)
 	if err != nil {
 		return nil, 0, fmt.Errorf("dial: %w", err)
 	}
+	c.v = view.New() // the server resets a new connection's view
 	c.gen++
 	gen := c.gen
 	go func() {
@@ -401,7 +404,7 @@ func (c *churner) awaitAck(gen int, joinID uint64) (*wire.HelloAck, error) {
 // (a takeover).
 func (c *churner) switchTo(conn *gate.ClientConn, wsURL string, ack *wire.HelloAck) {
 	c.conn, c.wsURL, c.token = conn, wsURL, ack.ResumeToken
-	c.area = ack.Area
+	c.area, c.entity = ack.Area, ack.Entity
 	c.snapAt = time.Time{}
 }
 
@@ -470,11 +473,14 @@ func (c *churner) handle(f cframe) error {
 		switch f.m.(type) {
 		case *wire.TakenOver:
 			c.takenOver = true
-		case *wire.Rehello, *wire.Snapshot, *wire.IntentResult:
+		case *wire.Rehello, *wire.Snapshot, *wire.IntentResult, *wire.Presence, *wire.Static, *wire.AreaInfo:
 		default:
 			return fmt.Errorf("an old connection got %s", f.m.Type())
 		}
 		return nil
+	}
+	if err := c.v.Apply(f.m); err != nil {
+		return fmt.Errorf("%w: the server broke the protocol: %v", errSession, err)
 	}
 	switch m := f.m.(type) {
 	case *wire.Snapshot:
@@ -485,7 +491,7 @@ func (c *churner) handle(f cframe) error {
 		c.moved = m
 	case *wire.PortalBlocked, *wire.PortalTransferRejected:
 		c.restored, c.truthful = true, false
-	case *wire.Presence, *wire.Static:
+	case *wire.Presence, *wire.Static, *wire.AreaInfo:
 	default:
 		return fmt.Errorf("%w: %s", errSession, describeMsg(f.m))
 	}
@@ -516,9 +522,14 @@ func (c *churner) snapshot(s *wire.Snapshot) {
 	sh.mu.Unlock()
 	c.snapAt = now
 	c.snapN++
+	you, ok := c.v.Entities[c.entity]
+	if !ok {
+		c.p.st.fail("churn: the player's own entity is not in its view")
+		return
+	}
 	if !c.started {
-		c.start, c.started = s.You, true
-		c.expX, c.expY = s.You.X, s.You.Y
+		c.started = true
+		c.expX, c.expY = you.X, you.Y
 	}
 	for seq, in := range c.pending {
 		if seq > s.AckSeq {
@@ -536,7 +547,7 @@ func (c *churner) snapshot(s *wire.Snapshot) {
 		c.expX += dx
 		c.expY += dy
 	}
-	c.you = s.You
+	c.you = you
 }
 
 // result records a rejection.
@@ -573,9 +584,32 @@ func (c *churner) count(n int) {
 
 // quiesce stops sending and waits (5 s at most) for every answer, then
 // for one more snapshot, and checks the ground truth: the position the
-// server shows equals the session's start plus the steps it applied.
+// server shows equals the session's start plus the steps it applied. A
+// body that stepped onto a portal waits for the crossing's outcome first
+// (20 s at most), as a client must: a crossing under way ends the session
+// one way or the other.
 func (c *churner) quiesce() {
 	deadline := time.After(5 * time.Second)
+	crossing := time.After(20 * time.Second)
+	for c.you.Flags&wire.FlagTransit != 0 && c.moved == nil && !c.restored {
+		select {
+		case f := <-c.in:
+			if err := c.handle(f); err != nil {
+				c.p.st.fail("churn quiesce: " + short(err))
+				c.lose()
+				return
+			}
+		case <-crossing:
+			c.p.st.fail("churn: a crossing never ended")
+			return
+		}
+	}
+	if c.moved != nil {
+		if err := c.follow(context.Background(), EventStray); err != nil {
+			c.p.st.fail("churn follow: " + short(err))
+		}
+		return
+	}
 	before := c.snapN
 	for len(c.pending) > 0 || c.snapN == before {
 		select {

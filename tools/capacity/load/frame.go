@@ -5,7 +5,7 @@ import "github.com/leyworks/ley/net/wire"
 // The head-only parsers below read just the fields the driver needs from a
 // server frame, without decoding (or allocating for) the rest. They follow
 // docs/protocol.md: envelope [v, t, body], snapshot body [tick, ack_seq,
-// you, cells], intent_result body [seq, code].
+// flags, records], intent_result body [seq, code].
 
 // cborHead reads one CBOR head: its major type, argument and the rest.
 func cborHead(b []byte) (major byte, arg uint64, rest []byte, ok bool) {

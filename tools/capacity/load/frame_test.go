@@ -7,8 +7,7 @@ import (
 )
 
 func TestHeadParsers(t *testing.T) {
-	snap, err := wire.Encode(&wire.Snapshot{Tick: 86402, AckSeq: 70000, You: wire.You{ID: 1001, X: 12, Y: -3, HP: 100},
-		Cells: []wire.CellChunk{{Cell: 9, Ents: []wire.EntityState{{ID: 1001, X: 12, Y: -3}}}}})
+	snap, err := wire.Encode(&wire.Snapshot{Tick: 86402, AckSeq: 70000, Records: wire.AppendStep(nil, 1001, wire.DirE)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,4 +33,32 @@ func TestHeadParsersAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { snapshotAck(snap) }); n != 0 {
 		t.Errorf("snapshotAck allocs = %v; want 0", n)
 	}
+}
+
+// FuzzHeadParsers: the driver's head-only parsers never panic on any bytes,
+// and whatever they accept as a well-formed message agrees with the full
+// decoder.
+func FuzzHeadParsers(f *testing.F) {
+	snap, _ := wire.Encode(&wire.Snapshot{Tick: 86402, AckSeq: 70000, Records: wire.AppendStep(nil, 1001, wire.DirE)})
+	f.Add(snap)
+	f.Add(wire.AppendIntentResult(nil, 7, wire.CodeBlocked))
+	f.Add([]byte{0x83, 0x02, 0x0c, 0x84, 0x1b})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ack, okAck := snapshotAck(b)
+		seq, code, okRes := intentResult(b)
+		m, err := wire.Decode(b)
+		if err != nil {
+			return // the parsers read heads only: they may accept what the decoder refuses
+		}
+		switch m := m.(type) {
+		case *wire.Snapshot:
+			if !okAck || ack != m.AckSeq {
+				t.Fatalf("snapshotAck(%x) = %d, %v; the decoder says ack_seq %d", b, ack, okAck, m.AckSeq)
+			}
+		case *wire.IntentResult:
+			if !okRes || seq != m.Seq || code != m.Code {
+				t.Fatalf("intentResult(%x) = %d, %v, %v; the decoder says %+v", b, seq, code, okRes, m)
+			}
+		}
+	})
 }
