@@ -50,6 +50,11 @@ type Config struct {
 	FloodClose  int
 	// MalformedClose malformed messages close a connection (1008).
 	MalformedClose int
+	// HelloTimeout closes (1008) a connection that has not sent a valid
+	// hello or resume this long after its upgrade; UnboundClose messages
+	// answered NOT_HELLO or REHELLO in a row close it too.
+	HelloTimeout time.Duration
+	UnboundClose int
 	// FinalAckTimeout bounds the wait for the director's ack of a closing
 	// Area's final snapshot.
 	FinalAckTimeout time.Duration
@@ -95,6 +100,8 @@ func DefaultConfig() Config {
 		IntentBurst:     20,
 		FloodClose:      200,
 		MalformedClose:  10,
+		HelloTimeout:    5 * time.Second,
+		UnboundClose:    20,
 		FinalAckTimeout: 10 * time.Second,
 		TransferTimeout: 15 * time.Second,
 		ShutdownGrace:   2 * time.Second,
@@ -124,6 +131,9 @@ func (c *Config) validate() error {
 	}
 	if c.PersistEvery <= 0 || c.ResumeGrace < 0 || c.FinalAckTimeout <= 0 || c.TransferTimeout <= 0 || c.HeartbeatEvery <= 0 || c.PresenceEvery <= 0 {
 		bad("intervals must be positive")
+	}
+	if c.HelloTimeout <= 0 || c.UnboundClose < 1 {
+		bad("hello timeout %v and unbound close %d must be positive", c.HelloTimeout, c.UnboundClose)
 	}
 	if c.IntentRate <= 0 || c.IntentBurst < 1 || c.FloodClose < 1 || c.MalformedClose < 1 {
 		bad("intent rate %v, burst %d, flood close %d, malformed close %d", c.IntentRate, c.IntentBurst, c.FloodClose, c.MalformedClose)

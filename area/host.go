@@ -39,14 +39,17 @@ type Host struct {
 	peers     atomic.Int64 // connected peers
 	bytesOut  atomic.Uint64
 	framesOut atomic.Uint64
-	// areaFailures counts Areas that panicked and were failed alone.
-	areaFailures atomic.Uint64
-	wsURL        string
+	// areaFailures counts Areas that panicked and were failed alone;
+	// helloTimeouts connections closed for not saying hello in time.
+	areaFailures  atomic.Uint64
+	helloTimeouts atomic.Uint64
+	wsURL         string
 
 	mu      sync.Mutex // guards areas, grants, resumes, closed
 	areas   map[uint32]*hostArea
 	grants  map[string]*hostArea // grant token -> Area holding it
 	resumes map[string]*hostArea // resume token -> Area holding the body
+	expired map[string]time.Time // grant tokens that expired unused, and when
 	closed  bool
 	allGone chan struct{} // closed when the last Area unloaded after shutdown began
 }
@@ -68,6 +71,7 @@ func New(cfg Config) (*Host, error) {
 		areas:   make(map[uint32]*hostArea),
 		grants:  make(map[string]*hostArea),
 		resumes: make(map[string]*hostArea),
+		expired: make(map[string]time.Time),
 	}
 	h.link = newLink(h)
 	return h, nil

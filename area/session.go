@@ -1,6 +1,7 @@
 package area
 
 import (
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -15,10 +16,10 @@ const closeCodeShutdown = uint16(wire.CodeAreaClosing)
 // binding ties a connection to a body in an Area. It is immutable: a new
 // binding replaces it whole, so the event loop reads it with one atomic load.
 type binding struct {
-	ha     *hostArea
-	b      *body
-	entity ecs.Entity
-	tag    uint32 // carried by this connection's intents to their answers
+	ha      *hostArea
+	b       *body
+	entity  ecs.Entity
+	session uint32 // the session's mark, carried by its intents (ecs.Intent.Tag)
 }
 
 // peer is one client connection.
@@ -38,20 +39,29 @@ type peer struct {
 	refilled  time.Time
 	flood     int
 	malformed int
+	unbound   int         // NOT_HELLO and REHELLO answers in a row
+	helloBy   *time.Timer // closes the connection if no hello binds it in time
 	intent    wire.Intent
 	scratch   []byte
 
 	// Owned by the goroutine of the Area the peer is bound to.
-	version uint16
-	view    view
+	version     uint16
+	view        peerView
+	hasPresence bool // the Area's presence list was sent to it
 }
-
-var bindTags atomic.Uint32
 
 func (h *Host) onOpen(c *gate.Conn) {
 	p := &peer{h: h, conn: c, tokens: float64(h.cfg.IntentBurst), refilled: time.Now(), scratch: make([]byte, 0, 64)}
 	c.SetValue(p)
 	h.peers.Add(1)
+	// A connection that never says hello holds a socket and a slot for
+	// nothing: it gets HelloTimeout to be bound.
+	p.helloBy = time.AfterFunc(h.cfg.HelloTimeout, func() {
+		if p.bind.Load() == nil && p.lost.Load() == 0 && !p.pending.Load() {
+			h.helloTimeouts.Add(1)
+			c.Close(gate.ClosePolicyViolation, "no hello in time")
+		}
+	})
 }
 
 func (h *Host) onClose(c *gate.Conn, err error) {
@@ -61,6 +71,7 @@ func (h *Host) onClose(c *gate.Conn, err error) {
 	}
 	h.peers.Add(-1)
 	p.closed.Store(true)
+	p.helloBy.Stop()
 	if bd := p.bind.Swap(nil); bd != nil {
 		bd.ha.a.PostControl(func(*ecs.Area) { bd.ha.dropped(p, bd.b) })
 	}
@@ -76,6 +87,10 @@ func (h *Host) onMessage(c *gate.Conn, payload []byte) {
 	}
 	t, err := wire.Peek(payload)
 	if err != nil {
+		if _, ok := wire.IntentSeq(payload); ok && errors.Is(err, wire.ErrVersion) {
+			p.onIntent(payload) // an intent in a version not spoken: answered by its seq
+			return
+		}
 		p.malformedMsg(wire.CodeOf(err), 0, 0, err.Error())
 		return
 	}
@@ -89,18 +104,49 @@ func (h *Host) onMessage(c *gate.Conn, payload []byte) {
 	}
 }
 
+// onIntent answers or posts one intent. Every intent whose seq can be read
+// gets exactly one answer naming it: a refusal here (not bound, a stale
+// seq, malformed, rate limited, the inbox full) or the engine's (an
+// intent_result, or the snapshots' ack_seq reaching it). One whose seq
+// cannot be read is answered error{code, ref_seq 0}: nothing of it was
+// applied and no seq was taken.
 func (p *peer) onIntent(payload []byte) {
-	if err := wire.DecodeIntent(payload, &p.intent); err != nil {
-		p.malformedMsg(wire.CodeOf(err), 0, 0, err.Error())
-		return
-	}
+	derr := wire.DecodeIntent(payload, &p.intent)
 	in := &p.intent
+	if derr != nil {
+		seq, ok := wire.IntentSeq(payload)
+		if !ok {
+			p.malformedMsg(wire.CodeOf(derr), 0, 0, derr.Error())
+			return
+		}
+		in.Seq = seq
+	}
 	bd := p.bind.Load()
 	if bd == nil {
 		if lost := p.lost.Load(); lost != 0 {
 			p.sendError(wire.CodeRehello, in.Seq, 0, "binding lost ("+wire.Code(lost).String()+"); send hello again")
 		} else {
 			p.sendError(wire.CodeNotHello, in.Seq, 0, "send hello first")
+		}
+		if p.unbound++; p.unbound >= p.h.cfg.UnboundClose {
+			p.conn.Close(gate.ClosePolicyViolation, "intents without a session")
+		}
+		return
+	}
+	p.unbound = 0
+	switch bd.b.accept(bd.session, in.Seq) {
+	case seqStale:
+		p.sendResult(in.Seq, wire.CodeStaleSeq)
+		return
+	case seqGone: // taken over an instant ago: this session is over
+		p.sendResult(in.Seq, wire.CodeTakenOver)
+		return
+	}
+	if derr != nil {
+		p.malformed++
+		p.sendResult(in.Seq, wire.CodeOf(derr))
+		if p.malformed >= p.h.cfg.MalformedClose {
+			p.conn.Close(gate.ClosePolicyViolation, "too many malformed messages")
 		}
 		return
 	}
@@ -115,7 +161,7 @@ func (p *peer) onIntent(payload []byte) {
 		return
 	}
 	p.flood = 0
-	it := ecs.Intent{Seq: in.Seq, Dir: ecs.Dir(in.Dir), X: in.Target.X, Y: in.Target.Y, Tag: bd.tag}
+	it := ecs.Intent{Seq: in.Seq, Dir: ecs.Dir(in.Dir), X: in.Target.X, Y: in.Target.Y, Tag: bd.session}
 	switch in.Kind {
 	case wire.IntentStep:
 		it.Kind = ecs.IntentStep
@@ -180,11 +226,16 @@ func (p *peer) onJoin(payload []byte) {
 	p.h.mu.Unlock()
 	if ha == nil {
 		p.pending.Store(false)
-		code := wire.CodeBadGrant
-		if _, ok := msg.(*wire.Resume); ok {
-			code = wire.CodeBadToken
+		switch msg.(type) {
+		case *wire.Resume:
+			p.sendError(wire.CodeBadToken, 0, joinID, "unknown or expired resume token")
+		default:
+			if p.h.expiredGrant(token) {
+				p.sendError(wire.CodeGrantExpired, 0, joinID, "grant expired")
+			} else {
+				p.sendError(wire.CodeBadGrant, 0, joinID, "unknown or used grant")
+			}
 		}
-		p.sendError(code, 0, joinID, "unknown or used token")
 		return
 	}
 	if !ha.joining(p, joinID) {

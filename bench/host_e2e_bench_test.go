@@ -53,7 +53,8 @@ func BenchmarkHostEndToEnd(b *testing.B) {
 			b.Fatal(err)
 		}
 		d.AutoAck.Store(true)
-		host := exec.Command(bin, "areahost", "--director", d.Addr(), "--spawn-token", "bench", "--listen", "127.0.0.1:0", "--log-level", "warn", "--pool-size", "64")
+		host := exec.Command(bin, "areahost", "--director", d.Addr(), "--listen", "127.0.0.1:0", "--log-level", "warn", "--pool-size", "64", "--max-conns-per-addr", "1000")
+		host.Env = append(os.Environ(), "LEY_SPAWN_TOKEN=bench") // ley refuses a spawn token on the command line
 		host.Stderr = os.Stderr
 		if err := host.Start(); err != nil {
 			b.Fatal(err)
@@ -163,7 +164,7 @@ func newE2EPlayer(ctx context.Context, url, grant string, join uint64) (*e2ePlay
 	if err != nil {
 		return nil, err
 	}
-	hello, _ := wire.Encode(&wire.Hello{Grant: grant, JoinID: join, Versions: []uint16{1}})
+	hello, _ := wire.Encode(&wire.Hello{Grant: grant, JoinID: join, Versions: []uint16{wire.Version}})
 	if err := c.WriteMessage(hello); err != nil {
 		return nil, err
 	}

@@ -39,8 +39,9 @@ func BenchmarkHostFrozenAreas(b *testing.B) {
 			b.Fatal(err)
 		}
 		d.AutoAck.Store(true)
-		host := exec.Command(bin, "areahost", "--director", d.Addr(), "--spawn-token", "bench", "--listen", "127.0.0.1:0",
+		host := exec.Command(bin, "areahost", "--director", d.Addr(), "--listen", "127.0.0.1:0",
 			"--log-level", "warn", "--pool-size", strconv.Itoa(n), "--pprof", "")
+		host.Env = append(os.Environ(), "LEY_SPAWN_TOKEN=bench") // ley refuses a spawn token on the command line
 		host.Stderr = os.Stderr
 		if err := host.Start(); err != nil {
 			b.Fatal(err)

@@ -16,7 +16,7 @@ import (
 
 func newAreahostCmd() *cobra.Command {
 	cfg := area.DefaultConfig()
-	var logLevel, pprofAddr string
+	var logLevel, pprofAddr, hostKeyFile string
 	var tickStatsSec int
 	var withAgones bool
 	cmd := &cobra.Command{
@@ -24,6 +24,9 @@ func newAreahostCmd() *cobra.Command {
 		Short: "Run an area host: a pool of Areas behind one WebSocket listener, registered with a director",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = newLogger(logLevel)
+			if err := secretFromFile(&cfg.HostKey, hostKeyFile, "host-key", cfg.Logger); err != nil {
+				return err
+			}
 			cfg.TickStatsEvery = time.Duration(tickStatsSec) * time.Second
 			if cfg.Name == "" {
 				cfg.Name = hostname()
@@ -61,8 +64,9 @@ func newAreahostCmd() *cobra.Command {
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:7100", "client WebSocket listen address")
 	f.StringVar(&cfg.PublicURL, "public-url", "", "ws:// URL clients are sent to (default ws://<listen>/ws)")
 	f.StringVar(&cfg.Director, "director", cfg.Director, "director control address (host:port or unix:/path)")
-	f.StringVar(&cfg.SpawnToken, "spawn-token", "", "token given by the director that spawned this host")
+	f.StringVar(&cfg.SpawnToken, "spawn-token", "", "token given by the director that spawned this host (the director sets it)")
 	f.StringVar(&cfg.HostKey, "host-key", "", "the realm's host key, for a host started on another machine")
+	f.StringVar(&hostKeyFile, "host-key-file", "", "file holding the realm's host key (mode 600), instead of LEY_HOST_KEY")
 	f.StringVar(&cfg.Name, "name", "", "host name in the director's registry (default: the machine's hostname)")
 	f.IntVar(&cfg.PoolSize, "pool-size", cfg.PoolSize, "maximum Areas this host runs")
 	f.IntVar(&cfg.TickRate, "tick-rate", cfg.TickRate, "simulation ticks per second (a multiple of 4)")
@@ -75,6 +79,9 @@ func newAreahostCmd() *cobra.Command {
 	f.IntVar(&cfg.IntentBurst, "intent-burst", cfg.IntentBurst, "intent burst per connection")
 	f.IntVar(&cfg.FloodClose, "flood-close", cfg.FloodClose, "rate-limited intents in a row that close a connection")
 	f.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "grace players get when the host stops")
+	f.DurationVar(&cfg.HelloTimeout, "hello-timeout", cfg.HelloTimeout, "a connection not bound by a hello or resume this long after its upgrade is closed")
+	f.IntVar(&cfg.Gate.MaxConnsPerAddr, "max-conns-per-addr", cfg.Gate.MaxConnsPerAddr, "handshakes and connections one client address may hold (raise for venues behind one NAT)")
+	f.IntVar(&cfg.Gate.MaxHandshakesPerAddr, "max-handshakes-per-addr", cfg.Gate.MaxHandshakesPerAddr, "handshakes in progress one client address may hold")
 	f.DurationVar(&cfg.TransferTimeout, "transfer-timeout", cfg.TransferTimeout, "how long a portal crossing waits for the director before the player is restored")
 	f.IntVar(&tickStatsSec, "tick-stats-sec", 0, "log every active Area's tick stats every N seconds (0: off)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")

@@ -34,7 +34,19 @@ type ClientConn struct {
 // gobwas/ws's dialer. ctx bounds the dial and the handshake. Inbound
 // messages are limited to 64 MiB (see SetMaxMessageSize).
 func Dial(ctx context.Context, url string) (*ClientConn, error) {
-	nc, br, _, err := ws.Dialer{}.Dial(ctx, url)
+	return DialFrom(ctx, url, nil)
+}
+
+// DialFrom is Dial from local address local (nil: any). A load driver on
+// one machine spreads its connections over loopback addresses with it, so
+// that the server's per-address caps see many clients, as they would be.
+func DialFrom(ctx context.Context, url string, local net.Addr) (*ClientConn, error) {
+	d := ws.Dialer{}
+	if local != nil {
+		nd := &net.Dialer{LocalAddr: local}
+		d.NetDial = nd.DialContext
+	}
+	nc, br, _, err := d.Dial(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("gate: dial %s: %w", url, err)
 	}

@@ -13,16 +13,28 @@ import (
 )
 
 // want is one expected server frame: a message/pong (op, payload) or a close
-// with a code.
+// with a code; or, with latest set, pongs answering some of the payloads
+// in latest, in order, the last one always (RFC 6455 5.5.3: a server may
+// answer only the latest ping it has not yet answered).
 type want struct {
 	op      ws.OpCode
 	payload []byte
 	code    uint16
+	latest  [][]byte
 }
 
 func echo(p []byte) want      { return want{op: ws.OpBinary, payload: p} }
 func pong(p []byte) want      { return want{op: ws.OpPong, payload: p} }
 func closed(code uint16) want { return want{op: ws.OpClose, code: code} }
+
+// pongs expects pongs for the pings with these payloads, at least the last.
+func pongs(ps ...string) want {
+	w := want{op: ws.OpPong}
+	for _, p := range ps {
+		w.latest = append(w.latest, []byte(p))
+	}
+	return w
+}
 
 func fragments(p []byte, size int) []frame {
 	var fs []frame
@@ -67,7 +79,7 @@ func TestConformance(t *testing.T) {
 		{name: "2.5 ping 126 bytes", send: []frame{ping(pattern(126))}, want: []want{closed(1002)}},
 		{name: "2.6 ping 125 bytes in 1-byte chops", send: []frame{ping(pattern(125))}, split: 1, want: []want{pong(pattern(125))}},
 		{name: "2.10 ten pings", send: []frame{ping([]byte("0")), ping([]byte("1")), ping([]byte("2")), ping([]byte("3")), ping([]byte("4")), ping([]byte("5")), ping([]byte("6")), ping([]byte("7")), ping([]byte("8")), ping([]byte("9"))},
-			want: []want{pong([]byte("0")), pong([]byte("1")), pong([]byte("2")), pong([]byte("3")), pong([]byte("4")), pong([]byte("5")), pong([]byte("6")), pong([]byte("7")), pong([]byte("8")), pong([]byte("9"))}},
+			want: []want{pongs("0", "1", "2", "3", "4", "5", "6", "7", "8", "9")}},
 		{name: "3.1 RSV1 set", send: []frame{{fin: true, rsv: 4, op: ws.OpBinary, payload: []byte("x")}}, want: []want{closed(1002)}},
 		{name: "3.2 RSV2 after a good message", send: []frame{bin([]byte("ok")), {fin: true, rsv: 2, op: ws.OpBinary, payload: []byte("x")}}, want: []want{echo([]byte("ok")), closed(1002)}},
 		{name: "3.3 RSV3 then ping", send: []frame{{fin: true, rsv: 1, op: ws.OpBinary}, ping(nil)}, want: []want{closed(1002)}},
@@ -83,7 +95,7 @@ func TestConformance(t *testing.T) {
 		{name: "5.9 continuation with nothing to continue", send: []frame{{fin: true, op: ws.OpContinuation, payload: []byte("x")}}, want: []want{closed(1002)}},
 		{name: "5.15 fragments then stray continuation", send: append(fragments([]byte("abcd"), 2), frame{op: ws.OpContinuation, payload: []byte("e")}), want: []want{echo([]byte("abcd")), closed(1002)}},
 		{name: "5.18 new binary inside fragmented message", send: []frame{{op: ws.OpBinary, payload: []byte("a")}, bin([]byte("b"))}, want: []want{closed(1002)}},
-		{name: "5.19 many fragments and pings", send: []frame{{op: ws.OpBinary, payload: []byte("1")}, {op: ws.OpContinuation, payload: []byte("2")}, ping([]byte("x")), {op: ws.OpContinuation, payload: []byte("3")}, ping([]byte("y")), {fin: true, op: ws.OpContinuation, payload: []byte("4")}}, want: []want{pong([]byte("x")), pong([]byte("y")), echo([]byte("1234"))}},
+		{name: "5.19 many fragments and pings", send: []frame{{op: ws.OpBinary, payload: []byte("1")}, {op: ws.OpContinuation, payload: []byte("2")}, ping([]byte("x")), {op: ws.OpContinuation, payload: []byte("3")}, ping([]byte("y")), {fin: true, op: ws.OpContinuation, payload: []byte("4")}}, want: []want{pongs("x", "y"), echo([]byte("1234"))}},
 		{name: "6.1.1 text (UTF-8 moot: text refused)", send: []frame{{fin: true, op: ws.OpText, payload: []byte("κόσμε")}}, want: []want{closed(1003)}},
 		{name: "7.1.1 message then close", send: []frame{bin([]byte("hi")), closeF(1000, "")}, want: []want{echo([]byte("hi")), closed(1000)}},
 		{name: "7.1.3 message after close ignored", send: []frame{closeF(1000, ""), bin([]byte("late"))}, want: []want{closed(1000)}},
@@ -128,6 +140,29 @@ func TestConformance(t *testing.T) {
 				if err != nil {
 					t.Fatalf("frame %d: %v; want %v", i, err, w)
 				}
+				if w.latest != nil {
+					// Pongs for some of the pings, in order, ending with the last.
+					k := 0
+					for {
+						if h.OpCode != ws.OpPong {
+							t.Fatalf("frame %d: opcode = %v; want a pong", i, h.OpCode)
+						}
+						for k < len(w.latest) && !bytes.Equal(w.latest[k], p) {
+							k++
+						}
+						if k == len(w.latest) {
+							t.Fatalf("frame %d: pong %q answers no ping still unanswered, in order, of %q", i, p, w.latest)
+						}
+						if k == len(w.latest)-1 {
+							break
+						}
+						k++
+						if h, p, err = c.next(); err != nil {
+							t.Fatalf("frame %d: %v; want the pong of the last ping", i, err)
+						}
+					}
+					continue
+				}
 				if h.OpCode != w.op {
 					t.Fatalf("frame %d: opcode = %v; want %v (payload %q)", i, h.OpCode, w.op, p)
 				}
@@ -139,10 +174,15 @@ func TestConformance(t *testing.T) {
 					if code != w.code {
 						t.Fatalf("close code = %d; want %d", code, w.code)
 					}
-					// Answer, then the server must end the TCP connection.
+					// Answer, then the server must end the TCP connection,
+					// sending nothing more.
 					c.send(t, frame{fin: true, op: ws.OpClose, payload: p[:2]})
-					if _, err := io.Copy(io.Discard, c.br); err != nil && !errors.Is(err, io.EOF) && !isReset(err) {
+					rest, err := io.ReadAll(c.br)
+					if err != nil && !errors.Is(err, io.EOF) && !isReset(err) {
 						t.Fatalf("after close: %v; want EOF", err)
+					}
+					if len(rest) > 0 {
+						t.Fatalf("after its close frame the server sent %d more bytes: %x", len(rest), rest)
 					}
 					continue
 				}

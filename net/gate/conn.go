@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,6 +44,7 @@ type Conn struct {
 	rq          [][]byte // reliable frames (header+payload), pooled buffers
 	rqOff       int      // bytes of rq[0] already written
 	rqBytes     int      // unwritten reliable bytes, for the limit
+	pongAt      int      // index in rq of a pong not yet started, or -1
 	vol         *Frame   // latest volatile frame not yet started
 	flushQueued bool     // a flush task is queued on the owner
 	blocked     bool     // socket full; waiting for EventWrite
@@ -64,6 +66,9 @@ type Conn struct {
 	peerClosed bool // peer's close frame received
 	flushedFin bool // our close frame fully written
 	dead       bool
+	ip         netip.Addr // the client address, for the per-address caps
+	pingTokens float64    // control-frame bucket (Config.PingRate, PingBurst)
+	pingAt     time.Time  // when the bucket was last refilled
 
 	sys connSys
 }
@@ -381,8 +386,12 @@ func (c *Conn) handleFrame(h ws.Header, p []byte) {
 			c.msg = nil
 		}
 	case ws.OpPing:
-		c.control(ws.OpPong, p)
+		if c.controlFlood() {
+			return
+		}
+		c.pong(p)
 	case ws.OpPong:
+		c.controlFlood()
 	case ws.OpClose:
 		c.peerClose(p)
 	}
@@ -394,17 +403,55 @@ func (c *Conn) deliver(p []byte) {
 	}
 }
 
-// control queues a control frame (pong) behind the reliable queue, outside
-// the limit (it is at most 127 bytes and answers the peer). Owner only.
-func (c *Conn) control(op ws.OpCode, p []byte) {
+// controlFlood spends one token of the control-frame bucket; a peer past
+// it is closed 1008 and controlFlood reports true. Owner only.
+func (c *Conn) controlFlood() bool {
+	now := time.Now()
+	cfg := &c.srv.cfg
+	c.pingTokens = min(float64(cfg.PingBurst), c.pingTokens+now.Sub(c.pingAt).Seconds()*cfg.PingRate)
+	c.pingAt = now
+	if c.pingTokens >= 1 {
+		c.pingTokens--
+		return false
+	}
+	c.fail(ClosePolicyViolation, fmt.Errorf("%w: control frames over %v a second", ErrFlood, cfg.PingRate))
+	return true
+}
+
+// pong answers a ping. A pong still waiting in the queue is replaced by
+// this one (RFC 6455 5.5.3 allows answering only the latest ping), so that
+// pings never queue more than one pong; it counts against the reliable
+// queue's limit like any frame. Owner only.
+func (c *Conn) pong(p []byte) {
 	c.mu.Lock()
 	if c.state.Load() != stateOpen {
 		c.mu.Unlock()
 		return
 	}
+	if i := c.pongAt; i >= 0 && !(i == 0 && c.rqOff > 0) {
+		b := c.rq[i]
+		c.rqBytes -= len(b)
+		b = appendFrameHeader(b[:0], ws.OpPong, len(p))
+		b = append(b, p...)
+		c.rq[i] = b
+		c.rqBytes += len(b)
+		c.mu.Unlock()
+		return
+	}
 	b := getBuf(2 + len(p))
-	b = appendFrameHeader(b, op, len(p))
+	b = appendFrameHeader(b, ws.OpPong, len(p))
 	b = append(b, p...)
+	if c.rqBytes+len(b) > c.srv.cfg.ReliableQueueLimit {
+		putBuf(b)
+		old := c.closeLocked(ClosePolicyViolation, "slow consumer", ErrSlowConsumer)
+		c.mu.Unlock()
+		if old != nil {
+			old.Release()
+		}
+		c.abort()
+		return
+	}
+	c.pongAt = len(c.rq)
 	c.rq = append(c.rq, b)
 	c.rqBytes += len(b)
 	kick := c.wantKickLocked()
@@ -558,6 +605,11 @@ func (c *Conn) advanceLocked(n int, curFirst bool, k int) *Frame {
 		m := copy(c.rq, c.rq[i:])
 		clear(c.rq[m:])
 		c.rq = c.rq[:m]
+		if c.pongAt >= 0 {
+			if c.pongAt -= i; c.pongAt < 0 {
+				c.pongAt = -1
+			}
+		}
 	}
 	if !curFirst && c.cur != nil && n > 0 {
 		_, done = c.advanceCur(n)
@@ -589,7 +641,7 @@ func (c *Conn) releaseAll() (vol *Frame) {
 		putBuf(b)
 		c.rq[i] = nil
 	}
-	c.rq, c.rqOff, c.rqBytes = nil, 0, 0
+	c.rq, c.rqOff, c.rqBytes, c.pongAt = nil, 0, 0, -1
 	vol = c.vol
 	c.vol = nil
 	if c.timer != nil {

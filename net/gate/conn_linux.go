@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/leyworks/ley/net/poll"
@@ -89,15 +91,16 @@ func detach(nc net.Conn) (int, error) {
 
 // attach hands an upgraded connection to a loop. Called on the handshake
 // goroutine; OnOpen runs on the loop.
-func (s *Server) attach(nc net.Conn) {
+func (s *Server) attach(nc net.Conn, ip netip.Addr) {
 	remote := nc.RemoteAddr()
 	fd, err := detach(nc)
 	if err != nil {
 		s.log.Warn("gate: attach failed", "remote", remote, "err", err)
+		s.release(ip)
 		return
 	}
 	sh := s.pickShard()
-	c := &Conn{id: s.nextID.Add(1), srv: s, sh: sh, remote: remote}
+	c := &Conn{id: s.nextID.Add(1), srv: s, sh: sh, remote: remote, ip: ip, pingTokens: float64(s.cfg.PingBurst), pingAt: time.Now(), pongAt: -1}
 	c.sys.fd = fd
 	c.sys.flushFn = c.flush
 	c.sys.readFn = c.readable
@@ -105,6 +108,7 @@ func (s *Server) attach(nc net.Conn) {
 	c.sys.abortFn = c.onAbort
 	if err := sh.loop.Run(c.register); err != nil {
 		unix.Close(fd)
+		s.release(ip)
 	}
 }
 
@@ -114,6 +118,7 @@ func (c *Conn) register() {
 		c.srv.log.Warn("gate: register failed", "remote", c.remote, "err", err)
 		unix.Close(c.sys.fd)
 		c.dead = true
+		c.srv.release(c.ip)
 		return
 	}
 	c.sh.conns[c] = struct{}{}
@@ -291,6 +296,7 @@ func (c *Conn) destroy(err error) {
 	_ = c.sh.loop.Remove(c.sys.fd)
 	_ = unix.Close(c.sys.fd)
 	delete(c.sh.conns, c)
+	c.srv.release(c.ip)
 	if vol := c.releaseAll(); vol != nil {
 		vol.Release()
 	}

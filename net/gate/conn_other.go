@@ -5,7 +5,9 @@ package gate
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/leyworks/ley/net/poll"
 )
@@ -37,9 +39,9 @@ type connSys struct {
 	rbuf  []byte
 }
 
-func (s *Server) attach(nc net.Conn) {
+func (s *Server) attach(nc net.Conn, ip netip.Addr) {
 	sh := s.pickShard()
-	c := &Conn{id: s.nextID.Add(1), srv: s, sh: sh, remote: nc.RemoteAddr()}
+	c := &Conn{id: s.nextID.Add(1), srv: s, sh: sh, remote: nc.RemoteAddr(), ip: ip, pingTokens: float64(s.cfg.PingBurst), pingAt: time.Now(), pongAt: -1}
 	c.sys.nc = nc
 	c.sys.wake = make(chan struct{}, 1)
 	sh.mu.Lock()
@@ -180,6 +182,7 @@ func (c *Conn) destroy(err error) {
 	}
 	c.dead = true
 	_ = c.sys.nc.Close()
+	c.srv.release(c.ip)
 	c.sh.mu.Lock()
 	delete(c.sh.conns, c)
 	c.sh.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,9 @@ var (
 	ErrServerClosed = errors.New("gate: server closed")
 	// ErrHeaderTooLarge ends handshakes whose request exceeds MaxHeaderBytes.
 	ErrHeaderTooLarge = errors.New("gate: handshake request too large")
+	// ErrFlood is passed to OnClose for a peer closed for sending control
+	// frames (pings) faster than Config.PingRate (1008).
+	ErrFlood = errors.New("gate: control frame flood")
 )
 
 // CloseError is passed to OnClose when the peer started the close handshake.
@@ -79,6 +83,20 @@ type Config struct {
 	// MaxHandshakes bounds concurrent in-progress handshakes; connections
 	// accepted beyond it are closed at once.
 	MaxHandshakes int
+	// MaxHandshakesPerAddr bounds one client address's handshakes in
+	// progress, and MaxConnsPerAddr its handshakes and open connections
+	// together: past either, its new connections are closed at accept, so
+	// that one address holding half-open or idle connections sheds itself
+	// rather than other players. Clients behind one NAT share an address:
+	// raise them for such a venue.
+	MaxHandshakesPerAddr int
+	MaxConnsPerAddr      int
+	// PingRate and PingBurst are each connection's token bucket for
+	// control frames it sends (pings, pongs): past it the connection is
+	// closed 1008. Only the latest ping is answered: a pong still queued is
+	// replaced by the newest (RFC 6455 5.5.3).
+	PingRate  float64
+	PingBurst int
 	// CheckOrigin, if set, is called with the Origin header value (valid only
 	// during the call) of requests that carry one; false rejects with 403.
 	// Requests without Origin (non-browser clients) are accepted.
@@ -103,6 +121,12 @@ func DefaultConfig() Config {
 		MaxHeaderBytes:     8 << 10,
 		MaxHandshakes:      4096,
 		ReliableQueueLimit: 1 << 20,
+		// A host serves at most a few hundred players; one address with
+		// more than this is a venue behind a NAT (raise it) or an abuser.
+		MaxHandshakesPerAddr: 16,
+		MaxConnsPerAddr:      256,
+		PingRate:             10,
+		PingBurst:            20,
 	}
 }
 
@@ -118,6 +142,10 @@ func (c *Config) validate() error {
 		return errors.New("gate: MaxHeaderBytes must be at least 256")
 	case c.MaxHandshakes <= 0:
 		return errors.New("gate: MaxHandshakes must be positive")
+	case c.MaxHandshakesPerAddr <= 0 || c.MaxConnsPerAddr <= 0:
+		return errors.New("gate: MaxHandshakesPerAddr and MaxConnsPerAddr must be positive")
+	case c.PingRate <= 0 || c.PingBurst <= 0:
+		return errors.New("gate: PingRate and PingBurst must be positive")
 	case c.ReliableQueueLimit <= 0:
 		return errors.New("gate: ReliableQueueLimit must be positive")
 	}
@@ -156,6 +184,9 @@ type Server struct {
 	log    *slog.Logger
 
 	hsSlots  chan struct{} // semaphore of in-progress handshakes
+	addrMu   sync.Mutex    // guards addrs
+	addrs    map[netip.Addr]*addrUse
+	refused  atomic.Uint64
 	nextID   atomic.Uint64
 	nextLoop atomic.Uint32
 	closed   atomic.Bool
@@ -188,6 +219,7 @@ func Listen(ctx context.Context, cfg Config, h Handler) (*Server, error) {
 		poller:  p,
 		log:     cfg.Logger,
 		hsSlots: make(chan struct{}, cfg.MaxHandshakes),
+		addrs:   map[netip.Addr]*addrUse{},
 	}
 	for i := 0; i < p.Len(); i++ {
 		s.shards = append(s.shards, newShard(s, p.Loop(i)))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -78,10 +79,13 @@ func TestSlowHandshakesClosedByDeadline(t *testing.T) {
 	rec := newRecorder()
 	s := startServer(t, cfg, rec.handler(true))
 
+	// A thousand slow handshakes from a hundred addresses (each within its
+	// per-address share), and a normal one from yet another.
 	const slow = 1000
 	conns := make([]net.Conn, 0, slow)
 	for i := 0; i < slow; i++ {
-		nc, err := net.Dial("tcp", s.Addr().String())
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 20, byte(1+i/10))}}
+		nc, err := d.Dial("tcp", s.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -504,4 +508,109 @@ func TestFrameDelivered(t *testing.T) {
 	if got := delivered[slowIdx].Load(); got == rounds {
 		t.Fatalf("slow reader: delivered = %d; the last frame cannot have been written", got)
 	}
+}
+
+// TestPerAddressCapsShedTheCrowder: one address holding its share of
+// handshakes in progress (and of connections) has its next connections
+// closed at accept, while another address still gets in at once; a
+// finished handshake frees its slot for a connection slot, and a closed
+// connection frees that.
+func TestPerAddressCapsShedTheCrowder(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxHandshakesPerAddr, cfg.MaxConnsPerAddr = 4, 6
+	cfg.HandshakeTimeout = 10 * time.Second
+	rec := newRecorder()
+	s := startServer(t, cfg, rec.handler(true))
+	crowder := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 30, 1)}}
+	var held []net.Conn
+	for range 4 { // half-open: an unfinished request each
+		nc, err := crowder.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nc.Close() })
+		if _, err := nc.Write([]byte("GET / HTTP/1.1\r\n")); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, nc)
+	}
+	waitFor(t, "four handshakes in progress", func() bool {
+		s.addrMu.Lock()
+		defer s.addrMu.Unlock()
+		u := s.addrs[netip.MustParseAddr("127.0.30.1")]
+		return u != nil && u.handshakes == 4
+	})
+	// The fifth from the crowder is shed at accept: closed without an answer.
+	nc, err := crowder.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := nc.Read(make([]byte, 1)); n != 0 || err == nil || isTimeout(err) {
+		t.Fatalf("the crowder's fifth connection: read %d, %v; want closed at once", n, err)
+	}
+	nc.Close()
+	if s.Refused() == 0 {
+		t.Fatal("Refused() = 0 after shedding")
+	}
+	// Another address gets in meanwhile.
+	c := dialRaw(t, s)
+	c.send(t, bin([]byte("hi")))
+	if _, p, err := c.next(); err != nil || string(p) != "hi" {
+		t.Fatalf("a player from another address: %q, %v; want an echo", p, err)
+	}
+	// The crowder's handshakes end (closed): its slots come back.
+	for _, nc := range held {
+		nc.Close()
+	}
+	waitFor(t, "the crowder's slots released", func() bool {
+		s.addrMu.Lock()
+		defer s.addrMu.Unlock()
+		return s.addrs[netip.MustParseAddr("127.0.30.1")] == nil
+	})
+}
+
+// TestPingFloodIsBounded: a peer that sends pings and never reads the
+// pongs holds at most one queued pong, whatever it sends; past the
+// control-frame rate it is closed 1008.
+func TestPingFloodIsBounded(t *testing.T) {
+	cfg := testConfig()
+	cfg.PingRate, cfg.PingBurst = 5, 1000
+	rec := newRecorder()
+	s := startServer(t, cfg, rec.handler(false))
+	c := dialRaw(t, s)
+	waitFor(t, "open", func() bool { return rec.opens.Load() == 1 })
+	rec.mu.Lock()
+	conn := rec.conns[1]
+	rec.mu.Unlock()
+	var out []byte
+	for range 900 { // within the burst: all taken, none read
+		out = append(out, ping(pattern(125)).bytes()...)
+	}
+	out = append(out, bin([]byte("after")).bytes()...) // read in order after the pings
+	if _, err := c.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the pings read", func() bool { return rec.msgs.Load() == 1 })
+	conn.mu.Lock()
+	queued, bytes := len(conn.rq), conn.rqBytes
+	conn.mu.Unlock()
+	if queued > 2 || bytes > 2*(2+125) {
+		t.Fatalf("after 900 unread pings: %d frames, %d bytes queued; want at most 2 pongs", queued, bytes)
+	}
+	// Past the burst: closed 1008.
+	out = out[:0]
+	for range 200 {
+		out = append(out, ping(nil).bytes()...)
+	}
+	go c.Write(out)
+	waitFor(t, "the flooder closed", func() bool { return rec.closes.Load() == 1 })
+	if errs := rec.closeErrs(1); len(errs) != 1 || !errors.Is(errs[0], ErrFlood) {
+		t.Fatalf("close errors %v; want ErrFlood", errs)
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/netip"
 	"time"
 
 	"github.com/gobwas/ws"
@@ -30,14 +31,21 @@ func (s *Server) acceptLoop() {
 			continue
 		}
 		backoff = 0
+		ip := addrOf(nc.RemoteAddr())
+		if !s.admit(ip) {
+			nc.Close()
+			continue
+		}
 		select {
 		case s.hsSlots <- struct{}{}:
 		default:
+			s.handshakeDone(ip, false)
+			s.refused.Add(1)
 			nc.Close()
 			continue
 		}
 		s.hsWG.Add(1)
-		go s.handshake(nc)
+		go s.handshake(nc, ip)
 	}
 }
 
@@ -45,8 +53,10 @@ var originKey = []byte("Origin")
 
 // handshake upgrades nc with gobwas/ws's zero-copy Upgrader under a deadline
 // and a bound on the request size, then attaches it to a loop.
-func (s *Server) handshake(nc net.Conn) {
+func (s *Server) handshake(nc net.Conn, ip netip.Addr) {
+	upgraded := false
 	defer func() {
+		s.handshakeDone(ip, upgraded)
 		<-s.hsSlots
 		s.hsWG.Done()
 	}()
@@ -80,7 +90,8 @@ func (s *Server) handshake(nc net.Conn) {
 		return
 	}
 	_ = nc.SetDeadline(time.Time{})
-	s.attach(nc)
+	upgraded = true // the connection slot is released when it closes
+	s.attach(nc, ip)
 }
 
 // limitReader fails with ErrHeaderTooLarge after n bytes.

@@ -135,27 +135,36 @@ func raiseNoFile(t testing.TB, n uint64) {
 	}
 }
 
-// TestIdleConnRSS opens 10,000 idle connections from a child process (this
-// test binary re-executed) and reports the server process's RSS growth per
-// connection. It asserts nothing about the figure (no timing or size
-// assertions); run with -v to see it.
-func TestIdleConnRSS(t *testing.T) {
+// TestIdleConnClient is the child side of BenchmarkIdleConnRSS (this test
+// binary re-executed); run alone it does nothing.
+func TestIdleConnClient(t *testing.T) {
 	if addr := os.Getenv("GATE_IDLE_CLIENT_ADDR"); addr != "" {
 		idleClient(t, addr)
-		return
 	}
-	if raceEnabled || testing.Short() {
-		t.Skip("RSS is meaningless under -race; skipped in -short")
+}
+
+// BenchmarkIdleConnRSS opens 10,000 idle connections from a child process
+// (this test binary re-executed) and reports the server process's RSS
+// growth per connection (bytes/conn). One iteration is the whole run:
+// go test -run '^$' -bench IdleConnRSS -benchtime 1x ./net/gate/
+func BenchmarkIdleConnRSS(b *testing.B) {
+	for b.Loop() {
+		idleConnRSS(b)
 	}
+}
+
+func idleConnRSS(t testing.TB) {
 	const n = 10_000
 	raiseNoFile(t, n+1000)
 	rec := newRecorder()
-	s := startServer(t, testConfig(), rec.handler(false))
+	cfg := testConfig()
+	cfg.MaxConnsPerAddr, cfg.MaxHandshakesPerAddr = n+100, 1000 // one client address on purpose
+	s := startServer(t, cfg, rec.handler(false))
 	runtime.GC()
 	debug.FreeOSMemory()
 	before := vmRSS(t)
 
-	cmd := exec.Command(os.Args[0], "-test.run=^TestIdleConnRSS$")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestIdleConnClient$")
 	cmd.Env = append(os.Environ(), "GATE_IDLE_CLIENT_ADDR="+s.Addr().String(), "GATE_IDLE_CLIENT_N="+strconv.Itoa(n))
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -172,6 +181,9 @@ func TestIdleConnRSS(t *testing.T) {
 	debug.FreeOSMemory()
 	after := vmRSS(t)
 	per := float64(after-before) / n
+	if b, ok := t.(*testing.B); ok {
+		b.ReportMetric(per, "bytes/conn")
+	}
 	t.Logf("idle connections: %d; server RSS %d -> %d KiB; %.0f bytes per idle connection", n, before>>10, after>>10, per)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -35,7 +36,8 @@ type player struct {
 	st    *stats
 	epoch time.Time // the run's start; times are ns since it
 
-	conn *gate.ClientConn
+	conn  *gate.ClientConn
+	local net.Addr // the source address of its WebSocket connections (nil: any)
 
 	mu        sync.Mutex
 	base      uint32         // seqs of this session start after base
@@ -57,7 +59,7 @@ type player struct {
 // connect joins the player's Area and binds it over WebSocket: hello,
 // then wait for hello_ack.
 func (p *player) connect(ctx context.Context, wsURL, grant string, joinID uint64) error {
-	c, err := gate.Dial(ctx, wsURL)
+	c, err := gate.DialFrom(ctx, wsURL, p.local)
 	if err != nil {
 		return fmt.Errorf("dial: %w", err)
 	}

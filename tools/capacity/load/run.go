@@ -171,7 +171,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	for i, a := range roster {
 		// Every hello starts a session with its own seq space (ack_seq
 		// from 0), so each session's seqs start at 1.
-		players[i] = &player{acct: a, sh: r.st.shards[i%numShards], st: r.st, epoch: r.epoch}
+		players[i] = &player{acct: a, sh: r.st.shards[i%numShards], st: r.st, epoch: r.epoch, local: r.wsLocal(i)}
 		if cfg.Pattern == PatternPortal {
 			players[i].hops = make(chan *wire.PortalMoved, 1)
 		}
@@ -467,6 +467,22 @@ func (r *runner) client(n int) *dirclient.Client {
 	}
 	c.HTTP = hc
 	return c
+}
+
+// playersPerAddr is how many simulated players share a source address
+// against a loopback realm: well within a host's per-address connection
+// cap, as players at home would be.
+const playersPerAddr = 32
+
+// wsLocal returns the source address of player i's WebSocket connections:
+// against a loopback realm each playersPerAddr players get their own
+// address in 127.0.0.0/8 (away from the login addresses); elsewhere nil.
+func (r *runner) wsLocal(i int) net.Addr {
+	if !r.loopback {
+		return nil
+	}
+	a := uint32(64<<16) + uint32(i/playersPerAddr) // 127.64.x.y onwards
+	return &net.TCPAddr{IP: net.IPv4(127, byte(a>>16), byte(a>>8), byte(a))}
 }
 
 // isLoopback reports whether the director URL names a loopback host.

@@ -1,0 +1,50 @@
+package area
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/leyworks/ley/net/gate"
+	"github.com/leyworks/ley/net/wire"
+)
+
+// TestSilentConnectionsAreClosed: a connection that upgrades and never
+// says hello is closed (1008) after the hello timeout; one that is bound in
+// time stays.
+func TestSilentConnectionsAreClosed(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.HelloTimeout = 400 * time.Millisecond })
+	d.spawn(1, 16, 16)
+	silent := dial(t, h)
+	bound := dial(t, h)
+	bound.hello(d.grant(1, 100, 1, 3, 3, time.Minute), 1)
+	var ce *gate.CloseError
+	if err := silent.closed(5 * time.Second); !errors.As(err, &ce) || ce.Code != gate.ClosePolicyViolation {
+		t.Fatalf("the silent connection ended with %v; want 1008", err)
+	}
+	for range 8 { // well past the timeout, the bound one still plays
+		expectMsg[*wire.Snapshot](bound, 2*time.Second)
+	}
+	if n := h.helloTimeouts.Load(); n != 1 {
+		t.Fatalf("hello timeouts counted %d; want 1", n)
+	}
+}
+
+// TestIntentsWithoutSessionClose: intents before any hello are answered
+// NOT_HELLO, and UnboundClose of them in a row close the connection (1008).
+func TestIntentsWithoutSessionClose(t *testing.T) {
+	h, _ := testHost(t, func(c *Config) { c.UnboundClose = 5 })
+	c := dial(t, h)
+	for i := uint32(1); i <= 5; i++ {
+		c.send(&wire.Intent{Seq: i, Kind: wire.IntentStep})
+	}
+	for i := uint32(1); i <= 5; i++ {
+		if e := expectMsg[*wire.Error](c, 5*time.Second); e.Code != wire.CodeNotHello || e.RefSeq != i {
+			t.Fatalf("intent %d before hello: %+v; want NOT_HELLO naming it", i, e)
+		}
+	}
+	var ce *gate.CloseError
+	if err := c.closed(5 * time.Second); !errors.As(err, &ce) || ce.Code != gate.ClosePolicyViolation {
+		t.Fatalf("after 5 intents without a session: %v; want closed 1008", err)
+	}
+}
