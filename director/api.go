@@ -90,36 +90,58 @@ func (d *Director) serve(h handler) http.HandlerFunc {
 	}
 }
 
-func (d *Director) routes() http.Handler {
+// route is one endpoint of the API: a ServeMux pattern ("METHOD /path")
+// and its handler. The route table is the one list of the API's
+// endpoints: routes registers exactly these, and the tests hold
+// openapi.yaml to it, path for path and method for method.
+type route struct {
+	pattern string
+	handler http.Handler
+}
+
+// routeTable returns the API's endpoints. It only builds handlers bound
+// to d; none runs until served.
+func (d *Director) routeTable() []route {
+	api := func(pattern string, h handler) route { return route{pattern, d.serve(h)} }
+	return []route{
+		api("POST /v1/accounts", d.signUp),
+		api("POST /v1/session", d.login),
+		api("DELETE /v1/session", d.authed(d.logout)),
+		api("GET /v1/me", d.authed(d.me)),
+		api("GET /v1/areas", d.authed(d.myAreas)),
+		api("POST /v1/areas", d.authed(d.createArea)),
+		api("GET /v1/areas/{id}/members", d.authed(d.members)),
+		api("POST /v1/areas/{id}/invites", d.authed(d.createInvite)),
+		api("POST /v1/invites/{code}/redeem", d.authed(d.redeem)),
+		api("POST /v1/areas/{id}/join", d.authed(d.joinArea)),
+		api("PUT /v1/areas/{id}/portals", d.authed(d.setPortals)),
+		api("GET /v1/realm", d.authed(d.getRealm)),
+		api("PUT /v1/realm", d.authed(d.putRealm)),
+		api("POST /v1/admin/provision", d.authed(d.provision)),
+		api("GET /v1/admin/hosts", d.authed(d.hostsStats)),
+		api("GET /v1/admin/areas", d.authed(d.liveAreas)),
+		api("GET /v1/admin/inspect", d.authed(d.inspect)),
+		api("GET /director/info", d.info),
+		{"GET /v1/openapi.yaml", http.HandlerFunc(serveOpenAPIYAML)},
+		api("GET /v1/openapi.json", d.openAPIJSONDoc),
+		{"GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })},
+		{"GET /readyz", http.HandlerFunc(d.readyz)},
+	}
+}
+
+// mux returns a ServeMux holding the route table.
+func (d *Director) mux() *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/accounts", d.serve(d.signUp))
-	mux.HandleFunc("POST /v1/session", d.serve(d.login))
-	mux.HandleFunc("DELETE /v1/session", d.serve(d.authed(d.logout)))
-	mux.HandleFunc("GET /v1/me", d.serve(d.authed(d.me)))
-	mux.HandleFunc("GET /v1/areas", d.serve(d.authed(d.myAreas)))
-	mux.HandleFunc("POST /v1/areas", d.serve(d.authed(d.createArea)))
-	mux.HandleFunc("GET /v1/areas/{id}/members", d.serve(d.authed(d.members)))
-	mux.HandleFunc("POST /v1/areas/{id}/invites", d.serve(d.authed(d.createInvite)))
-	mux.HandleFunc("POST /v1/invites/{code}/redeem", d.serve(d.authed(d.redeem)))
-	mux.HandleFunc("POST /v1/areas/{id}/join", d.serve(d.authed(d.joinArea)))
-	mux.HandleFunc("PUT /v1/areas/{id}/portals", d.serve(d.authed(d.setPortals)))
-	mux.HandleFunc("GET /v1/realm", d.serve(d.authed(d.getRealm)))
-	mux.HandleFunc("PUT /v1/realm", d.serve(d.authed(d.putRealm)))
-	mux.HandleFunc("POST /v1/admin/provision", d.serve(d.authed(d.provision)))
-	mux.HandleFunc("GET /v1/admin/hosts", d.serve(d.authed(d.hostsStats)))
-	mux.HandleFunc("GET /v1/admin/areas", d.serve(d.authed(d.liveAreas)))
-	mux.HandleFunc("GET /v1/admin/inspect", d.serve(d.authed(d.inspect)))
-	mux.HandleFunc("GET /director/info", d.serve(d.info))
-	mux.Handle("GET /metrics", d.metricsHandler())
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !d.ready.Load() {
-			http.Error(w, "not ready", http.StatusServiceUnavailable)
-			return
-		}
-		w.WriteHeader(http.StatusOK)
-	})
-	return jsonErrors(mux)
+	for _, rt := range d.routeTable() {
+		mux.Handle(rt.pattern, rt.handler)
+	}
+	return mux
+}
+
+// routes is the API's handler: the route table, and JSON answers for
+// requests it has no route for.
+func (d *Director) routes() http.Handler {
+	return jsonErrors(d.mux())
 }
 
 // decode reads a JSON body strictly into v.
@@ -175,10 +197,16 @@ func (d *Director) authed(h func(w http.ResponseWriter, r *http.Request, acct st
 	}
 }
 
+// credentials is a sign-up's body; loginIn a login's.
 type credentials struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
 	Name     string `json:"name,omitempty"`
+}
+
+type loginIn struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
 }
 
 // limitAddr takes one of the sign-up and login attempts of the client
@@ -190,7 +218,8 @@ func (d *Director) limitAddr(addr string) *apiError {
 	return rateLimited(d.limiter.Retry(addr), "too many attempts from your address; wait a little")
 }
 
-// signUp: POST /v1/accounts {email, password, name}.
+// signUp: POST /v1/accounts {email, password, name}. The new account
+// becomes a member of every starter Area.
 func (d *Director) signUp(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
 	var c credentials
 	if e := decode(r, &c); e != nil {
@@ -224,9 +253,16 @@ func (d *Director) signUp(w http.ResponseWriter, r *http.Request) (int, any, *ap
 	case err != nil:
 		return 0, nil, internalErr(err)
 	}
+	if err := d.joinStarterAreas(r.Context(), acct.ID); err != nil {
+		return 0, nil, internalErr(err)
+	}
 	return http.StatusCreated, accountJSON(acct), nil
 }
 
+// accountOut is an account in JSON. Account (and Area) ids stay JSON
+// numbers: they are database sequences, one per row created, far below
+// the 2^53 past which JavaScript's numbers round (join_id, which is not,
+// is a string).
 type accountOut struct {
 	ID    uint64 `json:"id"`
 	Email string `json:"email"`
@@ -241,9 +277,12 @@ func accountJSON(a store.Account) accountOut {
 // login: POST /v1/session {email, password} -> {token, account, expires}.
 // A new login revokes the account's older sessions (a takeover).
 func (d *Director) login(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
-	var c credentials
+	var c loginIn
 	if e := decode(r, &c); e != nil {
 		return 0, nil, e
+	}
+	if c.Email == "" || c.Password == "" {
+		return 0, nil, errBadRequest("email and password are required")
 	}
 	addr := clientKey(r)
 	if e := d.limitAddr(addr); e != nil {
@@ -530,6 +569,36 @@ func (d *Director) putRealm(w http.ResponseWriter, r *http.Request, acct store.A
 		d.drain()
 	}
 	return http.StatusOK, in, nil
+}
+
+// readyz: GET /readyz, public (load balancers and probes): 200
+// {"ready": true, "hosts": n} while the director serves and can start
+// Areas; 503 {"ready": false, "reason": ...} while it is not serving, or
+// while no host is registered and the hosts it spawned exit before they
+// register (the reason is the last one's own words, e.g. an address
+// already in use). With hosts registered, a failing extra host shows as
+// host_start_failure and the director stays ready.
+func (d *Director) readyz(w http.ResponseWriter, _ *http.Request) {
+	status, out := http.StatusOK, map[string]any{"ready": true}
+	d.mu.Lock()
+	hosts, f := len(d.hosts), d.hostFailure
+	d.mu.Unlock()
+	switch {
+	case !d.ready.Load():
+		status, out = http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "the director is not serving"}
+	case f != nil && hosts == 0:
+		status, out = http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "area hosts cannot start: " + f.reason,
+			"failed_starts": f.count, "last_failure": f.at.UTC().Format(time.RFC3339)}
+	case f != nil:
+		out["host_start_failure"] = f.reason
+	}
+	if status == http.StatusOK {
+		out["hosts"] = hosts
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(out)
 }
 
 // info: GET /director/info, public: the realm door as a player sees it.

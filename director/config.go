@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/leyworks/ley/store"
 )
 
 // Config configures a Director. Start from DefaultConfig.
@@ -17,9 +19,26 @@ type Config struct {
 	// HostKey lets area hosts started on other machines register; empty
 	// accepts only hosts this director spawned.
 	HostKey string
+	// Metrics is the listen address of GET /metrics (Prometheus), a
+	// listener of its own apart from the public API: loopback by default,
+	// a private interface at most. "" serves no metrics.
+	Metrics string
+	// ControlMaxUnregistered caps the control connections that have not
+	// registered yet: past it a new one is closed at once.
+	// ControlRegisterTimeout is how long a connection may take to
+	// register. Until it registers, a connection's frames are held to
+	// control.MaxRegisterFrameSize.
+	ControlMaxUnregistered int
+	ControlRegisterTimeout time.Duration
 
 	// Spawn configures the area host processes the director starts.
 	Spawn SpawnConfig
+
+	// StarterAreas are the Areas every new account becomes a member of
+	// at sign-up, so a new player has somewhere to go at once (ley run
+	// adds its demo village with Director.AddStarterAreas). Run refuses
+	// to start while one does not exist.
+	StarterAreas []store.AreaID
 
 	// GrantTTL is a join grant's life; JoinTimeout bounds each step of a
 	// join (spawning a host, hydrating the Area, registering the grant).
@@ -108,26 +127,29 @@ type SpawnConfig struct {
 // DefaultConfig returns a fresh Config with ley's defaults.
 func DefaultConfig() Config {
 	return Config{
-		HTTP:                "127.0.0.1:8080",
-		Control:             "127.0.0.1:7070",
-		GrantTTL:            90 * time.Second,
-		JoinTimeout:         10 * time.Second,
-		AreaIdleGrace:       60 * time.Second,
-		CloseGrace:          10 * time.Second,
-		HeartbeatTimeout:    5 * time.Second,
-		SessionIdle:         7 * 24 * time.Hour,
-		SessionAbsolute:     30 * 24 * time.Hour,
-		MaxConcurrentHashes: 4,
-		AuthEvery:           6 * time.Second,
-		AuthBurst:           10,
-		LoginFreeFailures:   5,
-		LoginDelay:          time.Second,
-		LoginMaxDelay:       15 * time.Minute,
-		MaxOwnedAreas:       16,
-		MaxPendingGrants:    3,
-		JoinsPerMinute:      30,
-		SampleEvery:         time.Minute,
-		StatsEvery:          time.Minute,
+		HTTP:                   "127.0.0.1:8080",
+		Control:                "127.0.0.1:7070",
+		Metrics:                "127.0.0.1:0",
+		ControlMaxUnregistered: 64,
+		ControlRegisterTimeout: 5 * time.Second,
+		GrantTTL:               90 * time.Second,
+		JoinTimeout:            10 * time.Second,
+		AreaIdleGrace:          60 * time.Second,
+		CloseGrace:             10 * time.Second,
+		HeartbeatTimeout:       5 * time.Second,
+		SessionIdle:            7 * 24 * time.Hour,
+		SessionAbsolute:        30 * 24 * time.Hour,
+		MaxConcurrentHashes:    4,
+		AuthEvery:              6 * time.Second,
+		AuthBurst:              10,
+		LoginFreeFailures:      5,
+		LoginDelay:             time.Second,
+		LoginMaxDelay:          15 * time.Minute,
+		MaxOwnedAreas:          16,
+		MaxPendingGrants:       3,
+		JoinsPerMinute:         30,
+		SampleEvery:            time.Minute,
+		StatsEvery:             time.Minute,
 		Spawn: SpawnConfig{
 			MinHosts:        1,
 			MaxHosts:        4,
@@ -159,6 +181,9 @@ func (c *Config) validate() error {
 	}
 	if c.Spawn.MaxHosts == 0 && c.HostKey == "" {
 		bad("no host can ever serve: max hosts is 0 and no host key lets others register")
+	}
+	if c.ControlMaxUnregistered < 1 || c.ControlRegisterTimeout <= 0 {
+		bad("control: %d unregistered connections, %v to register", c.ControlMaxUnregistered, c.ControlRegisterTimeout)
 	}
 	if c.GrantTTL <= 0 || c.JoinTimeout <= 0 || c.AreaIdleGrace < 0 || c.CloseGrace < 0 || c.HeartbeatTimeout <= 0 {
 		bad("durations must be positive")

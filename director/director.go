@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,7 +35,13 @@ type Director struct {
 
 	controlAddr string
 	httpAddr    string
+	metricsAddr string
+	metricsLn   net.Listener // set by Listen (or Run) when cfg.Metrics is set
 	ready       atomic.Bool
+	// unregistered counts control connections that have not registered
+	// yet (capped by cfg.ControlMaxUnregistered).
+	unregistered atomic.Int64
+	logs         logLimiter // refusals: at most one line a reason a second
 
 	mu           sync.Mutex // guards everything below
 	hosts        map[uint32]*host
@@ -44,6 +51,12 @@ type Director struct {
 	spawnTokens  map[string]*child
 	hostsChanged chan struct{}   // closed and replaced when hosts come or go
 	crossing     map[string]bool // transfer ids being answered
+	// hostFailure is set while spawned hosts exit before registering:
+	// cleared when any host registers.
+	hostFailure *hostFailure
+	// starter are the Areas every new account becomes a member of
+	// (cfg.StarterAreas and AddStarterAreas).
+	starter []store.AreaID
 
 	transfers transferCache
 	counters  counters
@@ -119,6 +132,8 @@ func New(cfg Config, st store.Store) (*Director, error) {
 		hostsChanged: make(chan struct{}),
 		crossing:     map[string]bool{},
 		counters:     newCounters(),
+		logs:         logLimiter{every: logEvery},
+		starter:      slices.Clone(cfg.StarterAreas),
 	}
 	d.joinSeq.Store(uint64(time.Now().UnixNano()))
 	d.spawner = newSpawner(d)
@@ -134,8 +149,26 @@ func (d *Director) notifyHosts() {
 // Addrs reports the HTTP and control addresses once Run is listening.
 func (d *Director) Addrs() (httpAddr, controlAddr string) { return d.httpAddr, d.controlAddr }
 
+// MetricsAddr reports the address serving GET /metrics once Listen (or
+// Run) bound it: "" when cfg.Metrics is empty.
+func (d *Director) MetricsAddr() string { return d.metricsAddr }
+
+// listenMetrics binds the metrics listener, once, when cfg.Metrics is set.
+func (d *Director) listenMetrics() error {
+	if d.cfg.Metrics == "" || d.metricsLn != nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", d.cfg.Metrics)
+	if err != nil {
+		return fmt.Errorf("listen metrics %s: %w", d.cfg.Metrics, err)
+	}
+	d.metricsLn, d.metricsAddr = ln, ln.Addr().String()
+	return nil
+}
+
 // Listen binds the HTTP and control listeners (so callers learn the ports
-// before Run) and returns them.
+// before Run) and returns them; it binds the metrics listener too (see
+// MetricsAddr).
 func (d *Director) Listen() (httpLn, controlLn net.Listener, err error) {
 	controlLn, err = listen(d.cfg.Control)
 	if err != nil {
@@ -145,6 +178,11 @@ func (d *Director) Listen() (httpLn, controlLn net.Listener, err error) {
 	if err != nil {
 		controlLn.Close()
 		return nil, nil, fmt.Errorf("listen http %s: %w", d.cfg.HTTP, err)
+	}
+	if err := d.listenMetrics(); err != nil {
+		controlLn.Close()
+		httpLn.Close()
+		return nil, nil, err
 	}
 	d.controlAddr = controlLn.Addr().String()
 	if controlLn.Addr().Network() == "unix" {
@@ -170,6 +208,17 @@ func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) erro
 			return err
 		}
 	}
+	if err := d.listenMetrics(); err != nil {
+		return err
+	}
+	if err := d.checkStarterAreas(ctx); err != nil {
+		httpLn.Close()
+		controlLn.Close()
+		if d.metricsLn != nil {
+			d.metricsLn.Close()
+		}
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srv := &http.Server{
@@ -193,8 +242,17 @@ func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) erro
 	go func() { d.spawner.run(ctx); close(spawnerDone) }()
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- srv.Serve(httpLn) }()
+	var metricsSrv *http.Server
+	if d.metricsLn != nil {
+		metricsSrv = d.metricsServer()
+		go func() {
+			if err := metricsSrv.Serve(d.metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				d.log.Error("metrics server", "err", err)
+			}
+		}()
+	}
 	d.ready.Store(true)
-	d.log.Info("director up", "http", d.httpAddr, "control", d.controlAddr)
+	d.log.Info("director up", "http", d.httpAddr, "control", d.controlAddr, "metrics", d.metricsURL())
 
 	var err error
 	select {
@@ -206,6 +264,9 @@ func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) erro
 	shutCtx, stop := context.WithTimeout(context.Background(), 5*time.Second)
 	defer stop()
 	_ = srv.Shutdown(shutCtx)
+	if metricsSrv != nil {
+		_ = metricsSrv.Shutdown(shutCtx)
+	}
 	cancel()
 	<-spawnerDone // hosts stopped: they sent their final snapshots while the control loop still ran
 	wg.Wait()

@@ -9,7 +9,15 @@
 //     and 405 included, as {code, message}, an internal one with an
 //     error_id logged beside its cause, a 429 with Retry-After), the
 //     control channel hosts register on, and the housekeeping loops;
-//     [Config] tunes it, per-account quotas included.
+//     [Config] tunes it, per-account quotas included. Every route is
+//     specified in openapi.yaml (OpenAPI 3.1, served at GET
+//     /v1/openapi.yaml): the route table (routeTable) and the document are
+//     held to each other by the tests, which also validate every request
+//     and answer of the API tests against it. Ids that can exceed 2^53
+//     (join_id) are strings in JSON.
+//   - Sign-up makes a new account a member of each starter Area
+//     (Config.StarterAreas, AddStarterAreas), so it has somewhere to go;
+//     invites and owning an Area are the other ways in.
 //   - A join (POST /v1/areas/{id}/join) checks membership, the account's
 //     quotas and the realm door, makes the Area live (picks a host with
 //     room or spawns one within the process rail, begins a new incarnation
@@ -22,6 +30,19 @@
 //   - Hosts' snapshots are written idempotently (area, seq) and fenced by
 //     epoch, then acked; presence reports drive the door's head count and
 //     the closing of Areas idle past AreaIdleGrace.
+//   - A host speaks only for the Areas placed on it, at their current
+//     epoch, and a snapshot is written only if its blob decodes, its
+//     characters stand on the grid and its seq is one the incarnation
+//     could have reached (guard.go); before registering, a control
+//     connection is held to a small frame, a deadline and a cap. Every
+//     refusal is counted by reason and logged, rate-limited.
+//   - Spawned hosts get an environment built from scratch (no database
+//     URL, no host key, no listen address meant for the director) and
+//     their spawn token in it, never on their command line; one that exits
+//     before registering is reported by GET /readyz, and joins are refused
+//     at once while it does.
+//   - GET /metrics is served on a listener of its own (Config.Metrics,
+//     loopback by default), never on the public API's port.
 //   - A host whose link closes or whose heartbeats stop is unregistered at
 //     once; its Areas come back (re-homed) on their next join.
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"time"
@@ -30,25 +31,56 @@ type host struct {
 
 	// Waiters for answers, by Area or grant token.
 	ready  map[store.AreaID]chan *control.AreaReady
-	grants map[string]chan *control.GrantAck
+	grants map[string]*grantWait
 	closed map[store.AreaID]chan *control.AreaClosed
 	// inspections waits for answers to admin inspections, by query id.
 	inspections map[uint64]chan *control.Inspection
 }
 
-// serveControl accepts area hosts until ctx is done.
+// grantWait waits for the ack of a grant registered in area.
+type grantWait struct {
+	area store.AreaID
+	ch   chan *control.GrantAck
+}
+
+// serveControl accepts area hosts until ctx is done. At most
+// cfg.ControlMaxUnregistered connections wait to register at once: past
+// that a new one is closed at once, before anything is read or allocated
+// for it.
 func (d *Director) serveControl(ctx context.Context, ln net.Listener) {
 	go func() {
 		<-ctx.Done()
 		ln.Close()
 	}()
+	var backoff time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
-			if ctx.Err() == nil {
-				d.log.Error("control listener failed", "err", err)
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				if ctx.Err() == nil {
+					d.log.Error("control listener failed", "err", err)
+				}
+				return
 			}
-			return
+			// Out of file descriptors or the like: wait and go on taking
+			// hosts, rather than stop for good.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			if held, ok := d.logs.allow("control accept"); ok {
+				d.log.Warn("control accept failed; retrying", "err", err, "backoff", backoff, "suppressed", held)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		backoff = 0
+		if d.unregistered.Add(1) > int64(d.cfg.ControlMaxUnregistered) {
+			d.unregistered.Add(-1)
+			d.refuseControl(controlCap, nc.RemoteAddr(), fmt.Errorf("%d connections are already waiting to register", d.cfg.ControlMaxUnregistered))
+			nc.Close()
+			continue
 		}
 		go d.serveHost(ctx, control.NewConn(nc))
 	}
@@ -57,27 +89,11 @@ func (d *Director) serveControl(ctx context.Context, ln net.Listener) {
 // serveHost registers one host and reads its messages until the link ends.
 func (d *Director) serveHost(ctx context.Context, c *control.Conn) {
 	defer c.Close()
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	msg, err := c.Recv()
-	if err != nil {
+	h, reg := d.registration(c)
+	d.unregistered.Add(-1)
+	if h == nil {
 		return
 	}
-	reg, ok := msg.(*control.Register)
-	if !ok {
-		d.log.Warn("control: first message is not register", "from", c.RemoteAddr(), "type", msg.Type())
-		return
-	}
-	h, refusal := d.register(reg, c)
-	if refusal != "" {
-		d.log.Warn("host refused", "name", reg.Name, "from", c.RemoteAddr(), "reason", refusal)
-		_ = c.Send(&control.Registered{Error: refusal})
-		return
-	}
-	if err := c.Send(&control.Registered{HostID: h.id}); err != nil {
-		d.unregister(h, err)
-		return
-	}
-	_ = c.SetReadDeadline(time.Time{})
 	d.log.Info("host registered", "host", h.id, "name", h.name, "ws_url", h.wsURL, "pid", h.pid, "spawned", h.child != nil, "areas", len(reg.Areas))
 	// The link outlives a shutdown of the director's loops: hosts send
 	// their final snapshots while the director stops them, and those must
@@ -94,8 +110,42 @@ func (d *Director) serveHost(ctx context.Context, c *control.Conn) {
 	}
 }
 
-// register checks a host's credentials and records it.
-func (d *Director) register(reg *control.Register, c *control.Conn) (*host, string) {
+// registration reads a connection's register, within
+// cfg.ControlRegisterTimeout and control.MaxRegisterFrameSize, and
+// answers it. It returns the registered host, or nil when the connection
+// was refused (counted and logged: see refuseControl).
+func (d *Director) registration(c *control.Conn) (*host, *control.Register) {
+	c.SetMaxFrame(control.MaxRegisterFrameSize)
+	_ = c.SetReadDeadline(time.Now().Add(d.cfg.ControlRegisterTimeout))
+	msg, err := c.Recv()
+	if err != nil {
+		d.refuseControl(recvRefusal(err), c.RemoteAddr(), err)
+		return nil, nil
+	}
+	reg, ok := msg.(*control.Register)
+	if !ok {
+		d.refuseControl(controlNotReg, c.RemoteAddr(), fmt.Errorf("first message is %s", msg.Type()))
+		return nil, nil
+	}
+	h, reason, refusal := d.register(reg, c)
+	if h == nil {
+		d.refuseControl(reason, c.RemoteAddr(), fmt.Errorf("host %q: %s", reg.Name, refusal))
+		c.WriteTimeout = d.cfg.ControlRegisterTimeout // nobody else sends on c: it never registered
+		_ = c.Send(&control.Registered{Error: refusal})
+		return nil, nil
+	}
+	if err := c.Send(&control.Registered{HostID: h.id}); err != nil {
+		d.unregister(h, err)
+		return nil, nil
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	c.SetMaxFrame(control.MaxFrameSize)
+	return h, reg
+}
+
+// register checks a host's credentials and records it; a refusal says
+// why (reason, for the metric) and what to tell the host.
+func (d *Director) register(reg *control.Register, c *control.Conn) (h *host, reason, refusal string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var ch *child
@@ -103,24 +153,24 @@ func (d *Director) register(reg *control.Register, c *control.Conn) (*host, stri
 	case reg.SpawnToken != "":
 		ch = d.spawnTokens[reg.SpawnToken]
 		if ch == nil {
-			return nil, "unknown spawn token"
+			return nil, controlBadCreds, "unknown spawn token"
 		}
 		delete(d.spawnTokens, reg.SpawnToken)
 	case reg.HostKey != "" && d.cfg.HostKey != "" && subtle.ConstantTimeCompare([]byte(reg.HostKey), []byte(d.cfg.HostKey)) == 1:
 	default:
-		return nil, "a valid spawn token or host key is required"
+		return nil, controlBadCreds, "a valid spawn token or host key is required"
 	}
 	if !strings.HasPrefix(reg.WSURL, "ws://") && !strings.HasPrefix(reg.WSURL, "wss://") {
-		return nil, "ws_url must be a ws:// or wss:// URL"
+		return nil, controlBadRequest, "ws_url must be a ws:// or wss:// URL"
 	}
 	if reg.PoolSize < 1 {
-		return nil, "pool size must be positive"
+		return nil, controlBadRequest, "pool size must be positive"
 	}
 	d.nextHost++
-	h := &host{
+	h = &host{
 		id: d.nextHost, name: reg.Name, wsURL: reg.WSURL, pool: reg.PoolSize, pid: reg.PID, boot: reg.Boot,
 		conn: c, child: ch, lastBeat: time.Now(), areas: map[store.AreaID]*live{}, gone: make(chan struct{}),
-		ready: map[store.AreaID]chan *control.AreaReady{}, grants: map[string]chan *control.GrantAck{},
+		ready: map[store.AreaID]chan *control.AreaReady{}, grants: map[string]*grantWait{},
 		closed: map[store.AreaID]chan *control.AreaClosed{}, inspections: map[uint64]chan *control.Inspection{},
 	}
 	d.hosts[h.id] = h
@@ -128,8 +178,9 @@ func (d *Director) register(reg *control.Register, c *control.Conn) (*host, stri
 		ch.host = h
 		close(ch.registered)
 	}
+	d.hostFailure = nil // hosts can start again
 	d.notifyHosts()
-	return h, ""
+	return h, "", ""
 }
 
 // adopt takes back the Areas a re-registering host still runs, when their
@@ -144,7 +195,15 @@ func (d *Director) adopt(ctx context.Context, h *host, refs []control.AreaRef) {
 			stale = true
 		}
 		if !stale {
-			l := &live{id: store.AreaID(ref.Area), host: h, epoch: store.Epoch(ref.Epoch), kind: a.Kind, ready: make(chan struct{}), zeroSince: time.Now()}
+			// The seq bound counts from when the stored seq was written (the
+			// host's later ones came after it), or from the Area's creation
+			// when none was.
+			since := a.LastPlayed
+			if since.IsZero() {
+				since = a.Created
+			}
+			l := &live{id: store.AreaID(ref.Area), host: h, epoch: store.Epoch(ref.Epoch), kind: a.Kind, ready: make(chan struct{}), zeroSince: time.Now(),
+				width: a.W, height: a.H, seqFrom: a.Seq, seqSince: since, tickRate: d.hostTickRate(h)}
 			close(l.ready)
 			d.areas[l.id] = l
 			h.areas[l.id] = l
@@ -183,7 +242,10 @@ func (d *Director) unregister(h *host, why error) {
 	d.log.Warn("host unregistered", "host", h.id, "name", h.name, "areas", len(h.areas), "why", why)
 }
 
-// handle processes one message from a registered host.
+// handle processes one message from a registered host. A message about
+// an Area is taken only from the host the Area was placed on, for its
+// current incarnation; an answer only to what this host was asked. The
+// rest is refused, counted and logged (see guard.go).
 func (d *Director) handle(ctx context.Context, h *host, msg control.Message) {
 	switch m := msg.(type) {
 	case *control.Heartbeat:
@@ -191,21 +253,37 @@ func (d *Director) handle(ctx context.Context, h *host, msg control.Message) {
 		h.lastBeat, h.beat = time.Now(), *m
 		d.mu.Unlock()
 	case *control.AreaReady:
+		id := store.AreaID(m.Area)
 		d.mu.Lock()
-		ch := h.ready[store.AreaID(m.Area)]
-		delete(h.ready, store.AreaID(m.Area))
-		d.mu.Unlock()
-		if ch != nil {
-			ch <- m
+		ch, l := h.ready[id], h.areas[id]
+		reason := refuseUnsolicited
+		if ch != nil && l != nil {
+			if reason = ""; uint64(l.epoch) != m.Epoch {
+				reason = refuseStaleEpoch
+			}
 		}
+		if reason == "" {
+			delete(h.ready, id)
+		}
+		d.mu.Unlock()
+		if reason != "" {
+			d.refuseHost(h, m.Type(), reason, m.Area, "epoch", m.Epoch)
+			return
+		}
+		ch <- m
 	case *control.GrantAck:
 		d.mu.Lock()
-		ch := h.grants[m.Token]
-		delete(h.grants, m.Token)
-		d.mu.Unlock()
-		if ch != nil {
-			ch <- m
+		w := h.grants[m.Token]
+		ok := w != nil && w.area == store.AreaID(m.Area)
+		if ok {
+			delete(h.grants, m.Token)
 		}
+		d.mu.Unlock()
+		if !ok {
+			d.refuseHost(h, m.Type(), refuseUnsolicited, m.Area)
+			return
+		}
+		w.ch <- m
 	case *control.Snapshot:
 		d.persist(ctx, h, m)
 	case *control.Presence:
@@ -215,17 +293,22 @@ func (d *Director) handle(ctx context.Context, h *host, msg control.Message) {
 	case *control.Inspection:
 		d.inspection(h, m)
 	case *control.AreaClosed:
-		d.mu.Lock()
 		id := store.AreaID(m.Area)
-		if l := h.areas[id]; l != nil {
+		d.mu.Lock()
+		// An epoch of 0 is a close from a host that does not send one:
+		// the Area is still this host's.
+		l, reason := d.ownedLocked(h, m.Area, m.Epoch, m.Epoch != 0)
+		if l != nil {
 			delete(h.areas, id)
-			if d.areas[id] == l {
-				delete(d.areas, id)
-			}
+			delete(d.areas, id)
 		}
 		ch := h.closed[id]
 		delete(h.closed, id)
 		d.mu.Unlock()
+		if reason != "" {
+			d.refuseHost(h, m.Type(), reason, m.Area, "epoch", m.Epoch, "failed", m.Failed)
+			return
+		}
 		if ch != nil {
 			ch <- m
 		}
@@ -236,14 +319,23 @@ func (d *Director) handle(ctx context.Context, h *host, msg control.Message) {
 		}
 		d.log.Info("area closed", "area", m.Area, "host", h.id, "final_seq", m.Seq, "acked", m.Acked)
 	default:
-		d.log.Warn("unexpected control message from a host", "host", h.id, "type", msg.Type())
+		d.refuseHost(h, msg.Type(), refuseUnexpected, 0)
 	}
 }
 
-// persist writes an Area's snapshot and acks it; a fenced (stale) epoch is
-// refused so the zombie stops, a store failure is not acked (the host
+// persist writes an Area's snapshot and acks it. One checkSnapshot
+// refuses (another host's Area, a stale incarnation, a seq past the bound,
+// a character off the grid, a blob no host could load) is answered with
+// an error and never reaches the store, so the sender (a zombie, or a
+// broken host) stops sending it; a store failure is not acked (the host
 // resends).
 func (d *Director) persist(ctx context.Context, h *host, m *control.Snapshot) {
+	if reason, why := d.checkSnapshot(h, m); reason != "" {
+		d.counters.snapshots.WithLabelValues("refused").Inc()
+		d.refuseHost(h, m.Type(), reason, m.Area, "epoch", m.Epoch, "seq", m.Seq, "err", why)
+		_ = h.conn.Send(&control.SnapshotAck{Area: m.Area, Seq: m.Seq, Error: "refused: " + reason})
+		return
+	}
 	chars := make([]store.CharacterState, len(m.Characters))
 	for i, c := range m.Characters {
 		chars[i] = store.CharacterState{Account: store.AccountID(c.Account), X: c.X, Y: c.Y, State: c.State}
@@ -275,14 +367,17 @@ func (d *Director) persist(ctx context.Context, h *host, m *control.Snapshot) {
 	}
 }
 
-// presence records an Area's connected peers and bound accounts.
+// presence records an Area's connected peers and bound accounts, from
+// the Area's host only.
 func (d *Director) presence(h *host, m *control.Presence) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	l := h.areas[store.AreaID(m.Area)]
+	l, reason := d.ownedLocked(h, m.Area, 0, false)
 	if l == nil {
+		d.mu.Unlock()
+		d.refuseHost(h, m.Type(), reason, m.Area)
 		return
 	}
+	defer d.mu.Unlock()
 	if m.Peers > 0 {
 		l.zeroSince = time.Time{}
 	} else if l.zeroSince.IsZero() {

@@ -45,10 +45,12 @@ func (d *Director) inspectHosts() []HostInspection {
 	out := make([]HostInspection, 0, len(all))
 	deadline := time.After(inspectTimeout)
 	for _, a := range all {
-		hi := HostInspection{Host: a.h.id, Name: a.h.name, PID: a.h.pid}
+		hi := HostInspection{Host: a.h.id, Name: a.h.name, PID: a.h.pid, Areas: []control.AreaState{}} // [] rather than null
 		select {
 		case in := <-a.ch:
-			hi.Areas = in.Areas
+			if in.Areas != nil {
+				hi.Areas = in.Areas
+			}
 		case <-a.h.gone:
 			hi.Error = "host went away"
 		case <-deadline:
@@ -65,15 +67,35 @@ func (d *Director) inspectHosts() []HostInspection {
 	return out
 }
 
-// inspection routes a host's answer to its waiter.
+// inspection routes a host's answer to its waiter: an answer to no
+// inspection of this host is refused, and so is each Area in it that the
+// director did not place on this host at that epoch (it is left out).
 func (d *Director) inspection(h *host, m *control.Inspection) {
 	d.mu.Lock()
 	ch := h.inspections[m.ID]
 	delete(h.inspections, m.ID)
-	d.mu.Unlock()
+	var refused []string
+	var refusedAreas []uint32
 	if ch != nil {
-		ch <- m
+		kept := m.Areas[:0]
+		for _, a := range m.Areas {
+			if _, reason := d.ownedLocked(h, a.Area, a.Epoch, true); reason != "" {
+				refused, refusedAreas = append(refused, reason), append(refusedAreas, a.Area)
+				continue
+			}
+			kept = append(kept, a)
+		}
+		m.Areas = kept
 	}
+	d.mu.Unlock()
+	if ch == nil {
+		d.refuseHost(h, m.Type(), refuseUnsolicited, 0, "id", m.ID)
+		return
+	}
+	for i, reason := range refused {
+		d.refuseHost(h, m.Type(), reason, refusedAreas[i])
+	}
+	ch <- m
 }
 
 // inspect: GET /v1/admin/inspect (admins): every host's Areas as their

@@ -35,17 +35,26 @@ type live struct {
 	zeroSince time.Time // since when the host reported zero peers
 	closing   bool
 	lastSnap  time.Time // when a snapshot of this incarnation was last applied
+	// width and height are the Area's size (a snapshot's blob and
+	// characters must fit it); seqFrom, seqSince and tickRate bound the
+	// seq of its snapshots (see seqLimit).
+	width, height int
+	seqFrom       store.Seq
+	seqSince      time.Time
+	tickRate      int
 	// grants holds the expiry of each grant registered for this Area that
 	// its player has not used yet (by account): an Area is never closed
 	// while someone is on their way in.
 	grants map[store.AccountID]time.Time
 }
 
-// JoinAnswer is what a successful join returns to the client.
+// JoinAnswer is what a successful join returns to the client. JoinID is
+// a decimal string in JSON: its values exceed 2^53, past which
+// JavaScript's numbers round (DESIGN.md, protocol principles).
 type JoinAnswer struct {
 	Grant  string `json:"grant"`
 	WSURL  string `json:"ws_url"`
-	JoinID uint64 `json:"join_id"`
+	JoinID uint64 `json:"join_id,string"`
 	Area   uint32 `json:"area"`
 }
 
@@ -58,6 +67,10 @@ var (
 	errNewPlayersClosed = apiErr(403, "NEW_PLAYERS_CLOSED", "the realm is not taking new players")
 	errAtCapacity       = apiErr(503, "AT_CAPACITY", "no area host has room for this area")
 	errElsewhere        = apiErr(409, "IN_ANOTHER_AREA", "you are playing in another area; leave it first")
+	// errHostsCannotStart: no host has room and the ones the director
+	// starts exit before they register. Their reason is logged with the
+	// answer's error id and shown by GET /readyz.
+	errHostsCannotStart = apiErr(503, "GRANT_FAILED", "no area host can start right now; the realm's operator sees why in the director's log and at /readyz")
 )
 
 func grantFailed(format string, args ...any) *apiError {
@@ -264,6 +277,7 @@ func (d *Director) start(ctx context.Context, area store.Area, l *live) error {
 	d.mu.Lock()
 	h.ready[area.ID] = ch
 	l.host, l.epoch = h, epoch
+	l.width, l.height, l.seqFrom, l.seqSince, l.tickRate = area.W, area.H, seq, time.Now(), d.hostTickRate(h)
 	h.areas[area.ID] = l
 	d.mu.Unlock()
 	rules, err := parseRules(area.Rules)
@@ -299,7 +313,10 @@ func (d *Director) start(ctx context.Context, area store.Area, l *live) error {
 }
 
 // pickHost returns the registered host with the most room, spawning a new
-// one (within the process rail) when none has any.
+// one (within the process rail) when none has any. While spawned hosts
+// exit before they register (a host that failed within hostRetryAfter),
+// it refuses at once rather than wait JoinTimeout for one that will not
+// come.
 func (d *Director) pickHost(ctx context.Context) (*host, error) {
 	deadline := time.Now().Add(d.cfg.JoinTimeout)
 	spawned := false
@@ -311,11 +328,14 @@ func (d *Director) pickHost(ctx context.Context) (*host, error) {
 				best = h
 			}
 		}
+		failed := d.hostFailure
+		d.mu.Unlock()
 		if best != nil {
-			d.mu.Unlock()
 			return best, nil
 		}
-		d.mu.Unlock()
+		if failed != nil && time.Since(failed.at) < hostRetryAfter {
+			return nil, withCause(errHostsCannotStart, fmt.Errorf("area hosts exit before they register (%d in a row): %s", failed.count, failed.reason))
+		}
 		// One new host at a time: joins that find every host full while one
 		// is already starting wait for it instead of each starting another.
 		if !spawned && len(d.spawner.pending()) == 0 {
@@ -354,7 +374,7 @@ func (d *Director) grantAs(ctx context.Context, l *live, acct store.Account, cha
 	ch := make(chan *control.GrantAck, 1)
 	h := l.host
 	d.mu.Lock()
-	h.grants[token] = ch
+	h.grants[token] = &grantWait{area: l.id, ch: ch}
 	until := time.Now().Add(d.cfg.GrantTTL)
 	if l.grants == nil {
 		l.grants = map[store.AccountID]time.Time{}

@@ -1,6 +1,7 @@
 package director
 
 import (
+	"log/slog"
 	"math"
 	"net/http"
 	"runtime/metrics"
@@ -21,6 +22,11 @@ type counters struct {
 	snapshots *prometheus.CounterVec // result: applied, stale, fenced, error
 	failures  prometheus.Counter     // Areas failed alone after a panic, as hosts reported them
 	hostExits prometheus.Counter     // spawned host processes that exited while the director ran
+	// hostRefusals counts registered hosts' messages refused (type, reason:
+	// see guard.go); controlRefusals control connections closed before
+	// they registered (reason).
+	hostRefusals    *prometheus.CounterVec
+	controlRefusals *prometheus.CounterVec
 }
 
 func newCounters() counters {
@@ -31,6 +37,10 @@ func newCounters() counters {
 		snapshots: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ley_snapshot_writes_total", Help: "Area snapshots received from hosts, by outcome."}, []string{"result"}),
 		failures:  prometheus.NewCounter(prometheus.CounterOpts{Name: "ley_area_failures_total", Help: "Areas that panicked on a host and were failed alone (reported by area_closed)."}),
 		hostExits: prometheus.NewCounter(prometheus.CounterOpts{Name: "ley_host_exits_total", Help: "Spawned area host processes that exited while the director was running (crashes, kills)."}),
+		hostRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ley_host_message_refusals_total",
+			Help: "Messages from registered hosts the director refused (about an Area not placed on that host, a stale incarnation, a bad snapshot...), by type and reason."}, []string{"type", "reason"}),
+		controlRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ley_control_refusals_total",
+			Help: "Control connections closed before they registered, by reason."}, []string{"reason"}),
 	}
 }
 
@@ -114,8 +124,32 @@ func (d *Director) Collect(ch chan<- prometheus.Metric) {
 func (d *Director) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(d, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		d.counters.grants, d.counters.refusals, d.counters.transfers, d.counters.snapshots, d.counters.failures, d.counters.hostExits)
+		d.counters.grants, d.counters.refusals, d.counters.transfers, d.counters.snapshots, d.counters.failures, d.counters.hostExits,
+		d.counters.hostRefusals, d.counters.controlRefusals)
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+}
+
+// metricsServer serves GET /metrics alone, on the metrics listener: never
+// on the public API's port, which anyone may reach without logging in.
+func (d *Director) metricsServer() *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", d.metricsHandler())
+	return &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// metricsURL is where /metrics is served ("" when it is not).
+func (d *Director) metricsURL() string {
+	if d.metricsAddr == "" {
+		return ""
+	}
+	return "http://" + d.metricsAddr + "/metrics"
 }
 
 // schedLatencyP99 reads the p99 of the Go scheduler's latency histogram

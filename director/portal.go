@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -27,6 +28,8 @@ const (
 	cacheTTL  = time.Hour
 	// reconcileEvery is the reconciliation loop's period.
 	reconcileEvery = 30 * time.Second
+	// maxPortals bounds an Area's portals (its rules).
+	maxPortals = 64
 )
 
 // Rules is an Area's rules blob (stored opaque by the store): its portals.
@@ -91,8 +94,8 @@ func (d *Director) setPortals(w http.ResponseWriter, r *http.Request, acct store
 	if err != nil {
 		return 0, nil, internalErr(err)
 	}
-	if len(in.Portals) > 64 {
-		return 0, nil, errBadRequest("at most 64 portals")
+	if len(in.Portals) > maxPortals {
+		return 0, nil, errBadRequest(fmt.Sprintf("at most %d portals", maxPortals))
 	}
 	for _, p := range in.Portals {
 		// Only to an Area the caller is a member of, and a missing Area is
@@ -159,9 +162,26 @@ func (c *transferCache) put(id string, res *control.PortalResult) {
 
 // portalOut handles a crossing request from host h, once per transfer id
 // at a time; the answer goes back to h (resends are answered the same).
+//
+// Only the source Area's host, for its current incarnation, may ask: any
+// other sender is refused before the cache or the store is looked at (a
+// replay's answer carries a grant into the destination), and answered
+// AREA_CLOSING so an honest zombie restores its player.
 func (d *Director) portalOut(ctx context.Context, h *host, m *control.PortalOut) {
 	failpoint.Hit(failpoint.DirectorPortalIn)
+	d.mu.Lock()
+	_, reason := d.ownedLocked(h, m.Area, m.Epoch, true)
+	d.mu.Unlock()
+	if reason != "" {
+		d.refuseHost(h, m.Type(), reason, m.Area, "epoch", m.Epoch, "transfer", m.Transfer)
+		_ = h.conn.Send(&control.PortalResult{Transfer: m.Transfer, Area: m.Area, Account: m.Account, ToArea: m.ToArea, Code: uint16(wire.CodeAreaClosing)})
+		return
+	}
 	if res := d.transfers.get(m.Transfer); res != nil {
+		if res.Area != m.Area || res.Account != m.Account {
+			d.refuseHost(h, m.Type(), refuseTransfer, m.Area, "transfer", m.Transfer, "account", m.Account)
+			return
+		}
 		_ = h.conn.Send(res)
 		return
 	}
@@ -206,8 +226,12 @@ func (d *Director) cross(ctx context.Context, h *host, m *control.PortalOut) *co
 	}
 	acctID, from, to := store.AccountID(m.Account), store.AreaID(m.Area), store.AreaID(m.ToArea)
 	defer d.accounts.lock(acctID)()
-	// A replay of a crossing the store already finished answers the same.
-	if t, err := d.store.Transfer(ctx, store.TransferID(m.Transfer)); err == nil && t.Status != store.TransferPending {
+	// A replay of a crossing the store already finished answers the same;
+	// an id of another account's or Area's crossing is refused.
+	if t, err := d.store.Transfer(ctx, store.TransferID(m.Transfer)); err == nil && (t.Account != acctID || t.From != from) {
+		d.refuseHost(h, m.Type(), refuseTransfer, m.Area, "transfer", m.Transfer, "account", m.Account)
+		return reject(wire.CodeNotAllowed, "the transfer id names another crossing")
+	} else if err == nil && t.Status != store.TransferPending {
 		if t.Status == store.TransferRejected {
 			return reject(wire.CodeTimeout, "replay of a rejected transfer: "+string(t.Result))
 		}

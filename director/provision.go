@@ -179,7 +179,8 @@ func (d *Director) liveAreas(w http.ResponseWriter, r *http.Request, acct store.
 		if l.host == nil {
 			continue
 		}
-		lo := liveOut{Area: uint32(l.id), Host: l.host.id, Epoch: uint64(l.epoch), Peers: l.peers, Closing: l.closing}
+		lo := liveOut{Area: uint32(l.id), Host: l.host.id, Epoch: uint64(l.epoch), Peers: l.peers, Closing: l.closing,
+			Accounts: make([]uint64, 0, len(l.accounts))} // [] rather than null when none
 		for _, a := range l.accounts {
 			lo.Accounts = append(lo.Accounts, uint64(a))
 		}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -15,6 +17,7 @@ import (
 type child struct {
 	token      string
 	cmd        *exec.Cmd
+	stderr     *tailWriter   // its stderr, passed on; the tail says why it exited
 	registered chan struct{} // closed when it registered
 	host       *host         // set at registration (under Director.mu)
 	exited     chan struct{}
@@ -32,6 +35,99 @@ type spawner struct {
 }
 
 var errRail = errors.New("director: host process rail reached")
+
+// hostFailure says why spawned hosts exit before they register: the last
+// one's reason, when, and how many did in a row. Immutable: a new failure
+// replaces the Director's pointer (under Director.mu).
+type hostFailure struct {
+	reason string
+	at     time.Time
+	count  int
+}
+
+// hostRetryAfter is how long after a host failed to start a join refuses
+// at once rather than start another host to try again: at most one spawn
+// attempt per join burst and period, however many joins arrive.
+const hostRetryAfter = 5 * time.Second
+
+// hostEnvPass are the variables a spawned host takes from the director's
+// environment, when set: the system's basics, the Go runtime's knobs, the
+// fault-injection spec the crash tests arm (net/control/failpoint) and
+// the continuous profiling target. Nothing else reaches a host: not the
+// database URL, not the host key, not the director's own LEY_* settings
+// (its listen addresses among them).
+var hostEnvPass = []string{
+	"PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "LANG", "LC_ALL",
+	"GOMAXPROCS", "GOGC", "GODEBUG", "GOTRACEBACK", "GORACE", "GOCOVERDIR",
+	"LEY_FAILPOINT", "LEY_PYROSCOPE_URL", "LEY_PYROSCOPE_UPLOAD_RATE",
+}
+
+// hostEnv is a spawned host's whole environment: the variables of
+// hostEnvPass that are set, GOMEMLIMIT from cfg, and its spawn token in
+// LEY_SPAWN_TOKEN (a process's environment is readable by its own user
+// only; its command line by everyone).
+func hostEnv(cfg SpawnConfig, token string) []string {
+	env := make([]string, 0, len(hostEnvPass)+2)
+	for _, k := range hostEnvPass {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	if cfg.MemLimit != "" {
+		env = append(env, "GOMEMLIMIT="+cfg.MemLimit)
+	}
+	return append(env, "LEY_SPAWN_TOKEN="+token)
+}
+
+// tailWriter passes what it is written to w and keeps the last tailSize
+// bytes, from which exitReason picks why a host exited.
+type tailWriter struct {
+	w    io.Writer
+	mu   sync.Mutex // guards tail
+	tail []byte
+}
+
+const tailSize = 4 << 10
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	t.tail = append(t.tail, p...)
+	if len(t.tail) > tailSize {
+		t.tail = append(t.tail[:0], t.tail[len(t.tail)-tailSize:]...)
+	}
+	t.mu.Unlock()
+	_, _ = t.w.Write(p) // the director's own stderr failing is no reason to stop the host
+	return len(p), nil
+}
+
+// exitReason is why a host exited, in its own words: its last "ley: "
+// line (how the binary reports the error it exits with), or else its last
+// line, with the exit status; at most 300 bytes of printable text.
+func (t *tailWriter) exitReason(waitErr error) string {
+	t.mu.Lock()
+	lines := strings.Split(strings.TrimSpace(string(t.tail)), "\n")
+	t.mu.Unlock()
+	why := strings.TrimSpace(lines[len(lines)-1])
+	for i := len(lines) - 1; i >= 0; i-- {
+		if r, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "ley: "); ok {
+			why = r
+			break
+		}
+	}
+	why = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, why)
+	if len(why) > 300 {
+		why = strings.ToValidUTF8(why[:300], "") + "..."
+	}
+	if why == "" {
+		why = "no output"
+	}
+	return fmt.Sprintf("%s (%v)", why, waitErr)
+}
 
 func newSpawner(d *Director) *spawner {
 	return &spawner{d: d, kids: map[*child]bool{}, backoff: 100 * time.Millisecond}
@@ -99,10 +195,13 @@ func (s *spawner) start(keep bool) error {
 			return fmt.Errorf("find own binary: %w", err)
 		}
 	}
-	c := &child{token: randomHex(16), registered: make(chan struct{}), exited: make(chan struct{}), keep: keep}
+	c := &child{token: randomHex(16), registered: make(chan struct{}), exited: make(chan struct{}), keep: keep,
+		stderr: &tailWriter{w: os.Stderr}}
+	// Nothing secret on the command line (every local user reads it): the
+	// spawn token travels in the environment, which hostEnv builds from
+	// scratch.
 	c.cmd = exec.Command(bin, "areahost",
 		"--director", s.d.controlAddr,
-		"--spawn-token", c.token,
 		"--listen", cfg.Listen+":0",
 		"--name", fmt.Sprintf("host-%d", time.Now().UnixNano()%100000),
 		"--pool-size", strconv.Itoa(cfg.PoolSize),
@@ -115,11 +214,8 @@ func (s *spawner) start(keep bool) error {
 		"--transfer-timeout", cfg.TransferTimeout.String(),
 		"--log-level", cfg.LogLevel,
 	)
-	c.cmd.Env = os.Environ()
-	if cfg.MemLimit != "" {
-		c.cmd.Env = append(c.cmd.Env, "GOMEMLIMIT="+cfg.MemLimit)
-	}
-	c.cmd.Stdout, c.cmd.Stderr = os.Stderr, os.Stderr
+	c.cmd.Env = hostEnv(cfg, c.token)
+	c.cmd.Stdout, c.cmd.Stderr = os.Stderr, c.stderr
 	setChildAttrs(c.cmd)
 	s.d.mu.Lock()
 	s.d.spawnTokens[c.token] = c
@@ -147,18 +243,34 @@ func (s *spawner) watch(c *child) {
 	s.mu.Lock()
 	delete(s.kids, c)
 	s.mu.Unlock()
+	stopping := s.ctx.Err() != nil
+	var failed *hostFailure
 	s.d.mu.Lock()
 	delete(s.d.spawnTokens, c.token)
 	h := c.host
+	if h == nil && !stopping {
+		// It never registered: it could not start. Say why, so /readyz
+		// shows it and joins are refused at once rather than wait for it.
+		failed = &hostFailure{reason: c.stderr.exitReason(err), at: time.Now(), count: 1}
+		if prev := s.d.hostFailure; prev != nil {
+			failed.count = prev.count + 1
+		}
+		s.d.hostFailure = failed
+		s.d.notifyHosts()
+	}
 	s.d.mu.Unlock()
 	if h != nil {
 		s.d.unregister(h, fmt.Errorf("process exited: %v", err))
 	}
-	if s.ctx.Err() != nil {
+	if stopping {
 		return
 	}
 	s.d.counters.hostExits.Inc()
-	s.d.log.Warn("area host exited", "pid", c.cmd.Process.Pid, "err", err, "ran", time.Since(started).Round(time.Millisecond))
+	if failed != nil {
+		s.d.log.Error("area host exited before it registered", "pid", c.cmd.Process.Pid, "reason", failed.reason, "in_a_row", failed.count)
+	} else {
+		s.d.log.Warn("area host exited", "pid", c.cmd.Process.Pid, "err", err, "ran", time.Since(started).Round(time.Millisecond))
+	}
 	if !c.keep {
 		return
 	}

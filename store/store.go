@@ -386,9 +386,11 @@ type Store interface {
 	BeginIncarnation(ctx context.Context, area AreaID) (Epoch, error)
 	// WriteSnapshot stores a snapshot in one transaction. An epoch other
 	// than the Area's current one is ErrFenced and changes nothing; a Seq
-	// not newer than the stored one changes nothing and reports
-	// Applied=false; otherwise it stores blob and seq, sets LastPlayed,
-	// and writes each character whose row still names this Area.
+	// past math.MaxInt64 (what the databases' signed columns hold) is
+	// ErrInvalid; a Seq not newer than the stored one changes nothing and
+	// reports Applied=false; otherwise it stores blob and seq, sets
+	// LastPlayed, and writes each character whose row still names this
+	// Area.
 	WriteSnapshot(ctx context.Context, s Snapshot) (SnapshotResult, error)
 	// AreaSnapshot returns the Area's stored state blob, seq and epoch.
 	// It copies the whole blob.

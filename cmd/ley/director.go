@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/leyworks/ley/director"
@@ -41,10 +43,16 @@ func (s *storeFlags) open(ctx context.Context) (store.Store, string, error) {
 	return st, "sqlite " + path, err
 }
 
-func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config) {
+// addDirectorFlags adds the director's flags to f; --host-key-file goes
+// to *hostKeyFile (read with secretFromFile once the flags are parsed).
+func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config, hostKeyFile *string) {
 	f.StringVar(&cfg.HTTP, "http", cfg.HTTP, "HTTP API listen address")
 	f.StringVar(&cfg.Control, "control", cfg.Control, "control-channel listen address for area hosts (host:port or unix:/path)")
+	f.StringVar(&cfg.Metrics, "metrics", cfg.Metrics, "listen address of GET /metrics, a listener apart from the public API: loopback by default (port 0: a free one, logged at start), a private interface at most (\"\": off)")
+	f.IntVar(&cfg.ControlMaxUnregistered, "control-max-unregistered", cfg.ControlMaxUnregistered, "control connections that may wait to register at once; past it a new one is closed at once")
+	f.DurationVar(&cfg.ControlRegisterTimeout, "control-register-timeout", cfg.ControlRegisterTimeout, "how long a control connection may take to register (until then its frames are held to 16 KiB)")
 	f.StringVar(&cfg.HostKey, "host-key", "", "key that lets area hosts on other machines register (empty: spawned hosts only)")
+	f.StringVar(hostKeyFile, "host-key-file", "", "file holding the host key (mode 600), instead of LEY_HOST_KEY")
 	f.IntVar(&cfg.Spawn.MinHosts, "min-hosts", cfg.Spawn.MinHosts, "area host processes kept running")
 	f.IntVar(&cfg.Spawn.MaxHosts, "max-hosts", cfg.Spawn.MaxHosts, "process rail: most area host processes ever started at once")
 	f.IntVar(&cfg.Spawn.PoolSize, "pool-size", cfg.Spawn.PoolSize, "Areas per area host")
@@ -70,17 +78,49 @@ func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config) {
 	f.IntVar(&cfg.MaxOwnedAreas, "max-owned-areas", cfg.MaxOwnedAreas, "Areas an account may own (admins exempt; 0: no limit)")
 	f.IntVar(&cfg.MaxPendingGrants, "max-pending-grants", cfg.MaxPendingGrants, "joins an account may hold answered but not yet used (0: no limit)")
 	f.IntVar(&cfg.JoinsPerMinute, "joins-per-minute", cfg.JoinsPerMinute, "joins an account may ask for a minute (0: no limit)")
+	f.Var(areaIDList{&cfg.StarterAreas}, "starter-areas", "Areas (ids, comma-separated) every new account becomes a member of at sign-up; the director refuses to start while one does not exist")
 }
+
+// areaIDList is a flag of comma-separated Area ids; each use adds to the
+// list.
+type areaIDList struct{ ids *[]store.AreaID }
+
+func (l areaIDList) String() string {
+	if l.ids == nil {
+		return ""
+	}
+	s := make([]string, len(*l.ids))
+	for i, id := range *l.ids {
+		s[i] = strconv.FormatUint(uint64(id), 10)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l areaIDList) Set(v string) error {
+	for f := range strings.SplitSeq(v, ",") {
+		id, err := strconv.ParseUint(strings.TrimSpace(f), 10, 32)
+		if err != nil {
+			return fmt.Errorf("area id %q: not a number", f)
+		}
+		*l.ids = append(*l.ids, store.AreaID(id))
+	}
+	return nil
+}
+
+func (l areaIDList) Type() string { return "ids" }
 
 func newDirectorCmd() *cobra.Command {
 	cfg := director.DefaultConfig()
 	var sf storeFlags
-	var logLevel, pprofAddr string
+	var logLevel, pprofAddr, hostKeyFile string
 	cmd := &cobra.Command{
 		Use:   "director",
 		Short: "Run a realm's director: HTTP API, control channel, area lifecycle, persistence",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = newLogger(logLevel)
+			if err := secretFromFile(&cfg.HostKey, hostKeyFile, "host-key", cfg.Logger); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			stopObs, err := observe("director", "director", pprofAddr, cfg.Logger)
@@ -102,7 +142,7 @@ func newDirectorCmd() *cobra.Command {
 		},
 	}
 	sf.add(cmd.Flags())
-	addDirectorFlags(cmd.Flags(), &cfg)
+	addDirectorFlags(cmd.Flags(), &cfg, &hostKeyFile)
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&pprofAddr, "pprof", "127.0.0.1:0", "loopback address serving /debug/pprof (\"\": off); continuous profiling: set LEY_PYROSCOPE_URL")
 	return cmd
@@ -133,12 +173,15 @@ func newMigrateCmd() *cobra.Command {
 func newRunCmd() *cobra.Command {
 	cfg := director.DefaultConfig()
 	var sf storeFlags
-	var logLevel, demoEmail, demoPassword, pprofAddr string
+	var logLevel, demoEmail, demoPassword, pprofAddr, hostKeyFile string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a whole realm on this machine: director, spawned area hosts, the store, a seeded demo",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = newLogger(logLevel)
+			if err := secretFromFile(&cfg.HostKey, hostKeyFile, "host-key", cfg.Logger); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			stopObs, err := observe("director", "director", pprofAddr, cfg.Logger)
@@ -165,18 +208,25 @@ func newRunCmd() *cobra.Command {
 				st.Close()
 				return err
 			}
+			d.AddStarterAreas(demo.Area) // a new player of the demo realm joins the village at once
 			api, _ := d.Addrs()
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "ley realm up\n  store:        %s\n  director API: http://%s  (GET /director/info)\n", what, api)
+			if m := d.MetricsAddr(); m != "" {
+				fmt.Fprintf(out, "  metrics:      http://%s/metrics  (Prometheus; not on the API port)\n", m)
+			}
+			fmt.Fprintf(out, "  API:          http://%s/v1/openapi.yaml  (OpenAPI 3.1: every route, its answers and errors)\n", api)
 			fmt.Fprintf(out, "  demo login:   %s / %s  (an admin; owns the village Area %d)\n", demo.Email, demo.Password, demo.Area)
+			fmt.Fprintf(out, "  new players:  POST /v1/accounts {email, password, name}: each is a member of the village Area %d (a starter Area)\n", demo.Area)
 			fmt.Fprintf(out, "  join it:      curl -s -X POST http://%s/v1/session -d '{\"email\":\"%s\",\"password\":\"%s\"}'\n", api, demo.Email, demo.Password)
 			fmt.Fprintf(out, "                curl -s -X POST -H 'Authorization: Bearer <token>' http://%s/v1/areas/%d/join\n", api, demo.Area)
-			fmt.Fprintf(out, "                then open ws_url and send hello{grant, join_id} (docs/protocol.md)\n  Ctrl-C stops the realm.\n")
+			fmt.Fprintf(out, "                then open ws_url and send hello{grant, join_id}: join_id is a decimal string in JSON,\n")
+			fmt.Fprintf(out, "                hello carries the uint64 it spells (docs/protocol.md)\n  Ctrl-C stops the realm.\n")
 			return d.Run(ctx, httpLn, ctlLn)
 		},
 	}
 	sf.add(cmd.Flags())
-	addDirectorFlags(cmd.Flags(), &cfg)
+	addDirectorFlags(cmd.Flags(), &cfg, &hostKeyFile)
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&demoEmail, "demo-email", "demo@ley.local", "email of the seeded demo account")
 	cmd.Flags().StringVar(&demoPassword, "demo-password", "demo-password", "password of the seeded demo account")

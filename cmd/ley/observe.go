@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grafana/pyroscope-go"
@@ -34,7 +36,7 @@ func startPprof(addr string, log *slog.Logger) (string, func(), error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/cmdline", redactedCmdline)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
@@ -46,6 +48,42 @@ func startPprof(addr string, log *slog.Logger) (string, func(), error) {
 	}()
 	log.Info("pprof serving", "addr", ln.Addr().String())
 	return ln.Addr().String(), func() { srv.Close() }, nil
+}
+
+// redactedCmdline serves /debug/pprof/cmdline as pprof.Cmdline does (the
+// arguments, NUL-separated), with the value of every flag of
+// redactedFlags replaced: secrets are refused on the command line anyway
+// (bindEnvAll), and this endpoint never shows one that got through.
+func redactedCmdline(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprint(w, strings.Join(redactArgs(os.Args), "\x00"))
+}
+
+// redactArgs returns args with the values of redactedFlags replaced by
+// "[redacted]", in both forms (--flag value and --flag=value).
+func redactArgs(args []string) []string {
+	out := slices.Clone(args)
+	for i := 1; i < len(out); i++ {
+		a := out[i]
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !redactedFlags[name] {
+			continue
+		}
+		if inline {
+			out[i] = a[:strings.Index(a, "=")+1] + "[redacted]"
+		} else if i+1 < len(out) {
+			out[i+1] = "[redacted]"
+			i++
+		}
+	}
+	return out
 }
 
 // startPyroscope pushes continuous profiles to LEY_PYROSCOPE_URL when it is

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -71,5 +72,54 @@ func TestPprofLoopbackOnly(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(string(body), "goroutine") {
 		t.Fatalf("pprof answered %d %.80q", resp.StatusCode, body)
+	}
+}
+
+func TestRedactArgs(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"no secrets", []string{"ley", "run", "--http", "x"}, []string{"ley", "run", "--http", "x"}},
+		{"a value after the flag", []string{"ley", "director", "--host-key", "k", "--http", "x"}, []string{"ley", "director", "--host-key", "[redacted]", "--http", "x"}},
+		{"an inline value", []string{"ley", "run", "--demo-password=pw"}, []string{"ley", "run", "--demo-password=[redacted]"}},
+		{"a single dash", []string{"ley", "areahost", "-spawn-token", "t"}, []string{"ley", "areahost", "-spawn-token", "[redacted]"}},
+		{"a database url", []string{"ley", "migrate", "--database-url", "postgres://u@db/x"}, []string{"ley", "migrate", "--database-url", "[redacted]"}},
+		{"the load tools' passwords", []string{"ley", "load", "--admin-password", "a", "--password=p"}, []string{"ley", "load", "--admin-password", "[redacted]", "--password=[redacted]"}},
+		{"a secret flag last, without a value", []string{"ley", "run", "--host-key"}, []string{"ley", "run", "--host-key"}},
+		{"after --", []string{"ley", "run", "--", "--host-key", "k"}, []string{"ley", "run", "--", "--host-key", "k"}},
+	}
+	for _, tt := range tests {
+		if got := redactArgs(tt.args); strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("%s: redactArgs = %q; want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestPprofCmdlineHoldsNoSecret (issue 12, finding 5): /debug/pprof/cmdline
+// serves the command line with every secret flag's value redacted.
+func TestPprofCmdlineHoldsNoSecret(t *testing.T) {
+	saved := os.Args
+	os.Args = []string{"ley", "director", "--host-key", "hk-4711", "--database-url=postgres://u:db-4711@h/x", "--http", "127.0.0.1:1"}
+	defer func() { os.Args = saved }()
+	addr, stop, err := startPprof("127.0.0.1:0", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	resp, err := http.Get("http://" + addr + "/debug/pprof/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "127.0.0.1:1") {
+		t.Fatalf("cmdline answered %d %q", resp.StatusCode, body)
+	}
+	for _, secret := range []string{"hk-4711", "db-4711"} {
+		if strings.Contains(string(body), secret) {
+			t.Errorf("cmdline shows %q: %q", secret, body)
+		}
 	}
 }

@@ -153,11 +153,13 @@ func (c *Client) Redeem(ctx context.Context, code string) (uint32, error) {
 	return out.Area, err
 }
 
-// Join is a successful join's answer.
+// Join is a successful join's answer. JoinID is a decimal string on the
+// wire (its values exceed 2^53, which JavaScript's numbers cannot hold)
+// and the uint64 that hello carries here.
 type Join struct {
 	Grant  string `json:"grant"`
 	WSURL  string `json:"ws_url"`
-	JoinID uint64 `json:"join_id"`
+	JoinID uint64 `json:"join_id,string"`
 	Area   uint32 `json:"area"`
 }
 

@@ -17,9 +17,16 @@ import (
 // characters fits well inside).
 const MaxFrameSize = 16 << 20
 
+// MaxRegisterFrameSize bounds a frame from a peer that has not registered
+// yet: a Register of a host listing a few hundred Areas fits (each AreaRef
+// takes at most 27 bytes), so an unauthenticated connection never makes
+// the director hold more than this. See [Conn.SetMaxFrame].
+const MaxRegisterFrameSize = 16 << 10
+
 // Sentinel errors of the control channel.
 var (
-	// ErrFrameTooLarge: a frame announced or built past MaxFrameSize.
+	// ErrFrameTooLarge: a frame announced past the Conn's limit (see
+	// SetMaxFrame) or built past MaxFrameSize.
 	ErrFrameTooLarge = errors.New("control: frame too large")
 	// ErrMalformed: a frame that is not [type, body] of a known type.
 	ErrMalformed = errors.New("control: malformed frame")
@@ -60,6 +67,7 @@ type envelope struct {
 type Conn struct {
 	nc  net.Conn
 	r   *bufio.Reader
+	max uint32     // the longest frame Recv accepts; set before Recv, never during
 	wmu sync.Mutex // guards writes on nc and wbuf
 	// WriteTimeout bounds each Send (default 10 s): a stuck director never
 	// blocks a host's goroutine for ever.
@@ -68,7 +76,19 @@ type Conn struct {
 
 // NewConn wraps nc.
 func NewConn(nc net.Conn) *Conn {
-	return &Conn{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), WriteTimeout: 10 * time.Second}
+	return &Conn{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), max: MaxFrameSize, WriteTimeout: 10 * time.Second}
+}
+
+// SetMaxFrame sets the longest frame Recv accepts, at most [MaxFrameSize]
+// (a larger or non-positive n means MaxFrameSize). A longer announcement
+// fails Recv with [ErrFrameTooLarge] before anything is allocated for it.
+// The director holds a peer that has not registered to
+// [MaxRegisterFrameSize]. Call it from the goroutine that calls Recv.
+func (c *Conn) SetMaxFrame(n int) {
+	if n <= 0 || n > MaxFrameSize {
+		n = MaxFrameSize
+	}
+	c.max = uint32(n)
 }
 
 // Dial connects to a control listener at addr: "unix:/path" for a unix
@@ -144,8 +164,8 @@ func (c *Conn) Recv() (Message, error) {
 		return nil, err
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
-	if n > MaxFrameSize {
-		return nil, fmt.Errorf("%w: %d bytes announced", ErrFrameTooLarge, n)
+	if n > c.max {
+		return nil, fmt.Errorf("%w: %d bytes announced, at most %d taken", ErrFrameTooLarge, n, c.max)
 	}
 	item := make([]byte, n)
 	if _, err := io.ReadFull(c.r, item); err != nil {

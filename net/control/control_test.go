@@ -6,6 +6,7 @@ import (
 	"net"
 	"reflect"
 	"testing"
+	"time"
 )
 
 func TestRoundTripEveryType(t *testing.T) {
@@ -72,6 +73,44 @@ func TestRecvRejectsBadFrames(t *testing.T) {
 			t.Errorf("%s: err = %v; want %v", tt.name, err, tt.want)
 		}
 		b.Close()
+	}
+}
+
+// TestSetMaxFrame: a Conn held to a smaller frame refuses a longer
+// announcement from its header alone, without waiting for (or allocating)
+// the body, and still takes frames within the limit.
+func TestSetMaxFrame(t *testing.T) {
+	reg, err := Encode(&Register{SpawnToken: "tok", Name: "h", WSURL: "ws://127.0.0.1:1/ws", PoolSize: 64, Areas: make([]AreaRef, 64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	announce := func(n uint32) []byte { return binary.BigEndian.AppendUint32(nil, n) }
+	tests := []struct {
+		name  string
+		limit int
+		frame []byte // written, then the writer waits: a Recv reading a body would time out
+		want  error
+	}{
+		{"register within the register limit", MaxRegisterFrameSize, reg, nil},
+		{"1 MiB announced to an unregistered peer", MaxRegisterFrameSize, announce(1 << 20), ErrFrameTooLarge},
+		{"one byte past the register limit", MaxRegisterFrameSize, announce(MaxRegisterFrameSize + 1), ErrFrameTooLarge},
+		{"zero means the default", 0, announce(MaxFrameSize + 1), ErrFrameTooLarge},
+		{"past the default means the default", MaxFrameSize * 2, announce(MaxFrameSize + 1), ErrFrameTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, b := net.Pipe()
+			defer a.Close()
+			defer b.Close()
+			go a.Write(tt.frame)
+			c := NewConn(b)
+			c.SetMaxFrame(tt.limit)
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, err := c.Recv()
+			if !errors.Is(err, tt.want) {
+				t.Errorf("err = %v; want %v", err, tt.want)
+			}
+		})
 	}
 }
 

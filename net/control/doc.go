@@ -10,7 +10,8 @@
 //	| big endian)    | t = message type, body = map    |
 //	+----------------+---------------------------------+
 //
-// The length counts the CBOR item only and is bounded by [MaxFrameSize];
+// The length counts the CBOR item only and is bounded by [MaxFrameSize]
+// ([MaxRegisterFrameSize] before a peer registers, see [Conn.SetMaxFrame]);
 // a longer announcement closes the link before anything is allocated.
 // Bodies are CBOR maps with small integer keys (keyasint): unlike the client
 // protocol's positional arrays, a map lets a director and a host of

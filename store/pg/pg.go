@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -578,6 +579,9 @@ func (s *Store) BeginIncarnation(ctx context.Context, area store.AreaID) (store.
 // UPDATE of the Area row (which takes its row lock, so concurrent writers
 // serialise), then one UPDATE ... FROM unnest(...) for all characters.
 func (s *Store) WriteSnapshot(ctx context.Context, snap store.Snapshot) (store.SnapshotResult, error) {
+	if snap.Seq > math.MaxInt64 {
+		return store.SnapshotResult{}, fmt.Errorf("write snapshot area %d seq %d: %w: seq past 2^63-1", snap.Area, snap.Seq, store.ErrInvalid)
+	}
 	var res store.SnapshotResult
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE areas SET state = $3, seq = $4, last_played_at = $5

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -628,6 +629,9 @@ func (s *Store) BeginIncarnation(ctx context.Context, area store.AreaID) (store.
 // WriteSnapshot implements store.Store: one transaction of a read of the
 // Area's epoch and seq, then the Area row and one UPDATE per character.
 func (s *Store) WriteSnapshot(ctx context.Context, snap store.Snapshot) (store.SnapshotResult, error) {
+	if snap.Seq > math.MaxInt64 {
+		return store.SnapshotResult{}, fmt.Errorf("write snapshot area %d seq %d: %w: seq past 2^63-1", snap.Area, snap.Seq, store.ErrInvalid)
+	}
 	var res store.SnapshotResult
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		var epoch store.Epoch

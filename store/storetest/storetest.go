@@ -509,6 +509,12 @@ func testSnapshotIdempotency(t *testing.T, s store.Store) {
 	}
 	_, err := s.WriteSnapshot(ctx, store.Snapshot{Area: 99999, Epoch: 1, Seq: 1})
 	wantErr(t, "snapshot of unknown area", err, store.ErrNotFound)
+	// A seq no signed 64-bit column holds is refused, and changes nothing.
+	_, err = s.WriteSnapshot(ctx, store.Snapshot{Area: area.ID, Epoch: e, Seq: 1 << 63, Blob: []byte("forged"), At: t0})
+	wantErr(t, "snapshot seq 2^63", err, store.ErrInvalid)
+	if blob, seq, _, _ := s.AreaSnapshot(ctx, area.ID); seq != 4 || string(blob) != "" {
+		t.Errorf("after a refused seq: AreaSnapshot = %q, %d; want \"\", 4", blob, seq)
+	}
 }
 
 func testEpochFencing(t *testing.T, s store.Store) {

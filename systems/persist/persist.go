@@ -67,20 +67,12 @@ func Save(a *ecs.Area) ([]byte, error) {
 }
 
 // Load restores a blob from Save into a, which must be a fresh Area of the
-// same size with no bodies. It refuses a blob of another size or version.
+// same size with no bodies. It refuses a blob of another size or version,
+// and one [Check] refuses.
 func Load(a *ecs.Area, data []byte) error {
-	if len(data) > MaxBlob {
-		return fmt.Errorf("%w: %d bytes", ErrBlob, len(data))
-	}
-	var b blob
-	if err := decMode.Unmarshal(data, &b); err != nil {
-		return fmt.Errorf("%w: %v", ErrBlob, err)
-	}
-	if b.Version != Version {
-		return fmt.Errorf("%w: version %d, this build reads %d", ErrBlob, b.Version, Version)
-	}
-	if b.W != int(a.Grid.W()) || b.H != int(a.Grid.H()) || len(b.Floor) != a.Grid.Len() {
-		return fmt.Errorf("%w: %dx%d blob for a %dx%d area", ErrBlob, b.W, b.H, a.Grid.W(), a.Grid.H())
+	b, err := decode(data, int(a.Grid.W()), int(a.Grid.H()))
+	if err != nil {
+		return err
 	}
 	copy(a.Grid.Layer(ecs.LayerFloor), b.Floor)
 	for _, w := range b.Wanderers {
@@ -90,4 +82,47 @@ func Load(a *ecs.Area, data []byte) error {
 	}
 	a.Tick = b.Tick
 	return nil
+}
+
+// Check reports whether Load would accept data for a fresh Area of w x h
+// squares, without building one (an error wrapping ErrBlob if not): the
+// director checks each snapshot's blob before storing it, so a blob that
+// no host could load never replaces a good one. It costs one decode of the
+// blob: the floor's w*h int32 and a set of the wanderers' squares.
+func Check(data []byte, w, h int) error {
+	_, err := decode(data, w, h)
+	return err
+}
+
+// decode decodes data and checks it fits a fresh w x h Area: its version,
+// its size, and every wanderer on a walkable square of its own.
+func decode(data []byte, w, h int) (*blob, error) {
+	if len(data) > MaxBlob {
+		return nil, fmt.Errorf("%w: %d bytes", ErrBlob, len(data))
+	}
+	var b blob
+	if err := decMode.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBlob, err)
+	}
+	if b.Version != Version {
+		return nil, fmt.Errorf("%w: version %d, this build reads %d", ErrBlob, b.Version, Version)
+	}
+	if b.W != w || b.H != h || len(b.Floor) != w*h {
+		return nil, fmt.Errorf("%w: %dx%d blob for a %dx%d area", ErrBlob, b.W, b.H, w, h)
+	}
+	taken := make(map[int32]struct{}, len(b.Wanderers))
+	for _, wd := range b.Wanderers {
+		if wd.X < 0 || wd.Y < 0 || int(wd.X) >= w || int(wd.Y) >= h {
+			return nil, fmt.Errorf("%w: wanderer at (%d,%d) is off the grid", ErrBlob, wd.X, wd.Y)
+		}
+		c := wd.Y*int32(w) + wd.X
+		if b.Floor[c] == ecs.FloorWall {
+			return nil, fmt.Errorf("%w: wanderer at (%d,%d) stands in a wall", ErrBlob, wd.X, wd.Y)
+		}
+		if _, dup := taken[c]; dup {
+			return nil, fmt.Errorf("%w: two wanderers at (%d,%d)", ErrBlob, wd.X, wd.Y)
+		}
+		taken[c] = struct{}{}
+	}
+	return &b, nil
 }

@@ -61,6 +61,56 @@ func TestLoadRefusesBadBlobs(t *testing.T) {
 	}
 }
 
+// TestCheckAgreesWithLoad: Check refuses exactly the blobs Load refuses
+// for a fresh Area of that size, without building one.
+func TestCheckAgreesWithLoad(t *testing.T) {
+	src, _ := ecs.NewArea(ecs.Config{ID: 2, W: 4, H: 4})
+	src.SpawnWanderer(1, 1, 5, 1, 1)
+	good, _ := Save(src)
+	edit := func(f func(b *blob)) []byte {
+		var b blob
+		if err := decMode.Unmarshal(good, &b); err != nil {
+			t.Fatal(err)
+		}
+		f(&b)
+		out, err := encMode.Marshal(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		data []byte
+		ok   bool
+	}{
+		{"a saved blob", good, true},
+		{"garbage", []byte{0xff, 0x00}, false},
+		{"empty", nil, false},
+		{"over MaxBlob", make([]byte, MaxBlob+1), false},
+		{"another version", edit(func(b *blob) { b.Version = Version + 1 }), false},
+		{"another size", edit(func(b *blob) { b.W, b.H = 8, 2 }), false},
+		{"a short floor", edit(func(b *blob) { b.Floor = b.Floor[:3] }), false},
+		{"a wanderer off the grid", edit(func(b *blob) { b.Wanderers[0].X = 777 }), false},
+		{"a wanderer at a negative square", edit(func(b *blob) { b.Wanderers[0].Y = -1 }), false},
+		{"a wanderer in a wall", edit(func(b *blob) { b.Floor[1*4+1] = ecs.FloorWall }), false},
+		{"two wanderers on one square", edit(func(b *blob) { b.Wanderers = append(b.Wanderers, b.Wanderers[0]) }), false},
+		{"two wanderers on two squares", edit(func(b *blob) { b.Wanderers = append(b.Wanderers, wanderer{X: 2, Y: 3}) }), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Check(tt.data, 4, 4)
+			if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrBlob)) {
+				t.Fatalf("Check: err = %v; want ok %v (or ErrBlob)", err, tt.ok)
+			}
+			a, _ := ecs.NewArea(ecs.Config{ID: 2, W: 4, H: 4})
+			if lerr := Load(a, tt.data); (lerr == nil) != (err == nil) {
+				t.Fatalf("Load: err = %v, Check: err = %v; want them to agree", lerr, err)
+			}
+		})
+	}
+}
+
 func FuzzLoad(f *testing.F) {
 	small, _ := ecs.NewArea(ecs.Config{ID: 2, W: 4, H: 4})
 	small.SpawnWanderer(1, 1, 5, 1, 1)
@@ -68,7 +118,11 @@ func FuzzLoad(f *testing.F) {
 	f.Add(good)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, _ := ecs.NewArea(ecs.Config{ID: 2, W: 4, H: 4})
-		if err := Load(a, data); err != nil {
+		err := Load(a, data)
+		if cerr := Check(data, 4, 4); (cerr == nil) != (err == nil) {
+			t.Fatalf("Check: %v, Load: %v; want them to agree", cerr, err)
+		}
+		if err != nil {
 			if !errors.Is(err, ErrBlob) {
 				t.Fatalf("error %v is not ErrBlob", err)
 			}

@@ -25,6 +25,10 @@ func StartRealm(ctx context.Context, cfg Config) (*Realm, error) { return startR
 // URL is the realm director's base URL.
 func (r *realm) URL() string { return r.url }
 
+// MetricsURL is where the realm's director serves GET /metrics (its own
+// loopback listener, not the API's port).
+func (r *realm) MetricsURL() string { return r.metricsURL }
+
 // PID is the realm director's process id.
 func (r *realm) PID() int { return r.pid }
 
@@ -36,11 +40,12 @@ func (r *realm) Log() ([]byte, error) { return os.ReadFile(filepath.Join(r.dir, 
 
 // realm is a `ley run` subprocess the ladder started.
 type realm struct {
-	cmd  *exec.Cmd
-	dir  string
-	url  string
-	pid  int
-	done chan struct{}
+	cmd        *exec.Cmd
+	dir        string
+	url        string
+	metricsURL string
+	pid        int
+	done       chan struct{}
 }
 
 // freePort returns a loopback port that was free a moment ago: bind :0,
@@ -68,7 +73,8 @@ func startRealm(ctx context.Context, cfg Config) (*realm, error) {
 	}
 	httpPort, err1 := freePort()
 	ctlPort, err2 := freePort()
-	if err := errors.Join(err1, err2); err != nil {
+	metricsPort, err3 := freePort()
+	if err := errors.Join(err1, err2, err3); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("ladder: free ports: %w", err)
 	}
@@ -81,19 +87,22 @@ func startRealm(ctx context.Context, cfg Config) (*realm, error) {
 		"--data-dir", dir,
 		"--http", "127.0.0.1:"+strconv.Itoa(httpPort),
 		"--control", "127.0.0.1:"+strconv.Itoa(ctlPort),
+		"--metrics", "127.0.0.1:"+strconv.Itoa(metricsPort),
 		"--max-hosts", strconv.Itoa(cfg.MaxHosts),
 		"--pool-size", strconv.Itoa(cfg.PoolSize),
 		"--log-level", "warn", "--host-log-level", "warn",
-		"--demo-email", cfg.AdminEmail, "--demo-password", cfg.AdminPassword)
+		"--demo-email", cfg.AdminEmail)
 	cmd.Args = append(cmd.Args, cfg.RealmArgs...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = cleanEnv()
+	// A password never on a command line (ley refuses it there).
+	cmd.Env = append(cleanEnv(), "LEY_DEMO_PASSWORD="+cfg.AdminPassword)
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("ladder: start realm: %w", err)
 	}
-	r := &realm{cmd: cmd, dir: dir, url: fmt.Sprintf("http://127.0.0.1:%d", httpPort), pid: cmd.Process.Pid, done: make(chan struct{})}
+	r := &realm{cmd: cmd, dir: dir, url: fmt.Sprintf("http://127.0.0.1:%d", httpPort), metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort),
+		pid: cmd.Process.Pid, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); logf.Close(); close(r.done) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

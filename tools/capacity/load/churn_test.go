@@ -180,7 +180,7 @@ func TestChurnSoak(t *testing.T) {
 		t.Errorf("errors: %v", s.Errors)
 	}
 	for name, want := range map[string]float64{"ley_area_failures_total": 0, "ley_host_exits_total": 0} {
-		if got := metric(t, r.URL(), name); got != want {
+		if got := metric(t, r.MetricsURL(), name); got != want {
 			t.Errorf("%s = %v; want %v", name, got, want)
 		}
 	}
@@ -189,10 +189,11 @@ func TestChurnSoak(t *testing.T) {
 	}
 }
 
-// metric reads one unlabelled series from the director's /metrics.
-func metric(t *testing.T, base, name string) float64 {
+// metric reads one unlabelled series from the director's /metrics at url
+// (its metrics listener: see ladder.Realm.MetricsURL).
+func metric(t *testing.T, url, name string) float64 {
 	t.Helper()
-	resp, err := http.Get(base + "/metrics")
+	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestLoadTwiceInARow(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]float64{"ley_area_failures_total": 0, "ley_host_exits_total": 0} {
-		if got := metric(t, r.URL(), name); got != want {
+		if got := metric(t, r.MetricsURL(), name); got != want {
 			t.Errorf("%s = %v; want %v", name, got, want)
 		}
 	}
