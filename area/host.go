@@ -199,11 +199,12 @@ func (h *Host) dispatch(msg control.Message) {
 		h.mu.Lock()
 		h.grants[m.Token] = ha
 		h.mu.Unlock()
-		ha.a.PostControl(func(*ecs.Area) { ha.addGrant(m) })
+		// Taken in at once (the join waits for its ack), not at the next tick.
+		ha.a.PostNow(func(*ecs.Area) { ha.addGrant(m) })
 		ha.a.Wake()
 	case *control.PortalResult:
 		if ha := h.area(m.Area); ha != nil {
-			ha.a.PostControl(func(*ecs.Area) { ha.onPortalResult(m) })
+			ha.a.PostNow(func(*ecs.Area) { ha.onPortalResult(m) })
 			ha.a.Wake()
 		}
 	case *control.SnapshotAck:

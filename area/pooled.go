@@ -95,7 +95,7 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 		if err := persist.Load(a, m.Blob); err != nil {
 			return nil, err
 		}
-	} else {
+	} else if m.Template != "empty" { // "empty": players only (benchmarks, tests)
 		populate(a, m.Seed)
 	}
 	ha := &hostArea{
@@ -116,6 +116,7 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	a.AfterTick = ha.afterTick
 	a.OnTimer = func(_ *ecs.Area, now time.Time) { ha.chores(now) }
 	a.OnPanic = func(_ *ecs.Area, p ecs.Panic) { ha.fail(p) }
+	a.OnControl = ha.deliverAnswers
 	ha.armPanicPoint()
 	return ha, nil
 }

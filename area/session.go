@@ -243,7 +243,9 @@ func (p *peer) onJoin(payload []byte) {
 		p.sendError(wire.CodeInternal, 0, joinID, "the area failed; join it again")
 		return
 	}
-	ha.a.PostControl(func(*ecs.Area) {
+	// Taken in at once, on this event loop, when the Area is not running
+	// (else at its next tick): a join does not wait for a tick boundary.
+	ha.a.PostNow(func(*ecs.Area) {
 		defer p.pending.Store(false)
 		ha.joined(p)
 		switch m := msg.(type) {

@@ -3,6 +3,8 @@ package ecs
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -121,17 +123,23 @@ type Area struct {
 	// OnTimer, when set, runs on the ticking goroutine once the time set by
 	// SetTimer has come, in either mode.
 	OnTimer func(a *Area, now time.Time)
-	// OnPanic, when set, is called by the Clock after a panic in the Area's
-	// tick or poll was recovered and the Area marked failed: the world may
-	// be half-updated and must not be read for the truth. It runs on the
-	// goroutine that ran the Area, which never runs it again.
+	// OnPanic, when set, is called after a panic in the Area's tick, poll
+	// or control work was recovered and the Area marked failed: the world
+	// may be half-updated and must not be read for the truth. It runs on
+	// the goroutine that ran the Area, which never runs it again.
 	OnPanic func(a *Area, p Panic)
+	// OnControl, when set, runs after control work PostNow took in at
+	// once, on the goroutine that ran it: the host delivers the answers
+	// that work made (Outbox), which is emptied after.
+	OnControl func(a *Area)
 
 	mode     atomic.Uint32
 	failed   atomic.Bool
+	run      sync.Mutex // held while the Area runs: a tick, a poll, control work taken in at once
+	removed  bool       // taken out of its Clock after failing (the Clock's, under run)
 	inbox    inbox
 	deferred []func(*Area)
-	timer    time.Time
+	timer    atomic.Int64 // when OnTimer is due (Unix ns); 0: none. The clock reads it between runs
 
 	byID     []Entity // entity ID -> entity, for bodies found on the grid
 	indexes  []BodyIndex
@@ -269,9 +277,60 @@ type Panic struct {
 	Stack []byte
 }
 
-// Failed reports whether the Area panicked under a Clock and was taken out
-// of it (see Clock). Safe from any goroutine.
+// Failed reports whether the Area panicked and was failed: its Clock takes
+// it out and never runs it again (see Clock). Safe from any goroutine.
 func (a *Area) Failed() bool { return a.failed.Load() }
+
+// guard runs fn as the Area's fault boundary: a panic is recovered, the
+// Area marked failed and frozen, and OnPanic called with the panic and its
+// stack. A panic in OnPanic itself is not recovered.
+func (a *Area) guard(fn func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			stack := debug.Stack()
+			a.failed.Store(true)
+			a.Freeze()
+			if a.OnPanic != nil {
+				a.OnPanic(a, Panic{Value: p, Stack: stack})
+			}
+		}
+	}()
+	fn()
+}
+
+// PostNow posts fn like PostControl and, if the Area is not running right
+// now, runs the control work waiting in its inbox at once on the calling
+// goroutine (inside the Area's fault boundary, then OnControl): grants,
+// hellos and portal results are taken in as they arrive instead of at the
+// next tick (or the next poll of a frozen Area). Intents still wait for
+// the tick. If the Area is running, fn runs at its next tick or poll. It
+// never blocks. Safe from any goroutine.
+func (a *Area) PostNow(fn func(*Area)) {
+	a.inbox.postControl(fn)
+	if !a.run.TryLock() {
+		return
+	}
+	defer a.run.Unlock()
+	if a.failed.Load() {
+		return
+	}
+	a.guard(func() {
+		if a.World.IsLocked() {
+			return // a query is open: impossible outside a run, but never break it
+		}
+		ctl := a.inbox.drainControl()
+		for i, fn := range ctl {
+			fn(a)
+			ctl[i] = nil
+		}
+		a.inbox.recycle(ctl)
+		a.barrier()
+		if a.OnControl != nil {
+			a.OnControl(a)
+		}
+		a.Outbox = a.Outbox[:0]
+	})
+}
 
 // Mode returns whether the Area is active or frozen. Safe from any goroutine.
 func (a *Area) Mode() Mode { return Mode(a.mode.Load()) }
@@ -287,7 +346,19 @@ func (a *Area) Freeze() { a.mode.Store(uint32(Frozen)) }
 // SetTimer asks for OnTimer to run once at or after t (the zero time clears
 // it). Frozen Areas are polled a few times a second, so a timer may fire up
 // to one poll period late. Call it from the ticking goroutine.
-func (a *Area) SetTimer(t time.Time) { a.timer = t }
+func (a *Area) SetTimer(t time.Time) {
+	if t.IsZero() {
+		a.timer.Store(0)
+		return
+	}
+	a.timer.Store(max(t.UnixNano(), 1))
+}
+
+// timerDue reports whether a timer is set and due at now. Any goroutine.
+func (a *Area) timerDue(now time.Time) bool {
+	at := a.timer.Load()
+	return a.OnTimer != nil && at != 0 && now.UnixNano() >= at
+}
 
 // Post queues an intent for entity e for the next tick. It reports false,
 // queueing nothing, when the inbox holds its limit for this tick already;
@@ -309,7 +380,11 @@ func (a *Area) Defer(fn func(*Area)) { a.deferred = append(a.deferred, fn) }
 // every system in order with a barrier after each, then AfterTick. The
 // Clock calls it; tests and benchmarks may call it directly on an Area no
 // Clock drives. It runs whatever the Area's mode.
-func (a *Area) Step() { a.step(time.Now()) }
+func (a *Area) Step() {
+	a.run.Lock()
+	defer a.run.Unlock()
+	a.step(time.Now())
+}
 
 // step runs one tick; now is the tick's time for the timer (the Clock
 // passes its slot time, so simulated time drives timers too).
@@ -354,10 +429,10 @@ func (a *Area) poll(now time.Time) {
 }
 
 func (a *Area) fireTimer(now time.Time) {
-	if a.OnTimer == nil || a.timer.IsZero() || now.Before(a.timer) {
+	if !a.timerDue(now) {
 		return
 	}
-	a.timer = time.Time{}
+	a.timer.Store(0)
 	a.OnTimer(a, now)
 }
 

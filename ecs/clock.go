@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -188,7 +187,12 @@ func (c *Clock) run(at, sched time.Time) SlotReport {
 	c.applyChanges()
 	c.due = c.due[:0]
 	polled := 0
+	var failed []*Area
 	for i, a := range c.areas {
+		if a.failed.Load() { // failed in control work taken in at once
+			failed = append(failed, a)
+			continue
+		}
 		if a.Mode() == Active {
 			c.due = append(c.due, dueArea{a: a, tick: true})
 			continue
@@ -198,9 +202,13 @@ func (c *Clock) run(at, sched time.Time) SlotReport {
 		}
 		polled++
 		// Polled here when idle: no dispatch for an Area with nothing to do.
-		if a.inbox.pending.Load() || (a.OnTimer != nil && !a.timer.IsZero() && !at.Before(a.timer)) {
+		if a.inbox.pending.Load() || a.timerDue(at) {
 			c.due = append(c.due, dueArea{a: a})
 		}
+	}
+	if len(failed) > 0 {
+		c.removes = append(c.removes, failed...)
+		c.applyChanges()
 	}
 	c.mu.Unlock()
 
@@ -276,43 +284,38 @@ func (c *Clock) work() {
 
 // runArea ticks or polls one Area inside its fault boundary.
 func (c *Clock) runArea(d dueArea) {
-	if d.a.failed.Load() {
-		return
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			c.fail(d.a, p, debug.Stack())
+	a := d.a
+	a.run.Lock() // control work taken in at once (PostNow) may hold it a moment
+	defer a.run.Unlock()
+	before := a.failed.Load()
+	if !before {
+		if d.tick {
+			late := time.Since(c.slotAt)
+			a.stats.lateness(late, c.period)
+			for {
+				w := c.worstLate.Load()
+				if int64(late) <= w || c.worstLate.CompareAndSwap(w, int64(late)) {
+					break
+				}
+			}
+			a.guard(func() { a.step(c.slotNow) })
+		} else {
+			a.guard(func() { a.poll(c.slotNow) })
 		}
-	}()
-	if !d.tick {
-		d.a.poll(c.slotNow)
-		return
 	}
-	late := time.Since(c.slotAt)
-	d.a.stats.lateness(late, c.period)
-	for {
-		w := c.worstLate.Load()
-		if int64(late) <= w || c.worstLate.CompareAndSwap(w, int64(late)) {
-			break
+	if a.failed.Load() && !a.removed {
+		// Failed here or in control work taken in at once: never run again.
+		a.removed = true
+		c.Remove(a)
+		if !before {
+			c.failures.Add(1)
 		}
-	}
-	d.a.step(c.slotNow)
-}
-
-// fail marks a failed, stops driving it and hands the panic to its hook.
-// It runs on the goroutine that ran the Area, which no other goroutine
-// will run again.
-func (c *Clock) fail(a *Area, p any, stack []byte) {
-	a.failed.Store(true)
-	a.Freeze()
-	c.Remove(a)
-	c.failures.Add(1)
-	if a.OnPanic != nil {
-		a.OnPanic(a, Panic{Value: p, Stack: stack})
 	}
 }
 
-// Failures counts the Areas that failed (panicked) under this clock.
+// Failures counts the Areas that failed (panicked) in a tick or poll this
+// clock ran (a failure in control work taken in at once by PostNow is the
+// Area's hook's to count).
 func (c *Clock) Failures() uint64 { return c.failures.Load() }
 
 // Close stops the workers. The Clock must not be stepped or run after.

@@ -285,3 +285,50 @@ func sameIDs(got, want []AreaID) bool {
 	}
 	return len(got) == len(want)
 }
+
+// TestPostNowRunsControlAtOnce: control work posted with PostNow runs at
+// once, on the poster's goroutine, when the Area is not running (a frozen
+// Area included: no wait for its next poll), with OnControl after it;
+// intents posted before stay for the tick; while the Area runs, the work
+// waits for its next run; a panic in it fails the Area alone, and the
+// clock takes it out at its next slot.
+func TestPostNowRunsControlAtOnce(t *testing.T) {
+	c := newTestClock(t, 1)
+	a := newTestArea(t, 8, 8)
+	c.Add(a)
+	c.Step(time.Unix(1000, 0)) // registered, frozen
+	var order []string
+	a.OnControl = func(*Area) { order = append(order, "on-control") }
+	a.Post(Entity{}, Intent{Seq: 1})
+	a.PostNow(func(*Area) { order = append(order, "now") })
+	if len(order) != 2 || order[0] != "now" || order[1] != "on-control" {
+		t.Fatalf("after PostNow on an idle Area: %v; want [now on-control]", order)
+	}
+	if !a.inbox.pending.Load() || len(a.inbox.intents) != 1 {
+		t.Fatal("the intent posted before did not stay for the tick")
+	}
+	// While the Area runs, PostNow only posts.
+	ran := false
+	a.run.Lock()
+	a.PostNow(func(*Area) { ran = true })
+	a.run.Unlock()
+	if ran {
+		t.Fatal("PostNow ran work while the Area was running")
+	}
+	a.Wake()
+	c.Step(time.Unix(1000, 0).Add(c.Period()))
+	if !ran {
+		t.Fatal("the work posted while running did not run at the next tick")
+	}
+	// A panic in work taken in at once fails the Area alone.
+	var got []Panic
+	a.OnPanic = func(_ *Area, p Panic) { got = append(got, p) }
+	a.PostNow(func(*Area) { panic("control boom") })
+	if !a.Failed() || len(got) != 1 || len(got[0].Stack) == 0 {
+		t.Fatalf("after a panic in PostNow work: failed %v, panics %d; want failed, one with a stack", a.Failed(), len(got))
+	}
+	c.Step(time.Unix(1000, 0).Add(2 * c.Period()))
+	if c.Len() != 0 {
+		t.Fatalf("the clock still drives %d Areas; want the failed one out", c.Len())
+	}
+}

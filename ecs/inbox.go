@@ -60,6 +60,18 @@ func (b *inbox) drain(dst []IntentInput) ([]IntentInput, []func(*Area)) {
 	return got, ctl
 }
 
+// drainControl hands the consumer the posted control functions only;
+// intents stay for the next tick. pending stays set if intents wait.
+func (b *inbox) drainControl() []func(*Area) {
+	b.mu.Lock()
+	ctl := b.control
+	b.control = b.spareC[:0]
+	b.spareC = nil
+	b.pending.Store(len(b.intents) > 0)
+	b.mu.Unlock()
+	return ctl
+}
+
 func (b *inbox) recycle(ctl []func(*Area)) {
 	b.mu.Lock()
 	if b.spareC == nil {

@@ -163,7 +163,13 @@ func Expect[T control.Message](d *Director, within time.Duration) (T, error) {
 
 // Spawn makes a village Area live on the host and waits for it.
 func (d *Director) Spawn(id uint32, w, h int) error {
-	if err := d.Send(&control.SpawnArea{Area: id, Epoch: 1, Kind: "village", W: w, H: h, Seed: uint64(id)}); err != nil {
+	return d.SpawnTemplate(id, w, h, "village", "")
+}
+
+// SpawnTemplate makes an Area of kind live on the host with the content
+// template named (see control.SpawnArea) and waits for it.
+func (d *Director) SpawnTemplate(id uint32, w, h int, kind, template string) error {
+	if err := d.Send(&control.SpawnArea{Area: id, Epoch: 1, Kind: kind, W: w, H: h, Seed: uint64(id), Template: template}); err != nil {
 		return err
 	}
 	r, err := Expect[*control.AreaReady](d, 10*time.Second)

@@ -111,6 +111,9 @@ type SpawnArea struct {
 	Seed  uint64 `cbor:"8,keyasint"`
 	// Portals are the Area's portal squares.
 	Portals []Portal `cbor:"9,keyasint,omitempty"`
+	// Template names the Area's content (its map, creatures, rules);
+	// "" is its kind's default.
+	Template string `cbor:"10,keyasint,omitempty"`
 }
 
 // Portal is a square of an Area leading to a square of another Area.

@@ -66,6 +66,7 @@ type Conn struct {
 	peerClosed bool // peer's close frame received
 	flushedFin bool // our close frame fully written
 	dead       bool
+	hup        bool       // the peer hung up: read to the end of the stream
 	ip         netip.Addr // the client address, for the per-address caps
 	pingTokens float64    // control-frame bucket (Config.PingRate, PingBurst)
 	pingAt     time.Time  // when the bucket was last refilled

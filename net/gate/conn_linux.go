@@ -133,6 +133,9 @@ func (c *Conn) register() {
 // HandleEvent implements poll.Handler; it runs on the connection's loop.
 // It is exported only to satisfy the interface: do not call it.
 func (c *Conn) HandleEvent(fd int, ev poll.Event) {
+	if ev&(poll.EventHangup|poll.EventError) != 0 {
+		c.hup = true // read to the end: the close must be seen
+	}
 	if ev&(poll.EventRead|poll.EventHangup|poll.EventError) != 0 {
 		c.readable()
 	}
@@ -215,6 +218,14 @@ func (c *Conn) readable() {
 			return
 		}
 		c.keepRest(data[used:], fromPend)
+		if n < len(buf) && !c.hup {
+			// A short read drained the socket: on an edge-triggered
+			// socket, bytes that arrive from now on make a new event, so
+			// another read now would only say EAGAIN (one syscall per
+			// arriving batch, not two). After a hang-up the loop reads on
+			// to the end of the stream.
+			return
+		}
 	}
 	_ = sh.loop.Run(c.sys.readFn)
 }
