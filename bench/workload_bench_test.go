@@ -345,4 +345,3 @@ func procTimes(b *testing.B, pid int) (user, sys time.Duration) {
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut) * time.Second / 100, time.Duration(st) * time.Second / 100 // USER_HZ is 100
 }
-
