@@ -1,6 +1,7 @@
 package area
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -17,12 +18,21 @@ type Config struct {
 	// PublicURL is the ws:// URL clients are sent to; empty means
 	// ws://<listen address>/ws.
 	PublicURL string
-	// Director is the control address: host:port, or unix:/path.
+	// Director is the control address: host:port, or unix:/path. The
+	// directors of a realm that runs several (one leads) are listed
+	// comma-separated: the host registers with the one that leads.
 	Director string
 	// SpawnToken is presented by a host the director spawned; HostKey by a
 	// host started on another machine. Exactly one is needed.
 	SpawnToken string
 	HostKey    string
+	// ControlTLS, when set, is the TLS configuration the host dials its
+	// directors with (see control.ClientTLS: TLS 1.3, the host's
+	// certificate presented, the director's verified). Without it the
+	// link is plain, and the host key goes to a director on another
+	// machine only with ControlInsecure.
+	ControlTLS      *tls.Config
+	ControlInsecure bool
 	// Name names the host in the director's registry and in logs.
 	Name string
 	// PoolSize caps the Areas this host runs at once.
@@ -114,8 +124,8 @@ func DefaultConfig() Config {
 func (c *Config) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if c.SpawnToken == "" && c.HostKey == "" {
-		bad("a spawn token or a host key is needed to register")
+	if c.SpawnToken == "" && c.HostKey == "" && c.ControlTLS == nil {
+		bad("a spawn token, a host key or a control TLS certificate is needed to register")
 	}
 	if c.PoolSize < 1 {
 		bad("pool size %d < 1", c.PoolSize)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,14 +54,68 @@ func (l *link) send(msg control.Message) {
 	}
 }
 
-// run keeps the link up until ctx is done. It returns an error wrapping
-// ErrRegistration when the director refuses the host; every other failure
+// notLeaderError is a director's refusal because it does not lead the
+// realm: the host goes to leader (when known) or to its next director.
+type notLeaderError struct {
+	why, leader string
+}
+
+func (e *notLeaderError) Error() string { return "not the leader: " + e.why }
+
+// directors returns the control addresses of cfg.Director (a
+// comma-separated list).
+func directors(list string) []string {
+	var addrs []string
+	for a := range strings.SplitSeq(list, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs
+}
+
+// checkCleartext refuses (wrapping ErrRegistration) to send the host key
+// over a plain link to a director that is not on this machine, unless the
+// operator allowed it (ControlInsecure).
+func (l *link) checkCleartext(addr string) error {
+	cfg := &l.h.cfg
+	if cfg.ControlTLS != nil || cfg.SpawnToken != "" || cfg.ControlInsecure || control.IsLocalAddr(addr) {
+		return nil
+	}
+	return fmt.Errorf("%w: the host key would cross the network to %s unencrypted: give the host its --control-tls-* files, or allow a plain link with --control-insecure",
+		ErrRegistration, addr)
+}
+
+// run keeps the link up until ctx is done, with one of the directors of
+// cfg.Director: after a failure it tries the next one, and a director
+// that does not lead sends it to the leader (at once, once in a row).
+// The wait between attempts doubles (up to 5 s) while no director
+// answers, and stays short while one answers that it does not lead. It
+// returns an error wrapping ErrRegistration when a director refuses the
+// host (or the host key would travel in clear text); every other failure
 // is logged and retried with backoff.
 func (l *link) run(ctx context.Context, registered chan<- struct{}) error {
+	addrs := directors(l.h.cfg.Director)
+	if len(addrs) == 0 {
+		return fmt.Errorf("%w: no director address", ErrRegistration)
+	}
+	for _, a := range addrs {
+		if err := l.checkCleartext(a); err != nil {
+			return err
+		}
+	}
 	backoff := 100 * time.Millisecond
 	first := true
+	next, redirect := 0, ""
 	for ctx.Err() == nil {
-		err := l.session(ctx, func() {
+		addr := redirect
+		if addr == "" {
+			addr = addrs[next%len(addrs)]
+			next++
+		}
+		followed := redirect != ""
+		redirect = ""
+		err := l.session(ctx, addr, func() {
 			backoff = 100 * time.Millisecond
 			if first {
 				first = false
@@ -73,7 +128,23 @@ func (l *link) run(ctx context.Context, registered chan<- struct{}) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		l.h.log.Warn("control link lost; reconnecting", "director", l.h.cfg.Director, "err", err, "backoff", backoff)
+		var nl *notLeaderError
+		if errors.As(err, &nl) {
+			// A director answered: the realm is between leaders (or
+			// this one follows), not down. Keep retrying briskly.
+			backoff = 100 * time.Millisecond
+		}
+		if nl != nil && nl.leader != "" && nl.leader != addr && !followed {
+			if cerr := l.checkCleartext(nl.leader); cerr != nil {
+				l.h.log.Warn("the director does not lead, and the leader it names is not on this machine: not sending the host key there in clear text",
+					"director", addr, "leader", nl.leader)
+			} else {
+				l.h.log.Info("the director does not lead; trying the leader", "director", addr, "leader", nl.leader)
+				redirect = nl.leader
+				continue
+			}
+		}
+		l.h.log.Warn("control link lost; reconnecting", "director", addr, "err", err, "backoff", backoff)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -84,9 +155,11 @@ func (l *link) run(ctx context.Context, registered chan<- struct{}) error {
 	return nil
 }
 
-// session dials, registers and serves one connection until it fails.
-func (l *link) session(ctx context.Context, onRegistered func()) error {
-	c, err := control.Dial(l.h.cfg.Director, 5*time.Second)
+// session dials addr, registers and serves one connection until it fails.
+func (l *link) session(ctx context.Context, addr string, onRegistered func()) error {
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	c, err := control.DialContext(dctx, addr, l.h.cfg.ControlTLS)
+	cancel()
 	if err != nil {
 		return err
 	}
@@ -116,6 +189,9 @@ func (l *link) session(ctx context.Context, onRegistered func()) error {
 	if !ok {
 		return fmt.Errorf("await registration: got %s", msg.Type())
 	}
+	if ack.NotLeader {
+		return &notLeaderError{why: ack.Error, leader: ack.Leader}
+	}
 	if ack.Error != "" {
 		return fmt.Errorf("%w: %s", ErrRegistration, ack.Error)
 	}
@@ -131,7 +207,7 @@ func (l *link) session(ctx context.Context, onRegistered func()) error {
 	}
 	l.up.Store(true)
 	defer l.up.Store(false)
-	l.h.log.Info("registered with the director", "director", l.h.cfg.Director, "host_id", ack.HostID, "ws_url", l.h.WSURL())
+	l.h.log.Info("registered with the director", "director", addr, "tls", c.Secure(), "host_id", ack.HostID, "ws_url", l.h.WSURL())
 	onRegistered()
 	l.h.relinked()
 

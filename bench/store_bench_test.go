@@ -16,7 +16,8 @@ import (
 // characters, in one transaction. One op is one write; writes/s is the
 // sustained rate of a single writer. store=pg uses LEY_TEST_DATABASE_URL
 // (default postgres://postgres@127.0.0.1:5432/test) in a fresh schema and
-// fails without it.
+// fails without it; store=pg-leading is pg holding the realm's leadership,
+// each write fenced by its term, as a director writes.
 func BenchmarkStoreSnapshot(b *testing.B) {
 	backends := []struct {
 		name string
@@ -31,6 +32,15 @@ func BenchmarkStoreSnapshot(b *testing.B) {
 			return s
 		}},
 		{"pg", func(b *testing.B) store.Store { return pgtest.Open(b) }},
+		// pg-leading: as a director writes, leading: each write checks
+		// the leadership term in its transaction (store.Store.Lead).
+		{"pg-leading", func(b *testing.B) store.Store {
+			s := pgtest.Open(b)
+			if _, err := s.Lead(b.Context(), store.Leader{HTTP: "http://bench", Control: "bench:7070"}); err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}},
 	}
 	for _, be := range backends {
 		b.Run("store="+be.name, func(b *testing.B) { benchSnapshot(b, be.open(b)) })

@@ -572,8 +572,11 @@ func (d *Director) putRealm(w http.ResponseWriter, r *http.Request, acct store.A
 }
 
 // readyz: GET /readyz, public (load balancers and probes): 200
-// {"ready": true, "hosts": n} while the director serves and can start
-// Areas; 503 {"ready": false, "reason": ...} while it is not serving, or
+// {"ready": true, "role": "leader", "hosts": n, "term": t} while the
+// director leads, serves and can start Areas, and 200 {"ready": true,
+// "role": "follower", "leader": url, "term": t, "hosts": 0} while it
+// follows a leader it forwards to; 503 {"ready": false, "reason": ...}
+// while it waits to lead with no other leader known, is not serving, or
 // while no host is registered and the hosts it spawned exit before they
 // register (the reason is the last one's own words, e.g. an address
 // already in use). With hosts registered, a failing extra host shows as
@@ -583,7 +586,13 @@ func (d *Director) readyz(w http.ResponseWriter, _ *http.Request) {
 	d.mu.Lock()
 	hosts, f := len(d.hosts), d.hostFailure
 	d.mu.Unlock()
+	ld := d.otherLeader()
 	switch {
+	case !d.leading.Load() && ld != nil:
+		// A follower serves by forwarding to the leader.
+		out["role"], out["leader"], out["term"], hosts = "follower", ld.HTTP, ld.Term, 0
+	case !d.leading.Load():
+		status, out = http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "waiting for the leadership, and no other director leads"}
 	case !d.ready.Load():
 		status, out = http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "the director is not serving"}
 	case f != nil && hosts == 0:
@@ -594,6 +603,9 @@ func (d *Director) readyz(w http.ResponseWriter, _ *http.Request) {
 	}
 	if status == http.StatusOK {
 		out["hosts"] = hosts
+		if out["role"] == nil {
+			out["role"], out["term"] = "leader", d.term
+		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

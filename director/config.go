@@ -1,9 +1,11 @@
 package director
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/leyworks/ley/store"
@@ -16,9 +18,30 @@ type Config struct {
 	// Control is the control-channel listen address hosts dial
 	// (host:port, or unix:/path).
 	Control string
-	// HostKey lets area hosts started on other machines register; empty
-	// accepts only hosts this director spawned.
+	// HostKey lets area hosts started elsewhere register; empty accepts
+	// only hosts this director spawned, and hosts with a certificate when
+	// ControlTLS is set. A host on another machine may present it only
+	// over TLS, or over a plain link with ControlInsecure.
 	HostKey string
+	// ControlTLS, when set, serves TLS 1.3 with mutual authentication on
+	// the control listener (see control.ServerTLS) to every host that
+	// opens with a TLS handshake: a host whose certificate the realm's CA
+	// signed registers by that certificate alone. Plain connections on
+	// the same listener are still taken from the hosts this director
+	// spawned (spawn token) and from hosts on this machine (host key).
+	ControlTLS *tls.Config
+	// ControlInsecure lets a host on another machine register with the
+	// host key over a plain, unencrypted link (a private network the
+	// operator trusts). Without it such a host is refused: it must come
+	// over TLS.
+	ControlInsecure bool
+	// AdvertiseHTTP (a base URL, http://host:port) and AdvertiseControl
+	// (host:port) are where this director is reached when it leads: other
+	// directors forward API requests there, and send hosts there. Empty:
+	// the listen addresses, an unspecified IP (0.0.0.0, ::) replaced by
+	// the machine's hostname.
+	AdvertiseHTTP    string
+	AdvertiseControl string
 	// Metrics is the listen address of GET /metrics (Prometheus), a
 	// listener of its own apart from the public API: loopback by default,
 	// a private interface at most. "" serves no metrics.
@@ -179,8 +202,14 @@ func (c *Config) validate() error {
 	if c.Spawn.MinHosts < 0 || c.Spawn.MaxHosts < c.Spawn.MinHosts {
 		bad("hosts: min %d, max %d", c.Spawn.MinHosts, c.Spawn.MaxHosts)
 	}
-	if c.Spawn.MaxHosts == 0 && c.HostKey == "" {
-		bad("no host can ever serve: max hosts is 0 and no host key lets others register")
+	if c.Spawn.MaxHosts == 0 && c.HostKey == "" && c.ControlTLS == nil {
+		bad("no host can ever serve: max hosts is 0, and neither a host key nor control TLS lets others register")
+	}
+	if c.ControlTLS != nil && (c.ControlTLS.ClientAuth != tls.RequireAndVerifyClientCert || c.ControlTLS.MinVersion < tls.VersionTLS13) {
+		bad("control TLS must be TLS 1.3 and require and verify client certificates (see control.ServerTLS)")
+	}
+	if c.AdvertiseHTTP != "" && !strings.HasPrefix(c.AdvertiseHTTP, "http://") && !strings.HasPrefix(c.AdvertiseHTTP, "https://") {
+		bad("advertised HTTP address %q: want an http:// or https:// URL", c.AdvertiseHTTP)
 	}
 	if c.ControlMaxUnregistered < 1 || c.ControlRegisterTimeout <= 0 {
 		bad("control: %d unregistered connections, %v to register", c.ControlMaxUnregistered, c.ControlRegisterTimeout)

@@ -38,6 +38,13 @@ type Director struct {
 	metricsAddr string
 	metricsLn   net.Listener // set by Listen (or Run) when cfg.Metrics is set
 	ready       atomic.Bool
+	// leading is set while this director leads the realm (see leader.go);
+	// leader is who leads as last read while it follows; term is the
+	// term it leads in (set before leading, then read-only).
+	leading atomic.Bool
+	leader  atomic.Pointer[store.Leader]
+	term    store.Term
+	lost    *store.Leadership // the leadership held; set with term
 	// unregistered counts control connections that have not registered
 	// yet (capped by cfg.ControlMaxUnregistered).
 	unregistered atomic.Int64
@@ -200,7 +207,9 @@ func listen(addr string) (net.Listener, error) {
 }
 
 // Run serves until ctx is done, then drains hosts and closes the store.
-// It listens first if Listen was not called.
+// It listens first if Listen was not called. It follows (see leader.go)
+// until the store lets it lead, then serves the realm; it returns
+// ErrDeposed (wrapped) when another director took the leadership over.
 func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) error {
 	if httpLn == nil || controlLn == nil {
 		var err error
@@ -211,18 +220,10 @@ func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) erro
 	if err := d.listenMetrics(); err != nil {
 		return err
 	}
-	if err := d.checkStarterAreas(ctx); err != nil {
-		httpLn.Close()
-		controlLn.Close()
-		if d.metricsLn != nil {
-			d.metricsLn.Close()
-		}
-		return err
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srv := &http.Server{
-		Handler:           d.routes(),
+		Handler:           d.front(d.routes()),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      d.cfg.JoinTimeout*3 + 5*time.Second, // a join may spawn a host
@@ -233,13 +234,6 @@ func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) erro
 	var wg sync.WaitGroup
 	run := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
 	run(func() { d.serveControl(ctx, controlLn) })
-	run(func() { d.watchHeartbeats(ctx) })
-	run(func() { d.lifecycle(ctx) })
-	run(func() { d.sample(ctx) })
-	run(func() { d.reconcile(ctx) })
-	run(func() { d.logStats(ctx) })
-	spawnerDone := make(chan struct{})
-	go func() { d.spawner.run(ctx); close(spawnerDone) }()
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- srv.Serve(httpLn) }()
 	var metricsSrv *http.Server
@@ -251,14 +245,13 @@ func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) erro
 			}
 		}()
 	}
-	d.ready.Store(true)
-	d.log.Info("director up", "http", d.httpAddr, "control", d.controlAddr, "metrics", d.metricsURL())
-
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-httpErr:
-		err = fmt.Errorf("http server: %w", err)
+	spawnerDone := make(chan struct{})
+	err := d.begin(ctx, &wg, spawnerDone)
+	if err == nil {
+		d.log.Info("director up", "http", d.httpAddr, "control", d.controlAddr, "metrics", d.metricsURL(), "term", d.term)
+		err = d.serveLeading(ctx, httpErr)
+	} else if ctx.Err() != nil {
+		err = nil // stopped while following
 	}
 	d.ready.Store(false)
 	shutCtx, stop := context.WithTimeout(context.Background(), 5*time.Second)
@@ -270,8 +263,67 @@ func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) erro
 	cancel()
 	<-spawnerDone // hosts stopped: they sent their final snapshots while the control loop still ran
 	wg.Wait()
+	d.dropLinks()
 	if cerr := d.store.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
 	}
 	return err
+}
+
+// dropLinks closes the link of every host still registered (hosts started
+// elsewhere): they reconnect, to whichever director leads next.
+func (d *Director) dropLinks() {
+	d.mu.Lock()
+	hosts := make([]*host, 0, len(d.hosts))
+	for _, h := range d.hosts {
+		hosts = append(hosts, h)
+	}
+	d.mu.Unlock()
+	for _, h := range hosts {
+		h.conn.Close()
+	}
+}
+
+// begin waits for the leadership, checks the starter Areas, and starts the
+// loops of a leading director (on wg, the spawner closing spawnerDone when
+// it stops). On an error (ctx done while following among them) nothing
+// was started and spawnerDone is closed.
+func (d *Director) begin(ctx context.Context, wg *sync.WaitGroup, spawnerDone chan struct{}) error {
+	l, err := d.lead(ctx)
+	if err == nil {
+		d.lost = l
+		d.term = l.Term()
+		err = d.checkStarterAreas(ctx)
+	}
+	if err != nil {
+		close(spawnerDone)
+		return err
+	}
+	d.leading.Store(true)
+	run := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
+	run(func() { d.watchHeartbeats(ctx) })
+	run(func() { d.lifecycle(ctx) })
+	run(func() { d.sample(ctx) })
+	run(func() { d.reconcile(ctx) })
+	run(func() { d.logStats(ctx) })
+	go func() { d.spawner.run(ctx); close(spawnerDone) }()
+	d.ready.Store(true)
+	return nil
+}
+
+// serveLeading serves as the leader until ctx is done, the HTTP server
+// fails, or the leadership is lost (ErrDeposed: requests from then on are
+// forwarded to the new leader while this director stops).
+func (d *Director) serveLeading(ctx context.Context, httpErr <-chan error) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-httpErr:
+		return fmt.Errorf("http server: %w", err)
+	case <-d.lost.Lost():
+		d.leading.Store(false)
+		d.ready.Store(false)
+		d.log.Error("leadership lost: another director leads; stopping", "term", d.term, "err", d.lost.Err())
+		return fmt.Errorf("%w: %w", ErrDeposed, d.lost.Err())
+	}
 }

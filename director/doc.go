@@ -45,6 +45,16 @@
 //     loopback by default), never on the public API's port.
 //   - A host whose link closes or whose heartbeats stop is unregistered at
 //     once; its Areas come back (re-homed) on their next join.
+//   - The control listener serves mutual TLS 1.3 (Config.ControlTLS) to a
+//     host that opens with a handshake: a certificate of the realm's CA
+//     registers it. A plain connection registers with a spawn token, or
+//     the host key from this machine (or from anywhere with
+//     Config.ControlInsecure).
+//   - Several directors may share one store (Postgres; leader.go): Run
+//     follows until store.Lead lets it lead in a new term, which fences
+//     every write of the leaders before it. A follower forwards the API to
+//     the leader and sends hosts to it; a leader that loses its term stops
+//     (Run returns ErrDeposed).
 //
 // # Caveats
 //

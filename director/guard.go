@@ -1,6 +1,7 @@
 package director
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -44,8 +45,12 @@ const (
 	controlMalformed  = "malformed"        // a frame that is not a control message
 	controlClosed     = "closed"           // the peer closed before registering
 	controlNotReg     = "not_register"     // a first message other than register
-	controlBadCreds   = "bad_credentials"  // no valid spawn token or host key
+	controlBadCreds   = "bad_credentials"  // no valid spawn token, host key or certificate
 	controlBadRequest = "bad_register"     // a register with a bad ws_url or pool size
+	controlCleartext  = "cleartext"        // the host key over a plain link from another machine
+	controlNotLeader  = "not_leader"       // this director follows: the host is sent to the leader
+	controlHandshake  = "tls_handshake"    // a TLS handshake that failed (no or a bad certificate)
+	controlNoTLS      = "tls_unconfigured" // a TLS handshake on a director without control TLS
 )
 
 // The bound on a snapshot's seq. Seqs continue across incarnations (an
@@ -166,6 +171,19 @@ func (d *Director) refuseControl(reason string, from net.Addr, why error) {
 	if held, ok := d.logs.allow("control " + reason); ok {
 		d.log.Warn("control connection refused before registering", "from", from.String(), "reason", reason, "err", why, "suppressed", held)
 	}
+}
+
+// acceptRefusal names why readying a connection failed (control.Accept).
+func acceptRefusal(err error) string {
+	switch {
+	case errors.Is(err, control.ErrTLSNotConfigured):
+		return controlNoTLS
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		return controlDeadline
+	case errors.Is(err, control.ErrHandshake):
+		return controlHandshake
+	}
+	return controlClosed
 }
 
 // recvRefusal names why the first Recv of a connection failed.

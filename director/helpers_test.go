@@ -2,12 +2,14 @@ package director
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -224,7 +226,7 @@ func connect(t testing.TB, j dirclient.Join) (*peer, *wire.HelloAck) {
 // dialPeer is connect for goroutines other than the test's: it reports
 // failures as errors, and the caller closes the peer's connection.
 func dialPeer(j dirclient.Join) (*peer, *wire.HelloAck, error) {
-	c, err := gate.Dial(context.Background(), j.WSURL)
+	c, err := dialWS(j.WSURL)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -335,6 +337,19 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 }
 
 func gateDial(url string) (*gate.ClientConn, error) { return gate.Dial(context.Background(), url) }
+
+// wssConfig verifies the servers of the wss:// URLs the tests dial (the
+// TLS-terminating proxy of the network namespace test); nil: the system's
+// roots.
+var wssConfig atomic.Pointer[tls.Config]
+
+// dialWS opens a game connection to url, ws:// or wss://.
+func dialWS(url string) (*gate.ClientConn, error) {
+	if strings.HasPrefix(url, "wss://") {
+		return gate.DialTLS(context.Background(), url, wssConfig.Load())
+	}
+	return gate.Dial(context.Background(), url)
+}
 
 // waitFrozen waits until the host of area reports no active Area in a
 // heartbeat sent after the call began (the area froze).

@@ -82,19 +82,35 @@ func (d *Director) serveControl(ctx context.Context, ln net.Listener) {
 			nc.Close()
 			continue
 		}
-		go d.serveHost(ctx, control.NewConn(nc))
+		go d.serveHost(ctx, nc)
 	}
 }
 
-// serveHost registers one host and reads its messages until the link ends.
-func (d *Director) serveHost(ctx context.Context, c *control.Conn) {
+// serveHost readies one connection (TLS when it opens with a handshake,
+// see control.Accept), registers its host and reads its messages until
+// the link ends.
+func (d *Director) serveHost(ctx context.Context, nc net.Conn) {
+	_ = nc.SetReadDeadline(time.Now().Add(d.cfg.ControlRegisterTimeout))
+	actx, cancel := context.WithTimeout(ctx, d.cfg.ControlRegisterTimeout)
+	c, err := control.Accept(actx, nc, d.cfg.ControlTLS)
+	cancel()
+	if err != nil {
+		d.unregistered.Add(-1)
+		d.refuseControl(acceptRefusal(err), nc.RemoteAddr(), err)
+		return
+	}
 	defer c.Close()
 	h, reg := d.registration(c)
 	d.unregistered.Add(-1)
 	if h == nil {
 		return
 	}
-	d.log.Info("host registered", "host", h.id, "name", h.name, "ws_url", h.wsURL, "pid", h.pid, "spawned", h.child != nil, "areas", len(reg.Areas))
+	cert := ""
+	if pc := c.PeerCertificate(); pc != nil {
+		cert = pc.Subject.String()
+	}
+	d.log.Info("host registered", "host", h.id, "name", h.name, "ws_url", h.wsURL, "pid", h.pid, "spawned", h.child != nil, "areas", len(reg.Areas),
+		"from", c.RemoteAddr().String(), "tls", c.Secure(), "certificate", cert)
 	// The link outlives a shutdown of the director's loops: hosts send
 	// their final snapshots while the director stops them, and those must
 	// still be written and acked.
@@ -127,6 +143,19 @@ func (d *Director) registration(c *control.Conn) (*host, *control.Register) {
 		d.refuseControl(controlNotReg, c.RemoteAddr(), fmt.Errorf("first message is %s", msg.Type()))
 		return nil, nil
 	}
+	d.settle(context.Background(), min(settleWait, d.cfg.ControlRegisterTimeout/2))
+	if !d.leading.Load() {
+		// Only a host with credentials learns where the leader is.
+		reason, refusal, leader := controlBadCreds, "a valid host key or host certificate is required", ""
+		if c.PeerCertificate() != nil || d.hostKeyOK(reg) {
+			reason = controlNotLeader
+			refusal, leader = d.notLeader()
+		}
+		d.refuseControl(reason, c.RemoteAddr(), fmt.Errorf("host %q: %s", reg.Name, refusal))
+		c.WriteTimeout = d.cfg.ControlRegisterTimeout
+		_ = c.Send(&control.Registered{Error: refusal, NotLeader: reason == controlNotLeader, Leader: leader})
+		return nil, nil
+	}
 	h, reason, refusal := d.register(reg, c)
 	if h == nil {
 		d.refuseControl(reason, c.RemoteAddr(), fmt.Errorf("host %q: %s", reg.Name, refusal))
@@ -156,9 +185,16 @@ func (d *Director) register(reg *control.Register, c *control.Conn) (h *host, re
 			return nil, controlBadCreds, "unknown spawn token"
 		}
 		delete(d.spawnTokens, reg.SpawnToken)
-	case reg.HostKey != "" && d.cfg.HostKey != "" && subtle.ConstantTimeCompare([]byte(reg.HostKey), []byte(d.cfg.HostKey)) == 1:
+	case c.PeerCertificate() != nil:
+		// Mutual TLS: the handshake verified a certificate of the realm's
+		// CA (cfg.ControlTLS requires one of every TLS peer).
+	case d.hostKeyOK(reg):
+		if !c.Secure() && !c.Local() && !d.cfg.ControlInsecure {
+			return nil, controlCleartext, "the host key came over an unencrypted link from another machine: connect over TLS (--control-tls-*), " +
+				"or let such hosts in with the director's --control-insecure; rotate the host key if that link is not private"
+		}
 	default:
-		return nil, controlBadCreds, "a valid spawn token or host key is required"
+		return nil, controlBadCreds, "a valid spawn token, host key or host certificate is required"
 	}
 	if !strings.HasPrefix(reg.WSURL, "ws://") && !strings.HasPrefix(reg.WSURL, "wss://") {
 		return nil, controlBadRequest, "ws_url must be a ws:// or wss:// URL"
@@ -181,6 +217,11 @@ func (d *Director) register(reg *control.Register, c *control.Conn) (h *host, re
 	d.hostFailure = nil // hosts can start again
 	d.notifyHosts()
 	return h, "", ""
+}
+
+// hostKeyOK reports whether reg presents the realm's host key.
+func (d *Director) hostKeyOK(reg *control.Register) bool {
+	return reg.HostKey != "" && d.cfg.HostKey != "" && subtle.ConstantTimeCompare([]byte(reg.HostKey), []byte(d.cfg.HostKey)) == 1
 }
 
 // adopt takes back the Areas a re-registering host still runs, when their

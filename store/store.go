@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/text/secure/precis"
@@ -37,6 +38,10 @@ var (
 	// ErrInvalid reports an argument the store refuses before touching the
 	// database (an empty email, a non-positive size, a missing id).
 	ErrInvalid = errors.New("store: invalid argument")
+	// ErrDeposed reports a write refused because the Store's leadership
+	// term is over (see Store.Lead): another director leads the realm now,
+	// and this one must stop writing.
+	ErrDeposed = errors.New("store: deposed (a newer leadership term)")
 )
 
 // AccountID identifies an Account; assigned by the store, never 0.
@@ -54,6 +59,65 @@ type Epoch uint64
 
 // Seq numbers an Area's snapshots, monotonic per Area.
 type Seq uint64
+
+// Term numbers a realm's director leaderships: each Store.Lead that
+// succeeds starts a term higher than every earlier one. 0 is no term.
+type Term uint64
+
+// Leader is the director leading a realm, as it recorded itself when its
+// term began. The record outlives the director: a leader that died stays
+// named until the next one leads.
+type Leader struct {
+	Term Term
+	// HTTP is the base URL of the leader's API (http://host:port) that
+	// other directors forward requests to; Control the control address
+	// (host:port) area hosts are sent to.
+	HTTP    string
+	Control string
+	Since   time.Time
+}
+
+// Leadership is a Store's hold on its realm's leadership, from Store.Lead.
+// Safe for concurrent use.
+type Leadership struct {
+	term Term
+	lost chan struct{}
+	once sync.Once
+	err  error // set before lost is closed
+}
+
+// NewLeadership returns a held Leadership of term, for Store backends.
+func NewLeadership(term Term) *Leadership {
+	return &Leadership{term: term, lost: make(chan struct{})}
+}
+
+// Term is the term held.
+func (l *Leadership) Term() Term { return l.term }
+
+// Lost is closed when the leadership is lost: the Store's hold on it
+// failed, or a write found a newer term. Every later write of the Store
+// fails with ErrDeposed.
+func (l *Leadership) Lost() <-chan struct{} { return l.lost }
+
+// Err says why the leadership was lost (wrapping ErrDeposed); nil while
+// it is held.
+func (l *Leadership) Err() error {
+	select {
+	case <-l.lost:
+		return l.err
+	default:
+		return nil
+	}
+}
+
+// Lose marks the leadership lost because of cause (the first call wins;
+// later ones do nothing), for Store backends.
+func (l *Leadership) Lose(cause error) {
+	l.once.Do(func() {
+		l.err = fmt.Errorf("%w: term %d: %w", ErrDeposed, l.term, cause)
+		close(l.lost)
+	})
+}
 
 // TokenHash is the SHA-256 of a session token: the store never sees tokens.
 type TokenHash [sha256.Size]byte
@@ -313,8 +377,26 @@ type Store interface {
 	// Migrate applies the pending schema migrations (Open already did);
 	// `ley migrate` calls it. Safe to run concurrently and repeatedly.
 	Migrate(ctx context.Context) error
-	// Close releases the store's connections.
+	// Close releases the store's connections (and its leadership).
 	Close() error
+
+	// Lead blocks until this Store holds the realm's leadership, or ctx is
+	// done; then it begins a new term, records me (its Term and Since
+	// ignored) as the realm's Leader, and carries the term into every
+	// later write: each write checks, in its own transaction, that the
+	// term is still the realm's newest, and fails with ErrDeposed once
+	// another Store has led since. So a director that lost its leadership
+	// (partitioned, paused, or presumed dead) can never write over its
+	// successor's work. A Store that never led writes unfenced (tools,
+	// migrations, tests). Postgres holds the leadership with an advisory
+	// lock on a connection of its own, released when that connection
+	// ends (the leader's process died, or Close); SQLite serves one
+	// director, which leads at once in a constant term 1. Lead may be
+	// called once per Store.
+	Lead(ctx context.Context, me Leader) (*Leadership, error)
+	// Leader returns the realm's leader as last recorded by Lead (it may
+	// have died since), or ErrNotFound before any Store led.
+	Leader(ctx context.Context) (Leader, error)
 
 	// CreateAccount creates an account and its password identity in one
 	// transaction. A taken email is ErrDuplicate.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leyworks/ley/area"
 	"github.com/leyworks/ley/area/agones"
+	"github.com/leyworks/ley/net/control"
 	"github.com/spf13/cobra"
 )
 
@@ -19,6 +20,7 @@ func newAreahostCmd() *cobra.Command {
 	var logLevel, pprofAddr, hostKeyFile string
 	var tickStatsSec int
 	var withAgones bool
+	var tlsFiles control.TLSFiles
 	cmd := &cobra.Command{
 		Use:   "areahost",
 		Short: "Run an area host: a pool of Areas behind one WebSocket listener, registered with a director",
@@ -26,6 +28,13 @@ func newAreahostCmd() *cobra.Command {
 			cfg.Logger = newLogger(logLevel)
 			if err := secretFromFile(&cfg.HostKey, hostKeyFile, "host-key", cfg.Logger); err != nil {
 				return err
+			}
+			if tlsFiles != (control.TLSFiles{}) {
+				c, err := control.ClientTLS(tlsFiles)
+				if err != nil {
+					return fmt.Errorf("--control-tls-*: %w", err)
+				}
+				cfg.ControlTLS = c
 			}
 			cfg.TickStatsEvery = time.Duration(tickStatsSec) * time.Second
 			if cfg.Name == "" {
@@ -62,11 +71,16 @@ func newAreahostCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:7100", "client WebSocket listen address")
-	f.StringVar(&cfg.PublicURL, "public-url", "", "ws:// URL clients are sent to (default ws://<listen>/ws)")
-	f.StringVar(&cfg.Director, "director", cfg.Director, "director control address (host:port or unix:/path)")
+	f.StringVar(&cfg.PublicURL, "public-url", "", "ws:// or wss:// URL clients are sent to (default ws://<listen>/ws); wss:// names the TLS-terminating proxy in front of the host")
+	f.StringVar(&cfg.Director, "director", cfg.Director, "director control address (host:port or unix:/path); a realm's several directors comma-separated: the host registers with the one that leads")
 	f.StringVar(&cfg.SpawnToken, "spawn-token", "", "token given by the director that spawned this host (the director sets it)")
 	f.StringVar(&cfg.HostKey, "host-key", "", "the realm's host key, for a host started on another machine")
 	f.StringVar(&hostKeyFile, "host-key-file", "", "file holding the realm's host key (mode 600), instead of LEY_HOST_KEY")
+	f.StringVar(&tlsFiles.Cert, "control-tls-cert", "", "PEM client certificate (chain) the host presents to its directors over TLS 1.3: signed by the director's --control-tls-ca, it replaces the host key")
+	f.StringVar(&tlsFiles.Key, "control-tls-key", "", "PEM private key of --control-tls-cert (mode 600); both are read again when they change")
+	f.StringVar(&tlsFiles.CA, "control-tls-ca", "", "PEM CA bundle that verifies the directors' certificates")
+	f.StringVar(&tlsFiles.ServerName, "control-tls-server-name", "", "name the directors' certificates must carry (default: the host part of each --director address)")
+	f.BoolVar(&cfg.ControlInsecure, "control-insecure", false, "send the host key to directors on other machines over a plain, unencrypted link (a private network you trust)")
 	f.StringVar(&cfg.Name, "name", "", "host name in the director's registry (default: the machine's hostname)")
 	f.IntVar(&cfg.PoolSize, "pool-size", cfg.PoolSize, "maximum Areas this host runs")
 	f.IntVar(&cfg.TickRate, "tick-rate", cfg.TickRate, "simulation ticks per second (a multiple of 4)")

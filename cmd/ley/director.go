@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/leyworks/ley/director"
+	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/store"
 	"github.com/leyworks/ley/store/pg"
 	"github.com/leyworks/ley/store/sqlite"
@@ -44,15 +45,22 @@ func (s *storeFlags) open(ctx context.Context) (store.Store, string, error) {
 }
 
 // addDirectorFlags adds the director's flags to f; --host-key-file goes
-// to *hostKeyFile (read with secretFromFile once the flags are parsed).
-func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config, hostKeyFile *string) {
+// to *hostKeyFile (read with secretFromFile once the flags are parsed),
+// the --control-tls-* files to *tlsFiles (see controlServerTLS).
+func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config, hostKeyFile *string, tlsFiles *control.TLSFiles) {
 	f.StringVar(&cfg.HTTP, "http", cfg.HTTP, "HTTP API listen address")
 	f.StringVar(&cfg.Control, "control", cfg.Control, "control-channel listen address for area hosts (host:port or unix:/path)")
 	f.StringVar(&cfg.Metrics, "metrics", cfg.Metrics, "listen address of GET /metrics, a listener apart from the public API: loopback by default (port 0: a free one, logged at start), a private interface at most (\"\": off)")
 	f.IntVar(&cfg.ControlMaxUnregistered, "control-max-unregistered", cfg.ControlMaxUnregistered, "control connections that may wait to register at once; past it a new one is closed at once")
 	f.DurationVar(&cfg.ControlRegisterTimeout, "control-register-timeout", cfg.ControlRegisterTimeout, "how long a control connection may take to register (until then its frames are held to 16 KiB)")
-	f.StringVar(&cfg.HostKey, "host-key", "", "key that lets area hosts on other machines register (empty: spawned hosts only)")
+	f.StringVar(&cfg.HostKey, "host-key", "", "key that lets area hosts started elsewhere register (empty: only spawned hosts, and hosts with a certificate of --control-tls-ca); from another machine only over TLS or with --control-insecure")
 	f.StringVar(hostKeyFile, "host-key-file", "", "file holding the host key (mode 600), instead of LEY_HOST_KEY")
+	f.StringVar(&tlsFiles.Cert, "control-tls-cert", "", "PEM certificate (chain) the control listener serves TLS 1.3 with; with --control-tls-key and --control-tls-ca, hosts on other machines register over mutual TLS")
+	f.StringVar(&tlsFiles.Key, "control-tls-key", "", "PEM private key of --control-tls-cert (mode 600); both are read again when they change")
+	f.StringVar(&tlsFiles.CA, "control-tls-ca", "", "PEM CA bundle that signs the area hosts' client certificates: a host with one registers without the host key")
+	f.BoolVar(&cfg.ControlInsecure, "control-insecure", false, "let hosts on other machines register with the host key over a plain, unencrypted control link (a private network you trust)")
+	f.StringVar(&cfg.AdvertiseHTTP, "advertise-http", "", "URL other directors of the realm forward API requests to while this one leads (default http://<--http>, an unspecified IP replaced by the hostname)")
+	f.StringVar(&cfg.AdvertiseControl, "advertise-control", "", "control address area hosts are sent to while this director leads (default --control, an unspecified IP replaced by the hostname)")
 	f.IntVar(&cfg.Spawn.MinHosts, "min-hosts", cfg.Spawn.MinHosts, "area host processes kept running")
 	f.IntVar(&cfg.Spawn.MaxHosts, "max-hosts", cfg.Spawn.MaxHosts, "process rail: most area host processes ever started at once")
 	f.IntVar(&cfg.Spawn.PoolSize, "pool-size", cfg.Spawn.PoolSize, "Areas per area host")
@@ -79,6 +87,20 @@ func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config, hostKeyFile *strin
 	f.IntVar(&cfg.MaxPendingGrants, "max-pending-grants", cfg.MaxPendingGrants, "joins an account may hold answered but not yet used (0: no limit)")
 	f.IntVar(&cfg.JoinsPerMinute, "joins-per-minute", cfg.JoinsPerMinute, "joins an account may ask for a minute (0: no limit)")
 	f.Var(areaIDList{&cfg.StarterAreas}, "starter-areas", "Areas (ids, comma-separated) every new account becomes a member of at sign-up; the director refuses to start while one does not exist")
+}
+
+// controlServerTLS sets cfg.ControlTLS from the --control-tls-* files,
+// when any is given (all three are needed then).
+func controlServerTLS(cfg *director.Config, f control.TLSFiles) error {
+	if f == (control.TLSFiles{}) {
+		return nil
+	}
+	c, err := control.ServerTLS(f)
+	if err != nil {
+		return fmt.Errorf("--control-tls-*: %w", err)
+	}
+	cfg.ControlTLS = c
+	return nil
 }
 
 // areaIDList is a flag of comma-separated Area ids; each use adds to the
@@ -113,12 +135,16 @@ func newDirectorCmd() *cobra.Command {
 	cfg := director.DefaultConfig()
 	var sf storeFlags
 	var logLevel, pprofAddr, hostKeyFile string
+	var tlsFiles control.TLSFiles
 	cmd := &cobra.Command{
 		Use:   "director",
 		Short: "Run a realm's director: HTTP API, control channel, area lifecycle, persistence",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = newLogger(logLevel)
 			if err := secretFromFile(&cfg.HostKey, hostKeyFile, "host-key", cfg.Logger); err != nil {
+				return err
+			}
+			if err := controlServerTLS(&cfg, tlsFiles); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -142,7 +168,7 @@ func newDirectorCmd() *cobra.Command {
 		},
 	}
 	sf.add(cmd.Flags())
-	addDirectorFlags(cmd.Flags(), &cfg, &hostKeyFile)
+	addDirectorFlags(cmd.Flags(), &cfg, &hostKeyFile, &tlsFiles)
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&pprofAddr, "pprof", "127.0.0.1:0", "loopback address serving /debug/pprof (\"\": off); continuous profiling: set LEY_PYROSCOPE_URL")
 	return cmd
@@ -174,12 +200,16 @@ func newRunCmd() *cobra.Command {
 	cfg := director.DefaultConfig()
 	var sf storeFlags
 	var logLevel, demoEmail, demoPassword, pprofAddr, hostKeyFile string
+	var tlsFiles control.TLSFiles
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a whole realm on this machine: director, spawned area hosts, the store, a seeded demo",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = newLogger(logLevel)
 			if err := secretFromFile(&cfg.HostKey, hostKeyFile, "host-key", cfg.Logger); err != nil {
+				return err
+			}
+			if err := controlServerTLS(&cfg, tlsFiles); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -226,7 +256,7 @@ func newRunCmd() *cobra.Command {
 		},
 	}
 	sf.add(cmd.Flags())
-	addDirectorFlags(cmd.Flags(), &cfg, &hostKeyFile)
+	addDirectorFlags(cmd.Flags(), &cfg, &hostKeyFile, &tlsFiles)
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&demoEmail, "demo-email", "demo@ley.local", "email of the seeded demo account")
 	cmd.Flags().StringVar(&demoPassword, "demo-password", "demo-password", "password of the seeded demo account")

@@ -2,6 +2,7 @@ package control
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -91,18 +92,12 @@ func (c *Conn) SetMaxFrame(n int) {
 	c.max = uint32(n)
 }
 
-// Dial connects to a control listener at addr: "unix:/path" for a unix
-// socket, anything else is a TCP host:port.
+// Dial connects to a control listener at addr without TLS: "unix:/path"
+// for a unix socket, anything else is a TCP host:port. See DialContext.
 func Dial(addr string, timeout time.Duration) (*Conn, error) {
-	network := "tcp"
-	if len(addr) > 5 && addr[:5] == "unix:" {
-		network, addr = "unix", addr[5:]
-	}
-	nc, err := net.DialTimeout(network, addr, timeout)
-	if err != nil {
-		return nil, fmt.Errorf("dial director %s: %w", addr, err)
-	}
-	return NewConn(nc), nil
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return DialContext(ctx, addr, nil)
 }
 
 // Encode returns msg as one frame (length prefix included).

@@ -3,7 +3,10 @@
 //
 // # Framing
 //
-// A control connection is a TCP or unix-socket stream of frames:
+// A control connection is a TCP or unix-socket stream of frames, over TLS
+// 1.3 with mutual authentication for a host on another machine (see
+// [ServerTLS], [ClientTLS], [Accept], [DialContext]: one listener takes
+// both, telling a TLS handshake from a frame by its first byte):
 //
 //	+----------------+---------------------------------+
 //	| length (4 B,   | CBOR item: [t, body]            |
@@ -28,7 +31,8 @@
 //
 // # Caveats
 //
-// The channel is trusted (it runs between a realm's own processes), but a
-// frame is still bounded and decoded with limits, so a confused peer
-// cannot make the other side allocate without bound or panic.
+// The channel runs between a realm's own processes, authenticated (spawn
+// token, host certificate or host key), but a frame is still bounded and
+// decoded with limits, so a confused peer cannot make the other side
+// allocate without bound or panic.
 package control

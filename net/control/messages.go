@@ -69,10 +69,15 @@ type Register struct {
 }
 
 // Registered answers Register. A non-empty Error refuses the host, which
-// then exits with that error.
+// then exits with that error, unless NotLeader is set: that director is
+// not the realm's leader (Error says so), and the host registers with the
+// leader instead, at Leader's control address when it is known, else with
+// the next director it knows of.
 type Registered struct {
-	HostID uint32 `cbor:"1,keyasint"`
-	Error  string `cbor:"2,keyasint,omitempty"`
+	HostID    uint32 `cbor:"1,keyasint"`
+	Error     string `cbor:"2,keyasint,omitempty"`
+	NotLeader bool   `cbor:"3,keyasint,omitempty"`
+	Leader    string `cbor:"4,keyasint,omitempty"`
 }
 
 // Heartbeat is sent every second; a host missing heartbeats is considered

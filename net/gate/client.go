@@ -3,6 +3,7 @@ package gate
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -46,6 +47,16 @@ func DialFrom(ctx context.Context, url string, local net.Addr) (*ClientConn, err
 		nd := &net.Dialer{LocalAddr: local}
 		d.NetDial = nd.DialContext
 	}
+	return dial(ctx, d, url)
+}
+
+// DialTLS is Dial of a wss:// url whose server certificate cfg verifies
+// (nil: the system's roots, for the URL's host).
+func DialTLS(ctx context.Context, url string, cfg *tls.Config) (*ClientConn, error) {
+	return dial(ctx, ws.Dialer{TLSConfig: cfg}, url)
+}
+
+func dial(ctx context.Context, d ws.Dialer, url string) (*ClientConn, error) {
 	nc, br, _, err := d.Dial(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("gate: dial %s: %w", url, err)

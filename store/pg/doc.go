@@ -18,6 +18,17 @@
 // NOTHING and then locks it, so replays wait for the first crossing and
 // answer its result.
 //
+// # Leadership
+//
+// Several directors may share one database, one leading at a time
+// ([Store.Lead]): the leader holds a session advisory lock (the key is
+// random per realm, kept in the one-row leadership table) on a connection
+// of its own, and raises the row's term as it begins to lead. Every write
+// of a leading Store runs in a transaction that first reads the term FOR
+// SHARE: a new leader's term bump waits for writes in flight, and a write
+// that starts after it sees the new term and fails with
+// [store.ErrDeposed]. A Store that never led writes unfenced.
+//
 // # Caveats
 //
 // Times are stored as timestamptz (microseconds). A Store is safe for

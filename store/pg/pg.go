@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,7 +28,34 @@ var migrations embed.FS
 // Store is the Postgres store.Store. It is safe for concurrent use.
 type Store struct {
 	pool *pgxpool.Pool
+	// term is the leadership term every write is fenced by: 0 until Lead
+	// returns (the Store writes unfenced), then the term it leads in.
+	term atomic.Uint64
+
+	leadMu   sync.Mutex // guards the fields below
+	led      bool       // Lead was called
+	lead     *store.Leadership
+	lockConn *pgx.Conn          // holds the advisory lock
+	stopKeep context.CancelFunc // stops keep
+	keepDone chan struct{}      // closed when keep returned
 }
+
+// querier is what a statement runs on: the pool, or a transaction.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// The leadership's timings: keep checks the lock's connection every
+// leadKeepEvery, and gives the leadership up when a check takes longer
+// than leadKeepTimeout. Postgres, for its part, probes the connection of
+// a leader gone silent (leadKeepalive* below) and ends it, releasing the
+// lock, after about 11 s: later than the leader gives up by itself.
+const (
+	leadKeepEvery   = time.Second
+	leadKeepTimeout = 5 * time.Second
+)
 
 var _ store.Store = (*Store)(nil)
 
@@ -142,9 +171,157 @@ func canonicalEmails(ctx context.Context, tx *sql.Tx) error {
 // noop is the down step of a data migration that leaves valid data behind.
 func noop(context.Context, *sql.Tx) error { return nil }
 
-// Close closes the pool, waiting for acquired connections to be released.
+// Close closes the pool, waiting for acquired connections to be released,
+// then gives the leadership up (if held).
 func (s *Store) Close() error {
 	s.pool.Close()
+	s.leadMu.Lock()
+	stop, done, conn := s.stopKeep, s.keepDone, s.lockConn
+	s.leadMu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+	if conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := conn.Close(ctx); err != nil {
+			return fmt.Errorf("close the leadership's connection: %w", err)
+		}
+	}
+	return nil
+}
+
+// Lead implements store.Store. It takes the realm's advisory lock (the
+// leadership row's lock_key) on a connection of its own, waiting while
+// another director holds it, then raises the row's term and records me.
+// A goroutine checks the connection every second: when it fails (or the
+// row shows a newer term) the leadership is lost. Postgres probes the
+// connection too (TCP keepalives after 5 s of silence), so the lock of a
+// leader whose machine vanished is released within about 11 s; that of a
+// leader whose process died, at once.
+func (s *Store) Lead(ctx context.Context, me store.Leader) (*store.Leadership, error) {
+	s.leadMu.Lock()
+	if s.led {
+		s.leadMu.Unlock()
+		return nil, fmt.Errorf("lead: %w: this Store led already", store.ErrInvalid)
+	}
+	s.led = true
+	s.leadMu.Unlock()
+	cfg := s.pool.Config().ConnConfig.Copy()
+	params := make(map[string]string, len(cfg.RuntimeParams)+4)
+	for k, v := range cfg.RuntimeParams {
+		params[k] = v
+	}
+	params["tcp_keepalives_idle"] = "5"
+	params["tcp_keepalives_interval"] = "2"
+	params["tcp_keepalives_count"] = "3"
+	params["application_name"] = "ley director leadership"
+	cfg.RuntimeParams = params
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("lead: connect: %w", err)
+	}
+	fail := func(what string, err error) (*store.Leadership, error) {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return nil, errors.Join(fmt.Errorf("lead: %s: %w", what, mapErr(err)), conn.Close(cctx))
+	}
+	var key int64
+	if err := conn.QueryRow(ctx, `SELECT lock_key FROM leadership`).Scan(&key); err != nil {
+		return fail("read the lock key", err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		return fail("wait for the leadership", err)
+	}
+	var term store.Term
+	if err := conn.QueryRow(ctx, `UPDATE leadership SET term = term + 1, http = $1, control = $2, since = now() RETURNING term`,
+		me.HTTP, me.Control).Scan(&term); err != nil {
+		return fail("begin a term", err)
+	}
+	l := store.NewLeadership(term)
+	kctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	s.leadMu.Lock()
+	s.lead, s.lockConn, s.stopKeep, s.keepDone = l, conn, stop, done
+	s.term.Store(uint64(term))
+	s.leadMu.Unlock()
+	go s.keep(kctx, conn, l, done)
+	return l, nil
+}
+
+// keep checks the leadership's connection until ctx is done or the
+// leadership is lost; on a loss it closes the connection, releasing the
+// lock if Postgres had not yet.
+func (s *Store) keep(ctx context.Context, conn *pgx.Conn, l *store.Leadership, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(leadKeepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.Lost():
+			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = conn.Close(cctx)
+			cancel()
+			return
+		case <-t.C:
+		}
+		cctx, cancel := context.WithTimeout(ctx, leadKeepTimeout)
+		var term store.Term
+		err := conn.QueryRow(cctx, `SELECT term FROM leadership`).Scan(&term)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			l.Lose(fmt.Errorf("the leadership's connection failed: %w", err))
+		case term != l.Term():
+			l.Lose(fmt.Errorf("the realm is in term %d", term))
+		}
+	}
+}
+
+// Leader implements store.Store.
+func (s *Store) Leader(ctx context.Context) (store.Leader, error) {
+	var ld store.Leader
+	var since *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT term, http, control, since FROM leadership`).Scan(&ld.Term, &ld.HTTP, &ld.Control, &since)
+	if err != nil {
+		return store.Leader{}, fmt.Errorf("leader: %w", mapErr(err))
+	}
+	if ld.Term == 0 || since == nil {
+		return store.Leader{}, fmt.Errorf("leader: %w: no director has led", store.ErrNotFound)
+	}
+	ld.Since = *since
+	return ld, nil
+}
+
+// fence checks, inside tx, that the Store's term is still the realm's
+// newest (nothing for a Store that never led). FOR SHARE on the
+// leadership row makes a new leader's term bump wait for tx to end, and
+// tx see a bump committed before it: a write commits before the next
+// term begins, or fails with ErrDeposed.
+func (s *Store) fence(ctx context.Context, tx pgx.Tx) error {
+	term := store.Term(s.term.Load())
+	if term == 0 {
+		return nil
+	}
+	s.leadMu.Lock()
+	l := s.lead
+	s.leadMu.Unlock()
+	if err := l.Err(); err != nil {
+		return err
+	}
+	var cur store.Term
+	if err := tx.QueryRow(ctx, `SELECT term FROM leadership FOR SHARE`).Scan(&cur); err != nil {
+		return fmt.Errorf("check the term: %w", err)
+	}
+	if cur != term {
+		l.Lose(fmt.Errorf("the realm is in term %d", cur))
+		return l.Err()
+	}
 	return nil
 }
 
@@ -177,8 +354,23 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
+// tx runs f in a transaction fenced by the Store's term (see fence).
 func (s *Store) tx(ctx context.Context, f func(pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, f)
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.fence(ctx, tx); err != nil {
+			return err
+		}
+		return f(tx)
+	})
+}
+
+// write runs a one-statement write f: on the pool for a Store that never
+// led, in a transaction fenced by its term for one that did.
+func (s *Store) write(ctx context.Context, f func(q querier) error) error {
+	if s.term.Load() == 0 {
+		return f(s.pool)
+	}
+	return s.tx(ctx, func(tx pgx.Tx) error { return f(tx) })
 }
 
 // ---- accounts ----
@@ -257,8 +449,11 @@ func (s *Store) Identity(ctx context.Context, account store.AccountID) (store.Id
 
 // AddIdentity implements store.Store.
 func (s *Store) AddIdentity(ctx context.Context, id store.Identity) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO auth_identities (account_id, provider, subject, password_phc) VALUES ($1, $2, $3, $4)`,
-		id.Account, id.Provider, id.Subject, id.PasswordPHC)
+	err := s.write(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, `INSERT INTO auth_identities (account_id, provider, subject, password_phc) VALUES ($1, $2, $3, $4)`,
+			id.Account, id.Provider, id.Subject, id.PasswordPHC)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("add identity to account %d: %w", id.Account, mapErr(err))
 	}
@@ -279,7 +474,12 @@ func (s *Store) SetAdmin(ctx context.Context, account store.AccountID, admin boo
 
 // execOne runs a statement that must change exactly one row.
 func (s *Store) execOne(ctx context.Context, what, sql string, args ...any) error {
-	tag, err := s.pool.Exec(ctx, sql, args...)
+	var tag pgconn.CommandTag
+	err := s.write(ctx, func(q querier) error {
+		var err error
+		tag, err = q.Exec(ctx, sql, args...)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, mapErr(err))
 	}
@@ -324,9 +524,14 @@ func (s *Store) CreateSession(ctx context.Context, hash store.TokenHash, account
 	if idleExp.After(exp) {
 		idleExp = exp
 	}
-	ss, err := scanSession(s.pool.QueryRow(ctx, `INSERT INTO sessions (`+sessionCols+`)
-		VALUES ($1, $2, $3, $3, $4, $5, $6, false) RETURNING `+sessionCols,
-		hash[:], account, now, idle.Milliseconds(), idleExp, exp))
+	var ss store.Session
+	err := s.write(ctx, func(q querier) error {
+		var err error
+		ss, err = scanSession(q.QueryRow(ctx, `INSERT INTO sessions (`+sessionCols+`)
+			VALUES ($1, $2, $3, $3, $4, $5, $6, false) RETURNING `+sessionCols,
+			hash[:], account, now, idle.Milliseconds(), idleExp, exp))
+		return err
+	})
 	if err != nil {
 		return store.Session{}, fmt.Errorf("create session for account %d: %w", account, mapErr(err))
 	}
@@ -347,10 +552,15 @@ func (s *Store) SessionByTokenHash(ctx context.Context, hash store.TokenHash, no
 
 // TouchSession implements store.Store.
 func (s *Store) TouchSession(ctx context.Context, hash store.TokenHash, now time.Time) (store.Session, error) {
-	ss, err := scanSession(s.pool.QueryRow(ctx, `UPDATE sessions
-		SET last_seen = $2, idle_expires_at = least($2 + idle_ms * interval '1 millisecond', expires_at)
-		WHERE token_hash = $1 AND NOT revoked AND idle_expires_at > $2 AND expires_at > $2
-		RETURNING `+sessionCols, hash[:], now))
+	var ss store.Session
+	err := s.write(ctx, func(q querier) error {
+		var err error
+		ss, err = scanSession(q.QueryRow(ctx, `UPDATE sessions
+			SET last_seen = $2, idle_expires_at = least($2 + idle_ms * interval '1 millisecond', expires_at)
+			WHERE token_hash = $1 AND NOT revoked AND idle_expires_at > $2 AND expires_at > $2
+			RETURNING `+sessionCols, hash[:], now))
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Not valid: say why.
 		ss, err := s.SessionByTokenHash(ctx, hash, now)
@@ -372,7 +582,12 @@ func (s *Store) RevokeSession(ctx context.Context, hash store.TokenHash) error {
 
 // RevokeAccountSessions implements store.Store.
 func (s *Store) RevokeAccountSessions(ctx context.Context, account store.AccountID) (int, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE sessions SET revoked = true WHERE account_id = $1 AND NOT revoked`, account)
+	var tag pgconn.CommandTag
+	err := s.write(ctx, func(q querier) error {
+		var err error
+		tag, err = q.Exec(ctx, `UPDATE sessions SET revoked = true WHERE account_id = $1 AND NOT revoked`, account)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("revoke sessions of account %d: %w", account, mapErr(err))
 	}
@@ -381,7 +596,12 @@ func (s *Store) RevokeAccountSessions(ctx context.Context, account store.Account
 
 // PruneSessions implements store.Store.
 func (s *Store) PruneSessions(ctx context.Context, now time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE revoked OR idle_expires_at <= $1 OR expires_at <= $1`, now)
+	var tag pgconn.CommandTag
+	err := s.write(ctx, func(q querier) error {
+		var err error
+		tag, err = q.Exec(ctx, `DELETE FROM sessions WHERE revoked OR idle_expires_at <= $1 OR expires_at <= $1`, now)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("prune sessions: %w", mapErr(err))
 	}
@@ -442,7 +662,12 @@ func (s *Store) SetAreaRules(ctx context.Context, area store.AreaID, rules []byt
 	if rules == nil {
 		rules = []byte{} // the column is NOT NULL
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE areas SET rules = $1 WHERE id = $2`, rules, area)
+	var tag pgconn.CommandTag
+	err := s.write(ctx, func(q querier) error {
+		var err error
+		tag, err = q.Exec(ctx, `UPDATE areas SET rules = $1 WHERE id = $2`, rules, area)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("set rules of area %d: %w", area, mapErr(err))
 	}
@@ -465,8 +690,11 @@ func (s *Store) AreasOf(ctx context.Context, account store.AccountID) ([]store.A
 
 // AddMember implements store.Store.
 func (s *Store) AddMember(ctx context.Context, area store.AreaID, account store.AccountID, role store.Role, now time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO area_members (area_id, account_id, role, added_at) VALUES ($1, $2, $3, $4)`,
-		area, account, string(role), now)
+	err := s.write(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, `INSERT INTO area_members (area_id, account_id, role, added_at) VALUES ($1, $2, $3, $4)`,
+			area, account, string(role), now)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("add account %d to area %d: %w", account, area, mapErr(err))
 	}
@@ -518,8 +746,11 @@ func (s *Store) CreateInvite(ctx context.Context, inv store.Invite) error {
 	if inv.Code == "" || inv.UsesLeft < 0 {
 		return fmt.Errorf("create invite: %w", store.ErrInvalid)
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO invite_codes (code, area_id, created_by, uses_left, expires_at, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, inv.Code, inv.Area, inv.CreatedBy, inv.UsesLeft, inv.Expires, inv.Created)
+	err := s.write(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, `INSERT INTO invite_codes (code, area_id, created_by, uses_left, expires_at, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6)`, inv.Code, inv.Area, inv.CreatedBy, inv.UsesLeft, inv.Expires, inv.Created)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("create invite to area %d: %w", inv.Area, mapErr(err))
 	}
@@ -568,7 +799,9 @@ func (s *Store) RedeemInvite(ctx context.Context, code string, account store.Acc
 // BeginIncarnation implements store.Store.
 func (s *Store) BeginIncarnation(ctx context.Context, area store.AreaID) (store.Epoch, error) {
 	var e store.Epoch
-	err := s.pool.QueryRow(ctx, `UPDATE areas SET epoch = epoch + 1 WHERE id = $1 RETURNING epoch`, area).Scan(&e)
+	err := s.write(ctx, func(q querier) error {
+		return q.QueryRow(ctx, `UPDATE areas SET epoch = epoch + 1 WHERE id = $1 RETURNING epoch`, area).Scan(&e)
+	})
 	if err != nil {
 		return 0, fmt.Errorf("begin incarnation of area %d: %w", area, mapErr(err))
 	}
@@ -659,8 +892,13 @@ func (s *Store) Character(ctx context.Context, account store.AccountID) (store.C
 
 // EnsureCharacter implements store.Store.
 func (s *Store) EnsureCharacter(ctx context.Context, account store.AccountID, home store.AreaID, now time.Time) (store.Character, bool, error) {
-	c, err := scanChar(s.pool.QueryRow(ctx, `INSERT INTO characters (account_id, area_id, home_id, updated_at)
-		VALUES ($1, $2, $2, $3) ON CONFLICT (account_id) DO NOTHING RETURNING `+charCols, account, home, now))
+	var c store.Character
+	err := s.write(ctx, func(q querier) error {
+		var err error
+		c, err = scanChar(q.QueryRow(ctx, `INSERT INTO characters (account_id, area_id, home_id, updated_at)
+			VALUES ($1, $2, $2, $3) ON CONFLICT (account_id) DO NOTHING RETURNING `+charCols, account, home, now))
+		return err
+	})
 	if err == nil {
 		return c, true, nil
 	}
@@ -828,9 +1066,14 @@ func (s *Store) PendingTransfers(ctx context.Context) ([]store.Transfer, error) 
 
 // ExpireTransfers implements store.Store.
 func (s *Store) ExpireTransfers(ctx context.Context, now time.Time) ([]store.Transfer, error) {
-	rows, _ := s.pool.Query(ctx, `UPDATE transfers SET status = 'rejected', result = $2
-		WHERE status = 'pending' AND expires_at <= $1 RETURNING `+transferCols, now, string(store.ResultTimeout))
-	ts, err := collectTransfers(rows)
+	var ts []store.Transfer
+	err := s.write(ctx, func(q querier) error {
+		rows, _ := q.Query(ctx, `UPDATE transfers SET status = 'rejected', result = $2
+			WHERE status = 'pending' AND expires_at <= $1 RETURNING `+transferCols, now, string(store.ResultTimeout))
+		var err error
+		ts, err = collectTransfers(rows)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("expire transfers: %w", mapErr(err))
 	}
@@ -839,7 +1082,12 @@ func (s *Store) ExpireTransfers(ctx context.Context, now time.Time) ([]store.Tra
 
 // PruneTransfers implements store.Store.
 func (s *Store) PruneTransfers(ctx context.Context, olderThan time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM transfers WHERE status <> 'pending' AND created_at < $1`, olderThan)
+	var tag pgconn.CommandTag
+	err := s.write(ctx, func(q querier) error {
+		var err error
+		tag, err = q.Exec(ctx, `DELETE FROM transfers WHERE status <> 'pending' AND created_at < $1`, olderThan)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("prune transfers: %w", mapErr(err))
 	}
@@ -868,10 +1116,13 @@ func (s *Store) UpdateRealmSettings(ctx context.Context, r store.RealmSettings) 
 
 // AddSample implements store.Store.
 func (s *Store) AddSample(ctx context.Context, sm store.Sample) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO director_samples
-		(at, players, live_areas, frozen_areas, hosts, rss_bytes, cpu, worst_tick_p99_us)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		sm.At, sm.Players, sm.LiveAreas, sm.FrozenAreas, sm.Hosts, sm.RSSBytes, sm.CPU, sm.WorstTickP99.Microseconds())
+	err := s.write(ctx, func(q querier) error {
+		_, err := q.Exec(ctx, `INSERT INTO director_samples
+			(at, players, live_areas, frozen_areas, hosts, rss_bytes, cpu, worst_tick_p99_us)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+			sm.At, sm.Players, sm.LiveAreas, sm.FrozenAreas, sm.Hosts, sm.RSSBytes, sm.CPU, sm.WorstTickP99.Microseconds())
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("add sample: %w", mapErr(err))
 	}
@@ -897,7 +1148,12 @@ func (s *Store) Samples(ctx context.Context, since time.Time) ([]store.Sample, e
 
 // PruneSamples implements store.Store.
 func (s *Store) PruneSamples(ctx context.Context, before time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM director_samples WHERE at < $1`, before)
+	var tag pgconn.CommandTag
+	err := s.write(ctx, func(q querier) error {
+		var err error
+		tag, err = q.Exec(ctx, `DELETE FROM director_samples WHERE at < $1`, before)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("prune samples: %w", mapErr(err))
 	}

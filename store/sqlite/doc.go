@@ -19,4 +19,8 @@
 // time. Transactions begin IMMEDIATE so another process sharing the file
 // waits on the busy timeout instead of failing at its first write. Times
 // are stored as Unix milliseconds. A Store is safe for concurrent use.
+//
+// SQLite serves one director: [Store.Lead] leads at once in the constant
+// term 1 and fences nothing. A realm with several directors (one leading,
+// the others waiting to take over) needs Postgres.
 package sqlite

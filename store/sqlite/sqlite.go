@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -27,6 +28,9 @@ var migrations embed.FS
 // work serialises on one connection.
 type Store struct {
 	db *sql.DB
+
+	leadMu sync.Mutex    // guards leader
+	leader *store.Leader // recorded by Lead; nil before
 }
 
 var _ store.Store = (*Store)(nil)
@@ -145,6 +149,34 @@ func (s *Store) Close() error {
 		return fmt.Errorf("close sqlite: %w", err)
 	}
 	return nil
+}
+
+// Lead implements store.Store: SQLite serves one director, which leads at
+// once, in the constant term 1; its writes are not fenced (there is no
+// other director to fence them from). A realm with several directors
+// needs Postgres.
+func (s *Store) Lead(ctx context.Context, me store.Leader) (*store.Leadership, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("lead: %w", err)
+	}
+	s.leadMu.Lock()
+	defer s.leadMu.Unlock()
+	if s.leader != nil {
+		return nil, fmt.Errorf("lead: %w: this Store led already", store.ErrInvalid)
+	}
+	me.Term, me.Since = 1, time.Now()
+	s.leader = &me
+	return store.NewLeadership(1), nil
+}
+
+// Leader implements store.Store: the director that led through this Store.
+func (s *Store) Leader(context.Context) (store.Leader, error) {
+	s.leadMu.Lock()
+	defer s.leadMu.Unlock()
+	if s.leader == nil {
+		return store.Leader{}, fmt.Errorf("leader: %w: no director has led", store.ErrNotFound)
+	}
+	return *s.leader, nil
 }
 
 func mapErr(err error) error {

@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Samples", testSamples},
 		{"ConcurrentSnapshots", testConcurrentSnapshots},
 		{"ConcurrentTransferReplay", testConcurrentTransferReplay},
+		{"Leadership", testLeadership},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.f(t, open(t)) })
@@ -920,5 +921,45 @@ func testConcurrentTransferReplay(t *testing.T, s store.Store) {
 	}
 	if c, _ := s.Character(ctx, a.ID); c.Area != village.ID || c.Version != 2 {
 		t.Errorf("character = %+v; want moved once (version 2)", c)
+	}
+}
+
+// testLeadership: before any Lead there is no Leader; Lead begins a term,
+// records the leader's addresses, and leaves the Store writing; a second
+// Lead of the same Store is refused. (Postgres's own tests take a
+// leadership away and check the deposed Store's writes fail.)
+func testLeadership(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	_, err := s.Leader(ctx)
+	wantErr(t, "Leader before any Lead", err, store.ErrNotFound)
+	me := store.Leader{HTTP: "http://10.0.0.5:8080", Control: "10.0.0.5:7070"}
+	l, err := s.Lead(ctx, me)
+	if err != nil {
+		t.Fatalf("Lead: %v", err)
+	}
+	if l.Term() < 1 {
+		t.Errorf("term = %d; want >= 1", l.Term())
+	}
+	if err := l.Err(); err != nil {
+		t.Errorf("Err of a held leadership = %v; want nil", err)
+	}
+	got, err := s.Leader(ctx)
+	if err != nil {
+		t.Fatalf("Leader: %v", err)
+	}
+	if got.Term != l.Term() || got.HTTP != me.HTTP || got.Control != me.Control || got.Since.IsZero() {
+		t.Errorf("Leader = %+v; want term %d, %s, %s, a start time", got, l.Term(), me.HTTP, me.Control)
+	}
+	a := mkAccount(t, s, "leader@example.org")
+	if err := s.SetAdmin(ctx, a.ID, true); err != nil {
+		t.Errorf("a write of the leader: %v", err)
+	}
+	mkArea(t, s, a.ID, "led")
+	_, err = s.Lead(ctx, me)
+	wantErr(t, "a second Lead of one Store", err, store.ErrInvalid)
+	select {
+	case <-l.Lost():
+		t.Errorf("the leadership was lost: %v", l.Err())
+	default:
 	}
 }
