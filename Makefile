@@ -50,6 +50,15 @@ LADDER_ARGS ?=
 ladder:
 	$(GO) run ./cmd/ley ladder --out bench $(LADDER_ARGS)
 
+## web: rebundle the web client (web/app and web/sdk) into web/dist, which
+## the director embeds (esbuild's Go API: Go only); web-check type-checks
+## the TypeScript in strict mode (needs Node: npm ci in web/sdk, then tsc)
+.PHONY: web web-check
+web:
+	$(GO) generate ./web
+web-check:
+	cd web/sdk && npm ci --no-audit --no-fund && npm run check
+
 ## image: ley's container image without a container engine: the static
 ## binary on an empty base, non-root, as a docker-save tarball (ley:dev);
 ## push it with crane or skopeo (docs/kubernetes.md)

@@ -129,10 +129,11 @@ func (d *Director) routeTable() []route {
 	}
 }
 
-// mux returns a ServeMux holding the route table.
+// mux returns a ServeMux holding the route table and the web client's
+// routes (web.go).
 func (d *Director) mux() *http.ServeMux {
 	mux := http.NewServeMux()
-	for _, rt := range d.routeTable() {
+	for _, rt := range append(d.routeTable(), d.webRoutes()...) {
 		mux.Handle(rt.pattern, rt.handler)
 	}
 	return mux

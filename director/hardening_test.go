@@ -326,7 +326,7 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 		code, allow  string
 	}{
 		{"GET", "/v1/nothing-here", http.StatusNotFound, "NOT_FOUND", ""},
-		{"GET", "/", http.StatusNotFound, "NOT_FOUND", ""},
+		{"GET", "/nothing-here.html", http.StatusNotFound, "NOT_FOUND", ""}, // "/" is the web client (web.go)
 		{"DELETE", "/v1/accounts", http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "POST"},
 		{"GET", "/v1/areas/1/join", http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "POST"},
 		{"POST", "/healthz", http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED", "GET, HEAD"},

@@ -1,0 +1,86 @@
+package director
+
+import (
+	"io"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/leyworks/ley/web"
+)
+
+// TestWebClientServed: the director serves the embedded web client at /
+// (index.html with its Content-Security-Policy) and its other files by
+// name, revalidated by ETag; paths it does not name keep the API's JSON
+// 404.
+func TestWebClientServed(t *testing.T) {
+	h := (&Director{}).routes()
+	get := func(path string, header map[string]string) *http.Response {
+		req := httptest.NewRequest("GET", path, nil)
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Result()
+	}
+	index, err := fs.ReadFile(web.Files(), "index.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path, ctype string
+		want        []byte
+	}{
+		{"/", "text/html; charset=utf-8", index},
+		{"/app.js", "text/javascript; charset=utf-8", nil},
+		{"/app.css", "text/css; charset=utf-8", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			resp := get(tt.path, nil)
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusOK || len(body) == 0 {
+				t.Fatalf("GET %s = %d, %d bytes; want 200 with the file", tt.path, resp.StatusCode, len(body))
+			}
+			if got := resp.Header.Get("Content-Type"); got != tt.ctype {
+				t.Errorf("Content-Type = %q; want %q", got, tt.ctype)
+			}
+			if tt.want != nil && string(body) != string(tt.want) {
+				t.Errorf("GET %s is not the embedded file", tt.path)
+			}
+			if got := resp.Header.Get("Content-Security-Policy"); (tt.path == "/") != (got != "") || (got != "" && !strings.Contains(got, "script-src 'self'")) {
+				t.Errorf("Content-Security-Policy = %q", got)
+			}
+			again := get(tt.path, map[string]string{"If-None-Match": resp.Header.Get("ETag")})
+			if again.StatusCode != http.StatusNotModified {
+				t.Errorf("GET %s with its ETag = %d; want 304", tt.path, again.StatusCode)
+			}
+		})
+	}
+	resp := get("/nothing.js", nil)
+	if resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != "application/json" {
+		t.Errorf("GET /nothing.js = %d %s; want the API's JSON 404", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+// TestWebRoutesApart: the web client's routes are pages, none of them an
+// API path, so the route table stays the API that openapi.yaml documents.
+func TestWebRoutesApart(t *testing.T) {
+	d := &Director{}
+	api := map[string]bool{}
+	for _, rt := range d.routeTable() {
+		api[rt.pattern] = true
+	}
+	web := d.webRoutes()
+	if len(web) < 3 {
+		t.Fatalf("%d web routes; want index.html, app.js and app.css", len(web))
+	}
+	for _, rt := range web {
+		if api[rt.pattern] || strings.HasPrefix(rt.pattern, "GET /v1/") || strings.HasPrefix(rt.pattern, "GET /director/") {
+			t.Errorf("web route %q is an API path", rt.pattern)
+		}
+	}
+}

@@ -1,0 +1,370 @@
+/**
+ * The codec: every message of the protocol to and from its CBOR bytes,
+ * on cbor-x. Bodies are positional arrays (docs/protocol.md, "Schema");
+ * decoding checks the protocol's decoding rules first (strict.ts), then
+ * the body's shape and every field's range.
+ *
+ * @module
+ */
+
+import { Decoder, Encoder } from "cbor-x";
+
+import { Code } from "./codes.js";
+import {
+  type Cell,
+  type Message,
+  MsgType,
+  PROTOCOL_VERSION,
+  type PresencePlayer,
+  type StaticObject,
+} from "./protocol.js";
+import { MAX_CLIENT_MESSAGE, MAX_SERVER_MESSAGE, MalformedError, checkStrict } from "./strict.js";
+
+const U8 = 0xff;
+const U16 = 0xffff;
+const U32 = 0xffffffff;
+const U64 = (1n << 64n) - 1n;
+const I32_MIN = -0x80000000;
+const I32_MAX = 0x7fffffff;
+
+// Maps never reach cbor-x (checkStrict refuses them), nor do tags: these
+// options only keep cbor-x from its own extensions.
+const decoder = new Decoder({ useRecords: false, mapsAsObjects: true });
+const encoder = new Encoder({ useRecords: false, tagUint8Array: false, variableMapSize: true });
+
+/** Fields reads a body's elements in order, checking each one's type and range. */
+class Fields {
+  private i = 0;
+
+  private constructor(
+    private readonly a: readonly unknown[],
+    private readonly what: string,
+  ) {}
+
+  /** of checks that body is an array of exactly n elements. */
+  static of(body: unknown, n: number, what: string): Fields {
+    if (!Array.isArray(body)) throw new MalformedError(`${what}: the body is not an array`);
+    if (body.length !== n) {
+      throw new MalformedError(`${what}: ${body.length} fields; want ${n}`);
+    }
+    return new Fields(body, what);
+  }
+
+  private next(): unknown {
+    return this.a[this.i++];
+  }
+
+  private fail(want: string): never {
+    throw new MalformedError(`${this.what}: field ${this.i - 1} is not ${want}`);
+  }
+
+  /** uint reads an unsigned integer of at most max (at most 2^53 - 1). */
+  uint(max: number): number {
+    return asUint(this.next(), max, `${this.what}: field ${this.i - 1}`);
+  }
+
+  /** u64 reads an unsigned 64-bit integer. */
+  u64(): bigint {
+    const v = this.next();
+    if (typeof v === "number" && Number.isInteger(v) && v >= 0) return BigInt(v);
+    if (typeof v === "bigint" && v >= 0n && v <= U64) return v;
+    return this.fail("an unsigned 64-bit integer");
+  }
+
+  /** int32 reads a signed 32-bit integer. */
+  int32(): number {
+    const v = this.next();
+    if (typeof v === "number" && Number.isInteger(v) && v >= I32_MIN && v <= I32_MAX) return v;
+    if (typeof v === "bigint" && v >= BigInt(I32_MIN) && v <= BigInt(I32_MAX)) return Number(v);
+    return this.fail("a 32-bit integer");
+  }
+
+  /** text reads a text string (its length and UTF-8 are checked by checkStrict). */
+  text(): string {
+    const v = this.next();
+    return typeof v === "string" ? v : this.fail("text");
+  }
+
+  /** bytes reads a byte string. */
+  bytes(): Uint8Array {
+    const v = this.next();
+    return v instanceof Uint8Array ? v : this.fail("a byte string");
+  }
+
+  /** array reads an array of any length (checkStrict bounds it). */
+  array(): unknown[] {
+    const v = this.next();
+    return Array.isArray(v) ? (v as unknown[]) : this.fail("an array");
+  }
+}
+
+/**
+ * asUint returns v as an unsigned integer of at most max, or throws. cbor-x
+ * gives a bigint for a 64-bit head, which a longer form of a small value
+ * also has: decoders accept longer integer forms.
+ */
+function asUint(v: unknown, max: number, what: string): number {
+  if (typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= max) return v;
+  if (typeof v === "bigint" && v >= 0n && v <= BigInt(max)) return Number(v);
+  throw new MalformedError(`${what} is not an unsigned integer up to ${max}`);
+}
+
+const cell = (v: unknown, what: string): Cell => {
+  const f = Fields.of(v, 2, what);
+  return { x: f.int32(), y: f.int32() };
+};
+
+const object = (v: unknown): StaticObject => {
+  const f = Fields.of(v, 5, "static object");
+  return { id: f.uint(U32), kind: f.uint(U16), x: f.int32(), y: f.int32(), state: f.uint(U8) };
+};
+
+const player = (v: unknown): PresencePlayer => {
+  const f = Fields.of(v, 2, "presence player");
+  return { entity: f.uint(U32), name: f.text() };
+};
+
+/**
+ * decodeMessage decodes one message, of either direction. It throws a
+ * {@link MalformedError} for anything else: bytes outside the decoding
+ * rules, a body of the wrong shape, a field out of range, a type this
+ * side does not know (code UNKNOWN_TYPE), an envelope of another version
+ * than 2 on a message other than hello, hello_ack and error, whose shapes
+ * are frozen across versions (code VERSION_UNSUPPORTED).
+ *
+ * The returned snapshot's `records` may share memory with b.
+ */
+export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Message {
+  checkStrict(b, maxSize);
+  let env: unknown;
+  try {
+    env = decoder.decode(b) as unknown;
+  } catch (e) {
+    throw new MalformedError(`cbor: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const head = Fields.of(env, 3, "envelope");
+  const v = head.uint(U16);
+  const t = head.uint(U8);
+  const body = (env as unknown[])[2];
+  const frozen = t === MsgType.hello || t === MsgType.helloAck || t === MsgType.error;
+  if (!frozen && v !== PROTOCOL_VERSION && isKnown(t)) {
+    throw new MalformedError(`version ${v}; this client speaks ${PROTOCOL_VERSION}`, Code.VERSION_UNSUPPORTED);
+  }
+  switch (t) {
+    case MsgType.hello: {
+      const f = Fields.of(body, 3, "hello");
+      const grant = f.text();
+      const joinId = f.u64();
+      const versions = f.array().map((x) => asUint(x, U16, "hello version"));
+      if (versions.length > 16) throw new MalformedError("hello: more than 16 versions");
+      return { type: "hello", grant, joinId, versions };
+    }
+    case MsgType.resume: {
+      const f = Fields.of(body, 2, "resume");
+      return { type: "resume", token: f.text(), joinId: f.u64() };
+    }
+    case MsgType.intent: {
+      const f = Fields.of(body, 4, "intent");
+      const seq = f.uint(U32);
+      const kind = f.uint(U8);
+      const dir = f.uint(U8);
+      return { type: "intent", seq, kind, dir, target: cell(f.array(), "intent target") };
+    }
+    case MsgType.helloAck: {
+      const f = Fields.of(body, 6, "hello_ack");
+      return {
+        type: "hello_ack",
+        joinId: f.u64(),
+        entity: f.uint(U32),
+        tick: f.uint(Number.MAX_SAFE_INTEGER),
+        area: f.uint(U32),
+        resumeToken: f.text(),
+        version: f.uint(U16),
+      };
+    }
+    case MsgType.error: {
+      const f = Fields.of(body, 4, "error");
+      return { type: "error", code: f.uint(U16), refSeq: f.uint(U32), joinId: f.u64(), detail: f.text() };
+    }
+    case MsgType.rehello: {
+      const f = Fields.of(body, 2, "rehello");
+      return { type: "rehello", code: f.uint(U16), detail: f.text() };
+    }
+    case MsgType.intentResult: {
+      const f = Fields.of(body, 2, "intent_result");
+      return { type: "intent_result", seq: f.uint(U32), code: f.uint(U16) };
+    }
+    case MsgType.snapshot: {
+      const f = Fields.of(body, 4, "snapshot");
+      return {
+        type: "snapshot",
+        tick: f.uint(Number.MAX_SAFE_INTEGER),
+        ackSeq: f.uint(U32),
+        flags: f.uint(U8),
+        records: f.bytes(),
+      };
+    }
+    case MsgType.static: {
+      const f = Fields.of(body, 4, "static");
+      const c = f.uint(U32);
+      const version = f.uint(U32);
+      const floor = f.array().map((x) => asUint(x, U32, "static floor"));
+      return { type: "static", cell: c, version, floor, objects: f.array().map(object) };
+    }
+    case MsgType.presence: {
+      const f = Fields.of(body, 2, "presence");
+      return { type: "presence", area: f.uint(U32), players: f.array().map(player) };
+    }
+    case MsgType.areaClosing: {
+      const f = Fields.of(body, 2, "area_closing");
+      return { type: "area_closing", reason: f.uint(U16), graceMs: f.uint(U32) };
+    }
+    case MsgType.takenOver:
+      Fields.of(body, 0, "taken_over");
+      return { type: "taken_over" };
+    case MsgType.portalBlocked:
+      return { type: "portal_blocked", reason: Fields.of(body, 1, "portal_blocked").uint(U16) };
+    case MsgType.portalTransferRejected:
+      return {
+        type: "portal_transfer_rejected",
+        reason: Fields.of(body, 1, "portal_transfer_rejected").uint(U16),
+      };
+    case MsgType.portalMoved: {
+      const f = Fields.of(body, 4, "portal_moved");
+      return { type: "portal_moved", area: f.uint(U32), wsUrl: f.text(), grant: f.text(), joinId: f.u64() };
+    }
+    case MsgType.areaInfo: {
+      const f = Fields.of(body, 12, "area_info");
+      return {
+        type: "area_info",
+        area: f.uint(U32),
+        kind: f.text(),
+        w: f.uint(U32),
+        h: f.uint(U32),
+        cellSize: f.uint(U16),
+        tickHz: f.uint(U16),
+        snapshotHz: f.uint(U16),
+        stepMs: f.uint(U32),
+        queueLen: f.uint(U8),
+        interestRadius: f.uint(U16),
+        resumeGraceMs: f.uint(U32),
+        rules: f.uint(U8),
+      };
+    }
+    default:
+      throw new MalformedError(`unknown message type ${t}`, Code.UNKNOWN_TYPE);
+  }
+}
+
+function isKnown(t: number): boolean {
+  return Object.values(MsgType).includes(t as (typeof MsgType)[keyof typeof MsgType]);
+}
+
+/**
+ * decodeClientMessage decodes a message a client sent, as a server (or a
+ * test standing in for one) reads it: at most 64 KiB.
+ */
+export function decodeClientMessage(b: Uint8Array): Message {
+  return decodeMessage(b, MAX_CLIENT_MESSAGE);
+}
+
+// uint64 is an unsigned 64-bit field as cbor-x must be given it: cbor-x
+// writes numbers past 2^32 as floats, and bigints always in 8 bytes, so a
+// value that fits 32 bits goes as a number (its shortest form) and a
+// larger one as a bigint (8 bytes, its shortest form past 2^32).
+function uint64(v: bigint | number): number | bigint {
+  const b = BigInt(v);
+  if (b < 0n || b > U64) throw new RangeError(`uint64 out of range: ${b}`);
+  return b <= BigInt(U32) ? Number(b) : b;
+}
+
+function checkUint(v: number, max: number, what: string): number {
+  if (!Number.isInteger(v) || v < 0 || v > max) throw new RangeError(`${what} out of range: ${v}`);
+  return v;
+}
+
+function checkInt32(v: number, what: string): number {
+  if (!Number.isInteger(v) || v < I32_MIN || v > I32_MAX) throw new RangeError(`${what} out of range: ${v}`);
+  return v;
+}
+
+/** body returns the envelope's type number and the body of m, ranges checked. */
+function body(m: Message): [number, unknown[]] {
+  switch (m.type) {
+    case "hello":
+      return [MsgType.hello, [m.grant, uint64(m.joinId), m.versions.map((v) => checkUint(v, U16, "version"))]];
+    case "resume":
+      return [MsgType.resume, [m.token, uint64(m.joinId)]];
+    case "intent":
+      return [
+        MsgType.intent,
+        [
+          checkUint(m.seq, U32, "seq"),
+          checkUint(m.kind, U8, "kind"),
+          checkUint(m.dir, U8, "dir"),
+          [checkInt32(m.target.x, "target x"), checkInt32(m.target.y, "target y")],
+        ],
+      ];
+    case "hello_ack":
+      return [
+        MsgType.helloAck,
+        [uint64(m.joinId), m.entity, uint64(m.tick), m.area, m.resumeToken, m.version],
+      ];
+    case "error":
+      return [MsgType.error, [m.code, m.refSeq, uint64(m.joinId), m.detail]];
+    case "rehello":
+      return [MsgType.rehello, [m.code, m.detail]];
+    case "intent_result":
+      return [MsgType.intentResult, [m.seq, m.code]];
+    case "snapshot":
+      return [MsgType.snapshot, [uint64(m.tick), m.ackSeq, m.flags, m.records]];
+    case "static":
+      return [
+        MsgType.static,
+        [m.cell, m.version, m.floor, m.objects.map((o) => [o.id, o.kind, o.x, o.y, o.state])],
+      ];
+    case "presence":
+      return [MsgType.presence, [m.area, m.players.map((p) => [p.entity, p.name])]];
+    case "area_closing":
+      return [MsgType.areaClosing, [m.reason, m.graceMs]];
+    case "taken_over":
+      return [MsgType.takenOver, []];
+    case "portal_blocked":
+      return [MsgType.portalBlocked, [m.reason]];
+    case "portal_transfer_rejected":
+      return [MsgType.portalTransferRejected, [m.reason]];
+    case "portal_moved":
+      return [MsgType.portalMoved, [m.area, m.wsUrl, m.grant, uint64(m.joinId)]];
+    case "area_info":
+      return [
+        MsgType.areaInfo,
+        [
+          m.area,
+          m.kind,
+          m.w,
+          m.h,
+          m.cellSize,
+          m.tickHz,
+          m.snapshotHz,
+          m.stepMs,
+          m.queueLen,
+          m.interestRadius,
+          m.resumeGraceMs,
+          m.rules,
+        ],
+      ];
+  }
+}
+
+/**
+ * encodeMessage encodes m in the protocol's deterministic form (definite
+ * lengths, every integer in its shortest form), in a fresh buffer. Client
+ * messages are what a client sends; the server's are encoded too, for
+ * tests and tools that stand in for a server. It throws a RangeError for
+ * a field out of its range.
+ */
+export function encodeMessage(m: Message): Uint8Array {
+  const [t, b] = body(m);
+  // encode returns a view of cbor-x's shared buffer: copy it out.
+  return Uint8Array.from(encoder.encode([PROTOCOL_VERSION, t, b]) as Uint8Array);
+}

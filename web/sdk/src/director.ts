@@ -1,0 +1,232 @@
+/**
+ * The director's HTTP API (director/openapi.yaml, served at
+ * `GET /v1/openapi.yaml`): accounts, sessions, Areas, invites, joins.
+ *
+ * @module
+ */
+
+/** An account. */
+export interface Account {
+  id: number;
+  email: string;
+  name: string;
+  admin: boolean;
+}
+
+/** Where the account's character is. */
+export interface Character {
+  area: number;
+  home: number;
+  x: number;
+  y: number;
+  placed: boolean;
+}
+
+/** The answer of GET /v1/me. */
+export interface Me extends Account {
+  character?: Character;
+}
+
+/** An Area the account may enter. */
+export interface Area {
+  id: number;
+  name: string;
+  kind: string;
+  owner: number;
+  w: number;
+  h: number;
+}
+
+/** An invite code of an Area. */
+export interface Invite {
+  code: string;
+  area: number;
+  uses: number;
+}
+
+/** A join's answer: where to open the game socket and what to say in hello. */
+export interface JoinAnswer {
+  grant: string;
+  wsUrl: string;
+  /** The join id: the string of the JSON answer, as the uint64 it spells. */
+  joinId: bigint;
+  area: number;
+}
+
+/** A portal: square (x, y) of an Area leads to square (to_x, to_y) of Area to_area. */
+export interface Portal {
+  x: number;
+  y: number;
+  to_area: number;
+  to_x: number;
+  to_y: number;
+}
+
+/** The realm door as a player sees it (GET /director/info). */
+export interface RealmInfo {
+  open: boolean;
+  cap: number;
+  players: number;
+  new_players_welcome: boolean;
+  message: string;
+  live_areas: number;
+  hosts: number;
+}
+
+/**
+ * ApiError is a refusal of the API ({code, message} with an HTTP status),
+ * or a request that got no answer (status 0, code NETWORK).
+ */
+export class ApiError extends Error {
+  override readonly name = "ApiError";
+
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    /** Retry-After of a 429, in ms. */
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+
+  /**
+   * retryable reports whether the same request may succeed a little later:
+   * no answer, 429, 409 IN_ANOTHER_AREA (the body of a dropped connection
+   * is still in its Area), and the 5xx answers (REALM_FULL, AT_CAPACITY,
+   * GRANT_FAILED are "worth a retry a little later").
+   */
+  get retryable(): boolean {
+    return this.status === 0 || this.status === 429 || this.code === "IN_ANOTHER_AREA" || this.status >= 500;
+  }
+}
+
+/** DirectorOptions configure a {@link Director}. */
+export interface DirectorOptions {
+  /** The session token of an earlier login. */
+  token?: string | null;
+  /** The fetch to use (the global one by default). */
+  fetch?: typeof fetch;
+  /** How long a request may take before it counts as unanswered, in ms (15000; a join may start an area host). */
+  timeoutMs?: number;
+}
+
+/**
+ * Director is a client of one director's HTTP API. It keeps the session
+ * token of the last login; every method throws an {@link ApiError} on a
+ * refusal or a network failure.
+ */
+export class Director {
+  /** The session token; null when logged out. */
+  token: string | null;
+  private readonly fetchFn: typeof fetch;
+  private readonly timeoutMs: number;
+
+  /** base is the director's URL ("" for the page's own origin). */
+  constructor(
+    readonly base: string,
+    opts: DirectorOptions = {},
+  ) {
+    this.token = opts.token ?? null;
+    this.fetchFn = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.timeoutMs = opts.timeoutMs ?? 15_000;
+  }
+
+  private async call<T>(method: string, path: string, body?: object): Promise<T> {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (this.token !== null) headers["Authorization"] = `Bearer ${this.token}`;
+    let resp: Response;
+    let text: string;
+    try {
+      resp = await this.fetchFn(this.base + path, {
+        method,
+        headers,
+        signal: AbortSignal.timeout(this.timeoutMs),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      text = await resp.text();
+    } catch (e) {
+      throw new ApiError(0, "NETWORK", `no answer from the director: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (!resp.ok) {
+      let code = `HTTP_${resp.status}`;
+      let message = text;
+      try {
+        const e = JSON.parse(text) as { code?: unknown; message?: unknown };
+        if (typeof e.code === "string") code = e.code;
+        if (typeof e.message === "string") message = e.message;
+      } catch {
+        // Not the API's error shape (a proxy's page): keep the status.
+      }
+      const ra = Number(resp.headers.get("Retry-After"));
+      throw new ApiError(resp.status, code, message, Number.isFinite(ra) && ra > 0 ? ra * 1000 : undefined);
+    }
+    return (text === "" ? undefined : JSON.parse(text)) as T;
+  }
+
+  /** signUp creates an account (POST /v1/accounts); it does not log in. */
+  signUp(email: string, password: string, name?: string): Promise<Account> {
+    return this.call("POST", "/v1/accounts", name === undefined || name === "" ? { email, password } : { email, password, name });
+  }
+
+  /** login logs in (POST /v1/session) and keeps the token. A login ends the account's earlier sessions. */
+  async login(email: string, password: string): Promise<Account> {
+    const s = await this.call<{ token: string; account: Account }>("POST", "/v1/session", { email, password });
+    this.token = s.token;
+    return s.account;
+  }
+
+  /** logout ends the session (DELETE /v1/session) and forgets the token. */
+  async logout(): Promise<void> {
+    try {
+      await this.call<undefined>("DELETE", "/v1/session");
+    } finally {
+      this.token = null;
+    }
+  }
+
+  /** me returns the account and where its character is. */
+  me(): Promise<Me> {
+    return this.call("GET", "/v1/me");
+  }
+
+  /** areas lists the Areas the account is a member of. */
+  async areas(): Promise<Area[]> {
+    return (await this.call<{ areas: Area[] }>("GET", "/v1/areas")).areas;
+  }
+
+  /** createArea makes an Area the account owns. */
+  createArea(name: string, kind = "home", w = 0, h = 0): Promise<Area> {
+    return this.call("POST", "/v1/areas", { name, kind, w, h });
+  }
+
+  /** createInvite makes an invite code of an Area the account owns. */
+  createInvite(area: number, uses = 1, ttlSeconds = 0): Promise<Invite> {
+    return this.call("POST", `/v1/areas/${area}/invites`, { uses, ttl_seconds: ttlSeconds });
+  }
+
+  /** redeemInvite makes the account a member of the invite's Area, and returns that Area's id. */
+  async redeemInvite(code: string): Promise<number> {
+    return (await this.call<{ area: number }>("POST", `/v1/invites/${encodeURIComponent(code)}/redeem`)).area;
+  }
+
+  /** join asks for a grant to an Area the account is a member of. */
+  async join(area: number): Promise<JoinAnswer> {
+    const j = await this.call<{ grant: string; ws_url: string; join_id: string; area: number }>("POST", `/v1/areas/${area}/join`);
+    if (!/^(0|[1-9][0-9]{0,19})$/.test(j.join_id)) {
+      throw new ApiError(200, "BAD_ANSWER", `join_id ${JSON.stringify(j.join_id)} is not a decimal string`);
+    }
+    return { grant: j.grant, wsUrl: j.ws_url, joinId: BigInt(j.join_id), area: j.area };
+  }
+
+  /** setPortals replaces an Area's portals (its owner); they take effect when the Area next goes live. */
+  async setPortals(area: number, portals: Portal[]): Promise<Portal[]> {
+    return (await this.call<{ portals?: Portal[] }>("PUT", `/v1/areas/${area}/portals`, { portals })).portals ?? [];
+  }
+
+  /** info returns the realm door (public). */
+  info(): Promise<RealmInfo> {
+    return this.call("GET", "/director/info");
+  }
+}

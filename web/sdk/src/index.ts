@@ -1,0 +1,52 @@
+/**
+ * @leyworks/ley-sdk: the client SDK of ley (protocol version 2).
+ *
+ * - {@link Director}: the HTTP API (accounts, sessions, Areas, joins).
+ * - {@link Session}: a player in a realm: join, the game socket, the
+ *   view, prediction and reconciliation, reconnects, portals, events.
+ * - {@link AreaView}: a client's view of an Area, as docs/protocol.md
+ *   keeps it.
+ * - The codec ({@link encodeMessage}, {@link decodeMessage}) and the
+ *   snapshot records ({@link readRecords}, {@link RecordWriter}), for
+ *   tools and tests.
+ *
+ * @packageDocumentation
+ */
+
+export * from "./protocol.js";
+export * from "./codes.js";
+export { MalformedError, MAX_CLIENT_MESSAGE, MAX_SERVER_MESSAGE } from "./strict.js";
+export { decodeMessage, decodeClientMessage, encodeMessage } from "./codec.js";
+export { Op, readRecords, RecordWriter, type EntityState, type SnapshotRecord } from "./records.js";
+export { seqAfter, seqAtOrBefore, nextSeq } from "./seq.js";
+export { AreaView, ViewError, type CellMap } from "./view.js";
+export { Predictor, stepPose, type PendingIntent, type Pose, type Terrain } from "./prediction.js";
+export { Interpolator, type Point } from "./interpolation.js";
+export { Emitter, type Listener } from "./emitter.js";
+export { consoleLogger, silentLogger, type Logger } from "./log.js";
+export { realClock, type Clock, type TimerHandle } from "./clock.js";
+export { DEFAULT_BACKOFF, backoffDelay, type BackoffPolicy } from "./backoff.js";
+export {
+  ApiError,
+  Director,
+  type Account,
+  type Area,
+  type Character,
+  type DirectorOptions,
+  type Invite,
+  type JoinAnswer,
+  type Me,
+  type Portal,
+  type RealmInfo,
+} from "./director.js";
+export {
+  Session,
+  type Drawable,
+  type EndReason,
+  type GameSocket,
+  type IntentOutcome,
+  type IntentRequest,
+  type SessionEvents,
+  type SessionOptions,
+  type SessionState,
+} from "./session.js";

@@ -1,0 +1,309 @@
+/**
+ * The messages of ley's client protocol, version 2 (docs/protocol.md), as
+ * TypeScript types: one interface per message type, discriminated by
+ * `type`, with the fields in the order the wire carries them.
+ *
+ * Numbers are JavaScript numbers, except the 64-bit join ids, which are
+ * `bigint` (they exceed 2^53). Ticks are uint64 on the wire but numbers
+ * here: at 20 ticks a second, 2^53 ticks are 14 million years.
+ *
+ * @module
+ */
+
+/** The protocol version this SDK speaks. */
+export const PROTOCOL_VERSION = 2;
+
+/** Message type numbers (the `t` of the envelope `[v, t, body]`). */
+export const MsgType = {
+  hello: 1,
+  resume: 2,
+  intent: 3,
+  helloAck: 8,
+  error: 9,
+  rehello: 10,
+  intentResult: 11,
+  snapshot: 12,
+  static: 13,
+  presence: 14,
+  areaClosing: 15,
+  takenOver: 16,
+  portalBlocked: 17,
+  portalTransferRejected: 18,
+  portalMoved: 19,
+  areaInfo: 20,
+} as const;
+
+/** A message type number. */
+export type MsgTypeNumber = (typeof MsgType)[keyof typeof MsgType];
+
+/**
+ * Grid directions, clockwise from north. North is -y: squares are numbered
+ * from the top left, x to the east, y to the south.
+ */
+export const Dir = { N: 0, NE: 1, E: 2, SE: 3, S: 4, SW: 5, W: 6, NW: 7 } as const;
+
+/** A direction, 0 (north) to 7 (north-west). */
+export type Dir = (typeof Dir)[keyof typeof Dir];
+
+/** The (dx, dy) of each direction, indexed by {@link Dir}. */
+export const DIR_DELTA: readonly (readonly [number, number])[] = [
+  [0, -1],
+  [1, -1],
+  [1, 0],
+  [1, 1],
+  [0, 1],
+  [-1, 1],
+  [-1, 0],
+  [-1, -1],
+];
+
+/** Reports whether d is a diagonal direction. */
+export function isDiagonal(d: Dir): boolean {
+  return (d & 1) === 1;
+}
+
+/** The direction of one step by (dx, dy) (each -1, 0 or 1), or undefined for (0, 0). */
+export function dirOf(dx: number, dy: number): Dir | undefined {
+  const i = DIR_DELTA.findIndex(([x, y]) => x === Math.sign(dx) && y === Math.sign(dy));
+  return i < 0 ? undefined : (i as Dir);
+}
+
+/** What an intent asks for. */
+export const IntentKind = { Step: 0, MoveTo: 1, Stop: 2, Action: 3 } as const;
+
+/** An intent kind. */
+export type IntentKind = (typeof IntentKind)[keyof typeof IntentKind];
+
+/** What an entity of a snapshot is. */
+export const EntityKind = { Player: 0, Creature: 1, Object: 2 } as const;
+
+/** Entity flags of snapshot records. */
+export const EntityFlag = {
+  /** Crossing a portal: its intents are refused PORTAL_IN_PROGRESS meanwhile. */
+  Transit: 1 << 0,
+  /** A player whose connection dropped, within the resume grace. */
+  Away: 1 << 1,
+} as const;
+
+/** The rule bits of `area_info.rules`. */
+export const Rule = {
+  /** Diagonal steps are allowed. */
+  Diagonal: 1 << 0,
+  /** Players may harm players. */
+  PvP: 1 << 1,
+  /** Creatures hunt players. */
+  CreaturesHunt: 1 << 2,
+  /** Line of sight limits what a player is sent. */
+  LineOfSight: 1 << 3,
+} as const;
+
+/** Floor kinds of a static's runs. */
+export const Floor = { Open: 0, Wall: 1 } as const;
+
+/** Snapshot flag bit 0: drop the whole view before applying the records. */
+export const SNAPSHOT_RESET = 1;
+
+/** A square of the grid. */
+export interface Cell {
+  x: number;
+  y: number;
+}
+
+/** `hello{grant, join_id, versions}` (t = 1): start a session. */
+export interface Hello {
+  readonly type: "hello";
+  grant: string;
+  joinId: bigint;
+  versions: number[];
+}
+
+/** `resume{token, join_id}` (t = 2): continue a session on a new connection. */
+export interface Resume {
+  readonly type: "resume";
+  token: string;
+  joinId: bigint;
+}
+
+/** `intent{seq, kind, dir, target}` (t = 3): a step, move-to, stop or action. */
+export interface Intent {
+  readonly type: "intent";
+  seq: number;
+  kind: number;
+  dir: number;
+  target: Cell;
+}
+
+/** `hello_ack` (t = 8): the session is bound to `entity`. */
+export interface HelloAck {
+  readonly type: "hello_ack";
+  joinId: bigint;
+  entity: number;
+  tick: number;
+  area: number;
+  resumeToken: string;
+  version: number;
+}
+
+/** `error{code, ref_seq, join_id, detail}` (t = 9). */
+export interface ErrorMessage {
+  readonly type: "error";
+  code: number;
+  refSeq: number;
+  joinId: bigint;
+  detail: string;
+}
+
+/** `rehello{code, detail}` (t = 10): the session ended; the close follows. */
+export interface Rehello {
+  readonly type: "rehello";
+  code: number;
+  detail: string;
+}
+
+/** `intent_result{seq, code}` (t = 11): one intent was refused. */
+export interface IntentResult {
+  readonly type: "intent_result";
+  seq: number;
+  code: number;
+}
+
+/** `snapshot{tick, ack_seq, flags, records}` (t = 12), latest-wins. */
+export interface Snapshot {
+  readonly type: "snapshot";
+  tick: number;
+  ackSeq: number;
+  flags: number;
+  /** The records, a byte layout of their own (see records.ts). */
+  records: Uint8Array;
+}
+
+/** A static object of a cell: `[id, kind, x, y, state]`. */
+export interface StaticObject {
+  id: number;
+  /** The content's object kind. */
+  kind: number;
+  x: number;
+  y: number;
+  /** The object's state where it has one (a door: 0 closed, 1 open). */
+  state: number;
+}
+
+/** `static{cell, version, floor, objects}` (t = 13): the map of one cell. */
+export interface Static {
+  readonly type: "static";
+  cell: number;
+  version: number;
+  /** Runs over the cell's squares, row by row: kind, count, kind, count... */
+  floor: number[];
+  objects: StaticObject[];
+}
+
+/** One bound player of a presence list. */
+export interface PresencePlayer {
+  entity: number;
+  name: string;
+}
+
+/** `presence{area, players}` (t = 14): replaces the list of bound players. */
+export interface Presence {
+  readonly type: "presence";
+  area: number;
+  players: PresencePlayer[];
+}
+
+/** `area_closing{reason, grace_ms}` (t = 15). */
+export interface AreaClosing {
+  readonly type: "area_closing";
+  reason: number;
+  graceMs: number;
+}
+
+/** `taken_over{}` (t = 16): another login took the session over. */
+export interface TakenOver {
+  readonly type: "taken_over";
+}
+
+/** `portal_blocked{reason}` (t = 17). */
+export interface PortalBlocked {
+  readonly type: "portal_blocked";
+  reason: number;
+}
+
+/** `portal_transfer_rejected{reason}` (t = 18). */
+export interface PortalTransferRejected {
+  readonly type: "portal_transfer_rejected";
+  reason: number;
+}
+
+/** `portal_moved{area, ws_url, grant, join_id}` (t = 19): connect there. */
+export interface PortalMoved {
+  readonly type: "portal_moved";
+  area: number;
+  wsUrl: string;
+  grant: string;
+  joinId: bigint;
+}
+
+/** `area_info` (t = 20): the Area's size, cells, pacing and rules. */
+export interface AreaInfo {
+  readonly type: "area_info";
+  area: number;
+  kind: string;
+  w: number;
+  h: number;
+  cellSize: number;
+  tickHz: number;
+  snapshotHz: number;
+  stepMs: number;
+  queueLen: number;
+  interestRadius: number;
+  resumeGraceMs: number;
+  rules: number;
+}
+
+/** A message a client sends. */
+export type ClientMessage = Hello | Resume | Intent;
+
+/** A message a server sends. */
+export type ServerMessage =
+  | HelloAck
+  | ErrorMessage
+  | Rehello
+  | IntentResult
+  | Snapshot
+  | Static
+  | Presence
+  | AreaClosing
+  | TakenOver
+  | PortalBlocked
+  | PortalTransferRejected
+  | PortalMoved
+  | AreaInfo;
+
+/** Any message of the protocol. */
+export type Message = ClientMessage | ServerMessage;
+
+/** The protocol name of each message's `type`, by type number. */
+export const TYPE_NAMES: Readonly<Record<MsgTypeNumber, Message["type"]>> = {
+  1: "hello",
+  2: "resume",
+  3: "intent",
+  8: "hello_ack",
+  9: "error",
+  10: "rehello",
+  11: "intent_result",
+  12: "snapshot",
+  13: "static",
+  14: "presence",
+  15: "area_closing",
+  16: "taken_over",
+  17: "portal_blocked",
+  18: "portal_transfer_rejected",
+  19: "portal_moved",
+  20: "area_info",
+};
+
+/** isServerMessage reports whether m is a message a server sends. */
+export function isServerMessage(m: Message): m is ServerMessage {
+  return m.type !== "hello" && m.type !== "resume" && m.type !== "intent";
+}

@@ -1,0 +1,874 @@
+/**
+ * A player's session in a realm: joining through the director, the game
+ * socket, the view, prediction, and the reconnect coordinator that keeps
+ * the player in play across dropped connections, closing Areas and
+ * portals.
+ *
+ * @module
+ */
+
+import { type BackoffPolicy, DEFAULT_BACKOFF, backoffDelay } from "./backoff.js";
+import { type Clock, type TimerHandle, realClock } from "./clock.js";
+import { Code, codeName } from "./codes.js";
+import { decodeMessage, encodeMessage } from "./codec.js";
+import { ApiError, type Director, type JoinAnswer } from "./director.js";
+import { Emitter } from "./emitter.js";
+import { Interpolator } from "./interpolation.js";
+import { type Logger, consoleLogger } from "./log.js";
+import { type PendingIntent, Predictor, type Pose, type Terrain } from "./prediction.js";
+import {
+  type AreaInfo,
+  type Cell,
+  type ClientMessage,
+  type Dir,
+  Floor,
+  IntentKind,
+  type Message,
+  PROTOCOL_VERSION,
+  Rule,
+} from "./protocol.js";
+import { nextSeq } from "./seq.js";
+import { MalformedError } from "./strict.js";
+import { AreaView, ViewError } from "./view.js";
+
+/**
+ * The session's states. "binding" is a socket open with hello or resume
+ * sent; "bound" is hello_ack received; "ready" is bound with the first
+ * snapshot applied: only then is the view the world.
+ */
+export type SessionState =
+  | "idle"
+  | "joining"
+  | "connecting"
+  | "binding"
+  | "bound"
+  | "ready"
+  | "reconnecting"
+  | "ended";
+
+/** Why a session ended. */
+export type EndReason =
+  | "left"
+  | "taken_over"
+  | "realm_closed"
+  | "realm_full"
+  | "area_full"
+  | "no_such_area"
+  | "unauthorized"
+  | "version_unsupported"
+  | "gave_up";
+
+/** What an intent asks for, before it has a seq. */
+export interface IntentRequest {
+  kind: IntentKind;
+  dir: Dir;
+  target: Cell;
+}
+
+/** The one answer every intent gets. */
+export type IntentOutcome =
+  | { status: "applied"; seq: number }
+  | { status: "refused"; seq: number | null; code: number }
+  | { status: "voided"; seq: number | null };
+
+/** An entity as a game draws it. */
+export interface Drawable {
+  id: number;
+  kind: number;
+  /** Where to draw it, in squares (fractional while it slides). */
+  x: number;
+  y: number;
+  facing: number;
+  hp: number;
+  flags: number;
+  /** The player's name from presence, for players. */
+  name: string | undefined;
+  /** The session's own body (drawn at its predicted pose). */
+  self: boolean;
+}
+
+/** The session's events and their payloads. */
+export interface SessionEvents {
+  /** The state changed; detail says why, for people. */
+  state: { state: SessionState; previous: SessionState; detail: string };
+  /** Bound and the first snapshot applied. */
+  ready: { area: number; entity: number; resumed: boolean };
+  areaInfo: AreaInfo;
+  presence: ReadonlyMap<number, string>;
+  static: { cell: number };
+  snapshot: { tick: number; ackSeq: number };
+  /** A snapshot's ack_seq reached an intent: applied. */
+  intentApplied: { seq: number; intent: IntentRequest };
+  /** The server refused an intent (or the session could not queue it). */
+  intentRefused: { seq: number | null; intent: IntentRequest; code: number; name: string };
+  /** The session ended (or moved on) before the intent got an answer: not applied. */
+  intentVoided: { seq: number | null; intent: IntentRequest };
+  areaClosing: { reason: number; graceMs: number };
+  takenOver: { message: string };
+  portalBlocked: { reason: number };
+  portalRejected: { reason: number };
+  /** The body crossed from Area from, standing on square at of it (null if unseen), to Area to. */
+  portalMoved: { from: number; to: number; at: { x: number; y: number } | null };
+  /** An error message of the server that no intent or join owns. */
+  serverError: { code: number; name: string; detail: string };
+  /** The director refused a join; willRetry says whether the session tries again. */
+  joinRefused: { status: number; code: string; message: string; willRetry: boolean };
+  /** A message was dropped (malformed, unknown, stale); the session goes on. */
+  dropped: { reason: string };
+  /** A round-trip sample, and the smoothed figure. */
+  rtt: { sampleMs: number; smoothedMs: number };
+  ended: { reason: EndReason; message: string };
+}
+
+/** A WebSocket, as much of it as the session uses. */
+export type GameSocket = Pick<WebSocket, "binaryType" | "onopen" | "onmessage" | "onclose" | "onerror" | "send" | "close">;
+
+/** SessionOptions configure a {@link Session}. */
+export interface SessionOptions {
+  /** The director, logged in. */
+  director: Director;
+  /** The Area to join. */
+  area: number;
+  logger?: Logger;
+  clock?: Clock;
+  /** A draw in [0, 1) for the jitter (Math.random by default). */
+  random?: () => number;
+  /** Opens the game socket (the browser's WebSocket by default). */
+  socket?: (url: string) => GameSocket;
+  backoff?: Partial<BackoffPolicy>;
+  /** Joins through the director tried in a row before giving up (8). */
+  maxJoinAttempts?: number;
+  /** Resume no later than this before the grace ends, in ms (500). */
+  graceMarginMs?: number;
+  /** How long a socket may take to open and be answered hello_ack (or a refusal), in ms (10000). */
+  bindTimeoutMs?: number;
+}
+
+const RTT_ALPHA = 0.25;
+
+/** An intent waiting to be sent or answered, with the promise to settle. */
+interface Outgoing {
+  readonly req: IntentRequest;
+  readonly resolve: (o: IntentOutcome) => void;
+}
+
+/**
+ * Session is one player's presence in a realm, from the first join until
+ * it ends (taken over, left, refused for good). It follows the player
+ * through portals and reconnects on its own: a dropped connection is
+ * resumed within the Area's resume grace, and past it (or when the Area
+ * closed or failed) the player joins again through the director, with
+ * exponential backoff and full jitter between attempts.
+ *
+ * Intents are reliable: one made while the socket is down waits and is
+ * sent once bound; those in flight when a connection dropped are sent
+ * again after the resume (a copy the server had already is refused
+ * STALE_SEQ, which the session recognises and ignores). Each intent's
+ * promise settles exactly once: applied, refused, or voided (the session
+ * ended without an answer: not applied).
+ *
+ * A malformed or unknown message is logged, counted and dropped; nothing
+ * the server sends makes the session throw. A Session belongs to the
+ * page's one thread; events are delivered synchronously.
+ */
+export class Session {
+  /** The view of the current Area. */
+  readonly view = new AreaView();
+  /** Other entities' slides between snapshots. */
+  readonly interpolator = new Interpolator();
+
+  private readonly events: Emitter<SessionEvents>;
+  private readonly predictor = new Predictor();
+  private readonly director: Director;
+  private readonly log: Logger;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly socketFactory: (url: string) => GameSocket;
+  private readonly backoff: BackoffPolicy;
+  private readonly maxJoinAttempts: number;
+  private readonly graceMarginMs: number;
+  private readonly bindTimeoutMs: number;
+
+  private st: SessionState = "idle";
+  private targetArea: number;
+  private ws: GameSocket | null = null;
+  private wsUrl = "";
+  private joinId = 0n;
+  private resumeToken: string | null = null;
+  private resuming = false;
+  private sessionEnded = false; // a terminal message came: the close that follows is no drop
+  private ownEntity = 0;
+  private seq = 0;
+  private readonly outgoing = new Map<number, Outgoing>();
+  private readonly outbox: Outgoing[] = [];
+  private gen = 0;
+  private timer: TimerHandle | null = null;
+  private bindTimer: TimerHandle | null = null;
+  private joinAttempts = 0;
+  private resumeDeadline = 0;
+  private helloSentAt = 0;
+  private rtt: number | null = null;
+  private dropCount = 0;
+  private endReason: EndReason | null = null;
+
+  constructor(opts: SessionOptions) {
+    this.director = opts.director;
+    this.targetArea = opts.area;
+    this.log = opts.logger ?? consoleLogger;
+    this.clock = opts.clock ?? realClock;
+    this.random = opts.random ?? Math.random;
+    this.socketFactory = opts.socket ?? ((url) => new WebSocket(url));
+    this.backoff = { ...DEFAULT_BACKOFF, ...opts.backoff };
+    this.maxJoinAttempts = opts.maxJoinAttempts ?? 8;
+    this.graceMarginMs = opts.graceMarginMs ?? 500;
+    this.bindTimeoutMs = opts.bindTimeoutMs ?? 10_000;
+    this.events = new Emitter((event, err) => this.log.error("a listener threw", { event, err }));
+  }
+
+  // ---- what a game reads ----
+
+  /** state is where the session is; see {@link SessionState}. */
+  get state(): SessionState {
+    return this.st;
+  }
+
+  /** ready reports whether the session is bound and its view is the world. */
+  get ready(): boolean {
+    return this.st === "ready";
+  }
+
+  /** area is the Area the session is in (or joining). */
+  get area(): number {
+    return this.targetArea;
+  }
+
+  /** entity is the player's body in the current session (0 before hello_ack). */
+  get entity(): number {
+    return this.ownEntity;
+  }
+
+  /** predicted is the body's predicted pose; null until a snapshot showed it. */
+  get predicted(): Pose | null {
+    return this.predictor.predicted;
+  }
+
+  /** confirmed is the body's pose as the last snapshot showed it (no prediction). */
+  get confirmed(): Pose | null {
+    return this.predictor.authoritative;
+  }
+
+  /** pending is how many intents wait for an answer, sent or not. */
+  get pending(): number {
+    return this.predictor.outstanding.length + this.outbox.length;
+  }
+
+  /** rttMs is the smoothed round-trip time, or null before a sample. */
+  get rttMs(): number | null {
+    return this.rtt;
+  }
+
+  /** dropped counts the messages dropped as malformed, unknown or stale. */
+  get dropped(): number {
+    return this.dropCount;
+  }
+
+  /** ended is why the session ended, or null while it goes on. */
+  get ended(): EndReason | null {
+    return this.endReason;
+  }
+
+  /** on subscribes to an event and returns a function that unsubscribes. */
+  on<K extends keyof SessionEvents>(name: K, fn: (payload: SessionEvents[K]) => void): () => void {
+    return this.events.on(name, fn);
+  }
+
+  /**
+   * drawables returns every entity in view as a game draws it at time now
+   * (the session clock's ms): the own body at its predicted square, the
+   * others where their slides are.
+   */
+  drawables(now: number = this.clock.now()): Drawable[] {
+    const out: Drawable[] = [];
+    const me = this.predictor.predicted;
+    for (const e of this.view.entities.values()) {
+      const self = e.id === this.ownEntity;
+      const p = self && me !== null ? me : (this.interpolator.position(e.id, now) ?? e);
+      out.push({
+        id: e.id,
+        kind: e.kind,
+        x: p.x,
+        y: p.y,
+        facing: self && me !== null ? me.facing : e.facing,
+        hp: e.hp,
+        flags: e.flags,
+        name: this.view.players.get(e.id),
+        self,
+      });
+    }
+    return out;
+  }
+
+  // ---- what a game does ----
+
+  /** start joins the Area of the options. */
+  start(): void {
+    if (this.st !== "idle") throw new Error(`session: start in state ${this.st}`);
+    void this.requestJoin(this.targetArea);
+  }
+
+  /** leave ends the session: the socket closes; intents without an answer are voided. */
+  leave(): void {
+    this.end("left", "left the Area");
+  }
+
+  /** step asks for one step in dir. */
+  step(dir: Dir): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.Step, dir, target: { x: 0, y: 0 } });
+  }
+
+  /** moveTo asks the body to walk to (x, y) along a path the server plans. */
+  moveTo(x: number, y: number): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.MoveTo, dir: 0, target: { x, y } });
+  }
+
+  /** stop drops the queued steps and the move-to target. */
+  stop(): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.Stop, dir: 0, target: { x: 0, y: 0 } });
+  }
+
+  /**
+   * action acts on (x, y): a door, a creature. Protocol version 2 refuses
+   * every action MALFORMED; the answer comes like any intent's.
+   */
+  action(x: number, y: number): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.Action, dir: 0, target: { x, y } });
+  }
+
+  /** intent sends any intent; see {@link IntentRequest}. */
+  intent(req: IntentRequest): Promise<IntentOutcome> {
+    return new Promise((resolve) => {
+      const o: Outgoing = { req, resolve };
+      if (this.st === "ended") {
+        resolve({ status: "voided", seq: null });
+        return;
+      }
+      if ((this.st === "bound" || this.st === "ready") && this.ws !== null) {
+        this.send(o);
+        return;
+      }
+      const limit = this.view.info?.queueLen ?? 8;
+      if (this.outbox.length >= limit) {
+        this.events.emit("intentRefused", { seq: null, intent: req, code: Code.TOO_FAST, name: "TOO_FAST" });
+        resolve({ status: "refused", seq: null, code: Code.TOO_FAST });
+        return;
+      }
+      this.outbox.push(o);
+    });
+  }
+
+  // ---- joining and connecting ----
+
+  private setState(s: SessionState, detail = ""): void {
+    if (s === this.st) return;
+    const previous = this.st;
+    this.st = s;
+    this.events.emit("state", { state: s, previous, detail });
+  }
+
+  private clearTimer(): void {
+    if (this.timer !== null) {
+      this.clock.clearTimeout(this.timer);
+      this.timer = null;
+    }
+    this.clearBindTimer();
+  }
+
+  private clearBindTimer(): void {
+    if (this.bindTimer !== null) {
+      this.clock.clearTimeout(this.bindTimer);
+      this.bindTimer = null;
+    }
+  }
+
+  /** requestJoin asks the director for a grant to area, then says hello with it. */
+  private async requestJoin(area: number): Promise<void> {
+    const gen = ++this.gen;
+    this.targetArea = area;
+    this.setState("joining", `joining Area ${area}`);
+    let j: JoinAnswer;
+    try {
+      j = await this.director.join(area);
+    } catch (e) {
+      if (gen !== this.gen) return;
+      this.joinFailed(e);
+      return;
+    }
+    if (gen !== this.gen) {
+      this.log.debug("a stale join answer dropped", { area, joinId: j.joinId.toString() });
+      return;
+    }
+    this.targetArea = j.area;
+    this.joinId = j.joinId;
+    this.wsUrl = j.wsUrl;
+    this.resumeToken = null;
+    this.connect({ type: "hello", grant: j.grant, joinId: j.joinId, versions: [PROTOCOL_VERSION] });
+  }
+
+  private joinFailed(e: unknown): void {
+    const err = e instanceof ApiError ? e : new ApiError(0, "NETWORK", String(e));
+    const willRetry = err.retryable && this.joinAttempts + 1 < this.maxJoinAttempts;
+    this.events.emit("joinRefused", { status: err.status, code: err.code, message: err.message, willRetry });
+    if (willRetry) {
+      this.retry("join", `${err.code}: ${err.message}`, err.retryAfterMs);
+      return;
+    }
+    const reason: EndReason =
+      err.code === "REALM_CLOSED" || err.code === "NEW_PLAYERS_CLOSED"
+        ? "realm_closed"
+        : err.code === "REALM_FULL"
+          ? "realm_full"
+          : err.code === "NO_SUCH_AREA"
+            ? "no_such_area"
+            : err.status === 401
+              ? "unauthorized"
+              : "gave_up";
+    this.end(reason, err.message);
+  }
+
+  /** rejoin joins again through the director, the Area the character is in if the director says. */
+  private async rejoin(): Promise<void> {
+    const gen = ++this.gen;
+    this.setState("joining", "joining again");
+    let area = this.targetArea;
+    try {
+      const me = await this.director.me();
+      if (me.character !== undefined) area = me.character.area;
+    } catch (e) {
+      this.log.debug("GET /v1/me failed before a rejoin; joining the same Area", { err: String(e) });
+    }
+    if (gen !== this.gen) return;
+    await this.requestJoin(area);
+  }
+
+  /** connect opens a socket to the current ws_url and says first (hello or resume) once it is open. */
+  private connect(first: ClientMessage): void {
+    this.detach();
+    const gen = ++this.gen;
+    this.sessionEnded = false;
+    this.resuming = first.type === "resume";
+    let ws: GameSocket;
+    try {
+      ws = this.socketFactory(this.wsUrl);
+    } catch (e) {
+      this.log.warn("cannot open the game socket", { url: this.wsUrl, err: String(e) });
+      this.retry(this.resuming ? "resume" : "join", "the socket did not open");
+      return;
+    }
+    this.ws = ws;
+    ws.binaryType = "arraybuffer";
+    this.setState("connecting", this.resuming ? "resuming" : "connecting");
+    // A host that never opens or never answers must not hold the session:
+    // past the timeout the socket is dropped like any dead connection.
+    this.clearBindTimer();
+    this.bindTimer = this.clock.setTimeout(() => {
+      this.bindTimer = null;
+      if (gen !== this.gen) return;
+      this.log.warn("no answer to hello or resume in time; dropping the connection", { ms: this.bindTimeoutMs });
+      this.detach();
+      this.onClose(4001, "bind timeout");
+    }, this.bindTimeoutMs);
+    ws.onopen = () => {
+      if (gen !== this.gen) return;
+      this.setState("binding");
+      this.helloSentAt = this.clock.now();
+      this.sendRaw(first);
+    };
+    ws.onmessage = (ev: MessageEvent) => {
+      if (gen !== this.gen) return;
+      this.onFrame(ev.data);
+    };
+    ws.onclose = (ev: CloseEvent) => {
+      if (gen !== this.gen) return;
+      this.onClose(ev.code, ev.reason);
+    };
+    ws.onerror = () => {};
+  }
+
+  /** detach forgets the current socket: its events are ignored from now on; it is closed. */
+  private detach(): void {
+    this.clearBindTimer();
+    const ws = this.ws;
+    this.ws = null;
+    if (ws === null) return;
+    ws.onopen = null;
+    ws.onmessage = null;
+    ws.onclose = null;
+    ws.onerror = null;
+    try {
+      ws.close(1000);
+    } catch {
+      // Already closing.
+    }
+  }
+
+  private onClose(code: number, reason: string): void {
+    this.ws = null;
+    if (this.st === "ended") return;
+    if (this.sessionEnded) return; // the next step is already under way
+    this.log.info("the game connection dropped", { code, reason, state: this.st });
+    if (this.resumeToken !== null && this.view.info !== null) {
+      if (this.resumeDeadline === 0) {
+        this.resumeDeadline = this.clock.now() + this.view.info.resumeGraceMs - this.graceMarginMs;
+      }
+      this.retry("resume", "the connection dropped");
+      return;
+    }
+    this.endSeqSpace();
+    this.retry("join", "the connection dropped");
+  }
+
+  /**
+   * retry schedules the next attempt after a backoff with jitter: a resume
+   * while the grace lasts, else a join through the director.
+   */
+  private retry(kind: "resume" | "join", why: string, atLeastMs = 0): void {
+    this.clearTimer();
+    this.gen++; // nothing of the attempt before may act from now on
+    let delay = 0;
+    if (kind === "resume") {
+      this.joinAttempts++;
+      delay = backoffDelay(this.backoff, this.joinAttempts, this.random());
+      if (this.resumeToken === null || this.clock.now() + delay >= this.resumeDeadline) {
+        this.log.info("the resume grace is over: joining again", { why });
+        this.endSeqSpace();
+        kind = "join";
+        this.joinAttempts = 0;
+      }
+    }
+    if (kind === "join") {
+      this.joinAttempts++;
+      if (this.joinAttempts > this.maxJoinAttempts) {
+        this.end("gave_up", `gave up after ${this.maxJoinAttempts} attempts: ${why}`);
+        return;
+      }
+      delay = Math.max(backoffDelay(this.backoff, this.joinAttempts, this.random()), atLeastMs);
+    }
+    this.setState("reconnecting", `${why}; ${kind === "resume" ? "resuming" : "joining again"} in ${Math.round(delay)} ms`);
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = null;
+      if (kind === "resume") {
+        this.connect({ type: "resume", token: this.resumeToken ?? "", joinId: this.joinId });
+      } else {
+        void this.rejoin();
+      }
+    }, delay);
+  }
+
+  /**
+   * endSeqSpace ends the current session's seqs: every intent without an
+   * answer was not applied (the last snapshot's ack_seq settled the rest).
+   */
+  private endSeqSpace(): void {
+    this.resumeToken = null;
+    this.resumeDeadline = 0;
+    for (const p of this.predictor.clear()) {
+      const o = this.outgoing.get(p.seq);
+      this.outgoing.delete(p.seq);
+      if (o !== undefined) this.settle(o, p.seq, { status: "voided", seq: p.seq });
+    }
+    this.outgoing.clear();
+  }
+
+  private end(reason: EndReason, message: string): void {
+    if (this.st === "ended") return;
+    this.clearTimer();
+    this.gen++;
+    this.endReason = reason;
+    this.detach();
+    this.endSeqSpace();
+    for (const o of this.outbox.splice(0)) this.settle(o, null, { status: "voided", seq: null });
+    this.setState("ended", message);
+    this.events.emit("ended", { reason, message });
+  }
+
+  // ---- sending ----
+
+  private sendRaw(m: ClientMessage): void {
+    try {
+      this.ws?.send(encodeMessage(m));
+    } catch (e) {
+      // A socket that closes under us: the close event handles it.
+      this.log.warn("send failed", { type: m.type, err: String(e) });
+    }
+  }
+
+  private terrain(): Terrain {
+    const v = this.view;
+    const self = this.ownEntity;
+    return {
+      diagonal: ((v.info?.rules ?? 0) & Rule.Diagonal) !== 0,
+      passable: (x, y) => v.onGrid(x, y) && v.floorAt(x, y) !== Floor.Wall && v.entityAt(x, y, self) === undefined,
+    };
+  }
+
+  private send(o: Outgoing): void {
+    this.seq = nextSeq(this.seq);
+    const p: PendingIntent = { seq: this.seq, ...o.req, sentAt: this.clock.now(), resent: false };
+    this.outgoing.set(p.seq, o);
+    this.predictor.sent(p, this.terrain());
+    this.sendRaw({ type: "intent", seq: p.seq, kind: p.kind, dir: p.dir, target: p.target });
+  }
+
+  private settle(o: Outgoing, seq: number | null, outcome: IntentOutcome): void {
+    o.resolve(outcome);
+    if (outcome.status === "applied") this.events.emit("intentApplied", { seq: outcome.seq, intent: o.req });
+    else if (outcome.status === "refused") {
+      this.events.emit("intentRefused", { seq, intent: o.req, code: outcome.code, name: codeName(outcome.code) });
+    } else this.events.emit("intentVoided", { seq, intent: o.req });
+  }
+
+  private sampleRtt(ms: number): void {
+    this.rtt = this.rtt === null ? ms : this.rtt + RTT_ALPHA * (ms - this.rtt);
+    this.events.emit("rtt", { sampleMs: ms, smoothedMs: this.rtt });
+  }
+
+  // ---- receiving ----
+
+  private drop(reason: string, fields: Record<string, unknown> = {}): void {
+    this.dropCount++;
+    this.log.warn(`message dropped: ${reason}`, fields);
+    this.events.emit("dropped", { reason });
+  }
+
+  private onFrame(data: unknown): void {
+    if (!(data instanceof ArrayBuffer)) {
+      this.drop("a text frame");
+      return;
+    }
+    let m: Message;
+    try {
+      m = decodeMessage(new Uint8Array(data));
+    } catch (e) {
+      this.drop(e instanceof MalformedError ? e.message : String(e), { bytes: data.byteLength });
+      return;
+    }
+    try {
+      this.handle(m);
+    } catch (e) {
+      // A bug of ours must not take the page down with it either.
+      this.log.error("handling a message failed", { type: m.type, err: String(e) });
+    }
+  }
+
+  private handle(m: Message): void {
+    switch (m.type) {
+      case "hello_ack":
+        this.onHelloAck(m.joinId, m.entity, m.area, m.resumeToken);
+        return;
+      case "area_info":
+        this.view.applyAreaInfo(m);
+        this.interpolator.durationMs = m.stepMs;
+        this.events.emit("areaInfo", m);
+        return;
+      case "static":
+        try {
+          this.view.applyStatic(m);
+        } catch (e) {
+          this.drop(String(e));
+          return;
+        }
+        this.events.emit("static", { cell: m.cell });
+        return;
+      case "presence":
+        this.view.applyPresence(m);
+        this.events.emit("presence", this.view.players);
+        return;
+      case "snapshot":
+        this.onSnapshot(m.tick, m.ackSeq, m.flags, m.records);
+        return;
+      case "intent_result":
+        this.onRefusal(m.seq, m.code);
+        return;
+      case "error":
+        this.onError(m.code, m.refSeq, m.joinId, m.detail);
+        return;
+      case "rehello":
+        this.sessionEnded = true;
+        this.endSeqSpace();
+        if (m.code === Code.REALM_CLOSED) {
+          this.end("realm_closed", "the realm closed");
+          return;
+        }
+        this.joinAttempts = 0;
+        this.retry("join", `the session ended (${codeName(m.code)})`);
+        return;
+      case "area_closing":
+        this.events.emit("areaClosing", { reason: m.reason, graceMs: m.graceMs });
+        return;
+      case "taken_over":
+        this.sessionEnded = true;
+        this.events.emit("takenOver", { message: "another login took this session over" });
+        this.end("taken_over", "another login took this session over");
+        return;
+      case "portal_blocked":
+        this.events.emit("portalBlocked", { reason: m.reason });
+        return;
+      case "portal_transfer_rejected":
+        this.events.emit("portalRejected", { reason: m.reason });
+        return;
+      case "portal_moved": {
+        this.sessionEnded = true;
+        const seen = this.predictor.authoritative;
+        const at = seen === null ? null : { x: seen.x, y: seen.y };
+        this.endSeqSpace();
+        const from = this.targetArea;
+        this.targetArea = m.area;
+        this.joinId = m.joinId;
+        this.wsUrl = m.wsUrl;
+        this.joinAttempts = 0;
+        this.events.emit("portalMoved", { from, to: m.area, at });
+        this.connect({ type: "hello", grant: m.grant, joinId: m.joinId, versions: [PROTOCOL_VERSION] });
+        return;
+      }
+      case "hello":
+      case "resume":
+      case "intent":
+        this.drop(`a client message (${m.type}) from the server`);
+        return;
+    }
+  }
+
+  private onHelloAck(joinId: bigint, entity: number, area: number, token: string): void {
+    if (this.st !== "binding") {
+      this.drop(`hello_ack in state ${this.st}`);
+      return;
+    }
+    if (joinId !== this.joinId) {
+      this.drop("hello_ack of another join", { joinId: joinId.toString(), want: this.joinId.toString() });
+      return;
+    }
+    this.clearBindTimer();
+    this.sampleRtt(this.clock.now() - this.helloSentAt);
+    const resumed = this.resuming;
+    this.resumeToken = token;
+    this.resumeDeadline = 0;
+    this.ownEntity = entity;
+    if (area !== this.view.info?.area) {
+      this.view.reset();
+      this.interpolator.clear();
+    }
+    this.targetArea = area;
+    if (resumed) {
+      // The ones the server had are refused STALE_SEQ (ignored), the
+      // ones lost with the connection are applied now.
+      for (const p of this.predictor.outstanding) {
+        p.resent = true;
+        this.sendRaw({ type: "intent", seq: p.seq, kind: p.kind, dir: p.dir, target: p.target });
+      }
+    } else {
+      this.seq = 0;
+    }
+    this.setState("bound");
+    for (const o of this.outbox.splice(0)) this.send(o);
+  }
+
+  private onSnapshot(tick: number, ackSeq: number, flags: number, records: Uint8Array): void {
+    if (this.st !== "bound" && this.st !== "ready") {
+      this.drop(`snapshot in state ${this.st}`);
+      return;
+    }
+    try {
+      this.view.applySnapshot({ type: "snapshot", tick, ackSeq, flags, records });
+    } catch (e) {
+      if (e instanceof MalformedError) {
+        // Records that do not decode changed nothing: drop the message.
+        this.drop(e.message);
+        return;
+      }
+      if (e instanceof ViewError) {
+        // The view is not to be trusted: a new connection starts it over
+        // (the resume's first snapshot is a reset).
+        this.log.error("a snapshot broke the view; reconnecting", { err: e.message });
+        this.ws?.close(4000, "view broken");
+        return;
+      }
+      throw e;
+    }
+    const now = this.clock.now();
+    for (const p of this.predictor.acked(ackSeq)) {
+      const o = this.outgoing.get(p.seq);
+      this.outgoing.delete(p.seq);
+      if (!p.resent) this.sampleRtt(now - p.sentAt);
+      if (o !== undefined) this.settle(o, p.seq, { status: "applied", seq: p.seq });
+    }
+    const own = this.view.entities.get(this.ownEntity);
+    this.predictor.reconcile(own === undefined ? null : { x: own.x, y: own.y, facing: own.facing }, this.terrain());
+    for (const e of this.view.entities.values()) {
+      if (e.id !== this.ownEntity) this.interpolator.observe(e.id, e.x, e.y, now);
+    }
+    this.interpolator.retain(this.view.entities);
+    if (this.st === "bound") {
+      this.joinAttempts = 0;
+      this.setState("ready");
+      this.events.emit("ready", { area: this.targetArea, entity: this.ownEntity, resumed: this.resuming });
+    }
+    this.events.emit("snapshot", { tick, ackSeq });
+  }
+
+  private onRefusal(seq: number, code: number): void {
+    const p = this.predictor.find(seq);
+    if (p === undefined) {
+      this.drop(`an answer for seq ${seq}, which is not pending`, { code: codeName(code) });
+      return;
+    }
+    if (code === Code.STALE_SEQ && p.resent) {
+      // The server had the first copy: its answer is the one that counts.
+      p.resent = false;
+      return;
+    }
+    this.predictor.take(seq);
+    this.predictor.replay(this.terrain());
+    if (!p.resent) this.sampleRtt(this.clock.now() - p.sentAt);
+    const o = this.outgoing.get(seq);
+    this.outgoing.delete(seq);
+    if (o !== undefined) this.settle(o, seq, { status: "refused", seq, code });
+  }
+
+  private onError(code: number, refSeq: number, joinId: bigint, detail: string): void {
+    if (refSeq !== 0) {
+      // NOT_HELLO or REHELLO for an intent: it was not applied.
+      this.onRefusal(refSeq, code);
+      return;
+    }
+    if (joinId !== 0n && joinId !== this.joinId) {
+      this.drop("an error of another join", { code: codeName(code), joinId: joinId.toString() });
+      return;
+    }
+    if (this.st === "binding" && joinId === this.joinId) {
+      this.joinRefusedByHost(code, detail);
+      return;
+    }
+    this.log.warn("server error", { code: codeName(code), detail });
+    this.events.emit("serverError", { code, name: codeName(code), detail });
+  }
+
+  /** joinRefusedByHost handles the host's refusal of a hello or resume. */
+  private joinRefusedByHost(code: number, detail: string): void {
+    this.log.info("the host refused the join", { code: codeName(code), detail, resume: this.resuming });
+    this.sessionEnded = true;
+    this.detach();
+    switch (code) {
+      case Code.AREA_FULL:
+        this.end("area_full", "the Area is full");
+        return;
+      case Code.VERSION_UNSUPPORTED:
+        this.end("version_unsupported", `the server does not speak protocol version ${PROTOCOL_VERSION}`);
+        return;
+      default:
+        // BAD_TOKEN (the body is gone), BAD_GRANT, GRANT_EXPIRED,
+        // AREA_CLOSING, INTERNAL: a new grant from the director.
+        this.endSeqSpace();
+        this.retry("join", `the host refused the join (${codeName(code)})`);
+    }
+  }
+}

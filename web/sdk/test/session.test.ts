@@ -1,0 +1,421 @@
+/**
+ * The session against a scripted server: join correlation, states,
+ * prediction and reconciliation through real messages, the reconnect
+ * coordinator, takeover, closing Areas, portals, and garbage.
+ */
+
+import {
+  type AreaInfo,
+  Code,
+  Dir,
+  type EntityState,
+  type Intent,
+  type IntentOutcome,
+  type Message,
+  RecordWriter,
+  Session,
+  type SessionOptions,
+  type SessionState,
+} from "../src/index.js";
+import { eq, ok, test } from "./harness.js";
+import { CaptureLogger, FakeClock, FakeDirector, FakeSocket, settle } from "./fakes.js";
+
+const INFO: AreaInfo = {
+  type: "area_info",
+  area: 5,
+  kind: "village",
+  w: 24,
+  h: 16,
+  cellSize: 8,
+  tickHz: 20,
+  snapshotHz: 10,
+  stepMs: 200,
+  queueLen: 8,
+  interestRadius: 0,
+  resumeGraceMs: 30000,
+  rules: 1,
+};
+
+interface Env {
+  clock: FakeClock;
+  dir: FakeDirector;
+  sockets: FakeSocket[];
+  s: Session;
+  log: CaptureLogger;
+  states: SessionState[];
+}
+
+function newEnv(opts: Partial<SessionOptions> = {}): Env {
+  const clock = new FakeClock();
+  const dir = new FakeDirector();
+  const sockets: FakeSocket[] = [];
+  const log = new CaptureLogger();
+  const s = new Session({
+    director: dir.client(),
+    area: 5,
+    clock,
+    logger: log,
+    random: () => 0.5,
+    socket: (url) => {
+      const ws = new FakeSocket(url);
+      sockets.push(ws);
+      return ws;
+    },
+    ...opts,
+  });
+  const states: SessionState[] = [];
+  s.on("state", (e) => states.push(e.state));
+  return { clock, dir, sockets, s, log, states };
+}
+
+function lastSocket(env: Env): FakeSocket {
+  const ws = env.sockets[env.sockets.length - 1];
+  if (ws === undefined) throw new Error("no socket opened");
+  return ws;
+}
+
+const player = (id: number, x: number, y: number): EntityState => ({ id, kind: 0, x, y, facing: 0, hp: 0, flags: 0 });
+
+/** whole returns records that show every cell of INFO whole, with entities placed in theirs. */
+function whole(entities: EntityState[]): Uint8Array {
+  const w = new RecordWriter();
+  for (let c = 0; c < 6; c++) {
+    w.cell(c, entities.filter((e) => Math.floor(e.y / 8) * 3 + Math.floor(e.x / 8) === c));
+  }
+  return w.bytes();
+}
+
+function intents(ws: FakeSocket): Intent[] {
+  return ws.sent.filter((m): m is Intent => m.type === "intent");
+}
+
+/** bind plays a server through a join: hello_ack, area_info, presence, static, the first snapshot. */
+async function bind(env: Env, first = true, at: [number, number] = [4, 4]): Promise<FakeSocket> {
+  if (first) {
+    env.s.start();
+    await settle();
+  }
+  const ws = lastSocket(env);
+  ws.open();
+  const hello = ws.sent[0];
+  if (hello === undefined || hello.type !== "hello") throw new Error(`first message ${hello?.type}; want hello`);
+  env.clock.advance(12);
+  ws.deliver({ type: "hello_ack", joinId: hello.joinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 2 });
+  ws.deliver(INFO);
+  ws.deliver({ type: "presence", area: 5, players: [{ entity: 1, name: "ada" }] });
+  ws.deliver({ type: "static", cell: 0, version: 1, floor: [0, 64], objects: [] });
+  ws.deliver({ type: "snapshot", tick: 2, ackSeq: 0, flags: 1, records: whole([player(1, at[0], at[1])]) });
+  return ws;
+}
+
+function snapshot(ackSeq: number, x: number, y: number, reset = true): Message {
+  return { type: "snapshot", tick: 3, ackSeq, flags: reset ? 1 : 0, records: whole([player(1, x, y)]) };
+}
+
+test("session: ready is bound with the first snapshot applied, not the socket open", async () => {
+  const env = newEnv();
+  env.s.start();
+  await settle();
+  eq(env.dir.joins, [5], "one join");
+  const ws = lastSocket(env);
+  eq(ws.url, "ws://host5.test/ws", "the join's ws_url");
+  eq(env.s.state, "connecting", "before open");
+  ws.open();
+  eq(env.s.state, "binding", "socket open is not ready");
+  const hello = ws.sent[0];
+  eq(hello, { type: "hello", grant: "g1", joinId: env.dir.lastJoinId, versions: [2] }, "the hello");
+  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 2 });
+  eq(env.s.state, "bound", "after hello_ack");
+  ws.deliver(INFO);
+  eq(env.s.ready, false, "not ready before a snapshot");
+  ws.deliver(snapshot(0, 4, 4));
+  eq(env.s.state, "ready", "after the first snapshot");
+  eq(env.states, ["joining", "connecting", "binding", "bound", "ready"], "states");
+  eq(env.s.predicted, { x: 4, y: 4, facing: 0 }, "own pose");
+});
+
+test("session: a hello_ack or error of another join is dropped", async () => {
+  const env = newEnv();
+  env.s.start();
+  await settle();
+  const ws = lastSocket(env);
+  ws.open();
+  const other = env.dir.lastJoinId + 1n;
+  ws.deliver({ type: "hello_ack", joinId: other, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 2 });
+  ws.deliver({ type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: other, detail: "stale" });
+  eq(env.s.state, "binding", "still waiting for this join's answer");
+  eq(env.s.dropped, 2, "both dropped");
+  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 2 });
+  eq(env.s.state, "bound", "this join's answer settles it");
+});
+
+test("session: a join answer that comes after leave opens nothing", async () => {
+  const env = newEnv();
+  env.dir.hold = true;
+  env.s.start();
+  await settle();
+  env.s.leave();
+  env.dir.release();
+  await settle();
+  eq(env.sockets.length, 0, "no socket");
+  eq(env.s.state, "ended", "ended");
+});
+
+test("session: steps apply at once; a refused step rolls back", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const outcome = env.s.step(Dir.E);
+  eq(env.s.predicted, { x: 5, y: 4, facing: Dir.E }, "predicted at once");
+  eq(intents(ws), [{ type: "intent", seq: 1, kind: 0, dir: Dir.E, target: { x: 0, y: 0 } }], "sent with seq 1");
+  env.clock.advance(40);
+  ws.deliver({ type: "intent_result", seq: 1, code: Code.BLOCKED });
+  eq(env.s.predicted, { x: 4, y: 4, facing: 0 }, "rolled back");
+  eq(await outcome, { status: "refused", seq: 1, code: Code.BLOCKED }, "the outcome");
+  ok(env.s.rttMs !== null && env.s.rttMs > 12 && env.s.rttMs < 40, `rtt smoothed between the samples: ${env.s.rttMs}`);
+});
+
+test("session: every snapshot resets the prediction and replays what is pending; a lost one changes nothing", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const outcomes = [env.s.step(Dir.E), env.s.step(Dir.E), env.s.step(Dir.E)];
+  const xs: number[] = [env.s.predicted?.x ?? -1];
+  // The snapshot acking seq 1 is lost (latest-wins); the next acks 2.
+  ws.deliver(snapshot(2, 6, 4, false));
+  xs.push(env.s.predicted?.x ?? -1);
+  ws.deliver(snapshot(3, 7, 4, false));
+  xs.push(env.s.predicted?.x ?? -1);
+  eq(xs, [7, 7, 7], "predicted x after each snapshot");
+  eq(
+    await Promise.all(outcomes),
+    [1, 2, 3].map((seq): IntentOutcome => ({ status: "applied", seq })),
+    "every step applied",
+  );
+  eq(env.s.pending, 0, "nothing pending");
+});
+
+test("session: a snapshot behind the prediction replays the pending steps on the server's pose", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  void env.s.step(Dir.S);
+  void env.s.step(Dir.S);
+  ws.deliver(snapshot(1, 4, 5, false));
+  eq(env.s.predicted, { x: 4, y: 6, facing: Dir.S }, "one applied, one replayed");
+  // The server moved the body elsewhere (a portal restore): the pending step replays there.
+  ws.deliver(snapshot(1, 10, 10, false));
+  eq(env.s.predicted, { x: 10, y: 11, facing: Dir.S }, "replayed on the new pose");
+});
+
+test("session: a dropped socket resumes within the grace and sends again what was in flight", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const inFlight = env.s.step(Dir.E);
+  ws.drop();
+  eq(env.s.state, "reconnecting", "reconnecting");
+  const whileDown = env.s.step(Dir.E);
+  eq(intents(ws).length, 1, "nothing sent on the dead socket");
+  env.clock.advance(10_000);
+  const ws2 = lastSocket(env);
+  ok(ws2 !== ws && ws2.url === ws.url, "a new socket to the same host");
+  ws2.open();
+  eq(ws2.sent[0], { type: "resume", token: "r1", joinId: env.dir.lastJoinId }, "resume");
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 2 });
+  eq(
+    intents(ws2).map((m) => m.seq),
+    [1, 2],
+    "the in-flight intent again (same seq), then the one made while down",
+  );
+  ws2.deliver({ type: "intent_result", seq: 1, code: Code.STALE_SEQ });
+  ws2.deliver(INFO);
+  ws2.deliver(snapshot(2, 6, 4));
+  eq(env.s.state, "ready", "ready again");
+  eq(await Promise.all([inFlight, whileDown]), [{ status: "applied", seq: 1 }, { status: "applied", seq: 2 }], "both applied");
+  eq(env.dir.joins.length, 1, "no second join");
+});
+
+test("session: reconnect delays back off with jitter", async () => {
+  const draws = [0.999, 0.999, 0.999, 0.999, 0, 0.5];
+  const bindTimeoutMs = 77_777;
+  const env = newEnv({ random: () => draws.shift() ?? 0.5, backoff: { baseMs: 100, maxMs: 500, minMs: 20 }, bindTimeoutMs });
+  const ws = await bind(env);
+  const backoffs = (): number[] => env.clock.delays.filter((d) => d !== bindTimeoutMs);
+  ws.drop();
+  for (let i = 0; i < 5; i++) {
+    env.clock.advance(backoffs()[backoffs().length - 1] ?? 0);
+    lastSocket(env).drop();
+  }
+  eq(backoffs(), [99, 199, 399, 499, 20, 250], "full jitter of 100, 200, 400, 500 (capped), then the floor");
+});
+
+test("session: past the resume grace, the session joins again and voids what had no answer", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const lost = env.s.step(Dir.E);
+  ws.drop();
+  // Every resume attempt fails to connect until the grace is over.
+  while (env.dir.joins.length === 1 && env.s.state !== "ended") {
+    env.clock.advance(1000);
+    await settle();
+    const w = lastSocket(env);
+    if (w !== ws && w.closed === null && w.sent.length === 0 && env.dir.joins.length === 1) w.drop();
+  }
+  eq(env.dir.joins, [5, 5], "a second join");
+  eq(await lost, { status: "voided", seq: 1 }, "the intent of the ended session");
+  const ws3 = lastSocket(env);
+  ws3.open();
+  eq(ws3.sent[0]?.type, "hello", "a fresh hello");
+});
+
+test("session: a new session after a join starts its seqs at 1", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  void env.s.step(Dir.E);
+  void env.s.step(Dir.E);
+  ws.deliver({ type: "rehello", code: Code.INTERNAL, detail: "the Area failed" });
+  ws.drop(1011);
+  env.clock.advance(10_000);
+  await settle();
+  eq(env.dir.meCalls, 1, "asked where the character is");
+  eq(env.dir.joins, [5, 5], "joined again");
+  const ws2 = await bind(env, false);
+  void env.s.step(Dir.W);
+  eq(intents(ws2).map((m) => m.seq), [1], "seq 1 again");
+});
+
+test("session: taken over ends the session; nothing reconnects", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const pending = env.s.step(Dir.E);
+  let told = 0;
+  env.s.on("takenOver", () => told++);
+  ws.deliver({ type: "taken_over" });
+  ws.drop(1000);
+  env.clock.advance(120_000);
+  await settle();
+  eq(told, 1, "told");
+  eq(env.s.state, "ended", "ended");
+  eq(env.s.ended, "taken_over", "why");
+  eq(env.sockets.length, 1, "no new socket");
+  eq(await pending, { status: "voided", seq: 1 }, "the pending intent was not applied");
+  eq(await env.s.step(Dir.E), { status: "voided", seq: null }, "an intent after the end");
+});
+
+test("session: the Area closing is announced, then the session joins again", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const seen: number[] = [];
+  env.s.on("areaClosing", (e) => seen.push(e.graceMs));
+  ws.deliver({ type: "area_closing", reason: Code.AREA_CLOSING, graceMs: 5000 });
+  eq(seen, [5000], "announced");
+  eq(env.s.state, "ready", "play goes on during the grace");
+  ws.deliver({ type: "rehello", code: Code.AREA_CLOSING, detail: "closed" });
+  ws.drop(1001);
+  env.clock.advance(10_000);
+  await settle();
+  eq(env.dir.joins, [5, 5], "joined again");
+});
+
+test("session: portal_moved connects to the new Area with the grant given", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const pending = env.s.step(Dir.E);
+  const moves: string[] = [];
+  env.s.on("portalMoved", (e) => moves.push(`${e.from}->${e.to}`));
+  ws.deliver({ type: "portal_moved", area: 6, wsUrl: "ws://h2.test/ws", grant: "g-portal", joinId: 99n });
+  ws.drop(1000);
+  eq(moves, ["5->6"], "told");
+  eq(await pending, { status: "voided", seq: 1 }, "the old session's intent");
+  const ws2 = lastSocket(env);
+  eq(ws2.url, "ws://h2.test/ws", "the new host");
+  ws2.open();
+  eq(ws2.sent[0], { type: "hello", grant: "g-portal", joinId: 99n, versions: [2] }, "hello with the grant given");
+  ws2.deliver({ type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: env.dir.lastJoinId, detail: "the old join" });
+  eq(env.s.state, "binding", "an error of the old join is dropped");
+  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 2 });
+  ws2.deliver({ ...INFO, area: 6 });
+  ws2.deliver({ type: "snapshot", tick: 1, ackSeq: 0, flags: 1, records: whole([player(7, 2, 2)]) });
+  eq([env.s.state, env.s.area, env.s.entity], ["ready", 6, 7], "in the new Area");
+  eq(env.s.view.maps.size, 0, "the old Area's maps are gone");
+  eq(env.dir.joins, [5], "no join through the director");
+});
+
+test("session: malformed and unknown messages are logged and dropped, never thrown", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const garbage: (Uint8Array | string)[] = [
+    new Uint8Array([0xff, 0x00, 0x13]),
+    new Uint8Array([0x83, 0x02, 0x15, 0x80]), // unknown type 21
+    "a text frame",
+    new Uint8Array([0x83, 0x02, 0x0c, 0x84, 0x05, 0x00, 0x00, 0x41, 0x13]), // a record op 0x13
+    new Uint8Array([0x83, 0x02, 0x03, 0x84, 0x01, 0x00, 0x00, 0x82, 0x00, 0x00]), // a client intent
+    new Uint8Array([0x83, 0x02, 0x0b, 0x82, 0x09, 0x0f]), // an answer for seq 9, never sent
+  ];
+  for (const g of garbage) ws.deliverRaw(g);
+  eq(env.s.dropped, garbage.length, "every one dropped");
+  eq(env.log.lines.filter((l) => l.level === "warn" && l.msg.startsWith("message dropped")).length, garbage.length, "and logged");
+  eq(env.s.state, "ready", "still ready");
+  void env.s.step(Dir.E);
+  eq(env.s.predicted?.x, 5, "play goes on");
+});
+
+test("session: a snapshot that breaks the view reconnects and starts it over", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  ws.deliver({ type: "snapshot", tick: 5, ackSeq: 0, flags: 0, records: new RecordWriter().step(42, 0).bytes() });
+  await settle();
+  eq(ws.closed?.code, 4000, "closed");
+  eq(env.s.state, "reconnecting", "reconnecting");
+  env.clock.advance(10_000);
+  eq(lastSocket(env).url, ws.url, "resuming");
+});
+
+test("session: a host that never answers hello is dropped after the bind timeout, and resumed", async () => {
+  const env = newEnv({ bindTimeoutMs: 3000 });
+  const ws = await bind(env);
+  ws.drop();
+  env.clock.advance(1000);
+  const silent = lastSocket(env);
+  ok(silent !== ws, "a resume socket");
+  silent.open();
+  eq(silent.sent[0]?.type, "resume", "resume sent");
+  const states: string[] = [];
+  env.s.on("state", (e) => states.push(e.state));
+  env.clock.advance(3000);
+  eq(silent.closed?.code, 1000, "the silent socket is closed");
+  eq(states, ["reconnecting", "connecting"], "and the session tries again");
+  ok(lastSocket(env) !== silent, "with a new socket");
+});
+
+test("session: a portal crossing says which square it left from", async () => {
+  const env = newEnv();
+  const ws = await bind(env, true, [9, 3]);
+  const seen: ({ x: number; y: number } | null)[] = [];
+  env.s.on("portalMoved", (e) => seen.push(e.at));
+  ws.deliver({ type: "portal_moved", area: 6, wsUrl: "ws://h2.test/ws", grant: "g", joinId: 9n });
+  eq(seen, [{ x: 9, y: 3 }], "the square");
+});
+
+test("session: REALM_FULL is retried, then the session ends with it", async () => {
+  const env = newEnv({ maxJoinAttempts: 3 });
+  for (let i = 0; i < 3; i++) {
+    env.dir.joinAnswers.push({ status: 503, body: { code: "REALM_FULL", message: "the realm is full" } });
+  }
+  const retries: boolean[] = [];
+  env.s.on("joinRefused", (e) => retries.push(e.willRetry));
+  env.s.start();
+  for (let i = 0; i < 4; i++) {
+    await settle();
+    env.clock.advance(10_000);
+  }
+  eq(retries, [true, true, false], "two retries, then no more");
+  eq(env.s.ended, "realm_full", "ended realm_full");
+});
+
+test("session: intents beyond the queue while disconnected are refused TOO_FAST", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  ws.drop();
+  const outs = [];
+  for (let i = 0; i < 9; i++) outs.push(env.s.step(Dir.N));
+  eq(await outs[8], { status: "refused", seq: null, code: Code.TOO_FAST }, "the ninth");
+  eq(env.s.pending, 8, "eight wait");
+});

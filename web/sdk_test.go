@@ -1,0 +1,216 @@
+package web_test
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/leyworks/ley/net/view"
+	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/web/bundle"
+	"github.com/leyworks/ley/web/internal/chrome"
+)
+
+// readHex reads a golden .hex file: hex digits, whitespace ignored, '#'
+// starting a comment line.
+func readHex(t *testing.T, path string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var digits strings.Builder
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		digits.WriteString(strings.Join(strings.Fields(line), ""))
+	}
+	b, err := hex.DecodeString(digits.String())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return b
+}
+
+// entityJSON is an entity as the SDK's view shows it.
+type entityJSON struct {
+	ID     uint32 `json:"id"`
+	Kind   uint8  `json:"kind"`
+	X      int32  `json:"x"`
+	Y      int32  `json:"y"`
+	Facing uint8  `json:"facing"`
+	HP     uint16 `json:"hp"`
+	Flags  uint8  `json:"flags"`
+}
+
+type frameJSON struct {
+	Name     string       `json:"name"`
+	Hex      string       `json:"hex"`
+	Entities []entityJSON `json:"entities"`
+	Held     []uint32     `json:"held"`
+}
+
+// fixtures are what the SDK's tests check against: every golden message
+// of net/wire/testdata, and the worked snapshot sequence of
+// area/testdata/sequence with what net/view makes of each frame.
+type fixtures struct {
+	Golden   map[string]string `json:"golden"`
+	Sequence struct {
+		AreaInfo string      `json:"areaInfo"`
+		Frames   []frameJSON `json:"frames"`
+	} `json:"sequence"`
+}
+
+func buildFixtures(t *testing.T) fixtures {
+	t.Helper()
+	var fx fixtures
+	fx.Golden = map[string]string{}
+	paths, err := filepath.Glob("../net/wire/testdata/*.hex")
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("golden files: %v (%d found)", err, len(paths))
+	}
+	for _, p := range paths {
+		fx.Golden[strings.TrimSuffix(filepath.Base(p), ".hex")] = hex.EncodeToString(readHex(t, p))
+	}
+	// The Area of docs/protocol.md's worked sequence: 24 x 16 squares in
+	// cells of 8, interest radius 4.
+	info := &wire.AreaInfo{Area: 5, Kind: "village", W: 24, H: 16, CellSize: 8, TickHz: 20, SnapshotHz: 10,
+		StepMS: 200, QueueLen: 8, InterestRadius: 4, ResumeGraceMS: 30000, Rules: wire.RuleDiagonal}
+	b, err := wire.Encode(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.Sequence.AreaInfo = hex.EncodeToString(b)
+	v := view.New()
+	if err := v.Apply(info); err != nil {
+		t.Fatal(err)
+	}
+	frames, err := filepath.Glob("../area/testdata/sequence/*.hex")
+	if err != nil || len(frames) == 0 {
+		t.Fatalf("sequence files: %v (%d found)", err, len(frames))
+	}
+	slices.Sort(frames)
+	for _, p := range frames {
+		raw := readHex(t, p)
+		m, err := wire.Decode(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if err := v.Apply(m); err != nil {
+			t.Fatalf("%s: net/view: %v", p, err)
+		}
+		f := frameJSON{Name: strings.TrimSuffix(filepath.Base(p), ".hex"), Hex: hex.EncodeToString(raw), Entities: []entityJSON{}, Held: []uint32{}}
+		for _, e := range v.Sorted() {
+			f.Entities = append(f.Entities, entityJSON{e.ID, uint8(e.Kind), e.X, e.Y, uint8(e.Facing), e.HP, uint8(e.Flags)})
+		}
+		for c := range v.Held {
+			f.Held = append(f.Held, c)
+		}
+		slices.Sort(f.Held)
+		fx.Sequence.Frames = append(fx.Sequence.Frames, f)
+	}
+	return fx
+}
+
+// sdkResult is one case of the SDK's tests, as the page reports it.
+type sdkResult struct {
+	Name  string  `json:"name"`
+	OK    bool    `json:"ok"`
+	Error string  `json:"error"`
+	MS    float64 `json:"ms"`
+}
+
+const sdkPage = `<!doctype html><meta charset="utf-8"><title>ley SDK tests</title><script src="tests.js"></script>`
+
+// TestSDK bundles the SDK's tests (web/sdk/test) with esbuild and runs
+// them in headless Chromium: the codec against every golden message of
+// net/wire/testdata, the view against net/view on the worked sequence of
+// area/testdata/sequence, prediction and reconciliation with scripted
+// snapshots, and the session against a scripted server. Each case is a
+// subtest.
+func TestSDK(t *testing.T) {
+	script, err := bundle.Tests(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx, err := json.Marshal(buildFixtures(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	serve := func(path, ctype string, body []byte) {
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", ctype)
+			_, _ = w.Write(body)
+		})
+	}
+	serve("/{$}", "text/html; charset=utf-8", []byte(sdkPage))
+	serve("/tests.js", "text/javascript", script)
+	serve("/fixtures.json", "application/json", fx)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	tab := chrome.Start(t).Tab(t)
+	ctx, cancel := context.WithTimeout(tab.Ctx, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.__leyTests !== undefined && window.__leyTests.done`)); err != nil {
+		t.Fatalf("the tests did not finish: %v\nconsole: %q\nexceptions: %q", err, tab.Console(), tab.Exceptions())
+	}
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(window.__leyTests)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Results []sdkResult `json:"results"`
+		Error   string      `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(raw), &res); err != nil {
+		t.Fatalf("the results: %v", err)
+	}
+	if res.Error != "" {
+		t.Fatalf("the test page failed: %s", res.Error)
+	}
+	if len(res.Results) < 40 {
+		t.Errorf("%d cases ran; the SDK has more (did a test file drop out of test/main.ts?)", len(res.Results))
+	}
+	for _, r := range res.Results {
+		t.Run(r.Name, func(t *testing.T) {
+			if !r.OK {
+				t.Error(r.Error)
+			}
+		})
+	}
+	if ex := tab.Exceptions(); len(ex) > 0 {
+		t.Errorf("uncaught exceptions in the page: %q", ex)
+	}
+}
+
+// TestDistIsCurrent: web/dist, which the director embeds, is exactly what
+// the sources bundle into (run go generate ./web after changing them).
+func TestDistIsCurrent(t *testing.T) {
+	if err := bundle.Check("."); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVendoredCBOR: web/third_party/cbor-x is the version
+// web/sdk/package-lock.json pins, with every file the bundle uses.
+func TestVendoredCBOR(t *testing.T) {
+	if err := bundle.CheckVendor("."); err != nil {
+		t.Fatal(err)
+	}
+}
