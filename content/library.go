@@ -1,0 +1,210 @@
+package content
+
+import (
+	"io/fs"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Library is a realm's content, loaded and checked as a whole: every
+// template's rule set and map exist, every spawner's creature kind exists,
+// every portal's target template exists and its arrival square is
+// walkable there.
+//
+// A Library never changes after it is loaded and is safe for concurrent
+// use. Its maps are shared: callers read them, never write them.
+type Library struct {
+	templates map[string]Template
+	rules     map[string]RuleSet
+	creatures map[string]Creature
+}
+
+// Load reads a whole content folder: rules.json, creatures.json and
+// templates.json at its root (all three required) and the maps the
+// templates name. It returns the first problem found, as an [*Error].
+// Load reads only fsys: use [LoadDir] to lay an operator's folder over
+// the embedded content.
+func Load(fsys fs.FS) (*Library, error) {
+	id := func(p string) string { return p }
+	ix, err := readIndex(fsys, true, id)
+	if err != nil {
+		return nil, err
+	}
+	return build(ix, fsys, id)
+}
+
+// build checks an index as a whole and loads its maps from fsys.
+func build(ix *index, fsys fs.FS, display func(string) string) (*Library, error) {
+	lib := &Library{
+		templates: make(map[string]Template, len(ix.templates)),
+		rules:     make(map[string]RuleSet, len(ix.rules)),
+		creatures: make(map[string]Creature, len(ix.creatures)),
+	}
+	for name, r := range ix.rules {
+		lib.rules[name] = r.val
+	}
+	for name, c := range ix.creatures {
+		lib.creatures[name] = c.val
+	}
+	for _, name := range slices.Sorted(maps.Keys(ix.creatures)) {
+		c := ix.creatures[name]
+		for _, h := range c.val.Hunts {
+			if _, ok := lib.creatures[h]; !ok {
+				return nil, &Error{Path: c.file, Name: name, Err: invalidf("hunts %q: no such creature kind (known: %s)", h, list(lib.creatures))}
+			}
+		}
+	}
+	loaded := make(map[string]*Map)
+	for _, name := range slices.Sorted(maps.Keys(ix.templates)) {
+		t := ix.templates[name]
+		rs, ok := lib.rules[t.val.Rules]
+		if !ok {
+			return nil, &Error{Path: t.file, Name: name, Err: invalidf("rules %q: no such rule set (known: %s)", t.val.Rules, list(lib.rules))}
+		}
+		if _, kind := lib.rules[name]; kind && t.val.Rules != name {
+			return nil, &Error{Path: t.file, Name: name, Err: invalidf("the default template of area kind %q must use rules %q, not %q", name, name, t.val.Rules)}
+		}
+		m := loaded[t.val.Map]
+		if m == nil {
+			var err error
+			if m, err = LoadMap(fsys, t.val.Map); err != nil {
+				return nil, fixPath(err, display)
+			}
+			loaded[t.val.Map] = m
+		}
+		lib.templates[name] = Template{Name: name, Rules: rs, Map: m}
+	}
+	for _, p := range slices.Sorted(maps.Keys(loaded)) {
+		if err := lib.checkRefs(loaded[p]); err != nil {
+			return nil, fixPath(err, display)
+		}
+	}
+	return lib, nil
+}
+
+// checkRefs checks the names a map refers to against the library.
+func (l *Library) checkRefs(m *Map) error {
+	for _, s := range m.Spawners {
+		if _, ok := l.creatures[s.Creature]; !ok {
+			return &Error{Path: m.Path, Layer: "spawners", Object: s.ID, Name: s.Name,
+				Err: invalidf("creature %q: no such creature kind (known: %s)", s.Creature, list(l.creatures))}
+		}
+	}
+	for _, p := range m.Portals {
+		fail := func(err error) error {
+			return &Error{Path: m.Path, Layer: "portals", Object: p.ID, Name: p.Name, Err: err}
+		}
+		t, ok := l.templates[p.Target]
+		if !ok {
+			return fail(invalidf("target %q: no such template (known: %s)", p.Target, list(l.templates)))
+		}
+		if !p.HasTo {
+			continue
+		}
+		x, y := int(p.ToX), int(p.ToY)
+		switch {
+		case !t.Map.In(x, y):
+			return fail(invalidf("arrival square (%d, %d) is outside %s (%dx%d)", x, y, t.Map.Path, t.Map.W, t.Map.H))
+		case !t.Map.Walkable(x, y):
+			return fail(invalidf("arrival square (%d, %d) in %s is not walkable", x, y, t.Map.Path))
+		}
+		if _, on := t.Map.PortalAt(x, y); on {
+			return fail(invalidf("arrival square (%d, %d) in %s is a portal", x, y, t.Map.Path))
+		}
+	}
+	return nil
+}
+
+// list returns a map's keys, sorted, comma-separated.
+func list[V any](m map[string]V) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	return strings.Join(slices.Sorted(maps.Keys(m)), ", ")
+}
+
+// Template returns the template called name. An unknown name is an
+// [*Error] wrapping [ErrNotFound] that lists the known ones.
+func (l *Library) Template(name string) (Template, error) {
+	t, ok := l.templates[name]
+	if !ok {
+		return Template{}, &Error{Err: notFoundf("unknown template %q (known: %s)", name, list(l.templates))}
+	}
+	return t, nil
+}
+
+// Rules returns the rule set called name, or an error like [Library.Template]'s.
+func (l *Library) Rules(name string) (RuleSet, error) {
+	r, ok := l.rules[name]
+	if !ok {
+		return RuleSet{}, &Error{Err: notFoundf("unknown rule set %q (known: %s)", name, list(l.rules))}
+	}
+	return r, nil
+}
+
+// Creature returns the creature kind called name (its Hunts a fresh
+// copy), or an error like [Library.Template]'s.
+func (l *Library) Creature(name string) (Creature, error) {
+	c, ok := l.creatures[name]
+	if !ok {
+		return Creature{}, &Error{Err: notFoundf("unknown creature kind %q (known: %s)", name, list(l.creatures))}
+	}
+	c.Hunts = slices.Clone(c.Hunts)
+	return c, nil
+}
+
+// Templates returns every template, sorted by name, in a fresh slice.
+func (l *Library) Templates() []Template {
+	ts := make([]Template, 0, len(l.templates))
+	for _, name := range slices.Sorted(maps.Keys(l.templates)) {
+		ts = append(ts, l.templates[name])
+	}
+	return ts
+}
+
+// RuleSets returns every rule set, sorted by name, in a fresh slice.
+func (l *Library) RuleSets() []RuleSet {
+	rs := make([]RuleSet, 0, len(l.rules))
+	for _, name := range slices.Sorted(maps.Keys(l.rules)) {
+		rs = append(rs, l.rules[name])
+	}
+	return rs
+}
+
+// Creatures returns every creature kind, sorted by name, in a fresh slice
+// (their Hunts fresh copies).
+func (l *Library) Creatures() []Creature {
+	cs := make([]Creature, 0, len(l.creatures))
+	for _, name := range slices.Sorted(maps.Keys(l.creatures)) {
+		c := l.creatures[name]
+		c.Hunts = slices.Clone(c.Hunts)
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// Kinds returns the area kinds, sorted: the names of the rule sets that
+// have a template of the same name (their default template). The embedded
+// content has arena, home, offline and village.
+func (l *Library) Kinds() []string {
+	var ks []string
+	for _, name := range slices.Sorted(maps.Keys(l.rules)) {
+		if _, ok := l.templates[name]; ok {
+			ks = append(ks, name)
+		}
+	}
+	return ks
+}
+
+// Kind returns the rule set of the area kind called name; its default
+// template is Template(name). An unknown kind is an [*Error] wrapping
+// [ErrNotFound] that lists the known kinds. It is the check the director
+// makes on an area kind a client or operator names.
+func (l *Library) Kind(name string) (RuleSet, error) {
+	r, ok := l.rules[name]
+	if _, def := l.templates[name]; !ok || !def {
+		return RuleSet{}, &Error{Err: notFoundf("unknown area kind %q (known: %s)", name, strings.Join(l.Kinds(), ", "))}
+	}
+	return r, nil
+}

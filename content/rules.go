@@ -1,0 +1,77 @@
+package content
+
+// Bounds on a rule set.
+const (
+	// MaxPlayersLimit bounds a rule set's MaxPlayers.
+	MaxPlayersLimit = 10000
+	// TickRate is the simulation's ticks per second that every tick count
+	// in the content (creature step and attack periods) assumes, and the
+	// bound on a rule set's StepsPerSecond (one step per tick at most).
+	TickRate = 20
+)
+
+// RuleSet is what an Area allows. Systems consult it instead of branching
+// on the Area's kind, so a new kind of Area is a new rule set, not new code.
+// The rule sets are listed in rules.json:
+//
+//	{"rules": [
+//	  {"name": "arena", "max_players": 64, "steps_per_second": 6, "diagonal": true,
+//	   "creatures_hunt_players": true, "pvp": true, "line_of_sight": true, "sense_los": true}
+//	]}
+//
+// name, max_players and steps_per_second are required; every flag left out
+// is false.
+type RuleSet struct {
+	// Name names the rule set; a rule set with a template of the same name
+	// is an area kind ([Library.Kind]).
+	Name string
+	// MaxPlayers caps the players in the Area at once (1..[MaxPlayersLimit]).
+	MaxPlayers int
+	// StepsPerSecond is a player's movement budget (1..[TickRate]).
+	StepsPerSecond int
+	// Diagonal allows the four diagonal steps.
+	Diagonal bool
+	// CreaturesHuntPlayers lets creatures target players; where it is false
+	// a creature that would hunt a player stands instead.
+	CreaturesHuntPlayers bool
+	// PvP lets players harm each other.
+	PvP bool
+	// LineOfSight limits a player's snapshots to what the player can see
+	// (walls, trees and closed doors hide what is behind them).
+	LineOfSight bool
+	// SenseLOS makes creatures need line of sight to sense.
+	SenseLOS bool
+}
+
+type rawRules struct {
+	Name                 string `json:"name"`
+	MaxPlayers           *int   `json:"max_players"`
+	StepsPerSecond       *int   `json:"steps_per_second"`
+	Diagonal             bool   `json:"diagonal"`
+	CreaturesHuntPlayers bool   `json:"creatures_hunt_players"`
+	PvP                  bool   `json:"pvp"`
+	LineOfSight          bool   `json:"line_of_sight"`
+	SenseLOS             bool   `json:"sense_los"`
+}
+
+// ruleSet checks a rules.json entry on its own.
+func (r rawRules) ruleSet() (RuleSet, error) {
+	if err := checkName("rule set", r.Name); err != nil {
+		return RuleSet{}, err
+	}
+	switch {
+	case r.MaxPlayers == nil:
+		return RuleSet{}, invalidf("missing \"max_players\"")
+	case r.StepsPerSecond == nil:
+		return RuleSet{}, invalidf("missing \"steps_per_second\"")
+	case *r.MaxPlayers < 1 || *r.MaxPlayers > MaxPlayersLimit:
+		return RuleSet{}, invalidf("\"max_players\" is %d (1..%d)", *r.MaxPlayers, MaxPlayersLimit)
+	case *r.StepsPerSecond < 1 || *r.StepsPerSecond > TickRate:
+		return RuleSet{}, invalidf("\"steps_per_second\" is %d (1..%d)", *r.StepsPerSecond, TickRate)
+	}
+	return RuleSet{
+		Name: r.Name, MaxPlayers: *r.MaxPlayers, StepsPerSecond: *r.StepsPerSecond,
+		Diagonal: r.Diagonal, CreaturesHuntPlayers: r.CreaturesHuntPlayers, PvP: r.PvP,
+		LineOfSight: r.LineOfSight, SenseLOS: r.SenseLOS,
+	}, nil
+}

@@ -1,0 +1,246 @@
+package content
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+)
+
+// TestDefault guards Default's panic: the embedded content loads.
+func TestDefault(t *testing.T) {
+	lib, err := Load(Embedded())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Default() == nil {
+		t.Fatal("Default() = nil")
+	}
+	if got, want := lib.Kinds(), []string{"arena", "home", "offline", "village"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Kinds() = %v; want %v", got, want)
+	}
+	var names []string
+	for _, tp := range lib.Templates() {
+		names = append(names, tp.Name)
+	}
+	if want := []string{"arena", "home", "offline", "village"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("Templates() = %v; want %v", names, want)
+	}
+}
+
+func TestShippedRules(t *testing.T) {
+	lib := Default()
+	for _, want := range []RuleSet{
+		{Name: "home", MaxPlayers: 8, StepsPerSecond: 5, Diagonal: true},
+		{Name: "village", MaxPlayers: 64, StepsPerSecond: 5, Diagonal: true},
+		{Name: "arena", MaxPlayers: 64, StepsPerSecond: 6, Diagonal: true, CreaturesHuntPlayers: true, PvP: true, LineOfSight: true, SenseLOS: true},
+		{Name: "offline", MaxPlayers: 1, StepsPerSecond: 5, Diagonal: true, CreaturesHuntPlayers: true},
+	} {
+		got, err := lib.Kind(want.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("Kind(%q) = %+v; want %+v", want.Name, got, want)
+		}
+		tp, err := lib.Template(want.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tp.Rules != want {
+			t.Errorf("Template(%q).Rules = %+v; want %+v", want.Name, tp.Rules, want)
+		}
+	}
+}
+
+func TestShippedCreatures(t *testing.T) {
+	lib := Default()
+	wolf, err := lib.Creature("wolf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !wolf.HuntsPlayers || wolf.AttackDamage <= 0 {
+		t.Errorf("wolf = %+v; want a hunter of players", wolf)
+	}
+	deer, err := lib.Creature("deer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deer.HuntsPlayers || len(deer.Hunts) != 0 || !deer.Wanders {
+		t.Errorf("deer = %+v; want a wanderer that hunts nothing", deer)
+	}
+	slime, err := lib.Creature("slime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slime.HuntsPlayers || slime.StepTicks <= wolf.StepTicks || slime.StepTicks <= deer.StepTicks {
+		t.Errorf("slime = %+v; want a slow hunter of players", slime)
+	}
+	// Creature hands out copies: changing one changes nothing in the library.
+	wolf.Hunts[0] = "changed"
+	if again, _ := lib.Creature("wolf"); again.Hunts[0] != "deer" {
+		t.Errorf("wolf.Hunts = %v after a caller's change; want [deer]", again.Hunts)
+	}
+}
+
+// TestShippedMaps checks every shipped map is a playable place: spawns,
+// portals and some square of every spawner's area are walkable and
+// reachable from the first spawn (walking through open doors).
+func TestShippedMaps(t *testing.T) {
+	for _, tp := range Default().Templates() {
+		t.Run(tp.Name, func(t *testing.T) {
+			m := tp.Map
+			if len(m.Spawns) == 0 {
+				t.Fatal("no spawns")
+			}
+			reach := reachable(m, m.Spawns[0])
+			for _, s := range m.Spawns {
+				if !m.Walkable(int(s.X), int(s.Y)) {
+					t.Errorf("spawn %v is not walkable", s)
+				}
+				if !reach[int(s.Y)*m.W+int(s.X)] {
+					t.Errorf("spawn %v is not reachable from spawn %v", s, m.Spawns[0])
+				}
+			}
+			for _, p := range m.Portals {
+				if !m.Walkable(int(p.X), int(p.Y)) || !reach[int(p.Y)*m.W+int(p.X)] {
+					t.Errorf("portal %d %q at (%d, %d) is not walkable and reachable", p.ID, p.Name, p.X, p.Y)
+				}
+			}
+			for _, s := range m.Spawners {
+				ok := false
+				for y := s.Y; y < s.Y+s.H; y++ {
+					for x := s.X; x < s.X+s.W; x++ {
+						ok = ok || m.Walkable(int(x), int(y)) && reach[int(y)*m.W+int(x)]
+					}
+				}
+				if !ok {
+					t.Errorf("spawner %d %q has no walkable square reachable from the spawns", s.ID, s.Name)
+				}
+			}
+			for _, o := range m.Objects {
+				if m.WallAt(int(o.X), int(o.Y)) {
+					t.Errorf("object %d on a wall", o.ID)
+				}
+			}
+		})
+	}
+}
+
+// reachable returns the squares a body can walk to from start, stepping
+// in eight directions over walkable squares.
+func reachable(m *Map, start Point) []bool {
+	seen := make([]bool, m.W*m.H)
+	queue := []Point{start}
+	seen[int(start.Y)*m.W+int(start.X)] = true
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for dy := int32(-1); dy <= 1; dy++ {
+			for dx := int32(-1); dx <= 1; dx++ {
+				x, y := int(p.X+dx), int(p.Y+dy)
+				if !m.Walkable(x, y) || seen[y*m.W+x] {
+					continue
+				}
+				seen[y*m.W+x] = true
+				queue = append(queue, Point{int32(x), int32(y)})
+			}
+		}
+	}
+	return seen
+}
+
+func classCount(m *Map, c ObjectClass) int {
+	n := 0
+	for _, o := range m.Objects {
+		if o.Class == c {
+			n++
+		}
+	}
+	return n
+}
+
+func TestShippedVillage(t *testing.T) {
+	lib := Default()
+	tp, err := lib.Template("village")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tp.Map
+	for _, c := range []ObjectClass{ClassDoor, ClassTree, ClassSign, ClassRock, ClassChest} {
+		if classCount(m, c) == 0 {
+			t.Errorf("the village has no %s", c)
+		}
+	}
+	if !slices.ContainsFunc(m.Portals, func(p Portal) bool { return p.Target == "arena" }) {
+		t.Error("the village has no portal to the arena")
+	}
+	deer := 0
+	for _, s := range m.Spawners {
+		if s.Creature == "deer" {
+			deer++
+		}
+	}
+	if deer < 2 {
+		t.Errorf("the village has %d deer spawners; want a few", deer)
+	}
+	if m.W < 48 || m.H < 32 {
+		t.Errorf("the village is %dx%d; want about 64x48", m.W, m.H)
+	}
+}
+
+func TestShippedHome(t *testing.T) {
+	tp, err := Default().Template("home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tp.Map
+	for _, c := range []ObjectClass{ClassDoor, ClassChest, ClassSign} {
+		if classCount(m, c) == 0 {
+			t.Errorf("home has no %s", c)
+		}
+	}
+	if !slices.Contains(m.Wall, true) {
+		t.Error("home has no walls")
+	}
+	off, err := Default().Template("offline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.Map != m {
+		t.Error("offline does not share home's map")
+	}
+}
+
+func TestShippedArena(t *testing.T) {
+	lib := Default()
+	tp, err := lib.Template("arena")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tp.Map
+	hunters := map[string]int{}
+	for _, s := range m.Spawners {
+		c, err := lib.Creature(s.Creature)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.HuntsPlayers {
+			hunters[c.Name]++
+		}
+	}
+	if hunters["wolf"] == 0 || hunters["slime"] == 0 {
+		t.Errorf("arena spawners of hunting creatures: %v; want wolves and slimes", hunters)
+	}
+	if !slices.ContainsFunc(m.Portals, func(p Portal) bool { return p.Target == "village" }) {
+		t.Error("the arena has no portal to the village")
+	}
+	walls := 0
+	for _, w := range m.Wall {
+		if w {
+			walls++
+		}
+	}
+	if walls < m.W*m.H/20 {
+		t.Errorf("the arena has %d wall squares; want a maze of them", walls)
+	}
+}
