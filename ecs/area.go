@@ -116,6 +116,11 @@ type Area struct {
 	// after AfterTick. Indexes of where bodies stand do not read it: they
 	// are kept in step at once (see BodyIndex).
 	Moves []Move
+	// MovesPending counts the bodies with queued intents or a planned walk:
+	// the intake counts each intent it queues, the movement system recounts
+	// after each pass and skips its pass while the count is zero, so an Area
+	// where nobody walks costs no query.
+	MovesPending int
 
 	// AfterTick, when set, runs on the ticking goroutine at the end of each
 	// tick: the host reads Outbox and sends frames from there.
@@ -143,8 +148,9 @@ type Area struct {
 
 	byID     []Entity // entity ID -> entity, for bodies found on the grid
 	indexes  []BodyIndex
-	players  int
-	entities int // bodies spawned and not despawned
+	players   int
+	wanderers int
+	entities  int // bodies spawned and not despawned
 
 	systems []System
 	sysLast []time.Duration // this tick's time per system, folded into stats at its end
@@ -503,6 +509,9 @@ func (a *Area) InTransit(e Entity) bool { return a.transitMap.Has(e) }
 // Players is the number of player bodies in the Area.
 func (a *Area) Players() int { return a.players }
 
+// Wanderers is the number of wandering bodies (SpawnWanderer) in the Area.
+func (a *Area) Wanderers() int { return a.wanderers }
+
 // Alive reports whether e still exists in this Area.
 func (a *Area) Alive(e Entity) bool { return a.World.Alive(e) }
 
@@ -543,6 +552,7 @@ func (a *Area) SpawnWanderer(x, y int32, seed uint32, period, every uint8) (Enti
 	*a.moverMap.Get(e) = Mover{Period: max(period, 1), Diagonal: a.Rules.Diagonal}
 	w := (*Wander)(a.World.Get(e, a.wandererIDs[3]))
 	*w = Wander{Seed: seed, Every: max(every, 1)}
+	a.wanderers++
 	return e, nil
 }
 
@@ -596,6 +606,9 @@ func (a *Area) Despawn(e Entity) {
 	}
 	if a.playerMap.Has(e) {
 		a.players--
+	}
+	if a.World.Has(e, a.wandererIDs[3]) {
+		a.wanderers--
 	}
 	if a.bodyMap.Has(e) {
 		a.entities--

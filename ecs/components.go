@@ -57,27 +57,21 @@ type Static struct {
 	Blocking bool
 }
 
-// Mover gives a body its movement budget: at most one step every Period
-// ticks (Period 1 is a step a tick). Wait counts the ticks left before the
-// next step is allowed.
+// Mover is a body's movement budget: one step every Period ticks (Period
+// 1 is a step a tick). ReadyAt is the first tick (Area.Tick) at which the
+// body may step again; a budget kept as a tick number needs no per-tick
+// countdown, so a body that stands still costs no work.
 type Mover struct {
+	ReadyAt  uint64
 	Period   uint8
-	Wait     uint8
 	Diagonal bool
 }
 
-// Ready reports whether the mover may step this tick.
-func (m *Mover) Ready() bool { return m.Wait == 0 }
+// Ready reports whether the mover may step in tick now.
+func (m *Mover) Ready(now uint64) bool { return now >= m.ReadyAt }
 
-// Stepped spends the budget of one step.
-func (m *Mover) Stepped() { m.Wait = m.Period }
-
-// Rest lets one tick pass for the budget.
-func (m *Mover) Rest() {
-	if m.Wait > 0 {
-		m.Wait--
-	}
-}
+// Stepped spends the budget of one step taken in tick now.
+func (m *Mover) Stepped(now uint64) { m.ReadyAt = now + uint64(m.Period) }
 
 // Emitter makes an entity perceptible to creatures: a food hoard is a
 // strong beacon, a quiet player a faint one. Strength falls off with

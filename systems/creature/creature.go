@@ -208,8 +208,7 @@ func (s *System) Update(a *ecs.Area) {
 		if c.Goal >= 0 && int(c.Goal) < len(s.targets) {
 			s.targets[c.Goal].users++
 		}
-		m.Rest()
-		if !m.Ready() {
+		if !m.Ready(a.Tick) {
 			continue
 		}
 		e := q.Entity()
@@ -344,7 +343,7 @@ func step(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mover, c *ecs.Cre
 		return false
 	}
 	a.MoveBody(e, pos, x, y)
-	m.Stepped()
+	m.Stepped(a.Tick)
 	c.Blocked = 0
 	return true
 }

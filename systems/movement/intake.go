@@ -68,6 +68,7 @@ func (s *Intake) Update(a *ecs.Area) {
 			}
 		}
 		q.Push(it)
+		a.MovesPending++
 	}
 	a.Intents = a.Intents[:0]
 }

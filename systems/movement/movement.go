@@ -49,19 +49,23 @@ func (s *Movement) Init(a *ecs.Area) error {
 
 // Update implements ecs.System.
 func (s *Movement) Update(a *ecs.Area) {
+	if a.MovesPending == 0 {
+		return // nobody has an intent queued or a walk planned
+	}
 	s.searches = 0
+	pending := 0
 	q := s.filter.Query(&a.World)
 	for q.Next() {
 		pos, m, in, path := q.Get()
 		e := q.Entity()
-		m.Rest()
-		if s.drain(a, e, pos, m, in, path) {
-			continue // a queued step moved the body this tick
-		}
-		if path.Active() && m.Ready() {
+		if !s.drain(a, e, pos, m, in, path) && path.Active() && m.Ready(a.Tick) {
 			s.walk(a, e, pos, m, path)
 		}
+		if in.Len() > 0 || path.Active() {
+			pending++
+		}
 	}
+	a.MovesPending = pending
 }
 
 // drain answers queued intents in order until one moves the body or the
@@ -86,7 +90,7 @@ func (s *Movement) drain(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mo
 			it := in.Pop()
 			a.Answer(e, &it, s.plan(a, pos, path, it.X, it.Y))
 		case ecs.IntentStep:
-			if !m.Ready() {
+			if !m.Ready(a.Tick) {
 				return false
 			}
 			it := in.Pop()
@@ -98,7 +102,7 @@ func (s *Movement) drain(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mo
 			a.Answer(e, &it, o)
 			if o == ecs.OutcomeApplied {
 				path.Clear()
-				m.Stepped()
+				m.Stepped(a.Tick)
 				return true
 			}
 		default: // the intake lets no other kind in
@@ -192,7 +196,7 @@ func (s *Movement) walk(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mov
 	x, y := g.XY(next)
 	if s.step(a, e, pos, x, y) == ecs.OutcomeApplied {
 		path.Next++
-		m.Stepped()
+		m.Stepped(a.Tick)
 		if next == path.Target {
 			path.Clear()
 		}

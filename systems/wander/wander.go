@@ -20,12 +20,14 @@ func (s *System) Init(a *ecs.Area) error {
 
 // Update implements ecs.System.
 func (s *System) Update(a *ecs.Area) {
+	if a.Wanderers() == 0 {
+		return
+	}
 	g := a.Grid
 	q := s.filter.Query(&a.World)
 	for q.Next() {
 		pos, m, w := q.Get()
-		m.Rest()
-		if !m.Ready() {
+		if !m.Ready(a.Tick) {
 			continue
 		}
 		r := w.Next()
@@ -42,6 +44,6 @@ func (s *System) Update(a *ecs.Area) {
 			continue
 		}
 		a.MoveBody(q.Entity(), pos, x, y)
-		m.Stepped()
+		m.Stepped(a.Tick)
 	}
 }
