@@ -142,7 +142,7 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 	if ha.panicPoint != "" && ha.bound > 0 {
 		failpoint.Panic(ha.panicPoint)
 	}
-	now := time.Now()
+	now := a.Now
 	ha.checkPortals(now)
 	// Chores first: a restore or a removal they make shows in this very
 	// snapshot, never after the message announcing it.

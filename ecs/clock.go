@@ -290,7 +290,8 @@ func (c *Clock) runArea(d dueArea) {
 	before := a.failed.Load()
 	if !before {
 		if d.tick {
-			late := time.Since(c.slotAt)
+			start := time.Now()
+			late := start.Sub(c.slotAt)
 			a.stats.lateness(late, c.period)
 			for {
 				w := c.worstLate.Load()
@@ -298,7 +299,7 @@ func (c *Clock) runArea(d dueArea) {
 					break
 				}
 			}
-			a.guard(func() { a.step(c.slotNow) })
+			a.guard(func() { a.step(c.slotNow, start) })
 		} else {
 			a.guard(func() { a.poll(c.slotNow) })
 		}
