@@ -9,7 +9,6 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/leyworks/ley/net/poll"
 	"golang.org/x/sys/unix"
@@ -190,7 +189,7 @@ func (c *Conn) readable() {
 		} else {
 			buf = sh.rbuf
 		}
-		n, err := unix.Read(c.sys.fd, buf)
+		n, err := poll.Read(c.sys.fd, buf)
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -336,7 +335,8 @@ func (sh *shard) closeAll() {
 }
 
 // writev writes bufs with one writev(2) through a reused iovec array; unlike
-// unix.Writev it does not allocate the iovec array per call.
+// unix.Writev it does not allocate the iovec array per call, and it does not
+// go through the scheduler (see poll.Writev).
 func writev(fd int, bufs [][]byte, scratch *[]unix.Iovec) (int, error) {
 	v := (*scratch)[:0]
 	for _, b := range bufs {
@@ -352,10 +352,7 @@ func writev(fd int, bufs [][]byte, scratch *[]unix.Iovec) (int, error) {
 	if len(v) == 0 {
 		return 0, nil
 	}
-	n, _, e := unix.Syscall(unix.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&v[0])), uintptr(len(v)))
+	n, err := poll.Writev(fd, v)
 	clear(v)
-	if e != 0 {
-		return 0, e
-	}
-	return int(n), nil
+	return n, err
 }

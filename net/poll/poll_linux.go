@@ -117,7 +117,7 @@ func (l *Loop) Run(f func()) error {
 
 func (l *Loop) wake() error {
 	for {
-		_, err := unix.Write(l.evfd, l.wakeup[:])
+		_, err := write(l.evfd, l.wakeup[:])
 		if err == unix.EINTR {
 			continue
 		}
@@ -177,7 +177,7 @@ func (l *Loop) run() {
 	for !done {
 		err := rc.Read(func(uintptr) bool {
 			for {
-				n, err := unix.EpollWait(l.epfd, events, 0)
+				n, err := epollWait(l.epfd, events)
 				if err != nil {
 					if errors.Is(err, unix.EINTR) {
 						continue
@@ -214,7 +214,7 @@ func (l *Loop) dispatch(events []unix.EpollEvent) bool {
 			e := &events[i]
 			fd := int(e.Fd)
 			if fd == l.evfd {
-				_, _ = unix.Read(l.evfd, l.drain[:])
+				_, _ = Read(l.evfd, l.drain[:])
 				continue
 			}
 			if fd >= len(l.handlers) || l.handlers[fd] == nil {
