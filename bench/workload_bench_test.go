@@ -3,7 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,12 +46,17 @@ var workloads = []workload{
 // and perf, are its alone. It reports, over the steady window
 // (LEY_WORKLOAD_SECONDS, default 20 s):
 //
-//   - host CPU per player-second, user and system (µs), and % of a core;
+//   - host CPU per player-second, user and system (µs) from /proc (10 ms
+//     ticks, so the split is coarse), and % of a core; task-µs/player-s is
+//     the same total from perf's task-clock, exact;
 //   - syscalls per player-second (perf's raw_syscalls tracepoint), and
 //     writev, read, epoll_pwait, futex and nanosleep ones;
 //   - bytes per client per second received (payload and WebSocket frame
 //     headers);
 //   - the snapshot gap's p50 and p99 as clients saw them.
+//
+// LEY_WORKLOAD_CPUPROFILE=dir also saves the host's CPU profile over the
+// window as dir/<workload>.pprof (go tool pprof -top <file>).
 //
 // go test -run '^$' -bench HostWorkload -benchtime 1x ./bench/
 func BenchmarkHostWorkload(b *testing.B) {
@@ -83,9 +91,14 @@ func runWorkload(b *testing.B, bin string, wl workload, hold time.Duration) {
 	}
 	defer d.Close()
 	d.AutoAck.Store(true)
+	profileDir := os.Getenv("LEY_WORKLOAD_CPUPROFILE")
+	pprofAddr := ""
+	if profileDir != "" {
+		pprofAddr = freeLoopbackAddr(b)
+	}
 	host := exec.Command(bin, "areahost", "--director", d.Addr(), "--listen", "127.0.0.1:0", "--log-level", "warn",
 		"--pool-size", strconv.Itoa(wl.areas), "--interest-radius", strconv.Itoa(wl.radius), "--max-conns-per-addr", "100000",
-		"--max-handshakes-per-addr", "1000", "--pprof", "")
+		"--max-handshakes-per-addr", "1000", "--pprof", pprofAddr)
 	host.Env = append(os.Environ(), "LEY_SPAWN_TOKEN=bench")
 	host.Stderr = os.Stderr
 	if err := host.Start(); err != nil {
@@ -130,7 +143,11 @@ func runWorkload(b *testing.B, bin string, wl workload, hold time.Duration) {
 	perf := startPerf(b, pid, hold)
 	ut0, st0 := procTimes(b, pid)
 	wall0 := time.Now()
-	time.Sleep(hold)
+	if profileDir != "" {
+		saveCPUProfile(b, pprofAddr, hold, filepath.Join(profileDir, wl.name+".pprof"))
+	} else {
+		time.Sleep(hold)
+	}
 	ut1, st1 := procTimes(b, pid)
 	window := time.Since(wall0)
 	counts := perf.wait(b)
@@ -166,6 +183,7 @@ func runWorkload(b *testing.B, bin string, wl workload, hold time.Duration) {
 		// perf counts over its own run (hold), nearly the same window.
 		pss := float64(len(players)) * hold.Seconds()
 		b.ReportMetric(float64(counts["raw_syscalls:sys_enter"])/pss, "syscalls/player-s")
+		b.ReportMetric(float64(counts[taskClock])/pss, "task-µs/player-s")
 		var parts []string
 		for _, k := range perfEvents[1:] {
 			parts = append(parts, fmt.Sprintf("%s %.2f", strings.TrimPrefix(k, "syscalls:sys_enter_"), float64(counts[k])/pss))
@@ -281,6 +299,10 @@ var perfEvents = []string{
 	"syscalls:sys_enter_epoll_pwait", "syscalls:sys_enter_futex", "syscalls:sys_enter_nanosleep",
 }
 
+// taskClock is the CPU time perf stat counts for the process, in µs: exact,
+// where /proc's user and system times move in 10 ms ticks.
+const taskClock = "task-clock"
+
 // perfRun is a perf stat attached to a process for a while.
 type perfRun struct {
 	cmd *exec.Cmd
@@ -298,7 +320,7 @@ func startPerf(b *testing.B, pid int, d time.Duration) *perfRun {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cmd := exec.Command(path, "stat", "-x,", "-o", out.Name(), "-e", strings.Join(perfEvents, ","), "-p", strconv.Itoa(pid), "--", "sleep", strconv.Itoa(int(d.Seconds())))
+	cmd := exec.Command(path, "stat", "-x,", "-o", out.Name(), "-e", strings.Join(append([]string{taskClock}, perfEvents...), ","), "-p", strconv.Itoa(pid), "--", "sleep", strconv.Itoa(int(d.Seconds())))
 	if err := cmd.Start(); err != nil {
 		b.Logf("perf: %v", err)
 		return nil
@@ -306,7 +328,7 @@ func startPerf(b *testing.B, pid int, d time.Duration) *perfRun {
 	return &perfRun{cmd: cmd, out: out}
 }
 
-// wait returns the counts by event name.
+// wait returns the counts by event name (task-clock in µs).
 func (r *perfRun) wait(b *testing.B) map[string]int64 {
 	if r == nil {
 		return nil
@@ -323,6 +345,13 @@ func (r *perfRun) wait(b *testing.B) map[string]int64 {
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Split(line, ",")
 		if len(f) < 3 {
+			continue
+		}
+		if f[2] == taskClock { // milliseconds, with decimals
+			ms, err := strconv.ParseFloat(f[0], 64)
+			if err == nil {
+				counts[taskClock] = int64(ms * 1000)
+			}
 			continue
 		}
 		n, err := strconv.ParseInt(f[0], 10, 64)
@@ -344,4 +373,36 @@ func procTimes(b *testing.B, pid int) (user, sys time.Duration) {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut) * time.Second / 100, time.Duration(st) * time.Second / 100 // USER_HZ is 100
+}
+
+// freeLoopbackAddr returns a loopback address no one listens on now.
+func freeLoopbackAddr(b *testing.B) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// saveCPUProfile fetches a CPU profile of d from the host's /debug/pprof
+// at addr and writes it to path.
+func saveCPUProfile(b *testing.B, addr string, d time.Duration, path string) {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+	if err != nil {
+		b.Fatalf("cpu profile: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("cpu profile: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		b.Fatalf("cpu profile: %v", err)
+	}
+	b.Logf("host CPU profile: %s", path)
 }

@@ -1,0 +1,111 @@
+// Command floorserver is the physical floor of issue 16 (see
+// bench.BenchmarkFloor, which builds and runs it): the least a server on
+// this machine can do to move a workload's bytes. One goroutine, raw epoll
+// over non-blocking sockets, no WebSocket handshake, no parsing: every
+// 100 ms it writes each connection one frame of -frame bytes (one write
+// each), and it reads what clients send (one read per arriving batch).
+// Every system call bypasses the Go scheduler (RawSyscall), as a C
+// server's would; the goroutine blocks in epoll_wait holding its thread, so
+// run it with GODEBUG=asyncpreemptoff=1 (BenchmarkFloor does), or the
+// runtime's preemption signals interrupt the wait.
+//
+// It prints "FLOOR <addr>" once it listens.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+func main() {
+	size := flag.Int("frame", 33, "bytes of the frame written to every connection every 100 ms (2..127)")
+	flag.Parse()
+	if *size < 2 || *size > 127 {
+		fmt.Fprintln(os.Stderr, "floorserver: -frame must be 2..127")
+		os.Exit(2)
+	}
+	err := serve(*size) // serves until killed
+	fmt.Fprintln(os.Stderr, "floorserver:", err)
+	os.Exit(1)
+}
+
+// serve listens on a loopback port and serves until an error stops it.
+func serve(size int) error {
+	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	if err := unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return err
+	}
+	if err := unix.Listen(lfd, 4096); err != nil {
+		return err
+	}
+	sa, err := unix.Getsockname(lfd)
+	if err != nil {
+		return err
+	}
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, lfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(lfd)}); err != nil {
+		return err
+	}
+	fmt.Printf("FLOOR 127.0.0.1:%d\n", sa.(*unix.SockaddrInet4).Port)
+	frame := make([]byte, size)
+	frame[0], frame[1] = 0x82, byte(size-2) // a binary WebSocket frame header
+	buf := make([]byte, 64<<10)
+	events := make([]unix.EpollEvent, 256)
+	var conns []int
+	next := time.Now().Add(100 * time.Millisecond)
+	for {
+		wait := max(int((time.Until(next)+time.Millisecond-1)/time.Millisecond), 0) // rounded up: no spinning
+		r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(wait), 0, 0)
+		n := int(r)
+		if e == unix.EINTR {
+			n = 0
+		} else if e != 0 {
+			return e
+		}
+		for i := 0; i < n; i++ {
+			fd := int(events[i].Fd)
+			if fd == lfd {
+				for {
+					c, _, err := unix.Accept4(lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+					if err != nil {
+						break
+					}
+					_ = unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, c, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(c)})
+					conns = append(conns, c)
+				}
+				continue
+			}
+			for {
+				if m := rawIO(unix.SYS_READ, fd, buf); m < len(buf) {
+					break // a short read drained the socket (edge-triggered)
+				}
+			}
+		}
+		if !time.Now().Before(next) {
+			for _, c := range conns {
+				rawIO(unix.SYS_WRITE, c, frame)
+			}
+			next = next.Add(100 * time.Millisecond)
+		}
+	}
+}
+
+// rawIO is read(2) or write(2) on a non-blocking socket; -1 on an error.
+func rawIO(trap uintptr, fd int, p []byte) int {
+	n, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return -1
+	}
+	return int(n)
+}
