@@ -1,11 +1,13 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -124,9 +126,10 @@ type cframe struct {
 
 // inflight is one intent waiting for its answer.
 type inflight struct {
-	at  time.Time
-	dir wire.Dir
-	to  bool // a move-to: its squares are not known, so no ground truth
+	at     time.Time
+	dir    wire.Dir
+	to     bool // a move-to: its squares are not known, so no ground truth
+	resent bool // sent again after a resume: a STALE_SEQ for it says the server had the first copy
 }
 
 // churner is one player of the churn pattern, run by one goroutine; only
@@ -154,6 +157,7 @@ type churner struct {
 	v        *view.View // the current connection's view (net/view)
 	entity   uint32     // the player's entity, from hello_ack
 	started  bool
+	rebase   bool // resumed: the next snapshot is the new baseline (answers sent on the lost connection were lost with it)
 	expX     int32
 	expY     int32
 	truthful bool             // no move-to or portal restore in this session
@@ -169,6 +173,8 @@ type churner struct {
 	everIn   bool            // bound at least once
 
 	// Signals from the frames handled.
+	oldSaw    map[int][]string // message types each earlier connection got, for a failed takeover's report
+	oldMoved  *wire.PortalMoved
 	takenOver bool
 	moved     *wire.PortalMoved
 	restored  bool
@@ -181,7 +187,7 @@ var errSession = errors.New("session ended unexpectedly")
 func newChurner(r *runner, p *player, cs *churnStats, seed uint64, i int, portals bool) *churner {
 	return &churner{
 		r: r, p: p, cs: cs, cfg: r.cfg.Churn, rng: rand.New(rand.NewPCG(seed, uint64(i)+1)),
-		area: p.acct.Area, portals: portals, in: make(chan cframe, 256), closedGen: map[int]bool{},
+		area: p.acct.Area, portals: portals, in: make(chan cframe, 256), closedGen: map[int]bool{}, oldSaw: map[int][]string{},
 	}
 }
 
@@ -470,9 +476,16 @@ func (c *churner) handle(f cframe) error {
 	}
 	c.count(f.n)
 	if f.gen != c.gen {
-		switch f.m.(type) {
+		if saw := c.oldSaw[f.gen]; len(saw) < 16 {
+			c.oldSaw[f.gen] = append(saw, f.m.Type().String())
+		}
+		switch m := f.m.(type) {
 		case *wire.TakenOver:
 			c.takenOver = true
+		case *wire.PortalMoved:
+			// A crossing the old session began (a step onto the portal still
+			// in flight) ended it first: its body lives in m.Area now.
+			c.oldMoved = m
 		case *wire.Rehello, *wire.Snapshot, *wire.IntentResult, *wire.Presence, *wire.Static, *wire.AreaInfo:
 		default:
 			return fmt.Errorf("an old connection got %s", f.m.Type())
@@ -527,9 +540,18 @@ func (c *churner) snapshot(s *wire.Snapshot) {
 		c.p.st.fail("churn: the player's own entity is not in its view")
 		return
 	}
-	if !c.started {
-		c.started = true
+	if !c.started || c.rebase {
+		// The first snapshot of a session, or of a resumed connection: its
+		// position already holds the effect of every intent it acknowledges
+		// (answers sent on a lost connection were lost with it).
+		c.started, c.rebase = true, false
 		c.expX, c.expY = you.X, you.Y
+		for seq := range c.pending {
+			if seq <= s.AckSeq {
+				delete(c.pending, seq)
+				c.answered++
+			}
+		}
 	}
 	for seq, in := range c.pending {
 		if seq > s.AckSeq {
@@ -556,6 +578,12 @@ func (c *churner) result(r *wire.IntentResult) {
 	if !ok {
 		c.dups++
 		c.p.st.fail(fmt.Sprintf("intent_result for a seq not in flight (%s)", r.Code))
+		return
+	}
+	if in.resent && r.Code == wire.CodeStaleSeq {
+		// The server had the first copy; its answer is the one that counts.
+		in.resent = false
+		c.pending[r.Seq] = in
 		return
 	}
 	delete(c.pending, r.Seq)
@@ -676,6 +704,7 @@ func (c *churner) drop() {
 func (c *churner) resume(ctx context.Context) error {
 	wsURL, token := c.wsURL, c.token
 	c.drop()
+	dropped := time.Now()
 	wait := time.Duration(float64(c.cfg.ResumeGrace) * (0.1 + 0.3*c.rng.Float64()))
 	if !sleepUntil(ctx, time.Now().Add(wait)) {
 		return ctx.Err()
@@ -690,9 +719,30 @@ func (c *churner) resume(ctx context.Context) error {
 	}
 	ack, err := c.awaitAck(gen, joinID)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (%v after the drop, grace %v, in transit %v, %d intents in flight)", err, time.Since(dropped).Round(time.Millisecond),
+			c.cfg.ResumeGrace, c.you.Flags&wire.FlagTransit != 0, len(c.pending))
 	}
 	c.switchTo(conn, wsURL, ack)
+	// Intents in flight at the drop may not have reached the server: send
+	// them again, in order, with their seqs (docs/protocol.md, Resuming).
+	seqs := make([]uint32, 0, len(c.pending))
+	for seq := range c.pending {
+		seqs = append(seqs, seq)
+	}
+	slices.SortFunc(seqs, func(a, b uint32) int { return cmp.Compare(c.seq-b, c.seq-a) }) // oldest first (serial order, ending at c.seq)
+	for _, seq := range seqs {
+		in := c.pending[seq]
+		in.resent = true
+		c.pending[seq] = in
+		it := &wire.Intent{Seq: seq, Kind: wire.IntentStep, Dir: in.dir}
+		if in.to {
+			it = &wire.Intent{Seq: seq, Kind: wire.IntentMoveTo, Target: wire.Cell{X: portalX, Y: portalY}}
+		}
+		if err := send(conn, it); err != nil {
+			return err
+		}
+	}
+	c.rebase = true
 	return nil
 }
 
@@ -700,7 +750,7 @@ func (c *churner) resume(ctx context.Context) error {
 // first is still open: the first must be told taken_over and closed.
 func (c *churner) takeover(ctx context.Context) error {
 	old, oldConn := c.gen, c.conn
-	c.takenOver = false
+	c.takenOver, c.oldMoved = false, nil
 	defer oldConn.Close(1000, "") // the server closed it; free the socket
 	lc := c.r.churnLoginClient()
 	err := retry(ctx, func() error { _, err := lc.Login(ctx, c.p.acct.Email, c.r.cfg.Password); return err })
@@ -712,15 +762,20 @@ func (c *churner) takeover(ctx context.Context) error {
 		return err
 	}
 	deadline := time.After(5 * time.Second)
-	for !c.takenOver || !c.closedGen[old] {
+	for !(c.takenOver || c.oldMoved != nil) || !c.closedGen[old] {
 		select {
 		case f := <-c.in:
 			if err := c.handle(f); err != nil {
 				return err
 			}
 		case <-deadline:
-			return fmt.Errorf("old connection: taken_over %v, closed %v", c.takenOver, c.closedGen[old])
+			return fmt.Errorf("old connection: taken_over %v, closed %v; it got %v", c.takenOver, c.closedGen[old], c.oldSaw[old])
 		}
+	}
+	if m := c.oldMoved; m != nil && !c.takenOver && m.Area != c.area {
+		// The old session crossed to m.Area; the new one must be bound
+		// there, to the same body, not to a second one left behind.
+		return fmt.Errorf("the old session crossed to Area %d, the new one is bound in Area %d", m.Area, c.area)
 	}
 	return nil
 }
