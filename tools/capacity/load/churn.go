@@ -78,16 +78,25 @@ type ChurnSummary struct {
 	// Void counts intents sent after the server had ended the session by
 	// portal_moved (the protocol leaves those unanswered and unapplied).
 	Void int64 `json:"void"`
+	// CrossedAway counts resumes refused because the body was crossing a
+	// portal when its socket dropped and the crossing went on without it
+	// (the director then showed the character in the other Area, where
+	// the player joined).
+	CrossedAway int64 `json:"crossed_away"`
+	// MismatchDetails describes the first ground-truth mismatches.
+	MismatchDetails []string `json:"mismatch_details,omitempty"`
 }
 
 // churnStats is the churn run's shared counters.
 type churnStats struct {
-	mu          sync.Mutex
-	events      map[string]*EventCount
-	groundTruth int64
-	mismatches  int64
-	unanswered  int64
-	void        int64
+	mu              sync.Mutex
+	events          map[string]*EventCount
+	groundTruth     int64
+	mismatches      int64
+	unanswered      int64
+	void            int64
+	crossedAway     int64
+	mismatchDetails []string
 }
 
 func (cs *churnStats) event(kind string, err error) {
@@ -109,7 +118,7 @@ func (cs *churnStats) event(kind string, err error) {
 func (cs *churnStats) summary(seed uint64) *ChurnSummary {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	out := &ChurnSummary{Seed: seed, Events: map[string]EventCount{}, GroundTruth: cs.groundTruth, Mismatches: cs.mismatches, Unanswered: cs.unanswered, Void: cs.void}
+	out := &ChurnSummary{Seed: seed, Events: map[string]EventCount{}, GroundTruth: cs.groundTruth, Mismatches: cs.mismatches, Unanswered: cs.unanswered, Void: cs.void, CrossedAway: cs.crossedAway, MismatchDetails: cs.mismatchDetails}
 	for k, v := range cs.events {
 		out.Events[k] = *v
 	}
@@ -126,10 +135,9 @@ type cframe struct {
 
 // inflight is one intent waiting for its answer.
 type inflight struct {
-	at     time.Time
-	dir    wire.Dir
-	to     bool // a move-to: its squares are not known, so no ground truth
-	resent bool // sent again after a resume: a STALE_SEQ for it says the server had the first copy
+	at  time.Time
+	dir wire.Dir
+	to  bool // a move-to: its squares are not known, so no ground truth
 }
 
 // churner is one player of the churn pattern, run by one goroutine; only
@@ -152,18 +160,21 @@ type churner struct {
 	token string // this session's resume token
 
 	// The session: seqs and their answers, the position accounting.
-	seq      uint32
-	pending  map[uint32]inflight
-	v        *view.View // the current connection's view (net/view)
-	entity   uint32     // the player's entity, from hello_ack
-	started  bool
-	rebase   bool // resumed: the next snapshot is the new baseline (answers sent on the lost connection were lost with it)
-	expX     int32
-	expY     int32
-	truthful bool             // no move-to or portal restore in this session
-	you      wire.EntityState // the player's entity, as the last snapshot left the view
-	snapAt   time.Time        // the last snapshot's arrival
-	snapN    int64            // snapshots this session
+	seq         uint32
+	pending     map[uint32]inflight
+	v           *view.View // the current connection's view (net/view)
+	entity      uint32     // the player's entity, from hello_ack
+	started     bool
+	rebase      bool                // resumed: the next snapshot is the new baseline (answers sent on the lost connection were lost with it)
+	resent      map[uint32]struct{} // seqs sent again after a resume: a STALE_SEQ for one says only that the server had the first copy
+	resumes     int                 // this session's resumes
+	rejectedNow int                 // this session's refused intents
+	expX        int32
+	expY        int32
+	truthful    bool             // no move-to or portal restore in this session
+	you         wire.EntityState // the player's entity, as the last snapshot left the view
+	snapAt      time.Time        // the last snapshot's arrival
+	snapN       int64            // snapshots this session
 
 	// Intent accounting, added to the run's summary at the end.
 	sent, answered, applied, dups int64
@@ -180,6 +191,11 @@ type churner struct {
 	restored  bool
 	closedGen map[int]bool
 }
+
+// refusal is a join or resume the server answered with an error.
+type refusal struct{ code wire.Code }
+
+func (r *refusal) Error() string { return "refused: " + r.code.String() }
 
 // errSession is a session that ended in a way the pattern did not choose.
 var errSession = errors.New("session ended unexpectedly")
@@ -397,7 +413,7 @@ func (c *churner) awaitAck(gen int, joinID uint64) (*wire.HelloAck, error) {
 				}
 				return m, nil
 			case *wire.Error:
-				return nil, fmt.Errorf("refused: %s", m.Code)
+				return nil, &refusal{m.Code}
 			}
 		case <-timeout:
 			return nil, errors.New("no hello_ack within 15 s")
@@ -419,6 +435,7 @@ func (c *churner) newSession() {
 	c.seq = 0
 	c.pending = map[uint32]inflight{}
 	c.started, c.truthful, c.snapN = false, true, 0
+	c.resent, c.resumes, c.rejectedNow = map[uint32]struct{}{}, 0, 0
 	c.moved, c.restored = nil, false
 }
 
@@ -574,20 +591,21 @@ func (c *churner) snapshot(s *wire.Snapshot) {
 
 // result records a rejection.
 func (c *churner) result(r *wire.IntentResult) {
+	if _, copied := c.resent[r.Seq]; copied {
+		delete(c.resent, r.Seq)
+		if r.Code == wire.CodeStaleSeq {
+			return // the server had the first copy; its answer is the one that counts
+		}
+	}
 	in, ok := c.pending[r.Seq]
 	if !ok {
 		c.dups++
 		c.p.st.fail(fmt.Sprintf("intent_result for a seq not in flight (%s)", r.Code))
 		return
 	}
-	if in.resent && r.Code == wire.CodeStaleSeq {
-		// The server had the first copy; its answer is the one that counts.
-		in.resent = false
-		c.pending[r.Seq] = in
-		return
-	}
 	delete(c.pending, r.Seq)
 	c.answered++
+	c.rejectedNow++
 	c.rejected[min(int(r.Code), len(c.rejected)-1)]++
 	c.rtt(in.at)
 }
@@ -666,6 +684,12 @@ func (c *churner) quiesce() {
 	c.cs.mu.Unlock()
 	if c.you.X != c.expX || c.you.Y != c.expY {
 		c.p.st.fail("ground truth: position differs from start plus applied steps")
+		c.cs.mu.Lock()
+		if len(c.cs.mismatchDetails) < 10 {
+			c.cs.mismatchDetails = append(c.cs.mismatchDetails, fmt.Sprintf("%s in Area %d at (%d,%d), want (%d,%d): %d snapshots, %d resumes, %d refused, %d sent",
+				c.p.acct.Email, c.area, c.you.X, c.you.Y, c.expX, c.expY, c.snapN, c.resumes, c.rejectedNow, c.seq))
+		}
+		c.cs.mu.Unlock()
 	}
 }
 
@@ -718,9 +742,18 @@ func (c *churner) resume(ctx context.Context) error {
 		return err
 	}
 	ack, err := c.awaitAck(gen, joinID)
+	inTransit := c.you.Flags&wire.FlagTransit != 0
+	if r := (*refusal)(nil); errors.As(err, &r) && r.code == wire.CodeBadToken && inTransit {
+		// The body was crossing a portal when the socket dropped: the
+		// crossing went on without its player and its token died with it
+		// (docs/protocol.md, Resuming). A client asks the director where its
+		// character lives now and joins there.
+		conn.Close(1000, "")
+		return c.rejoinAfterCrossing(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("%w (%v after the drop, grace %v, in transit %v, %d intents in flight)", err, time.Since(dropped).Round(time.Millisecond),
-			c.cfg.ResumeGrace, c.you.Flags&wire.FlagTransit != 0, len(c.pending))
+			c.cfg.ResumeGrace, inTransit, len(c.pending))
 	}
 	c.switchTo(conn, wsURL, ack)
 	// Intents in flight at the drop may not have reached the server: send
@@ -730,10 +763,10 @@ func (c *churner) resume(ctx context.Context) error {
 		seqs = append(seqs, seq)
 	}
 	slices.SortFunc(seqs, func(a, b uint32) int { return cmp.Compare(c.seq-b, c.seq-a) }) // oldest first (serial order, ending at c.seq)
+	c.resumes++
 	for _, seq := range seqs {
 		in := c.pending[seq]
-		in.resent = true
-		c.pending[seq] = in
+		c.resent[seq] = struct{}{}
 		it := &wire.Intent{Seq: seq, Kind: wire.IntentStep, Dir: in.dir}
 		if in.to {
 			it = &wire.Intent{Seq: seq, Kind: wire.IntentMoveTo, Target: wire.Cell{X: portalX, Y: portalY}}
@@ -744,6 +777,34 @@ func (c *churner) resume(ctx context.Context) error {
 	}
 	c.rebase = true
 	return nil
+}
+
+// rejoinAfterCrossing joins the Area the player's character crossed to
+// while its connection was down: the director must show it in an Area
+// other than the one it left (within 5 s: the crossing may be settling).
+func (c *churner) rejoinAfterCrossing(ctx context.Context) error {
+	dc := dirclient.New(c.r.cfg.Director)
+	dc.Token = c.p.token
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, ch, err := dc.Me(ctx)
+		if err != nil {
+			return fmt.Errorf("after a refused resume: me: %s", errCode(err))
+		}
+		if ch != nil && ch.Area != c.area {
+			c.cs.mu.Lock()
+			c.cs.crossedAway++
+			c.cs.mu.Unlock()
+			c.area = ch.Area
+			return c.join(ctx)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("resume refused BAD_TOKEN while crossing, but the character is still in Area %d after 5 s", c.area)
+		}
+		if !sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) {
+			return ctx.Err()
+		}
+	}
 }
 
 // takeover logs in a second time and binds a second connection while the

@@ -168,7 +168,7 @@ func TestChurnSoak(t *testing.T) {
 		t.Errorf("answers/intent %v (%d/%d), %d duplicates, %d unanswered; want every intent answered once", s.AnswerRatio, s.IntentsAnswered, s.IntentsSent, s.DuplicateAnswers, c.Unanswered)
 	}
 	if c.GroundTruth < int64(players) || c.Mismatches != 0 {
-		t.Errorf("ground truth: %d checks, %d mismatches; want at least %d checks and none failing", c.GroundTruth, c.Mismatches, players)
+		t.Errorf("ground truth: %d checks, %d mismatches; want at least %d checks and none failing; %q", c.GroundTruth, c.Mismatches, players, c.MismatchDetails)
 	}
 	for _, kind := range []string{load.EventArrive, load.EventLeave, load.EventResume, load.EventRejoin, load.EventTakeover, load.EventHop} {
 		e := c.Events[kind]
