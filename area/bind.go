@@ -287,6 +287,13 @@ func (ha *hostArea) areaInfo() *wire.AreaInfo {
 	if r.CreaturesHuntPlayers {
 		info.Rules |= wire.RuleCreaturesHunt
 	}
+	if r.LineOfSight {
+		info.Rules |= wire.RuleLineOfSight
+	}
+	info.PlayerHP = r.FullHP()
+	for _, k := range ha.world.kinds {
+		info.Creatures = append(info.Creatures, wire.CreatureKind{Name: k.Name, HP: uint16(k.HP)})
+	}
 	return info
 }
 
@@ -338,8 +345,14 @@ func (ha *hostArea) stopWalking(b *body) {
 func (ha *hostArea) spawnPlayer(c control.Character) (ecs.Entity, error) {
 	g := ha.a.Grid
 	x, y := g.W()/2, g.H()/2
-	if c.Placed && g.In(c.X, c.Y) {
+	switch {
+	case c.Placed && g.In(c.X, c.Y) && g.Walkable(g.Cell(c.X, c.Y)):
 		x, y = c.X, c.Y
+	default: // a newcomer, or a place the map has no room on now: a spawn point
+		if sx, sy, ok := ha.world.spawnPoint(g, int(ha.joins)); ok {
+			x, y = sx, sy
+			ha.joins++
+		}
 	}
 	fx, fy, ok := ha.nearestFree(x, y)
 	if !ok {
@@ -393,14 +406,15 @@ func (ha *hostArea) sendStatic(p *peer, hc int32, ver uint32) {
 	size := h.Size()
 	x0, y0 := (hc%h.CellsAcross())*size, (hc/h.CellsAcross())*size
 	x1, y1 := min(x0+size, g.W()), min(y0+size, g.H())
-	st := &wire.Static{Cell: uint32(hc), Version: ver, Floor: make([]uint32, 0, 4), Objects: []wire.Object{}}
-	floor := g.Layer(ecs.LayerFloor)
+	w := ha.world
+	st := &wire.Static{Cell: uint32(hc), Version: ver, Floor: make([]uint32, 0, 4), Objects: make([]wire.Object, 0, len(w.cellObjs[hc]))}
 	run, kind := uint32(0), uint32(0)
 	for y := y0; y < y1; y++ {
 		for x := x0; x < x1; x++ {
-			k := uint32(wire.FloorOpen)
-			if floor[g.Cell(x, y)] == ecs.FloorWall {
-				k = uint32(wire.FloorWall)
+			c := g.Cell(x, y)
+			k := uint32(w.ground[c])
+			if w.objAt[c] == 0 && g.At(ecs.LayerFloor, c) == ecs.FloorWall && g.At(ecs.LayerSight, c) == 0 {
+				k = uint32(wire.FloorWall) // a wall made after the map was laid
 			}
 			if run > 0 && k != kind {
 				st.Floor = append(st.Floor, kind, run)
@@ -412,6 +426,10 @@ func (ha *hostArea) sendStatic(p *peer, hc int32, ver uint32) {
 	}
 	if run > 0 {
 		st.Floor = append(st.Floor, kind, run)
+	}
+	for _, i := range w.cellObjs[hc] {
+		o := &w.objects[i]
+		st.Objects = append(st.Objects, wire.Object{ID: o.id, Kind: o.kind, X: o.x, Y: o.y, State: o.state(), Text: o.text})
 	}
 	p.send(st)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/fov"
 	"github.com/leyworks/ley/systems/spatial"
 )
 
@@ -29,6 +30,8 @@ type peerView struct {
 	cells     []int32 // this round's cells within radius
 	prev      []int32 // last round's
 	delta     []bool  // per hash cell, this frame: sent as a delta (not whole)
+	partial   []bool  // per hash cell, this frame: in sight only in part (line of sight)
+	los       losView // line of sight: the last field of view
 }
 
 // unknown marks a cell whose content on the client is not known (the frame
@@ -47,6 +50,7 @@ func (v *peerView) reset() {
 	v.cells = v.cells[:0]
 	v.round = 0
 	v.fresh = true
+	v.los.at = ecs.NoCell
 }
 
 // last is an entity as the peers in sync were last told of it.
@@ -117,6 +121,15 @@ type broadcaster struct {
 	forgetLen []int32
 	staticVer []uint32 // per hash cell: the version of its map
 
+	// Line of sight (los.go), in Areas whose rules ask for it.
+	los      bool
+	caster   *fov.Caster
+	fov      *fov.View
+	sightVer uint64   // bumped whenever the sight layer changes (a door)
+	words    int      // uint64 words of a hash cell's square mask
+	fullMask []uint64 // per hash cell: the mask of its squares on the grid
+	cellsBuf []int32
+
 	recs     []rec    // this round's records
 	scratch  []byte   // this round's records as first encoded
 	listHead []int32  // per (hash cell, part): first record, or -1
@@ -127,6 +140,7 @@ type broadcaster struct {
 	pos      ecs.Map[ecs.Position]
 	player   ecs.Map[ecs.Player]
 	creature ecs.Map[ecs.Creature]
+	health   ecs.Map[ecs.Health]
 	body     ecs.Map[ecs.Body]
 	transit  ecs.Map[ecs.Transit]
 
@@ -166,6 +180,7 @@ func (bc *broadcaster) init(ha *hostArea, h *spatial.Hash) error {
 	bc.pos = ecs.NewMap[ecs.Position](w)
 	bc.player = ecs.NewMap[ecs.Player](w)
 	bc.creature = ecs.NewMap[ecs.Creature](w)
+	bc.health = ecs.NewMap[ecs.Health](w)
 	bc.body = ecs.NewMap[ecs.Body](w)
 	bc.transit = ecs.NewMap[ecs.Transit](w)
 	bc.deliver = func(p *peer, f *gate.Frame) {
@@ -174,6 +189,11 @@ func (bc *broadcaster) init(ha *hostArea, h *spatial.Hash) error {
 		p.conn.SendVolatile(f)
 	}
 	bc.static = ha.sendStatic
+	if ha.a.Rules.LineOfSight {
+		if err := bc.initLOS(); err != nil {
+			return err
+		}
+	}
 	ha.a.AddIndex(bc)
 	return nil
 }
@@ -213,6 +233,7 @@ func (bc *broadcaster) newView(v *peerView) {
 		v.mark = make([]uint64, n)
 		v.staticVer = make([]uint32, n)
 		v.delta = make([]bool, n)
+		v.partial = make([]bool, n)
 	}
 	v.reset()
 }
@@ -238,19 +259,29 @@ func (bc *broadcaster) recycle(s *gate.Shared) {
 	bc.mu.Unlock()
 }
 
+// staticChanged bumps hash cell hc's map version: every peer that holds
+// the cell gets its map again before the next snapshot that shows it.
+func (bc *broadcaster) staticChanged(hc int32) {
+	bc.staticVer[hc]++
+	bc.sightVer++ // a door: what everyone sees may have changed
+}
+
 // state reads entity e's state as clients are shown it; e is alive (the
-// hash holds only live entities).
+// hash holds only live entities). A body that is neither a player nor a
+// creature (a wanderer) is shown as a creature of no listed kind.
 func (bc *broadcaster) state(e ecs.Entity, sq ecs.Cell) wire.EntityState {
 	x, y := bc.ha.a.Grid.XY(sq)
-	st := wire.EntityState{ID: e.ID(), Kind: wire.KindObject, X: x, Y: y}
-	switch {
-	case bc.player.Has(e):
+	st := wire.EntityState{ID: e.ID(), Kind: wire.KindCreature, X: x, Y: y}
+	if bc.player.Has(e) {
 		st.Kind = wire.KindPlayer
 		if r := bc.ha.route(e); r != nil && r.peer == nil {
 			st.Flags |= wire.FlagAway
 		}
-	case bc.creature.Has(e):
-		st.Kind = wire.KindCreature
+	} else if c := bc.creature.Get(e); c != nil {
+		st.Look = c.Kind
+	}
+	if h := bc.health.Get(e); h != nil {
+		st.HP = h.HP
 	}
 	if b := bc.body.Get(e); b != nil {
 		st.Facing = wire.Dir(b.Facing)
@@ -477,11 +508,16 @@ func (bc *broadcaster) build(p *peer, b *body, sh *gate.Shared, arena []byte) []
 		return arena
 	}
 	v.prev, v.cells = v.cells, v.prev
-	v.cells = bc.hash.CellsWithin(pos.X, pos.Y, bc.radius, v.cells[:0])
-	for _, hc := range v.cells {
+	if bc.los {
+		bc.sightCells(v, pos.X, pos.Y)
+	} else {
+		v.cells = bc.hash.CellsWithin(pos.X, pos.Y, bc.radius, v.cells[:0])
+	}
+	for i, hc := range v.cells {
 		v.mark[hc] = rnd
+		v.partial[hc] = bc.los && !bc.wholeInSight(hc, bc.sightMask(v, i))
 		s := v.seen[hc]
-		v.delta[hc] = s != 0 && s != unknown && (bc.changed[hc] <= s || (bc.changed[hc] == rnd && s == rnd-1))
+		v.delta[hc] = !v.partial[hc] && s != 0 && s != unknown && (bc.changed[hc] <= s || (bc.changed[hc] == rnd && s == rnd-1))
 		if v.staticVer[hc] != bc.staticVer[hc] {
 			bc.static(p, hc, bc.staticVer[hc])
 			v.staticVer[hc] = bc.staticVer[hc]
@@ -489,6 +525,7 @@ func (bc *broadcaster) build(p *peer, b *body, sh *gate.Shared, arena []byte) []
 	}
 	f := gate.NewFrame()
 	f.Parts = append(f.Parts, nil) // the header, filled last
+	f.Buf = f.Buf[:0]              // this peer's own records (line of sight), then its header
 	v.inflight = v.inflight[:0]
 	n := 0
 	add := func(part []byte) {
@@ -505,9 +542,21 @@ func (bc *broadcaster) build(p *peer, b *body, sh *gate.Shared, arena []byte) []
 	}
 	// Whole entities: each cell out of sync whole; each cell in sync with
 	// its spawns, and its entrants unless the client gets every one of
-	// them by a step from an origin cell it is in sync with.
-	for _, hc := range v.cells {
+	// them by a step from an origin cell it is in sync with. A cell in
+	// sight only in part: what the peer sees of it, encoded for it alone,
+	// and never in sync (whole again next round, or forgotten).
+	seenAt := -1
+	for i, hc := range v.cells {
 		switch {
+		case v.partial[hc]:
+			if seenAt < 0 {
+				f.Parts = append(f.Parts, nil) // f.Buf's records, set below
+				seenAt = len(f.Parts) - 1
+			}
+			f.Buf = bc.appendSeen(f.Buf, hc, bc.sightMask(v, i))
+			v.inflight = append(v.inflight, hc)
+			v.seen[hc] = unknown
+			continue
 		case !v.delta[hc]:
 			var whole []byte
 			whole, arena = bc.whole(hc, arena)
@@ -549,8 +598,13 @@ func (bc *broadcaster) build(p *peer, b *body, sh *gate.Shared, arena []byte) []
 	if pl := bc.player.Get(b.entity); pl != nil {
 		ack = pl.AckSeq
 	}
-	f.Buf = wire.AppendSnapshotHeader(f.Buf[:0], bc.ha.a.Tick, ack, flags, n)
-	f.Parts[0] = f.Buf
+	own := len(f.Buf)
+	n += own
+	f.Buf = wire.AppendSnapshotHeader(f.Buf, bc.ha.a.Tick, ack, flags, n)
+	f.Parts[0] = f.Buf[own:]
+	if seenAt >= 0 {
+		f.Parts[seenAt] = f.Buf[:own:own]
+	}
 	f.Attach(sh)
 	f.Delivered, f.Round = &v.written, rnd
 	v.round = rnd

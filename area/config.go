@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/area/agones"
+	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/net/gate"
 )
 
@@ -84,6 +85,12 @@ type Config struct {
 	TickStatsEvery time.Duration
 	// Gate configures the client WebSocket listener (its Addr is Listen).
 	Gate gate.Config
+	// Content is the realm's content (maps, rule sets, creature kinds,
+	// templates) the host builds Areas from: the same the director has
+	// (ley areahost --content, which a director passes on to the hosts it
+	// spawns). nil means the embedded content, content.Default(). It is
+	// shared and never written.
+	Content *content.Library
 	// Agones, when set, is the Agones SDK lifecycle of the GameServer this
 	// host runs in: the host calls Ready once it registered with its
 	// director, reports its Areas and players with every heartbeat, and the

@@ -6,12 +6,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/control/failpoint"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/systems"
+	"github.com/leyworks/ley/systems/creature"
 	"github.com/leyworks/ley/systems/persist"
 	"github.com/leyworks/ley/systems/spatial"
 )
@@ -33,6 +35,16 @@ type hostArea struct {
 	epoch uint64
 	kind  string
 	a     *ecs.Area
+	world *world
+	// creatures is the Area's creature system (nil where its map has no
+	// spawners).
+	creatures *creature.System
+	// respawns counts players brought back from 0 hp (it picks the spawn
+	// point of the next).
+	respawns uint32
+	// joins counts bodies spawned for a join (it picks the spawn point of
+	// the next one with no place of its own).
+	joins uint32
 
 	grants  map[string]*grant
 	bodies  map[uint64]*body // by account
@@ -76,11 +88,15 @@ type hostArea struct {
 }
 
 func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
-	kind, err := ecs.ParseKind(m.Kind)
+	lib := h.cfg.Content
+	if lib == nil {
+		lib = content.Default()
+	}
+	plan, err := planArea(lib, m)
 	if err != nil {
 		return nil, err
 	}
-	a, err := ecs.NewArea(ecs.Config{ID: ecs.AreaID(m.Area), Rules: ecs.RulesFor(kind), W: m.W, H: m.H, TickRate: h.cfg.TickRate})
+	a, err := ecs.NewArea(ecs.Config{ID: ecs.AreaID(m.Area), Rules: plan.rules, W: plan.w, H: plan.h, TickRate: h.cfg.TickRate})
 	if err != nil {
 		return nil, err
 	}
@@ -88,24 +104,37 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := a.Use(systems.Default()...); err != nil {
+	wld, err := buildWorld(a, lib, plan)
+	if err != nil {
+		return nil, err
+	}
+	ha := &hostArea{
+		h: h, id: m.Area, epoch: m.Epoch, kind: plan.kind, a: a, world: wld,
+		grants: make(map[string]*grant), bodies: make(map[uint64]*body), crossings: make(map[string]*crossing), settling: make(map[string]*crossing),
+		seq: m.Seq, acked: m.Seq, lastPersist: time.Now(), waiting: make(map[*peer]uint64),
+	}
+	sys := systems.Default()
+	if cfg, ok := creatureConfig(wld, a.TickRate); ok {
+		ha.creatures = &creature.System{Config: cfg, Hash: hash}
+		sys = append(sys, ha.creatures)
+	}
+	if err := a.Use(sys...); err != nil {
 		return nil, err
 	}
 	if len(m.Blob) > 0 {
-		if err := persist.Load(a, m.Blob); err != nil {
+		st, err := persist.Load(a, m.Blob)
+		if err != nil {
 			return nil, err
 		}
-	} else if m.Template != "empty" { // "empty": players only (benchmarks, tests)
+		ha.restoreState(st)
+	} else if plan.none {
 		populate(a, m.Seed)
-	}
-	ha := &hostArea{
-		h: h, id: m.Area, epoch: m.Epoch, kind: m.Kind, a: a,
-		grants: make(map[string]*grant), bodies: make(map[uint64]*body), crossings: make(map[string]*crossing), settling: make(map[string]*crossing),
-		seq: m.Seq, acked: m.Seq, lastPersist: time.Now(), waiting: make(map[*peer]uint64),
 	}
 	ha.epochSeen.Store(m.Epoch)
 	ha.ackedSeen.Store(m.Seq)
 	ha.setPortals(m.Portals)
+	wld.addPortals(a.Grid, m.Portals)
+	wld.indexCells(hash.CellAt, hash.Cells())
 	ha.intents = ecs.NewMap[ecs.Intents](&a.World)
 	ha.players = ecs.NewMap[ecs.Player](&a.World)
 	ha.positions = ecs.NewMap[ecs.Position](&a.World)
@@ -117,6 +146,8 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	a.OnTimer = func(_ *ecs.Area, now time.Time) { ha.chores(now) }
 	a.OnPanic = func(_ *ecs.Area, p ecs.Panic) { ha.fail(p) }
 	a.OnControl = ha.deliverAnswers
+	a.OnAction = ha.act
+	a.OnDeath = ha.died
 	ha.armPanicPoint()
 	return ha, nil
 }
@@ -187,6 +218,7 @@ var outcomeCode = [...]wire.Code{
 	ecs.OutcomeInvalid:          wire.CodeMalformed,
 	ecs.OutcomeNotAllowed:       wire.CodeNotAllowed,
 	ecs.OutcomeClosing:          wire.CodeAreaClosing,
+	ecs.OutcomeNothingThere:     wire.CodeNothingThere,
 }
 
 func (ha *hostArea) scheduleChores(t time.Time) {
@@ -271,7 +303,7 @@ func (ha *hostArea) persist(now time.Time, final bool) {
 	if ha.fenced {
 		return
 	}
-	blob, err := persist.Save(ha.a)
+	blob, err := persist.Save(ha.a, ha.doors())
 	if err != nil {
 		ha.h.log.Error("persist area", "area", ha.id, "err", err)
 		return

@@ -1,6 +1,7 @@
 package area
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -131,7 +132,7 @@ func TestJoinTellsTheArea(t *testing.T) {
 	walled := make(chan struct{})
 	ha.a.PostControl(func(a *ecs.Area) {
 		for y := int32(0); y < 12; y++ {
-			a.Grid.Set(ecs.LayerFloor, a.Grid.Cell(15, y), ecs.FloorWall)
+			a.Grid.SetWall(a.Grid.Cell(15, y))
 		}
 		close(walled)
 	})
@@ -142,8 +143,8 @@ func TestJoinTellsTheArea(t *testing.T) {
 	ack := ada.hello("g-ada", 1)
 	info := expectMsg[*wire.AreaInfo](ada, 5*time.Second)
 	want := wire.AreaInfo{Area: 1, Kind: "village", W: 20, H: 12, CellSize: 8, TickHz: 20, SnapshotHz: 10, StepMS: 200, QueueLen: ecs.QueueLen,
-		InterestRadius: 0, ResumeGraceMS: uint32(h.cfg.ResumeGrace.Milliseconds()), Rules: wire.RuleDiagonal}
-	if *info != want {
+		InterestRadius: 0, ResumeGraceMS: uint32(h.cfg.ResumeGrace.Milliseconds()), Rules: wire.RuleDiagonal, PlayerHP: 100, Creatures: []wire.CreatureKind{}}
+	if !reflect.DeepEqual(*info, want) {
 		t.Fatalf("area_info %+v; want %+v", *info, want)
 	}
 	// 20x12 in cells of 8: 3 x 2 cells, every one in view (radius 0).
@@ -152,7 +153,7 @@ func TestJoinTellsTheArea(t *testing.T) {
 		t.Fatalf("presence %v; want ada as entity %d", ada.v.Players, ack.Entity)
 	}
 	// Cell 1 holds x 8..15 of rows 0..7: x 15 is a wall.
-	if f := ada.v.Statics[1].Floor; len(f) != 8*2*2 || f[0] != uint32(wire.FloorOpen) || f[1] != 7 || f[2] != uint32(wire.FloorWall) || f[3] != 1 {
+	if f := ada.v.Statics[1].Floor; len(f) != 8*2*2 || f[0] != uint32(wire.FloorGrass) || f[1] != 7 || f[2] != uint32(wire.FloorWall) || f[3] != 1 {
 		t.Fatalf("cell 1's floor runs %v; want 7 open, 1 wall, per row", f)
 	}
 	// Cell 2 is the narrow one at the right edge: x 16..19.

@@ -183,7 +183,7 @@ func sequenceHex(name string, s *wire.Snapshot, b []byte, es map[string]ecs.Enti
 			fmt.Fprintf(&w, "#   cell %d, %d entities\n", rec.Cell, rec.N)
 		case wire.OpEnter:
 			e := rec.Entity
-			fmt.Fprintf(&w, "#     %s (%d): kind %d at (%d,%d) facing %s, hp %d, flags %d\n", names[e.ID], e.ID, e.Kind, e.X, e.Y, dirName(e.Facing), e.HP, e.Flags)
+			fmt.Fprintf(&w, "#     %s (%d): kind %d, look %d, at (%d,%d) facing %s, hp %d, flags %d\n", names[e.ID], e.ID, e.Kind, e.Look, e.X, e.Y, dirName(e.Facing), e.HP, e.Flags)
 		case wire.OpForget:
 			fmt.Fprintf(&w, "#   forget cell %d\n", rec.Cell)
 		default:

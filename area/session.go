@@ -169,6 +169,8 @@ func (p *peer) onIntent(payload []byte) {
 		it.Kind = ecs.IntentMoveTo
 	case wire.IntentStop:
 		it.Kind = ecs.IntentStop
+	case wire.IntentAction:
+		it.Kind = ecs.IntentAction
 	default: // the engine answers an unknown kind (MALFORMED), in order
 	}
 	if !bd.ha.a.Post(bd.entity, it) {

@@ -26,6 +26,7 @@ import (
 	"github.com/leyworks/ley/systems/creature"
 	"github.com/leyworks/ley/systems/flowfield"
 	"github.com/leyworks/ley/systems/fov"
+	"github.com/leyworks/ley/systems/spatial"
 )
 
 // worldMap returns a w x h floor layer with wallPct percent walls, from seed.
@@ -136,62 +137,66 @@ func BenchmarkShadowcast(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/fov")
 }
 
-// creatureArea builds the BenchmarkCreatures world: a 256x256 village with
-// 10% walls, 4 wandering targets (beacons: Emitter 100/24), 4 static hoards
-// (non-body emitters 80/20), and 8 spawners of 625 creatures each: 6 head
-// for the targets along flow fields, 2 have no target and seek what they
-// sense. Systems: intake, movement, wander, sense, creatures, spatial.
+// creatureArea builds the BenchmarkCreatures world: a 256x256 arena with
+// 10% walls, 4 wandering players (the creatures' quarry; they do not die)
+// and 8 spawners of 625 creatures each over 24x24 squares: wolves (sense
+// 24, hunt players and deer), deer (wander) and slimes (slow, sense 8, hunt
+// players), leashed to the whole map. Systems: intake, movement, wander,
+// creatures, on the Area's spatial hash.
 func creatureArea(tb testing.TB) (*ecs.Area, *creature.System) {
 	const w, h = 256, 256
-	rules := ecs.RulesFor(ecs.KindVillage)
+	rules := ecs.RulesFor(ecs.KindArena)
 	a, err := ecs.NewArea(ecs.Config{ID: 1, Rules: rules, W: w, H: h, Capacity: 6000})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	copy(a.Grid.Layer(ecs.LayerFloor), worldMap(w, h, 10, 9))
-	floor := a.Grid.Layer(ecs.LayerFloor)
+	for c, f := range worldMap(w, h, 10, 9) {
+		if f == ecs.FloorWall {
+			a.Grid.SetWall(ecs.Cell(c))
+		}
+	}
 	clearAround := func(x, y, r int32) {
 		for yy := max(y-r, 0); yy <= min(y+r, h-1); yy++ {
 			for xx := max(x-r, 0); xx <= min(x+r, w-1); xx++ {
-				floor[a.Grid.Cell(xx, yy)] = ecs.FloorOpen
+				c := a.Grid.Cell(xx, yy)
+				a.Grid.Set(ecs.LayerFloor, c, ecs.FloorOpen)
+				a.Grid.Set(ecs.LayerSight, c, 1)
 			}
 		}
 	}
-	em := ecs.NewMap[ecs.Emitter](&a.World)
-	pm := ecs.NewMap[ecs.Position](&a.World)
-	targetAt := [][2]int32{{128, 128}, {64, 192}, {192, 64}, {200, 200}}
-	var targets []ecs.Entity
-	for i, p := range targetAt {
+	wm := ecs.NewMap[ecs.Wander](&a.World)
+	for i, p := range [][2]int32{{128, 128}, {64, 192}, {192, 64}, {200, 200}} {
 		clearAround(p[0], p[1], 3)
-		e, err := a.SpawnWanderer(p[0], p[1], uint32(i+11), 4, 2)
+		e, err := a.SpawnPlayer(uint64(i+1), p[0], p[1])
 		if err != nil {
 			tb.Fatal(err)
 		}
-		a.World.Add(e, em.ID())
-		*em.Get(e) = ecs.Emitter{Strength: 100, Radius: 24}
-		targets = append(targets, e)
+		a.SetHealth(e, ecs.Health{HP: 60000, Max: 60000})
+		a.World.Add(e, wm.ID())
+		*wm.Get(e) = ecs.Wander{Seed: uint32(i + 11), Every: 2}
 	}
-	for i, p := range [][2]int32{{40, 40}, {220, 30}, {30, 230}, {150, 240}} {
-		e := a.World.NewEntity(pm.ID(), em.ID())
-		*pm.Get(e) = ecs.Position{X: p[0], Y: p[1]}
-		*em.Get(e) = ecs.Emitter{Strength: uint16(60 + 10*i), Radius: 20}
-	}
-	spawnAt := [][2]int32{{16, 16}, {240, 16}, {16, 240}, {240, 240}, {128, 16}, {16, 128}, {240, 128}, {128, 240}}
-	cfg := creature.DefaultConfig()
-	cfg.SpawnRadius = 16
-	for i, p := range spawnAt {
-		clearAround(p[0], p[1], 1)
-		sp := creature.Spawner{X: p[0], Y: p[1], Kind: uint16(i % 3), Every: 1, Burst: 16, MaxAlive: 625, Period: uint8(2 + i%3)}
-		if i < 6 {
-			sp.Target = targets[i%4]
-		}
-		cfg.Spawners = append(cfg.Spawners, sp)
-	}
-	sys := creature.Systems(cfg, 16)
-	if err := a.Use(append(systems.Default(), sys...)...); err != nil {
+	hash, err := spatial.Attach(a, 16)
+	if err != nil {
 		tb.Fatal(err)
 	}
-	return a, sys[1].(*creature.System)
+	cfg := creature.Config{
+		Kinds: []creature.Kind{
+			{HP: 30, Period: 2, Sense: 24, Damage: 6, AttackEvery: 20, HuntsPlayers: true, Prey: []uint16{2}, Wanders: true},
+			{HP: 15, Period: 3, Sense: 6, Wanders: true},
+			{HP: 20, Period: 4, Sense: 8, Damage: 3, AttackEvery: 30, HuntsPlayers: true},
+		},
+		FieldBudget: 2 * time.Millisecond,
+	}
+	for i, p := range [][2]int32{{16, 16}, {216, 16}, {16, 216}, {216, 216}, {116, 16}, {16, 116}, {216, 116}, {116, 216}} {
+		clearAround(p[0]+12, p[1]+12, 1)
+		cfg.Spawners = append(cfg.Spawners, creature.Spawner{X: p[0], Y: p[1], W: 24, H: 24, Kind: uint16(1 + i%3), Count: 625, Respawn: 100, Leash: 256})
+	}
+	sys := &creature.System{Config: cfg, Hash: hash}
+	if err := a.Use(append(systems.Default(), sys)...); err != nil {
+		tb.Fatal(err)
+	}
+	a.OnDeath = func(a *ecs.Area, e ecs.Entity) { a.Despawn(e) } // deer the wolves kill
+	return a, sys
 }
 
 func countCreatures(a *ecs.Area) int {
@@ -204,17 +209,19 @@ func countCreatures(a *ecs.Area) int {
 }
 
 // BenchmarkCreatures: one 256x256 Area, 5,000 creatures from 8 spawners
-// converging on 4 moving targets, with sensing and flow fields (sweeps
-// capped at 2 ms a tick); one op is one tick. After the population is
+// hunting 4 moving players (and wolves hunting deer), with sensing through
+// the spatial hash and flow fields (sweeps capped at 2 ms a tick); one op
+// is one tick. After the population is
 // complete, 1,000 ticks are timed one by one for the p99 metric; the
 // steady state must allocate nothing.
 func BenchmarkCreatures(b *testing.B) {
 	a, sys := creatureArea(b)
-	for t := 0; t < 2000 && countCreatures(a) < 5000; t++ {
-		a.Step()
-	}
+	a.Step()
 	if n := countCreatures(a); n != 5000 {
-		b.Fatalf("%d creatures after warm-up; want 5000", n)
+		b.Fatalf("%d creatures after the first tick; want 5000", n)
+	}
+	for range 300 {
+		a.Step()
 	}
 	ticks := make([]time.Duration, 1000)
 	for i := range ticks {
@@ -244,10 +251,7 @@ func TestWorldCreaturesSteadyAllocs(t *testing.T) {
 		t.Skip("builds a 5,000-creature world")
 	}
 	a, _ := creatureArea(t)
-	for t := 0; t < 2000 && countCreatures(a) < 5000; t++ {
-		a.Step()
-	}
-	for range 50 {
+	for range 100 {
 		a.Step()
 	}
 	if got := testing.AllocsPerRun(50, a.Step); got != 0 {

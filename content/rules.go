@@ -8,6 +8,11 @@ const (
 	// in the content (creature step and attack periods) assumes, and the
 	// bound on a rule set's StepsPerSecond (one step per tick at most).
 	TickRate = 20
+	// DefaultPlayerHP and DefaultPlayerDamage are a rule set's player_hp
+	// and player_damage when it leaves them out; MaxHP bounds any health.
+	DefaultPlayerHP     = 100
+	DefaultPlayerDamage = 5
+	MaxHP               = 60000
 )
 
 // RuleSet is what an Area allows. Systems consult it instead of branching
@@ -20,7 +25,8 @@ const (
 //	]}
 //
 // name, max_players and steps_per_second are required; every flag left out
-// is false.
+// is false; player_hp and player_damage default to [DefaultPlayerHP] and
+// [DefaultPlayerDamage].
 type RuleSet struct {
 	// Name names the rule set; a rule set with a template of the same name
 	// is an area kind ([Library.Kind]).
@@ -41,6 +47,12 @@ type RuleSet struct {
 	LineOfSight bool
 	// SenseLOS makes creatures need line of sight to sense.
 	SenseLOS bool
+	// PlayerHP is a player's full health (1..[MaxHP]); a player at 0
+	// comes back at a spawn point with it.
+	PlayerHP int
+	// PlayerDamage is the health a player's attack (an action on a
+	// creature, or under PvP on a player) takes (0..[MaxHP]).
+	PlayerDamage int
 }
 
 type rawRules struct {
@@ -52,6 +64,8 @@ type rawRules struct {
 	PvP                  bool   `json:"pvp"`
 	LineOfSight          bool   `json:"line_of_sight"`
 	SenseLOS             bool   `json:"sense_los"`
+	PlayerHP             *int   `json:"player_hp"`
+	PlayerDamage         *int   `json:"player_damage"`
 }
 
 // ruleSet checks a rules.json entry on its own.
@@ -69,9 +83,20 @@ func (r rawRules) ruleSet() (RuleSet, error) {
 	case *r.StepsPerSecond < 1 || *r.StepsPerSecond > TickRate:
 		return RuleSet{}, invalidf("\"steps_per_second\" is %d (1..%d)", *r.StepsPerSecond, TickRate)
 	}
+	hp, damage := DefaultPlayerHP, DefaultPlayerDamage
+	if r.PlayerHP != nil {
+		if hp = *r.PlayerHP; hp < 1 || hp > MaxHP {
+			return RuleSet{}, invalidf("\"player_hp\" is %d (1..%d)", hp, MaxHP)
+		}
+	}
+	if r.PlayerDamage != nil {
+		if damage = *r.PlayerDamage; damage < 0 || damage > MaxHP {
+			return RuleSet{}, invalidf("\"player_damage\" is %d (0..%d)", damage, MaxHP)
+		}
+	}
 	return RuleSet{
 		Name: r.Name, MaxPlayers: *r.MaxPlayers, StepsPerSecond: *r.StepsPerSecond,
 		Diagonal: r.Diagonal, CreaturesHuntPlayers: r.CreaturesHuntPlayers, PvP: r.PvP,
-		LineOfSight: r.LineOfSight, SenseLOS: r.SenseLOS,
+		LineOfSight: r.LineOfSight, SenseLOS: r.SenseLOS, PlayerHP: hp, PlayerDamage: damage,
 	}, nil
 }

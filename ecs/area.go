@@ -137,6 +137,16 @@ type Area struct {
 	// may be half-updated and must not be read for the truth. It runs on
 	// the goroutine that ran the Area, which never runs it again.
 	OnPanic func(a *Area, p Panic)
+	// OnAction, when set, carries out an action intent of body e on the
+	// square next to it in direction d (the movement system calls it, with
+	// the body's movement budget spent if it answers OutcomeApplied). Unset,
+	// actions are answered OutcomeInvalid.
+	OnAction func(a *Area, e Entity, d Dir) Outcome
+	// OnDeath, when set, runs when Hurt takes a body's last hit point, on
+	// the ticking goroutine at the next point structural changes are
+	// allowed: it says what follows (a player comes back at a spawn point,
+	// a creature is gone). Unset, the body is despawned.
+	OnDeath func(a *Area, e Entity)
 	// OnControl, when set, runs after control work PostNow took in at
 	// once, on the goroutine that ran it: the host delivers the answers
 	// that work made (Outbox), which is emptied after.
@@ -154,6 +164,7 @@ type Area struct {
 	indexes  []BodyIndex
 	players   int
 	wanderers int
+	creatures int
 	entities  int // bodies spawned and not despawned
 
 	systems []System
@@ -168,6 +179,7 @@ type Area struct {
 	pathMap     Map[Path]
 	transitMap  Map[Transit]
 	creatureMap Map[Creature]
+	healthMap   Map[Health]
 
 	playerIDs   []arche.ID
 	wandererIDs []arche.ID
@@ -218,7 +230,8 @@ func NewArea(cfg Config) (*Area, error) {
 	a.transitMap = NewMap[Transit](w)
 	a.creatureMap = NewMap[Creature](w)
 	pos, body, mover := arche.ComponentID[Position](w), arche.ComponentID[Body](w), arche.ComponentID[Mover](w)
-	a.playerIDs = []arche.ID{pos, body, mover, arche.ComponentID[Player](w), arche.ComponentID[Intents](w), arche.ComponentID[Path](w)}
+	a.healthMap = NewMap[Health](w)
+	a.playerIDs = []arche.ID{pos, body, mover, arche.ComponentID[Player](w), arche.ComponentID[Intents](w), arche.ComponentID[Path](w), arche.ComponentID[Health](w)}
 	a.wandererIDs = []arche.ID{pos, body, mover, arche.ComponentID[Wander](w)}
 	a.transitID = arche.ComponentID[Transit](w)
 	return a, nil
@@ -529,6 +542,9 @@ func (a *Area) Players() int { return a.players }
 // Wanderers is the number of wandering bodies (SpawnWanderer) in the Area.
 func (a *Area) Wanderers() int { return a.wanderers }
 
+// Creatures is the number of creatures (SpawnCreature) in the Area.
+func (a *Area) Creatures() int { return a.creatures }
+
 // Alive reports whether e still exists in this Area.
 func (a *Area) Alive(e Entity) bool { return a.World.Alive(e) }
 
@@ -554,6 +570,8 @@ func (a *Area) SpawnPlayer(account uint64, x, y int32) (Entity, error) {
 	}
 	a.playerMap.Get(e).Account = account
 	*a.moverMap.Get(e) = Mover{Period: a.Rules.StepPeriod(a.TickRate), Diagonal: a.Rules.Diagonal}
+	hp := a.Rules.FullHP()
+	*a.healthMap.Get(e) = Health{HP: hp, Max: hp}
 	a.pathMap.Get(e).Clear()
 	a.players++
 	return e, nil
@@ -627,6 +645,9 @@ func (a *Area) Despawn(e Entity) {
 	if a.World.Has(e, a.wandererIDs[3]) {
 		a.wanderers--
 	}
+	if a.creatureMap.Has(e) {
+		a.creatures--
+	}
 	if a.bodyMap.Has(e) {
 		a.entities--
 	}
@@ -637,6 +658,55 @@ func (a *Area) Despawn(e Entity) {
 		a.byID[e.ID()] = Entity{}
 	}
 	a.World.RemoveEntity(e)
+}
+
+// HealthOf returns e's health; ok is false for a body that has none.
+func (a *Area) HealthOf(e Entity) (h Health, ok bool) {
+	if !a.World.Alive(e) {
+		return Health{}, false
+	}
+	if p := a.healthMap.Get(e); p != nil {
+		return *p, true
+	}
+	return Health{}, false
+}
+
+// SetHealth sets e's health (it must have a Health: players and creatures
+// do) and tells the indexes.
+func (a *Area) SetHealth(e Entity, h Health) {
+	if p := a.healthMap.Get(e); p != nil {
+		*p = h
+		a.Touch(e)
+	}
+}
+
+// Hurt takes dmg hit points from e and reports whether that killed it.
+// A kill runs OnDeath (or despawns e) at the next barrier, once: a body
+// already at 0 is not hurt again. A body with no Health is not hurt.
+func (a *Area) Hurt(e Entity, dmg uint16) (killed bool) {
+	if !a.World.Alive(e) {
+		return false
+	}
+	h := a.healthMap.Get(e)
+	if h == nil || h.HP == 0 || dmg == 0 {
+		return false
+	}
+	h.HP -= min(h.HP, dmg)
+	a.Touch(e)
+	if h.HP > 0 {
+		return false
+	}
+	a.Defer(func(a *Area) {
+		if !a.World.Alive(e) {
+			return
+		}
+		if a.OnDeath != nil {
+			a.OnDeath(a, e)
+			return
+		}
+		a.Despawn(e)
+	})
+	return true
 }
 
 // Touch tells the Area's indexes that e's state other than its square

@@ -29,32 +29,34 @@ type Player struct {
 	Session uint32
 }
 
+// Health is a body's hit points: HP of Max. Hurt takes them; a body at 0
+// HP is dead, and its Area's OnDeath hook says what follows (a player
+// comes back at a spawn point, a creature is gone).
+type Health struct {
+	HP, Max uint16
+}
+
 // Creature marks a body driven by the server's AI (systems/creature).
 type Creature struct {
+	// Kind is its kind in its creature system's table, counted from 1 (0:
+	// none); clients see it as the entity's look.
 	Kind uint16
-	// State is the AI's state (idle, wander, seek, follow, attack, stand;
-	// the creature system names the values).
+	// State is the AI's state (the creature system names the values).
 	State uint8
 	// Blocked counts the ticks in a row its chosen step was blocked.
 	Blocked uint8
 	// Spawner is the index of the spawner that made it in its creature
 	// system's configuration.
 	Spawner uint16
-	// Goal is the index of its target in its creature system's target
-	// table, or -1 for none.
+	// Goal is the index of its target's entry in its creature system's
+	// target table (a shared flow field), or -1.
 	Goal int16
-	// Focus is the square of the emitter it last sensed and seeks, or
-	// NoCell.
-	Focus Cell
+	// Target is the body it hunts, or the zero Entity.
+	Target Entity
+	// NextAttack is the first tick it may attack again.
+	NextAttack uint64
 	// Seed is its private xorshift state for wandering.
 	Seed uint32
-}
-
-// Static marks a world object that does not act: a tree, a chest, a portal.
-// A blocking static is also a Body; a non-blocking one lies on LayerStatic.
-type Static struct {
-	Kind     uint16
-	Blocking bool
 }
 
 // Mover is a body's movement budget: one step every Period ticks (Period
@@ -72,14 +74,6 @@ func (m *Mover) Ready(now uint64) bool { return now >= m.ReadyAt }
 
 // Stepped spends the budget of one step taken in tick now.
 func (m *Mover) Stepped(now uint64) { m.ReadyAt = now + uint64(m.Period) }
-
-// Emitter makes an entity perceptible to creatures: a food hoard is a
-// strong beacon, a quiet player a faint one. Strength falls off with
-// distance and is zero past Radius squares.
-type Emitter struct {
-	Strength uint16
-	Radius   uint16
-}
 
 // Wander makes a body stroll at random: every Every ticks on average it
 // tries a step in a random direction. Seed is its private xorshift state, so

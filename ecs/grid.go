@@ -24,9 +24,10 @@ const (
 	// LayerOccupant holds the ID of the body standing on the square, or 0.
 	// A body is an entity with Position and Body; it occupies exactly one square.
 	LayerOccupant
-	// LayerStatic holds the ID of a non-blocking static object lying on the
-	// square (a portal, a decoration), or 0.
-	LayerStatic
+	// LayerSight holds whether light crosses the square: 1 where it does, 0
+	// where it does not (a wall, a closed door, a tree). Line of sight
+	// (systems/fov) reads it; a new grid is clear everywhere.
+	LayerSight
 	// NumLayers is the number of layers a Grid holds.
 	NumLayers
 )
@@ -53,15 +54,16 @@ type Grid struct {
 	cells []int32
 }
 
-// NewGrid returns a w x h grid with every floor open and nothing on it.
+// NewGrid returns a w x h grid with every floor open, clear to sight, and
+// nothing on it.
 func NewGrid(w, h int) (*Grid, error) {
 	if w < 1 || h < 1 || w > MaxGridSide || h > MaxGridSide {
 		return nil, fmt.Errorf("%w: %dx%d (each side 1..%d)", ErrGridSize, w, h, MaxGridSide)
 	}
 	g := &Grid{w: int32(w), h: int32(h), cells: make([]int32, int(NumLayers)*w*h)}
-	floor := g.Layer(LayerFloor)
+	floor, sight := g.Layer(LayerFloor), g.Layer(LayerSight)
 	for i := range floor {
-		floor[i] = FloorOpen
+		floor[i], sight[i] = FloorOpen, 1
 	}
 	return g, nil
 }
@@ -97,6 +99,12 @@ func (g *Grid) At(l Layer, c Cell) int32 { return g.cells[(int32(l)*g.h*g.w)+int
 
 // Set stores v in layer l at c.
 func (g *Grid) Set(l Layer, c Cell, v int32) { g.cells[(int32(l)*g.h*g.w)+int32(c)] = v }
+
+// SetWall makes c a wall: no body stands on it, no light crosses it.
+func (g *Grid) SetWall(c Cell) {
+	g.Set(LayerFloor, c, FloorWall)
+	g.Set(LayerSight, c, 0)
+}
 
 // Walkable reports whether a body could stand on c: a non-wall floor.
 // It ignores occupants; Free adds that check.

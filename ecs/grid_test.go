@@ -41,11 +41,11 @@ func TestGridIndexing(t *testing.T) {
 		}
 	}
 	// Layers are stacked: (layer*h + y)*w + x in one slice.
-	g.Set(LayerStatic, g.Cell(3, 2), 42)
-	if got := g.cells[(int(LayerStatic)*5+2)*7+3]; got != 42 {
+	g.Set(LayerSight, g.Cell(3, 2), 42)
+	if got := g.cells[(int(LayerSight)*5+2)*7+3]; got != 42 {
 		t.Fatalf("flat index holds %d; want 42", got)
 	}
-	if got := g.Layer(LayerStatic)[g.Cell(3, 2)]; got != 42 {
+	if got := g.Layer(LayerSight)[g.Cell(3, 2)]; got != 42 {
 		t.Fatalf("Layer view holds %d; want 42", got)
 	}
 	if got := g.At(LayerFloor, 0); got != FloorOpen {

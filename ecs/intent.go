@@ -12,6 +12,11 @@ const (
 	IntentMoveTo
 	// IntentStop drops the queued steps and the move-to target.
 	IntentStop
+	// IntentAction acts on the square next to the body in Dir (the body
+	// turns to face it): opens or closes a door, attacks a creature or,
+	// where the rules allow it, a player. It spends the movement budget
+	// like a step. What it does is the Area's OnAction hook's to say.
+	IntentAction
 )
 
 // Intent is one request of a player, tagged with the client's seq.
@@ -48,6 +53,7 @@ const (
 	OutcomeInvalid                         // an intent kind or direction the engine does not know
 	OutcomeNotAllowed                      // the Area's rules forbid it (a diagonal step where none are allowed)
 	OutcomeClosing                         // the Area closes: nothing more is applied
+	OutcomeNothingThere                    // an action on a square with nothing to act on
 )
 
 var outcomeNames = [...]string{"APPLIED", "SUPERSEDED", "TOO_FAST", "ENTITY_GONE", "PORTAL_IN_PROGRESS", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "INVALID", "NOT_ALLOWED", "CLOSING"}

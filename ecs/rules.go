@@ -48,6 +48,24 @@ type Rules struct {
 	CreaturesHuntPlayers bool
 	// PvP lets players harm each other.
 	PvP bool
+	// LineOfSight limits what a player is shown to what it can see.
+	LineOfSight bool
+	// SenseLOS makes creatures need line of sight to sense.
+	SenseLOS bool
+	// PlayerHP is a player's full health; PlayerDamage what its attack
+	// takes. Zero PlayerHP means the default, 100.
+	PlayerHP, PlayerDamage uint16
+}
+
+// DefaultPlayerHP is a player's full health where the rules leave it out.
+const DefaultPlayerHP = 100
+
+// FullHP returns a player's full health under r.
+func (r Rules) FullHP() uint16 {
+	if r.PlayerHP == 0 {
+		return DefaultPlayerHP
+	}
+	return r.PlayerHP
 }
 
 // RulesFor returns the default rule set of kind k.

@@ -14,10 +14,10 @@
 //     shared by everything heading for one target.
 //   - [github.com/leyworks/ley/systems/spatial]: the spatial hash (interest
 //     management and sensing).
-//   - [github.com/leyworks/ley/systems/sense], [github.com/leyworks/ley/systems/fov]:
-//     emitters in range, symmetric shadowcasting.
-//   - [github.com/leyworks/ley/systems/creature]: spawners and the creature
-//     state machine.
+//   - [github.com/leyworks/ley/systems/fov]: symmetric shadowcasting (fields
+//     of view and line of sight over the grid's sight layer).
+//   - [github.com/leyworks/ley/systems/creature]: spawners, sensing through
+//     the spatial hash, and the creature state machine.
 //   - [github.com/leyworks/ley/systems/persist]: an Area's durable state to
 //     a blob and back.
 //

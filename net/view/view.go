@@ -198,3 +198,50 @@ func (v *View) Sorted() []wire.EntityState {
 	}
 	return out
 }
+
+// Floor returns the floor kind of square (x, y) as the view's map of its
+// cell says (ok is false before that cell's static arrived, or outside the
+// Area).
+func (v *View) Floor(x, y int32) (kind uint8, ok bool) {
+	st, x0, y0, cw, found := v.staticOf(x, y)
+	if !found {
+		return 0, false
+	}
+	i := uint32((y-y0)*cw + (x - x0)) // the square's place in the cell, row by row
+	for j := 0; j+1 < len(st.Floor); j += 2 {
+		if i < st.Floor[j+1] {
+			return uint8(st.Floor[j]), true
+		}
+		i -= st.Floor[j+1]
+	}
+	return 0, false
+}
+
+// ObjectAt returns the static object on square (x, y), if the view's map
+// of its cell has one.
+func (v *View) ObjectAt(x, y int32) (wire.Object, bool) {
+	st, _, _, _, found := v.staticOf(x, y)
+	if !found {
+		return wire.Object{}, false
+	}
+	for _, o := range st.Objects {
+		if o.X == x && o.Y == y {
+			return o, true
+		}
+	}
+	return wire.Object{}, false
+}
+
+// staticOf finds the static of (x, y)'s cell: its map, the cell's top
+// left square and its width in squares (narrower at the right edge).
+func (v *View) staticOf(x, y int32) (st *wire.Static, x0, y0, w int32, ok bool) {
+	if v.Info == nil || v.Info.CellSize == 0 || x < 0 || y < 0 || uint32(x) >= v.Info.W || uint32(y) >= v.Info.H {
+		return nil, 0, 0, 0, false
+	}
+	size := int32(v.Info.CellSize)
+	across := (int32(v.Info.W) + size - 1) / size
+	cell := uint32((y/size)*across + x/size)
+	st, ok = v.Statics[cell]
+	x0, y0 = (x/size)*size, (y/size)*size
+	return st, x0, y0, min(size, int32(v.Info.W)-x0), ok
+}

@@ -42,8 +42,9 @@ const (
 	CodeNotAllowed         Code = 25 // the Area's rules forbid it
 	CodeAreaFull           Code = 26 // the Area holds its maximum of players
 	CodeStaleSeq           Code = 27 // intent seq not after the last accepted one
+	CodeNothingThere       Code = 28 // an action on a square with nothing to act on
 
-	numCodes = 28
+	numCodes = 29
 )
 
 var codeNames = [numCodes]string{
@@ -52,7 +53,7 @@ var codeNames = [numCodes]string{
 	"AREA_CLOSING", "MALFORMED", "TOO_LARGE", "RATE_LIMITED",
 	"VERSION_UNSUPPORTED", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "TIMEOUT",
 	"NOT_MEMBER", "REALM_CLOSED", "REALM_FULL", "INTERNAL", "UNKNOWN_TYPE",
-	"BAD_TOKEN", "NOT_ALLOWED", "AREA_FULL", "STALE_SEQ",
+	"BAD_TOKEN", "NOT_ALLOWED", "AREA_FULL", "STALE_SEQ", "NOTHING_THERE",
 }
 
 var codeMeanings = [numCodes]string{
@@ -84,6 +85,7 @@ var codeMeanings = [numCodes]string{
 	"the Area's rules forbid this (a diagonal step where none are allowed)",
 	"the Area already holds its maximum of players",
 	"the intent's seq is not after the last one this session accepted (serial order); it was not applied",
+	"the action's square holds nothing to act on (no door, no creature, no player that may be hurt)",
 }
 
 // String returns the code's registry name, such as "NOT_HELLO", or

@@ -131,6 +131,17 @@ func check(m Message) error {
 		texts[0], texts[1] = m.WSURL, m.Grant
 	case *AreaInfo:
 		texts[0] = m.Kind
+		for i := range m.Creatures {
+			if len(m.Creatures[i].Name) > MaxTextLen {
+				return errTextLen
+			}
+		}
+	case *Static:
+		for i := range m.Objects {
+			if len(m.Objects[i].Text) > MaxTextLen {
+				return errTextLen
+			}
+		}
 	case *Presence:
 		for i := range m.Players {
 			if len(m.Players[i].Name) > MaxTextLen {

@@ -92,7 +92,7 @@ const (
 	IntentStep   IntentKind = 0 // one step in Dir
 	IntentMoveTo IntentKind = 1 // walk to Target
 	IntentStop   IntentKind = 2 // cancel movement
-	IntentAction IntentKind = 3 // act on Target (or facing cell)
+	IntentAction IntentKind = 3 // act on the square next to the body in Dir
 )
 
 // Dir is a grid direction, clockwise from north.
@@ -128,8 +128,8 @@ type Intent struct {
 	_      struct{} `cbor:",toarray"`
 	Seq    uint32
 	Kind   IntentKind
-	Dir    Dir  // for IntentStep
-	Target Cell // for IntentMoveTo and IntentAction
+	Dir    Dir  // for IntentStep and IntentAction
+	Target Cell // for IntentMoveTo
 }
 
 // HelloAck answers a valid [Hello] or [Resume]: the peer is bound.
@@ -169,9 +169,10 @@ type IntentResult struct {
 	Code Code
 }
 
-// Object is one static object of a cell (a tree, a door, a sign). Kind is
-// the content's object kind (docs/protocol.md lists them); State is the
-// object's state where it has one (a door: 0 closed, 1 open).
+// Object is one static object of a cell: a door, a tree, a sign, a rock, a
+// chest or a portal square. Kind is one of the Object* kinds; State is a
+// door's (0 closed, 1 open) and 0 for the others; Text is a sign's words
+// ("" for the others).
 type Object struct {
 	_     struct{} `cbor:",toarray"`
 	ID    uint32
@@ -179,12 +180,30 @@ type Object struct {
 	X     int32
 	Y     int32
 	State uint8
+	Text  string
 }
 
-// Floor kinds of a [Static]'s floor runs.
+// Object kinds (the content's object classes, content/doc.go).
 const (
-	FloorOpen uint8 = 0 // walkable ground
-	FloorWall uint8 = 1 // a wall: nothing stands or sees through it
+	ObjectDoor   uint16 = 1 // blocks movement and sight while closed
+	ObjectTree   uint16 = 2 // blocks movement and sight
+	ObjectSign   uint16 = 3 // blocks movement; has Text
+	ObjectRock   uint16 = 4 // blocks movement
+	ObjectChest  uint16 = 5 // blocks movement
+	ObjectPortal uint16 = 6 // a portal square: stepping on it crosses to another Area
+)
+
+// Floor kinds of a [Static]'s floor runs: the content's floor kinds
+// (content/doc.go), and walls.
+const (
+	FloorVoid  uint8 = 0 // nothing: not walkable
+	FloorGrass uint8 = 1
+	FloorDirt  uint8 = 2
+	FloorStone uint8 = 3
+	FloorSand  uint8 = 4
+	FloorWood  uint8 = 5
+	FloorWater uint8 = 6 // not walkable; sight crosses it
+	FloorWall  uint8 = 7 // nothing stands on it or sees through it
 )
 
 // Static is the map of one cell at one version: its floor, as runs of
@@ -237,6 +256,19 @@ type AreaInfo struct {
 	// ResumeGraceMS is how long a dropped player's body waits for a resume.
 	ResumeGraceMS uint32
 	Rules         RuleFlags
+	// PlayerHP is a player's full health.
+	PlayerHP uint16
+	// Creatures are the Area's creature kinds: an entity's Look k > 0
+	// names Creatures[k-1].
+	Creatures []CreatureKind
+}
+
+// CreatureKind is one kind of creature of an Area: its name and full
+// health.
+type CreatureKind struct {
+	_    struct{} `cbor:",toarray"`
+	Name string
+	HP   uint16
 }
 
 // Player is one bound player in a [Presence] list.

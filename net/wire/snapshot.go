@@ -9,11 +9,11 @@ import (
 // EntityKind says what an entity is.
 type EntityKind uint8
 
-// Entity kinds.
+// Entity kinds. Static objects (doors, trees, signs) are not entities:
+// they come with the map of their cell ([Static]).
 const (
 	KindPlayer   EntityKind = 0
 	KindCreature EntityKind = 1
-	KindObject   EntityKind = 2 // a static object that blocks (a closed door, a tree)
 )
 
 // EntityFlags are an entity's boolean states.
@@ -29,11 +29,15 @@ const (
 	FlagAway EntityFlags = 1 << 1
 )
 
-// EntityState is one entity as a snapshot record shows it. HP 0 means the
-// entity has no health (it cannot be hurt).
+// EntityState is one entity as a snapshot record shows it. Look says what
+// it is within its kind: for a creature, its creature kind's place in
+// [AreaInfo].Creatures, counted from 1; 0 for a player (and for a creature
+// of no listed kind). HP 0 means the entity has no health (it cannot be
+// hurt).
 type EntityState struct {
 	ID     uint32
 	Kind   EntityKind
+	Look   uint16
 	X, Y   int32
 	Facing Dir
 	HP     uint16
@@ -190,6 +194,7 @@ func (r *RecordReader) u8() uint8 {
 func (r *RecordReader) entity(e *EntityState) {
 	e.ID = uint32(r.uv(1<<32 - 1))
 	e.Kind = EntityKind(r.u8())
+	e.Look = uint16(r.uv(1<<16 - 1))
 	e.X = int32(r.uv(1<<31 - 1))
 	e.Y = int32(r.uv(1<<31 - 1))
 	e.Facing = Dir(r.u8())
@@ -310,6 +315,7 @@ func AppendCell(dst []byte, cell uint32, n int) []byte {
 func AppendEntity(dst []byte, e *EntityState) []byte {
 	dst = binary.AppendUvarint(dst, uint64(e.ID))
 	dst = append(dst, byte(e.Kind))
+	dst = binary.AppendUvarint(dst, uint64(e.Look))
 	dst = binary.AppendUvarint(dst, uint64(uint32(e.X)))
 	dst = binary.AppendUvarint(dst, uint64(uint32(e.Y)))
 	dst = append(dst, byte(e.Facing))

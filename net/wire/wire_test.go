@@ -27,7 +27,7 @@ var examples = []Message{
 	&Rehello{Code: CodeRehello, Detail: "binding lost"},
 	&IntentResult{Seq: 7, Code: CodeBlocked},
 	&Snapshot{Tick: 86402, AckSeq: 7, Flags: 0, Records: exampleRecords},
-	&Static{Cell: 9, Version: 3, Floor: []uint32{0, 12, 1, 2, 0, 50}, Objects: []Object{{ID: 7, Kind: 2, X: 8, Y: 9, State: 1}}},
+	&Static{Cell: 9, Version: 3, Floor: []uint32{1, 12, 7, 2, 3, 50}, Objects: []Object{{ID: 7, Kind: ObjectDoor, X: 8, Y: 9, State: 1, Text: ""}, {ID: 8, Kind: ObjectSign, X: 10, Y: 9, Text: "Inn"}}},
 	&Presence{Area: 5, Players: []Player{{Entity: 1001, Name: "ada"}, {Entity: 1002, Name: "bo"}}},
 	&AreaClosing{Reason: CodeAreaClosing, GraceMS: 5000},
 	&TakenOver{},
@@ -35,7 +35,7 @@ var examples = []Message{
 	&PortalTransferRejected{Reason: CodeNotMember},
 	&PortalMoved{Area: 6, WSURL: "wss://h2.example/ws", Grant: "g-0b11", JoinID: 44},
 	&AreaInfo{Area: 5, Kind: "village", W: 64, H: 48, CellSize: 8, TickHz: 20, SnapshotHz: 10, StepMS: 200, QueueLen: 8,
-		InterestRadius: 24, ResumeGraceMS: 30000, Rules: RuleDiagonal},
+		InterestRadius: 24, ResumeGraceMS: 30000, Rules: RuleDiagonal, PlayerHP: 100, Creatures: []CreatureKind{{Name: "deer", HP: 15}}},
 }
 
 // exampleRecords are the snapshot example's records: player 9 stepped
@@ -43,7 +43,7 @@ var examples = []Message{
 // cell 3 left the view.
 var exampleRecords = func() []byte {
 	b := AppendStep(nil, 9, DirE)
-	b = AppendEnter(b, &EntityState{ID: 12, Kind: KindCreature, X: 17, Y: 4, Facing: DirW, HP: 30})
+	b = AppendEnter(b, &EntityState{ID: 12, Kind: KindCreature, Look: 1, X: 17, Y: 4, Facing: DirW, HP: 15})
 	return AppendForget(b, 3)
 }()
 
@@ -167,8 +167,8 @@ func TestCodeRegistry(t *testing.T) {
 		{CodeRealmFull, 21, "REALM_FULL"}, {CodeInternal, 22, "INTERNAL"},
 		{CodeUnknownType, 23, "UNKNOWN_TYPE"}, {CodeBadToken, 24, "BAD_TOKEN"},
 		{CodeNotAllowed, 25, "NOT_ALLOWED"}, {CodeAreaFull, 26, "AREA_FULL"},
-		{CodeStaleSeq, 27, "STALE_SEQ"},
-		{Code(28), 28, "CODE(28)"},
+		{CodeStaleSeq, 27, "STALE_SEQ"}, {CodeNothingThere, 28, "NOTHING_THERE"},
+		{Code(29), 29, "CODE(29)"},
 	}
 	for _, tt := range tests {
 		if got := uint16(tt.code); got != tt.num {

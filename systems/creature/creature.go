@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/systems/astar"
 	"github.com/leyworks/ley/systems/flowfield"
-	"github.com/leyworks/ley/systems/sense"
+	"github.com/leyworks/ley/systems/fov"
+	"github.com/leyworks/ley/systems/spatial"
 )
 
 // State is a creature's AI state, stored in ecs.Creature.State.
@@ -15,15 +17,14 @@ type State uint8
 
 // The states.
 const (
-	Idle   State = iota // nothing to do this step
-	Wander              // a random stroll
-	Seek                // towards a sensed emitter
-	Follow              // along its target's flow field
-	Attack              // next to its target (or sensed emitter)
-	Stand               // forbidden to hunt its target: stands still
+	Idle   State = iota // nothing to do
+	Wander              // a random stroll within its leash
+	Chase               // towards its target
+	Attack              // next to its target, hitting it
+	Return              // back towards its spawner, past its leash
 )
 
-var stateNames = [...]string{"idle", "wander", "seek", "follow", "attack", "stand"}
+var stateNames = [...]string{"idle", "wander", "chase", "attack", "return"}
 
 // String names the state.
 func (s State) String() string {
@@ -33,89 +34,114 @@ func (s State) String() string {
 	return fmt.Sprintf("state(%d)", uint8(s))
 }
 
-// Spawner puts creatures near a square.
-type Spawner struct {
-	// X, Y is the spawner's square; creatures appear on the nearest free
-	// squares within Config.SpawnRadius.
-	X, Y int32
-	Kind uint16
-	// Every is the number of ticks between spawns (0 counts as 1).
-	Every uint16
-	// Burst is the number of creatures per spawn (0 counts as 1).
-	Burst uint16
-	// MaxAlive caps this spawner's living creatures.
-	MaxAlive int
-	// Target is the entity its creatures head for; the zero Entity for
-	// none (they seek what they sense, or wander).
-	Target ecs.Entity
-	// Period is its creatures' step period in ticks (0 counts as 1).
+// Kind is what a creature of one kind is.
+type Kind struct {
+	// HP is its full health.
+	HP uint16
+	// Period is the ticks between two of its steps (0 counts as 1).
 	Period uint8
+	// Sense is how far it senses, in squares (Chebyshev).
+	Sense int32
+	// Damage is the health one attack takes; AttackEvery the ticks between
+	// two attacks (0 counts as 1). A kind with no damage never attacks.
+	Damage      uint16
+	AttackEvery uint16
+	// HuntsPlayers: it hunts players where the Area's rules let creatures
+	// hunt them (ecs.Rules.CreaturesHuntPlayers).
+	HuntsPlayers bool
+	// Prey are the kinds (indexes in Config.Kinds, counted from 1) it
+	// hunts.
+	Prey []uint16
+	// Wanders: it strolls when it has nothing to do (else it rests).
+	Wanders bool
 }
+
+// hunts reports whether the kind hunts anything.
+func (k *Kind) hunts() bool { return k.Damage > 0 && (k.HuntsPlayers || len(k.Prey) > 0) }
+
+// Spawner keeps Count creatures of one kind alive in an area of the map.
+type Spawner struct {
+	// X, Y, W, H is the area its creatures appear in (W and H at least 1).
+	X, Y, W, H int32
+	// Kind is the creatures' kind, an index in Config.Kinds counted from 1.
+	Kind uint16
+	// Count is how many it keeps alive.
+	Count int
+	// Respawn is the ticks from a death to the next creature's appearance.
+	Respawn uint32
+	// Leash is how far (Chebyshev, in squares) from the area's centre its
+	// creatures go: a target beyond it is dropped, and a creature beyond it
+	// goes back.
+	Leash int32
+}
+
+// centre is the spawner's home square.
+func (sp *Spawner) centre() (int32, int32) { return sp.X + sp.W/2, sp.Y + sp.H/2 }
 
 // Config describes a creature System.
 type Config struct {
+	Kinds    []Kind
 	Spawners []Spawner
-	// SenseEvery is the number of ticks between a targetless creature's
-	// sensing (staggered by entity ID); default 8.
+	// SenseEvery is the ticks between two looks around of a creature with
+	// no target (staggered by entity ID); default 4.
 	SenseEvery uint8
-	// SenseLOS makes sensing require line of sight.
-	SenseLOS bool
-	// WanderEvery: a wandering creature tries a step about once every
-	// WanderEvery ready ticks; default 3.
-	WanderEvery uint8
-	// SpawnRadius bounds the search for a free square around a spawner
-	// (Chebyshev rings); default 8.
-	SpawnRadius int32
 	// FieldBudget caps the flow-field sweeping per tick (see
 	// flowfield.Config.Budget); 0 is flowfield.DefaultBudget.
 	FieldBudget time.Duration
+	// SearchBudget caps the squares one A* search expands; default 2048.
+	SearchBudget int
 }
 
-// DefaultConfig returns a Config with no spawners and the defaults.
-func DefaultConfig() Config {
-	return Config{SenseEvery: 8, WanderEvery: 3, SpawnRadius: 8, FieldBudget: flowfield.DefaultBudget}
-}
+// blockedPatience is how many ticks in a row a creature's greedy step may
+// be blocked before it plans a path around what blocks it.
+const blockedPatience = 3
 
-// Systems returns the systems creatures need, in their order: sense,
-// creatures. They share the Area's spatial hash (spatial.Attach; cellSize
-// is its cell side if the Area has none yet, 0 for the default). Wire them
-// after intake, movement and wander. Each Area needs its own instances.
-func Systems(cfg Config, cellSize int) []ecs.System {
-	sn := &sense.System{CellSize: cellSize}
-	return []ecs.System{sn, &System{Config: cfg, Sense: sn}}
-}
-
+// target is a player being chased, with its shared flow field.
 type target struct {
-	e       ecs.Entity
-	field   flowfield.ID
-	f       *flowfield.Field // this tick's published field, or nil
-	x, y    int32
-	alive   bool
-	allowed bool
-	users   int32 // creatures heading for it, counted this tick
+	e     ecs.Entity
+	field flowfield.ID
+	users int32 // creatures chasing it, counted this tick
 }
 
 // System is the ECS system "creatures". One System belongs to one Area.
 type System struct {
 	Config Config
-	// Sense is the Area's sense system (it provides the Sensor).
-	Sense *sense.System
+	// Hash is the Area's spatial hash (spatial.Attach).
+	Hash *spatial.Hash
 
-	// Attacks counts the ticks creatures spent attacking, Sidesteps the
-	// steps taken around a blocking body, Waits the steps given up.
-	Attacks, Sidesteps, Waits uint64
+	// Attacks counts the attacks made, Kills the bodies they killed,
+	// Spawned the creatures put into the world, Sidesteps the steps taken
+	// around a blocking body, Searches the A* searches run.
+	Attacks, Kills, Spawned, Sidesteps, Searches uint64
 
 	filter    *ecs.Filter3[ecs.Position, ecs.Mover, ecs.Creature]
 	posMap    ecs.Map[ecs.Position]
 	playerMap ecs.Map[ecs.Player]
+	critMap   ecs.Map[ecs.Creature]
+	transit   ecs.Map[ecs.Transit]
+	pathMap   ecs.Map[ecs.Path]
 	fields    *flowfield.Registry
-	sensor    *sense.Sensor
+	caster    *fov.Caster
+	searcher  *astar.Searcher
+	route     []int32
 	targets   []target
-	goalOf    []int16 // per spawner: its target's index, or -1
-	alive     []int32 // per spawner, counted this tick
-	pending   []int32 // per spawner: creatures to spawn at the barrier
+	cells     []int32  // scratch: hash cells within a sense radius
+	seen      []seenAs // per entity ID: the creature under it as of this tick's pass
+	preys     [][]bool // per kind (from 0): per kind (from 1), whether it hunts it
+	alive     []int32  // per spawner, counted this tick
+	nextSpawn []uint64 // per spawner: the tick its next creature is due (0: none due)
+	pending   []int32  // per spawner: creatures to spawn at the barrier
 	flush     func(*ecs.Area)
+	filled    bool // the spawners were filled once
 	seed      uint32
+}
+
+// seenAs is what the system last saw under an entity ID: the creature
+// (with its kind), so sensing tells creatures apart without a component
+// lookup. Stale once the entity is gone; the entity says so.
+type seenAs struct {
+	e    ecs.Entity
+	kind uint16
 }
 
 // Name implements ecs.System.
@@ -123,23 +149,37 @@ func (*System) Name() string { return "creatures" }
 
 // Init implements ecs.System.
 func (s *System) Init(a *ecs.Area) error {
-	d := DefaultConfig()
 	c := &s.Config
 	if c.SenseEvery == 0 {
-		c.SenseEvery = d.SenseEvery
+		c.SenseEvery = 4
 	}
-	if c.WanderEvery == 0 {
-		c.WanderEvery = d.WanderEvery
+	if c.SearchBudget == 0 {
+		c.SearchBudget = 2048
 	}
-	if c.SpawnRadius == 0 {
-		c.SpawnRadius = d.SpawnRadius
+	if s.Hash == nil {
+		return fmt.Errorf("creature: no spatial hash (spatial.Attach the Area first)")
 	}
-	c.Spawners = slices.Clone(c.Spawners) // the caller's slice stays the caller's
-	if s.Sense == nil || s.Sense.Sensor() == nil {
-		return fmt.Errorf("creature: the sense system must be initialised first")
-	}
-	s.sensor = s.Sense.Sensor()
+	c.Kinds = slices.Clone(c.Kinds)
+	c.Spawners = slices.Clone(c.Spawners) // the caller's slices stay the caller's
 	g := a.Grid
+	for i, sp := range c.Spawners {
+		if sp.W < 1 || sp.H < 1 || !g.In(sp.X, sp.Y) || !g.In(sp.X+sp.W-1, sp.Y+sp.H-1) {
+			return fmt.Errorf("creature: spawner %d's area (%d,%d) %dx%d is not on the grid", i, sp.X, sp.Y, sp.W, sp.H)
+		}
+		if sp.Kind < 1 || int(sp.Kind) > len(c.Kinds) {
+			return fmt.Errorf("creature: spawner %d: kind %d of %d", i, sp.Kind, len(c.Kinds))
+		}
+	}
+	s.preys = make([][]bool, len(c.Kinds))
+	for i, k := range c.Kinds {
+		s.preys[i] = make([]bool, len(c.Kinds)+1)
+		for _, p := range k.Prey {
+			if p < 1 || int(p) > len(c.Kinds) {
+				return fmt.Errorf("creature: kind %d preys on kind %d of %d", i+1, p, len(c.Kinds))
+			}
+			s.preys[i][p] = true
+		}
+	}
 	fc := flowfield.DefaultConfig(int(g.W()), int(g.H()))
 	fc.Diagonal = a.Rules.Diagonal
 	fc.Budget = c.FieldBudget
@@ -147,29 +187,18 @@ func (s *System) Init(a *ecs.Area) error {
 	if s.fields, err = flowfield.NewRegistry(fc, g.Layer(ecs.LayerFloor)); err != nil {
 		return err
 	}
-	s.filter = ecs.NewFilter3[ecs.Position, ecs.Mover, ecs.Creature]()
-	s.posMap = ecs.NewMap[ecs.Position](&a.World)
-	s.playerMap = ecs.NewMap[ecs.Player](&a.World)
-	n := len(c.Spawners)
-	s.goalOf, s.alive, s.pending = make([]int16, n), make([]int32, n), make([]int32, n)
-	for i, sp := range c.Spawners {
-		if !g.In(sp.X, sp.Y) {
-			return fmt.Errorf("creature: spawner %d at (%d,%d) is off the grid", i, sp.X, sp.Y)
-		}
-		s.goalOf[i] = -1
-		if sp.Target == (ecs.Entity{}) {
-			continue
-		}
-		for j := range s.targets {
-			if s.targets[j].e == sp.Target {
-				s.goalOf[i] = int16(j)
-			}
-		}
-		if s.goalOf[i] < 0 {
-			s.goalOf[i] = int16(len(s.targets))
-			s.targets = append(s.targets, target{e: sp.Target, field: flowfield.NoField})
-		}
+	if s.caster, err = fov.New(g.Layer(ecs.LayerSight), int(g.W()), int(g.H())); err != nil {
+		return err
 	}
+	w := &a.World
+	s.filter = ecs.NewFilter3[ecs.Position, ecs.Mover, ecs.Creature]()
+	s.posMap = ecs.NewMap[ecs.Position](w)
+	s.playerMap = ecs.NewMap[ecs.Player](w)
+	s.critMap = ecs.NewMap[ecs.Creature](w)
+	s.transit = ecs.NewMap[ecs.Transit](w)
+	s.pathMap = ecs.NewMap[ecs.Path](w)
+	n := len(c.Spawners)
+	s.alive, s.nextSpawn, s.pending = make([]int32, n), make([]uint64, n), make([]int32, n)
 	s.flush = s.spawn
 	s.seed = 0x9e3779b9 ^ uint32(a.ID)
 	return nil
@@ -178,259 +207,72 @@ func (s *System) Init(a *ecs.Area) error {
 // Fields returns the System's flow-field registry (for stats and tests).
 func (s *System) Fields() *flowfield.Registry { return s.fields }
 
-// WallChanged reports that square c's floor changed: the flow fields that
-// reach it are swept again.
-func (s *System) WallChanged(c ecs.Cell) { s.fields.Invalidate(int32(c)) }
+// FloorChanged reports that square c's floor changed (a door opened or
+// closed): the flow fields that reach it are swept again.
+func (s *System) FloorChanged(c ecs.Cell) { s.fields.Invalidate(int32(c)) }
 
 // Update implements ecs.System.
 func (s *System) Update(a *ecs.Area) {
-	s.updateTargets(a)
+	if len(s.Config.Spawners) == 0 && a.Creatures() == 0 {
+		return // an Area without creatures pays nothing
+	}
 	s.fields.Run()
 	for i := range s.targets {
-		t := &s.targets[i]
-		t.f = nil
-		if t.field != flowfield.NoField {
-			t.f = s.fields.Field(t.field)
-		}
-		t.users = 0
+		s.targets[i].users = 0
 	}
-	for i := range s.alive {
-		s.alive[i] = 0
-	}
-	g := a.Grid
-	every := uint64(s.Config.SenseEvery)
+	clear(s.alive)
 	q := s.filter.Query(&a.World)
 	for q.Next() {
 		pos, m, c := q.Get()
+		e := q.Entity()
+		for int(e.ID()) >= len(s.seen) {
+			s.seen = append(s.seen, seenAs{}) // grows with the world, then never again
+		}
+		s.seen[e.ID()] = seenAs{e, c.Kind}
 		if int(c.Spawner) < len(s.alive) {
 			s.alive[c.Spawner]++
 		}
-		if c.Goal >= 0 && int(c.Goal) < len(s.targets) {
+		if c.Goal >= 0 && int(c.Goal) < len(s.targets) && s.targets[c.Goal].e == c.Target {
 			s.targets[c.Goal].users++
 		}
-		if !m.Ready(a.Tick) {
+		if !m.Ready(a.Tick) || c.Kind < 1 || int(c.Kind) > len(s.Config.Kinds) {
 			continue
 		}
-		e := q.Entity()
-		if c.Goal >= 0 && int(c.Goal) < len(s.targets) {
-			t := &s.targets[c.Goal]
-			if t.alive {
-				if !t.allowed {
-					c.State = uint8(Stand)
-					continue
-				}
-				if cheb(pos.X, pos.Y, t.x, t.y) <= 1 {
-					c.State = uint8(Attack)
-					s.Attacks++
-					continue
-				}
-				if f := t.f; f != nil && f.Dist[g.Cell(pos.X, pos.Y)] != flowfield.Unreached {
-					c.State = uint8(Follow)
-					s.follow(a, e, pos, m, c, f)
-					continue
-				}
-			}
-		}
-		if (a.Tick+uint64(e.ID()))%every == 0 {
-			c.Focus = ecs.NoCell
-			if best, ok := s.sensor.Strongest(pos.X, pos.Y, s.Config.SenseLOS); ok {
-				c.Focus = best.Square
-			}
-		}
-		if c.Focus != ecs.NoCell {
-			fx, fy := g.XY(c.Focus)
-			if cheb(pos.X, pos.Y, fx, fy) <= 1 {
-				c.State = uint8(Attack)
-				s.Attacks++
-				continue
-			}
-			c.State = uint8(Seek)
-			s.seek(a, e, pos, m, c, fx, fy)
-			continue
-		}
-		s.wander(a, e, pos, m, c)
+		s.think(a, e, pos, m, c)
 	}
 	s.settle(a)
 }
 
-// updateTargets reads every target's square and the rules' verdict on it,
-// and retargets its field (a sweep is queued only on a change of square).
-func (s *System) updateTargets(a *ecs.Area) {
-	for i := range s.targets {
-		t := &s.targets[i]
-		t.alive = a.Alive(t.e)
-		if !t.alive {
-			if t.field != flowfield.NoField {
-				s.fields.Release(t.field)
-				t.field = flowfield.NoField
-			}
-			continue
-		}
-		p := s.posMap.Get(t.e)
-		if p == nil {
-			t.alive = false
-			continue
-		}
-		t.x, t.y = p.X, p.Y
-		t.allowed = a.Rules.CreaturesHuntPlayers || !s.playerMap.Has(t.e)
-		if t.field != flowfield.NoField {
-			s.fields.Retarget(t.field, int32(a.Grid.Cell(t.x, t.y)))
-		}
-	}
-}
-
-// settle takes or drops fields by this tick's users and queues spawns.
+// settle drops the fields no creature chases any more and queues the spawns
+// that are due.
 func (s *System) settle(a *ecs.Area) {
 	for i := range s.targets {
 		t := &s.targets[i]
-		switch {
-		case t.users > 0 && t.alive && t.allowed && t.field == flowfield.NoField:
-			t.field = s.fields.Acquire(uint64(t.e.ID()), int32(a.Grid.Cell(t.x, t.y)))
-		case (t.users == 0 || !t.allowed) && t.field != flowfield.NoField:
+		if t.users == 0 && t.field != flowfield.NoField {
 			s.fields.Release(t.field)
-			t.field = flowfield.NoField
+			t.field, t.e = flowfield.NoField, ecs.Entity{}
 		}
 	}
 	due := false
-	for i, sp := range s.Config.Spawners {
+	for i := range s.Config.Spawners {
+		sp := &s.Config.Spawners[i]
 		s.pending[i] = 0
-		if a.Tick%uint64(max(sp.Every, 1)) != 0 || int(s.alive[i]) >= sp.MaxAlive {
-			continue
+		missing := int32(sp.Count) - s.alive[i]
+		switch {
+		case missing <= 0:
+			s.nextSpawn[i] = 0
+		case !s.filled:
+			s.pending[i] = missing // the first tick fills every spawner
+		case s.nextSpawn[i] == 0:
+			s.nextSpawn[i] = a.Tick + uint64(max(sp.Respawn, 1))
+		case a.Tick >= s.nextSpawn[i]:
+			s.pending[i] = 1
+			s.nextSpawn[i] = 0
 		}
-		s.pending[i] = min(int32(max(sp.Burst, 1)), int32(sp.MaxAlive)-s.alive[i])
-		due = true
+		due = due || s.pending[i] > 0
 	}
+	s.filled = true
 	if due {
 		a.Defer(s.flush) // a method value made once in Init: no allocation
 	}
-}
-
-// spawn runs at the barrier: it puts the pending creatures on the free
-// squares nearest their spawners, ring by ring.
-func (s *System) spawn(a *ecs.Area) {
-	g := a.Grid
-	for i := range s.Config.Spawners {
-		sp := &s.Config.Spawners[i]
-		left := s.pending[i]
-		for r := int32(0); r <= s.Config.SpawnRadius && left > 0; r++ {
-			for y := sp.Y - r; y <= sp.Y+r && left > 0; y++ {
-				for x := sp.X - r; x <= sp.X+r && left > 0; x++ {
-					if max(abs(x-sp.X), abs(y-sp.Y)) != r || !g.In(x, y) || !g.Free(g.Cell(x, y)) {
-						continue
-					}
-					s.seed = xorshift(s.seed)
-					c := ecs.Creature{Kind: sp.Kind, Spawner: uint16(i), Goal: s.goalOf[i], Focus: ecs.NoCell, Seed: s.seed | 1}
-					if _, err := a.SpawnCreature(x, y, c, sp.Period); err == nil {
-						left--
-					}
-				}
-			}
-		}
-		s.alive[i] += s.pending[i] - left
-		s.pending[i] = 0
-	}
-}
-
-// step moves the creature one square in direction d if its rules and the
-// grid allow it.
-func step(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mover, c *ecs.Creature, d ecs.Dir) bool {
-	if d.Diagonal() && !m.Diagonal {
-		return false
-	}
-	dx, dy := d.Delta()
-	x, y := pos.X+dx, pos.Y+dy
-	if a.Grid.CheckStep(pos.X, pos.Y, x, y) != ecs.OutcomeApplied {
-		return false
-	}
-	a.MoveBody(e, pos, x, y)
-	m.Stepped(a.Tick)
-	c.Blocked = 0
-	return true
-}
-
-// follow steps along field f: its direction, else the free neighbour with
-// the smallest distance below ours (a sidestep), else waits.
-func (s *System) follow(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mover, c *ecs.Creature, f *flowfield.Field) {
-	g := a.Grid
-	here := int32(g.Cell(pos.X, pos.Y))
-	if d := f.Dir[here]; d != flowfield.NoDir && step(a, e, pos, m, c, ecs.Dir(d)) {
-		return
-	}
-	mine := f.Dist[here]
-	best, bestD := ecs.NumDirs, mine
-	for d := ecs.North; d < ecs.NumDirs; d++ {
-		dx, dy := d.Delta()
-		x, y := pos.X+dx, pos.Y+dy
-		if !g.In(x, y) {
-			continue
-		}
-		if nd := f.Dist[g.Cell(x, y)]; nd < bestD && (m.Diagonal || !d.Diagonal()) && g.CheckStep(pos.X, pos.Y, x, y) == ecs.OutcomeApplied {
-			best, bestD = d, nd
-		}
-	}
-	if best != ecs.NumDirs && step(a, e, pos, m, c, best) {
-		s.Sidesteps++
-		return
-	}
-	c.Blocked++
-	s.Waits++
-}
-
-// seek steps greedily towards (fx, fy): the free neighbour closest to it
-// (Chebyshev, then squared Euclidean) if closer than here, else waits.
-func (s *System) seek(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mover, c *ecs.Creature, fx, fy int32) {
-	g := a.Grid
-	bc, be := cheb(pos.X, pos.Y, fx, fy), eucl(pos.X, pos.Y, fx, fy)
-	best := ecs.NumDirs
-	for d := ecs.North; d < ecs.NumDirs; d++ {
-		if d.Diagonal() && !m.Diagonal {
-			continue
-		}
-		dx, dy := d.Delta()
-		x, y := pos.X+dx, pos.Y+dy
-		nc, ne := cheb(x, y, fx, fy), eucl(x, y, fx, fy)
-		if (nc < bc || (nc == bc && ne < be)) && g.CheckStep(pos.X, pos.Y, x, y) == ecs.OutcomeApplied {
-			best, bc, be = d, nc, ne
-		}
-	}
-	if best != ecs.NumDirs && step(a, e, pos, m, c, best) {
-		return
-	}
-	c.Blocked++
-	s.Waits++
-}
-
-// wander tries a random step about once every WanderEvery ready ticks.
-func (s *System) wander(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mover, c *ecs.Creature) {
-	c.Seed = xorshift(c.Seed)
-	if c.Seed%uint32(s.Config.WanderEvery) != 0 {
-		c.State = uint8(Idle)
-		return
-	}
-	c.State = uint8(Wander)
-	step(a, e, pos, m, c, ecs.Dir((c.Seed>>8)%uint32(ecs.NumDirs)))
-}
-
-func xorshift(x uint32) uint32 {
-	if x == 0 {
-		x = 0x9e3779b9
-	}
-	x ^= x << 13
-	x ^= x >> 17
-	x ^= x << 5
-	return x
-}
-
-func cheb(x0, y0, x1, y1 int32) int32 { return max(abs(x1-x0), abs(y1-y0)) }
-
-func eucl(x0, y0, x1, y1 int32) int32 {
-	dx, dy := x1-x0, y1-y0
-	return dx*dx + dy*dy
-}
-
-func abs(v int32) int32 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }

@@ -1,40 +1,51 @@
-// Package creature is the creatures' AI: spawners that put creatures into
-// an Area at a rate up to a cap, and a small state machine per creature
-// that follows shared flow fields to its target, seeks what it senses, or
-// wanders, within its movement budget and never onto another body.
+// Package creature is the creatures' AI: spawners that keep a number of
+// creatures of one kind alive in their part of the map, and a small state
+// machine per creature that senses what it hunts through the spatial hash,
+// chases it along shared flow fields (players) or greedily (other
+// creatures), attacks it, returns to its spawner when it strays past its
+// leash, and wanders or idles otherwise — within its movement budget and
+// never onto another body.
 //
 // # Outline
 //
-//   - [Config] and [Spawner]: where creatures come from (square, kind,
-//     rate, cap, target entity) and the knobs of their behaviour.
-//   - [System] ("creatures"): each tick it updates its targets (their
-//     squares retarget the flow fields, which are recomputed only when a
-//     target changes square, within the Config's FieldBudget), steps every
-//     ready creature, and queues spawns through ecs.Area.Defer (no
-//     structural change during the query).
-//   - [Systems]: the two systems in their order: sense, creatures. Wire
-//     them after movement and wander: intake, movement, wander, sense,
-//     creatures. They share the Area's spatial hash (spatial.Attach), which
-//     the Area keeps in step with every move as it happens.
+//   - [Kind]: what a creature of a kind is (health, pace, sense radius,
+//     attack, what it hunts, whether it wanders); [Spawner]: where
+//     creatures of a kind appear, how many are kept alive, how soon a dead
+//     one comes back, and its leash; [Config] holds both.
+//   - [System] ("creatures"): each tick it sweeps flow fields within its
+//     budget, steps every ready creature and queues spawns through
+//     ecs.Area.Defer (no structural change during the query).
 //
 // # States
 //
-// A creature with a target it may hunt, standing next to it (Chebyshev
-// distance 1), attacks ([Attack]: it stands and the attack counter grows).
-// Farther away it follows the target's flow field ([Follow]): the field's
-// direction, or, when a body stands there, the neighbour with the smallest
-// distance that still decreases it (a sidestep), or it waits. A target
-// that is a player in an Area whose rules forbid hunting players makes it
-// stand ([Stand]). Without a usable target (none, gone, or its field not
-// swept yet, or unreachable) it senses every SenseEvery ticks and steps
-// greedily towards the strongest emitter it perceives ([Seek]), or else
-// strolls at random ([Wander]) or rests ([Idle]).
+// A creature with no target senses every SenseEvery ticks (staggered by
+// entity ID): the nearest body within its kind's sense radius that it
+// hunts (a player, if its kind hunts players and the Area's rules let
+// creatures hunt them; a creature of a kind it preys on), standing within
+// its leash, and — where the rules ask for it (SenseLOS) — in its line of
+// sight (systems/fov over the grid's sight layer: walls, trees and closed
+// doors hide). It then chases it ([Chase]): a player along the player's
+// flow field, shared by every creature chasing that player and swept again
+// only when the player changes square; a creature greedily, with A* around
+// what blocks it. Next to its target (Chebyshev distance 1; diagonally only
+// where the rules allow diagonal steps) it attacks ([Attack]) once every
+// AttackEvery ticks, through ecs.Area.Hurt. A target that dies, leaves the
+// world, crosses a portal, strays past the leash or may no longer be hunted
+// is dropped. A creature past its leash with no target goes back towards
+// its spawner ([Return]); otherwise it strolls ([Wander]) if its kind
+// wanders, or rests ([Idle]).
+//
+// # Spawning
+//
+// On its first tick the system fills every spawner to its count. After a
+// creature of a spawner dies, a new one appears Respawn ticks later on a
+// free square of the spawner's area (or the nearest free square to it),
+// one at a time.
 //
 // # Caveats
 //
-//   - Fields are shared per target entity and dropped when no creature of
-//     this system heads for it any more; their buffers go back to a pool.
-//   - A wall placed or removed must be reported with [System.WallChanged].
-//   - Sensing sees bodies where they stand at the moment of the query;
-//     emitters' marks are refreshed by the sense system once a tick.
+//   - A square whose floor changed (a door opened or closed) must be
+//     reported with [System.FloorChanged] so that flow fields reaching it
+//     are swept again.
+//   - Sensing sees bodies where they stand at the moment of the query.
 package creature

@@ -39,7 +39,7 @@ func (s *Intake) Update(a *ecs.Area) {
 			continue
 		}
 		switch it.Kind {
-		case ecs.IntentStep:
+		case ecs.IntentStep, ecs.IntentAction:
 			if it.Dir >= ecs.NumDirs {
 				a.Answer(e, &it, ecs.OutcomeInvalid)
 				continue

@@ -68,8 +68,9 @@ func (s *Movement) Update(a *ecs.Area) {
 	a.MovesPending = pending
 }
 
-// drain answers queued intents in order until one moves the body or the
-// head must wait (budget or search cap). It reports whether the body moved.
+// drain answers queued intents in order until one moves the body (or
+// acts) or the head must wait (budget or search cap). It reports whether
+// the body moved or acted.
 func (s *Movement) drain(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mover, in *ecs.Intents, path *ecs.Path) bool {
 	for in.Len() > 0 {
 		head := in.Peek()
@@ -102,6 +103,22 @@ func (s *Movement) drain(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mo
 			a.Answer(e, &it, o)
 			if o == ecs.OutcomeApplied {
 				path.Clear()
+				m.Stepped(a.Tick)
+				return true
+			}
+		case ecs.IntentAction:
+			if !m.Ready(a.Tick) {
+				return false
+			}
+			it := in.Pop()
+			a.Face(e, it.Dir)
+			o := ecs.OutcomeInvalid
+			if a.OnAction != nil {
+				o = a.OnAction(a, e, it.Dir)
+			}
+			a.Answer(e, &it, o)
+			if o == ecs.OutcomeApplied {
+				path.Clear() // acting ends a walk, as a step does
 				m.Stepped(a.Tick)
 				return true
 			}

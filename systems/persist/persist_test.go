@@ -17,7 +17,8 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	for range 50 {
 		a.Step()
 	}
-	blob, err := Save(a)
+	doors := []Door{{ID: 7, Open: true}, {ID: 9}}
+	blob, err := Save(a, doors)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,8 +26,13 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Load(b, blob); err != nil {
+	copy(b.Grid.Layer(ecs.LayerFloor), a.Grid.Layer(ecs.LayerFloor)) // the map, as the host's template lays it
+	st, err := Load(b, blob)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(st.Doors) != 2 || st.Doors[0] != doors[0] || st.Doors[1] != doors[1] {
+		t.Fatalf("doors = %v; want %v", st.Doors, doors)
 	}
 	if err := b.CheckGrid(); err != nil {
 		t.Fatal(err)
@@ -37,7 +43,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if got, want := b.World.Stats().Entities.Used, 30; got != want {
 		t.Fatalf("%d entities restored; want %d wanderers (players are not in the blob)", got, want)
 	}
-	again, err := Save(b)
+	again, err := Save(b, st.Doors)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,13 +55,13 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 func TestLoadRefusesBadBlobs(t *testing.T) {
 	a, _ := ecs.NewArea(ecs.Config{ID: 1, W: 8, H: 8})
 	small, _ := ecs.NewArea(ecs.Config{ID: 2, W: 4, H: 4})
-	good, _ := Save(small)
+	good, _ := Save(small, nil)
 	for name, data := range map[string][]byte{
 		"garbage":    {0xff, 0x00},
 		"wrong size": good,
 		"empty":      nil,
 	} {
-		if err := Load(a, data); !errors.Is(err, ErrBlob) {
+		if _, err := Load(a, data); !errors.Is(err, ErrBlob) {
 			t.Errorf("%s: err = %v; want ErrBlob", name, err)
 		}
 	}
@@ -66,7 +72,9 @@ func TestLoadRefusesBadBlobs(t *testing.T) {
 func TestCheckAgreesWithLoad(t *testing.T) {
 	src, _ := ecs.NewArea(ecs.Config{ID: 2, W: 4, H: 4})
 	src.SpawnWanderer(1, 1, 5, 1, 1)
-	good, _ := Save(src)
+	cr, _ := src.SpawnCreature(3, 3, ecs.Creature{Kind: 2, Spawner: 1, Seed: 9}, 2)
+	src.SetHealth(cr, ecs.Health{HP: 12, Max: 15})
+	good, _ := Save(src, []Door{{ID: 4, Open: true}})
 	edit := func(f func(b *blob)) []byte {
 		var b blob
 		if err := decMode.Unmarshal(good, &b); err != nil {
@@ -90,10 +98,20 @@ func TestCheckAgreesWithLoad(t *testing.T) {
 		{"over MaxBlob", make([]byte, MaxBlob+1), false},
 		{"another version", edit(func(b *blob) { b.Version = Version + 1 }), false},
 		{"another size", edit(func(b *blob) { b.W, b.H = 8, 2 }), false},
-		{"a short floor", edit(func(b *blob) { b.Floor = b.Floor[:3] }), false},
+		{"a floor in a version 2 blob", edit(func(b *blob) { b.Floor = openFloor(16) }), false},
+		{"a version 1 blob", edit(func(b *blob) { b.Version, b.Floor, b.Creatures, b.Doors = 1, openFloor(16), nil, nil }), true},
+		{"a version 1 blob with a short floor", edit(func(b *blob) { b.Version, b.Floor, b.Creatures, b.Doors = 1, openFloor(3), nil, nil }), false},
+		{"a version 1 blob with creatures", edit(func(b *blob) { b.Version, b.Floor, b.Doors = 1, openFloor(16), nil }), false},
+		{"a creature off the grid", edit(func(b *blob) { b.Creatures[0].X = 4 }), false},
+		{"a creature on a wanderer", edit(func(b *blob) { b.Creatures[0].X, b.Creatures[0].Y = 1, 1 }), false},
+		{"a creature with no health", edit(func(b *blob) { b.Creatures[0].HP = 0 }), false},
+		{"a door twice", edit(func(b *blob) { b.Doors = append(b.Doors, b.Doors[0]) }), false},
 		{"a wanderer off the grid", edit(func(b *blob) { b.Wanderers[0].X = 777 }), false},
 		{"a wanderer at a negative square", edit(func(b *blob) { b.Wanderers[0].Y = -1 }), false},
-		{"a wanderer in a wall", edit(func(b *blob) { b.Floor[1*4+1] = ecs.FloorWall }), false},
+		{"a wanderer in a wall of a version 1 blob", edit(func(b *blob) {
+			b.Version, b.Floor, b.Creatures, b.Doors = 1, openFloor(16), nil, nil
+			b.Floor[1*4+1] = ecs.FloorWall
+		}), false},
 		{"two wanderers on one square", edit(func(b *blob) { b.Wanderers = append(b.Wanderers, b.Wanderers[0]) }), false},
 		{"two wanderers on two squares", edit(func(b *blob) { b.Wanderers = append(b.Wanderers, wanderer{X: 2, Y: 3}) }), true},
 	}
@@ -104,7 +122,7 @@ func TestCheckAgreesWithLoad(t *testing.T) {
 				t.Fatalf("Check: err = %v; want ok %v (or ErrBlob)", err, tt.ok)
 			}
 			a, _ := ecs.NewArea(ecs.Config{ID: 2, W: 4, H: 4})
-			if lerr := Load(a, tt.data); (lerr == nil) != (err == nil) {
+			if _, lerr := Load(a, tt.data); (lerr == nil) != (err == nil) {
 				t.Fatalf("Load: err = %v, Check: err = %v; want them to agree", lerr, err)
 			}
 		})
@@ -114,11 +132,13 @@ func TestCheckAgreesWithLoad(t *testing.T) {
 func FuzzLoad(f *testing.F) {
 	small, _ := ecs.NewArea(ecs.Config{ID: 2, W: 4, H: 4})
 	small.SpawnWanderer(1, 1, 5, 1, 1)
-	good, _ := Save(small)
+	cr, _ := small.SpawnCreature(2, 2, ecs.Creature{Kind: 1, Seed: 3}, 2)
+	small.SetHealth(cr, ecs.Health{HP: 5, Max: 5})
+	good, _ := Save(small, []Door{{ID: 1}})
 	f.Add(good)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, _ := ecs.NewArea(ecs.Config{ID: 2, W: 4, H: 4})
-		err := Load(a, data)
+		_, err := Load(a, data)
 		if cerr := Check(data, 4, 4); (cerr == nil) != (err == nil) {
 			t.Fatalf("Check: %v, Load: %v; want them to agree", cerr, err)
 		}
@@ -132,4 +152,13 @@ func FuzzLoad(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// openFloor is a version 1 floor of n open squares.
+func openFloor(n int) []int32 {
+	f := make([]int32, n)
+	for i := range f {
+		f[i] = ecs.FloorOpen
+	}
+	return f
 }

@@ -46,10 +46,9 @@ func Build(s Scenario) (*ecs.Area, []ecs.Entity, error) {
 		return nil, nil, err
 	}
 	rng := rand.New(rand.NewPCG(s.Seed, s.Seed^0x5eed))
-	floor := a.Grid.Layer(ecs.LayerFloor)
-	for i := range floor {
+	for i := range a.Grid.Len() {
 		if rng.IntN(100) < s.WallPercent {
-			floor[i] = ecs.FloorWall
+			a.Grid.SetWall(ecs.Cell(i))
 		}
 	}
 	free := func() (int32, int32) {
