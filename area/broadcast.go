@@ -31,6 +31,7 @@ type peerView struct {
 	prev      []int32 // last round's
 	delta     []bool  // per hash cell, this frame: sent as a delta (not whole)
 	partial   []bool  // per hash cell, this frame: in sight only in part (line of sight)
+	held      []bool  // per hash cell: the client holds what it saw of it, not all of it
 	los       losView // line of sight: the last field of view
 }
 
@@ -51,6 +52,7 @@ func (v *peerView) reset() {
 	v.round = 0
 	v.fresh = true
 	v.los.at = ecs.NoCell
+	clear(v.held)
 }
 
 // last is an entity as the peers in sync were last told of it.
@@ -234,6 +236,7 @@ func (bc *broadcaster) newView(v *peerView) {
 		v.staticVer = make([]uint32, n)
 		v.delta = make([]bool, n)
 		v.partial = make([]bool, n)
+		v.held = make([]bool, n)
 	}
 	v.reset()
 }
@@ -517,7 +520,7 @@ func (bc *broadcaster) build(p *peer, b *body, sh *gate.Shared, arena []byte) []
 		v.mark[hc] = rnd
 		v.partial[hc] = bc.los && !bc.wholeInSight(hc, bc.sightMask(v, i))
 		s := v.seen[hc]
-		v.delta[hc] = !v.partial[hc] && s != 0 && s != unknown && (bc.changed[hc] <= s || (bc.changed[hc] == rnd && s == rnd-1))
+		v.delta[hc] = !v.partial[hc] && !v.held[hc] && s != 0 && s != unknown && (bc.changed[hc] <= s || (bc.changed[hc] == rnd && s == rnd-1))
 		if v.staticVer[hc] != bc.staticVer[hc] {
 			bc.static(p, hc, bc.staticVer[hc])
 			v.staticVer[hc] = bc.staticVer[hc]
@@ -549,19 +552,26 @@ func (bc *broadcaster) build(p *peer, b *body, sh *gate.Shared, arena []byte) []
 	for i, hc := range v.cells {
 		switch {
 		case v.partial[hc]:
+			// What it saw of the cell is still what it holds if it got it,
+			// the cell has not changed since and its sight was not cast
+			// again since.
+			if s := v.seen[hc]; v.held[hc] && s != unknown && s >= bc.changed[hc] && s >= v.los.castRnd {
+				continue
+			}
 			if seenAt < 0 {
 				f.Parts = append(f.Parts, nil) // f.Buf's records, set below
 				seenAt = len(f.Parts) - 1
 			}
 			f.Buf = bc.appendSeen(f.Buf, hc, bc.sightMask(v, i))
 			v.inflight = append(v.inflight, hc)
-			v.seen[hc] = unknown
+			v.seen[hc], v.held[hc] = rnd, true
 			continue
 		case !v.delta[hc]:
 			var whole []byte
 			whole, arena = bc.whole(hc, arena)
 			add(whole)
 			v.inflight = append(v.inflight, hc)
+			v.held[hc] = false
 		case bc.changed[hc] == rnd:
 			end := bc.absOff[hc] + bc.spawnLen[hc]
 			if bc.needsEntrants(v, hc) {
@@ -584,7 +594,7 @@ func (bc *broadcaster) build(p *peer, b *body, sh *gate.Shared, arena []byte) []
 			fg, arena = bc.forget(hc, arena)
 			add(fg)
 			v.inflight = append(v.inflight, hc)
-			v.seen[hc] = 0
+			v.seen[hc], v.held[hc] = 0, false
 			v.forgotNow = append(v.forgotNow, hc)
 		}
 	}

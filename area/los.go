@@ -25,10 +25,11 @@ import (
 
 // losView is a peer's last field of view, by hash cell.
 type losView struct {
-	at    ecs.Cell // the square it was cast from; NoCell: never cast
-	ver   uint64   // the broadcaster's sightVer it was cast at
-	cells []int32  // hash cells with at least one square in sight
-	masks []uint64 // per entry of cells: words words of its squares in sight
+	at      ecs.Cell // the square it was cast from; NoCell: never cast
+	ver     uint64   // the broadcaster's sightVer it was cast at
+	castRnd uint64   // the round it was cast in
+	cells   []int32  // hash cells with at least one square in sight
+	masks   []uint64 // per entry of cells: words words of its squares in sight
 }
 
 // initLOS readies line-of-sight interest for the broadcaster's Area.
@@ -76,7 +77,7 @@ func (bc *broadcaster) sightCells(v *peerView, x, y int32) {
 			r = max(g.W(), g.H())
 		}
 		bc.caster.Compute(x, y, r, bc.fov)
-		lv.at, lv.ver = here, bc.sightVer
+		lv.at, lv.ver, lv.castRnd = here, bc.sightVer, bc.rnd
 		lv.cells, lv.masks = lv.cells[:0], lv.masks[:0]
 		bc.cellsBuf = bc.hash.CellsWithin(x, y, r, bc.cellsBuf[:0])
 		size := int(bc.hash.Size())

@@ -19,7 +19,13 @@ import (
 // spawners of one creature each (leash 20, respawn 1 s): 'W' a wolf, 'L' a
 // slime, 'H' a hound, 'M' a statue.
 // Everything but walls and water stands on grass.
-func testMap(t *testing.T, dir, name string, rows []string) string {
+func testMap(t testing.TB, dir, name string, rows []string) string {
+	t.Helper()
+	return writeMap(t, dir, name, rows, 1)
+}
+
+// writeMap is testMap with perSpawner creatures for each spawner.
+func writeMap(t testing.TB, dir, name string, rows []string, perSpawner int) string {
 	t.Helper()
 	h, w := len(rows), len(rows[0])
 	floor, walls := make([]int, w*h), make([]int, w*h)
@@ -60,7 +66,7 @@ func testMap(t *testing.T, dir, name string, rows []string) string {
 				spawns = append(spawns, point("spawn", x, y))
 			case 'W', 'L', 'H', 'M':
 				kind := map[rune]string{'W': "wolf", 'L': "slime", 'H': "hound", 'M': "statue"}[ch]
-				spawners = append(spawners, point("spawner", x, y, prop{"creature", "string", kind}, prop{"count", "int", 1}, prop{"leash", "int", 20}, prop{"respawn", "float", 1.0}))
+				spawners = append(spawners, point("spawner", x, y, prop{"creature", "string", kind}, prop{"count", "int", perSpawner}, prop{"leash", "int", 20}, prop{"respawn", "float", 1.0}))
 			}
 		}
 	}

@@ -90,6 +90,11 @@ type Config struct {
 	FieldBudget time.Duration
 	// SearchBudget caps the squares one A* search expands; default 2048.
 	SearchBudget int
+	// FieldReach bounds the players' flow fields to the squares within
+	// that walking cost of them (flowfield.Config.Reach): a creature hunts
+	// within its leash, so nothing farther needs a field. Zero: twice the
+	// longest leash plus the longest sense radius.
+	FieldReach int32
 }
 
 // blockedPatience is how many ticks in a row a creature's greedy step may
@@ -183,6 +188,17 @@ func (s *System) Init(a *ecs.Area) error {
 	fc := flowfield.DefaultConfig(int(g.W()), int(g.H()))
 	fc.Diagonal = a.Rules.Diagonal
 	fc.Budget = c.FieldBudget
+	if c.FieldReach == 0 {
+		for _, sp := range c.Spawners {
+			c.FieldReach = max(c.FieldReach, 2*sp.Leash)
+		}
+		sense := int32(0)
+		for _, k := range c.Kinds {
+			sense = max(sense, k.Sense)
+		}
+		c.FieldReach += sense
+	}
+	fc.Reach = c.FieldReach
 	var err error
 	if s.fields, err = flowfield.NewRegistry(fc, g.Layer(ecs.LayerFloor)); err != nil {
 		return err

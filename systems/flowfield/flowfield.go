@@ -83,6 +83,7 @@ type sweep struct {
 	curIdx  int32 // cur % k, kept without dividing
 	queued  int   // squares in the buckets
 	heap    []uint64
+	reach   int32 // the farthest walking cost expanded to (0: no bound); set after start
 }
 
 // start resets f and seeds the open set with target.
@@ -98,7 +99,7 @@ func (s *sweep) start(f *Field, floor []int32, target int32) {
 	for i := range s.buckets {
 		s.buckets[i] = s.buckets[i][:0]
 	}
-	s.cur, s.curIdx, s.queued = 0, 0, 0
+	s.cur, s.curIdx, s.queued, s.reach = 0, 0, 0, 0
 	if target < 0 || int(target) >= len(floor) || floor[target] == 0 {
 		return
 	}
@@ -184,6 +185,9 @@ func (s *sweep) run(f *Field, floor []int32, diagonal bool, limit int) (int, boo
 		}
 		n++
 		nd := d + floor[c] // a neighbour's walk enters c
+		if s.reach > 0 && nd > s.reach {
+			continue // past the field's reach: its neighbours stay unreached
+		}
 		x, y := c%w, c/w
 		if x > 0 && y > 0 && x < w-1 && y < h-1 {
 			// Inside the border: no coordinate checks, offsets only.

@@ -311,3 +311,43 @@ func ExampleRegistry() {
 	// 7 7 1
 	// 6 2
 }
+
+// TestRegistryReach: a bounded field reaches exactly the squares within
+// its reach (as the whole field measures them), with the same distances
+// and directions there, and nothing farther.
+func TestRegistryReach(t *testing.T) {
+	const w, h = 40, 30
+	floor := open(w, h)
+	for y := int32(0); y < 25; y++ {
+		floor[y*w+20] = 0 // a wall with a gap at the bottom
+	}
+	whole := NewField(w, h)
+	target := int32(10*w + 15)
+	if err := whole.Sweep(floor, target, true); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig(w, h)
+	cfg.Reach = 12
+	r, err := NewRegistry(cfg, floor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := r.Acquire(1, target)
+	r.RunAll()
+	f := r.Field(id)
+	reached := 0
+	for c := range f.Dist {
+		switch want := whole.Dist[c]; {
+		case want <= cfg.Reach:
+			reached++
+			if f.Dist[c] != want || f.Dir[c] != whole.Dir[c] {
+				t.Fatalf("square %d: dist %d dir %d; the whole field says %d, %d", c, f.Dist[c], f.Dir[c], want, whole.Dir[c])
+			}
+		case f.Dist[c] != Unreached:
+			t.Fatalf("square %d at %d, past the reach %d, is reached (%d)", c, want, cfg.Reach, f.Dist[c])
+		}
+	}
+	if reached < 100 {
+		t.Fatalf("%d squares reached; want the ~(2*12)^2 around the target", reached)
+	}
+}

@@ -23,6 +23,10 @@ type Config struct {
 	// expanded, so a call may overrun it by one chunk). Zero means
 	// DefaultBudget; a negative budget means no cap.
 	Budget time.Duration
+	// Reach bounds a field to the squares within that walking cost of its
+	// target (farther ones stay unreached): a sweep expands about
+	// (2*Reach)^2 squares, not the whole grid. Zero means no bound.
+	Reach int32
 }
 
 // DefaultConfig returns a Config for a w x h grid with diagonal steps and
@@ -227,6 +231,7 @@ func (r *Registry) run(budget time.Duration) bool {
 		if !e.building {
 			r.get(&e.build)
 			r.sw.start(&e.build, r.floor, e.want)
+			r.sw.reach = r.cfg.Reach
 			e.building, e.dirty = true, false
 		}
 		n, done := r.sw.run(&e.build, r.floor, r.cfg.Diagonal, checkEvery)
