@@ -40,6 +40,9 @@ func newLink(h *Host) *link {
 	return &link{h: h, out: make(chan control.Message, outboxLen)}
 }
 
+// maxBatch bounds the messages the link writes with one system call.
+const maxBatch = 64
+
 // send queues msg for the director; it drops it when the outbox is full or
 // the link is down (the callers' protocols resend what matters).
 func (l *link) send(msg control.Message) {
@@ -217,6 +220,7 @@ func (l *link) session(ctx context.Context, addr string, onRegistered func()) er
 	go func() { // writer: the only goroutine writing to c
 		hb := time.NewTicker(l.h.cfg.HeartbeatEvery)
 		defer hb.Stop()
+		batch := make([]control.Message, 0, maxBatch)
 		for {
 			var msg control.Message
 			select {
@@ -226,10 +230,23 @@ func (l *link) session(ctx context.Context, addr string, onRegistered func()) er
 				msg = l.h.heartbeat()
 			case msg = <-l.out:
 			}
-			if err := c.Send(msg); err != nil {
+			// Whatever else is queued goes in the same write: Areas ticking
+			// in one slot report together (presence, snapshots).
+			batch = append(batch[:0], msg)
+		more:
+			for len(batch) < maxBatch {
+				select {
+				case m := <-l.out:
+					batch = append(batch, m)
+				default:
+					break more
+				}
+			}
+			if err := c.SendAll(batch); err != nil {
 				errc <- err
 				return
 			}
+			clear(batch)
 		}
 	}()
 	go func() {

@@ -151,6 +151,29 @@ func (c *Conn) Send(msg Message) error {
 	return nil
 }
 
+// SendAll writes msgs in order with one write: what a burst of messages
+// costs is one system call, not one each. On an error none, some or all of
+// them may have been written; the Conn is then unusable, as after Send.
+func (c *Conn) SendAll(msgs []Message) error {
+	var buf []byte
+	for _, msg := range msgs {
+		frame, err := Encode(msg)
+		if err != nil {
+			return err
+		}
+		buf = append(buf, frame...)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.WriteTimeout > 0 {
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.WriteTimeout))
+	}
+	if _, err := c.nc.Write(buf); err != nil {
+		return fmt.Errorf("control: send %d messages: %w", len(msgs), err)
+	}
+	return nil
+}
+
 // Recv reads the next frame. A read error or a malformed frame leaves the
 // Conn unusable; close it.
 func (c *Conn) Recv() (Message, error) {

@@ -137,3 +137,41 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestSendAllIsOneWriteInOrder: a batch arrives as one write, and the
+// receiver reads its messages back in order.
+func TestSendAllIsOneWriteInOrder(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	sent := []Message{&Presence{Area: 1, Peers: 2, Accounts: []uint64{7, 8}}, &Heartbeat{UnixMS: 5}, &AreaClosed{Area: 3, Seq: 9}}
+	writes := make(chan int, 8)
+	go func() {
+		_ = NewConn(countWrites{a, writes}).SendAll(sent)
+		close(writes)
+	}()
+	rc := NewConn(b)
+	for i, want := range sent {
+		got, err := rc.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Type() != want.Type() {
+			t.Fatalf("message %d is %s; want %s", i, got.Type(), want.Type())
+		}
+	}
+	if n := len(writes); n != 1 {
+		t.Fatalf("%d writes for a batch of %d; want 1", n, len(sent))
+	}
+}
+
+// countWrites counts the writes made to a net.Conn.
+type countWrites struct {
+	net.Conn
+	n chan int
+}
+
+func (c countWrites) Write(p []byte) (int, error) {
+	c.n <- len(p)
+	return c.Conn.Write(p)
+}
