@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/director/auth"
-	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/store"
 )
 
@@ -110,8 +109,10 @@ func (d *Director) routeTable() []route {
 		api("GET /v1/me", d.authed(d.me)),
 		api("GET /v1/areas", d.authed(d.myAreas)),
 		api("POST /v1/areas", d.authed(d.createArea)),
+		api("GET /v1/areas/{id}", d.authed(d.getArea)),
 		api("GET /v1/areas/{id}/members", d.authed(d.members)),
 		api("POST /v1/areas/{id}/invites", d.authed(d.createInvite)),
+		api("GET /v1/me/invites", d.authed(d.myInvites)),
 		api("POST /v1/invites/{code}/redeem", d.authed(d.redeem)),
 		api("POST /v1/areas/{id}/join", d.authed(d.joinArea)),
 		api("PUT /v1/areas/{id}/portals", d.authed(d.setPortals)),
@@ -364,17 +365,19 @@ func (d *Director) me(w http.ResponseWriter, r *http.Request, acct store.Account
 	return http.StatusOK, out, nil
 }
 
+// areaOut is an Area in JSON.
 type areaOut struct {
-	ID    uint32 `json:"id"`
-	Name  string `json:"name"`
-	Kind  string `json:"kind"`
-	Owner uint64 `json:"owner"`
-	W     int    `json:"w"`
-	H     int    `json:"h"`
+	ID       uint32 `json:"id"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	Template string `json:"template"`
+	Owner    uint64 `json:"owner"`
+	W        int    `json:"w"`
+	H        int    `json:"h"`
 }
 
 func areaJSON(a store.Area) areaOut {
-	return areaOut{ID: uint32(a.ID), Name: a.Name, Kind: a.Kind, Owner: uint64(a.Owner), W: a.W, H: a.H}
+	return areaOut{ID: uint32(a.ID), Name: a.Name, Kind: a.Kind, Template: a.Template, Owner: uint64(a.Owner), W: a.W, H: a.H}
 }
 
 func (d *Director) myAreas(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
@@ -390,29 +393,24 @@ func (d *Director) myAreas(w http.ResponseWriter, r *http.Request, acct store.Ac
 }
 
 type newAreaIn struct {
-	Name string `json:"name"`
-	Kind string `json:"kind"`
-	W    int    `json:"w"`
-	H    int    `json:"h"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	Template string `json:"template"`
+	W        int    `json:"w"`
+	H        int    `json:"h"`
 }
 
-// createArea: POST /v1/areas {name, kind, w, h}; the creator owns it.
+// createArea: POST /v1/areas {name, kind, template, w, h}; the creator
+// owns it. See newAreaShape for how kind, template and size go together
+// (a home of the default template when none is named).
 func (d *Director) createArea(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
 	var in newAreaIn
 	if e := decode(r, &in); e != nil {
 		return 0, nil, e
 	}
-	if in.Kind == "" {
-		in.Kind = "home"
-	}
-	if _, err := ecs.ParseKind(in.Kind); err != nil {
-		return 0, nil, errBadRequest("unknown area kind")
-	}
-	if in.W == 0 {
-		in.W, in.H = 64, 64
-	}
-	if in.W < 8 || in.H < 8 || in.W > 1024 || in.H > 1024 {
-		return 0, nil, errBadRequest("area size must be 8..1024 squares a side")
+	shape, e := d.newAreaShape(in.Kind, in.Template, in.W, in.H, "home")
+	if e != nil {
+		return 0, nil, e
 	}
 	name, err := auth.ParseName(in.Name)
 	if err != nil {
@@ -422,7 +420,8 @@ func (d *Director) createArea(w http.ResponseWriter, r *http.Request, acct store
 	if e := d.ownedAreas(r.Context(), acct); e != nil {
 		return 0, nil, e
 	}
-	a, err := d.store.CreateArea(r.Context(), store.NewArea{Owner: acct.ID, Kind: in.Kind, Name: name, W: in.W, H: in.H, Seed: uint64(time.Now().UnixNano()), Created: time.Now()})
+	a, err := d.store.CreateArea(r.Context(), store.NewArea{Owner: acct.ID, Kind: shape.kind, Template: shape.template, Name: name,
+		W: shape.w, H: shape.h, Seed: uint64(time.Now().UnixNano()), Created: time.Now()})
 	if err != nil {
 		return 0, nil, internalErr(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/store"
 )
 
@@ -57,10 +58,18 @@ type Config struct {
 	// Spawn configures the area host processes the director starts.
 	Spawn SpawnConfig
 
+	// Content is the realm's content: the area kinds and templates the
+	// director accepts for new Areas, and the maps whose sizes and portals
+	// it reads (it runs no simulation). nil means content.Default(), the
+	// embedded content. It must not define a template named "empty", the
+	// built-in template (EmptyTemplate). The hosts the director spawns
+	// load the same content from Spawn.Content.
+	Content *content.Library
+
 	// StarterAreas are the Areas every new account becomes a member of
 	// at sign-up, so a new player has somewhere to go at once (ley run
-	// adds its demo village with Director.AddStarterAreas). Run refuses
-	// to start while one does not exist.
+	// adds its demo village and arena with Director.AddStarterAreas). Run
+	// refuses to start while one does not exist.
 	StarterAreas []store.AreaID
 
 	// GrantTTL is a join grant's life; JoinTimeout bounds each step of a
@@ -145,6 +154,10 @@ type SpawnConfig struct {
 	OOMScoreAdj int
 	// LogLevel is the hosts' log level.
 	LogLevel string
+	// Content is the operator's content folder passed to every host as
+	// --content, the folder Config.Content was loaded from; "" for the
+	// embedded content.
+	Content string
 }
 
 // DefaultConfig returns a fresh Config with ley's defaults.
@@ -168,6 +181,7 @@ func DefaultConfig() Config {
 		LoginFreeFailures:      5,
 		LoginDelay:             time.Second,
 		LoginMaxDelay:          15 * time.Minute,
+		Content:                content.Default(),
 		MaxOwnedAreas:          16,
 		MaxPendingGrants:       3,
 		JoinsPerMinute:         30,
@@ -228,6 +242,12 @@ func (c *Config) validate() error {
 	}
 	if c.MaxOwnedAreas < 0 || c.MaxPendingGrants < 0 || c.JoinsPerMinute < 0 {
 		bad("quotas must not be negative")
+	}
+	if c.Content == nil {
+		c.Content = content.Default()
+	}
+	if _, err := c.Content.Template(EmptyTemplate); err == nil {
+		bad("content: a template named %q: that name is the built-in open floor of any size; rename the template", EmptyTemplate)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()

@@ -49,6 +49,7 @@ type Director struct {
 	// yet (capped by cfg.ControlMaxUnregistered).
 	unregistered atomic.Int64
 	logs         logLimiter // refusals: at most one line a reason a second
+	warned       warnOnce   // content warnings: once a key
 
 	mu           sync.Mutex // guards everything below
 	hosts        map[uint32]*host
@@ -78,8 +79,13 @@ type accountLocks struct {
 	locks map[store.AccountID]*accountLock
 }
 
+// accountLock is one account's lock: a token in held while it is taken.
+// A channel rather than a sync.Mutex: the lock is held across a grant's
+// round trip to a host, and a wait on a channel is one testing/synctest
+// sees as durable, so the transfer model test can run the director in a
+// bubble (a goroutine waiting on a mutex keeps a bubble from settling).
 type accountLock struct {
-	mu    sync.Mutex
+	held  chan struct{}
 	users int
 }
 
@@ -91,14 +97,14 @@ func (l *accountLocks) lock(acct store.AccountID) func() {
 	}
 	al := l.locks[acct]
 	if al == nil {
-		al = &accountLock{}
+		al = &accountLock{held: make(chan struct{}, 1)}
 		l.locks[acct] = al
 	}
 	al.users++
 	l.mu.Unlock()
-	al.mu.Lock()
+	al.held <- struct{}{}
 	return func() {
-		al.mu.Unlock()
+		<-al.held
 		l.mu.Lock()
 		if al.users--; al.users == 0 {
 			delete(l.locks, acct)

@@ -234,7 +234,7 @@ func TestProvisionBulk(t *testing.T) {
 	r := startRealm(t, nil)
 	ctx := context.Background()
 	admin, acct := r.player("admin")
-	req := dirclient.ProvisionRequest{Prefix: "load", Count: 6, Areas: 2, Kind: "village", W: 32, H: 32, Password: "load-password"}
+	req := dirclient.ProvisionRequest{Prefix: "load", Count: 6, Areas: 2, Kind: "village", Template: dirclient.EmptyTemplate, W: 32, H: 32, Password: "load-password"}
 	if _, _, err := admin.Provision(ctx, req); refusal(t, err) != "FORBIDDEN" {
 		t.Fatalf("provision by a non-admin: %v; want FORBIDDEN", err)
 	}

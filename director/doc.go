@@ -15,6 +15,13 @@
 //     held to each other by the tests, which also validate every request
 //     and answer of the API tests against it. Ids that can exceed 2^53
 //     (join_id) are strings in JSON.
+//   - Areas are made from the realm's content (Config.Content, package
+//     content: the director runs no simulation, it only names kinds and
+//     templates and reads maps' sizes and portals): a new Area's kind,
+//     template and size follow newAreaShape (templates.go), the built-in
+//     EmptyTemplate aside. When an Area is made live, its map's portals
+//     are resolved to the oldest Area of their target template and sent
+//     with the owner's portals (mapportals.go).
 //   - Sign-up makes a new account a member of each starter Area
 //     (Config.StarterAreas, AddStarterAreas), so it has somewhere to go;
 //     invites and owning an Area are the other ways in.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/store"
-	"github.com/leyworks/ley/systems/persist"
+	"github.com/leyworks/ley/systems/persist/blob"
 )
 
 // What the director refuses from the control channel. A host holding the
@@ -30,7 +30,7 @@ const (
 	refuseStaleEpoch   = "stale_epoch"       // not the Area's current incarnation
 	refuseSeqJump      = "seq_jump"          // a seq past what the incarnation could have produced
 	refuseBadCharacter = "bad_character"     // a character off the Area's grid
-	refuseBadBlob      = "bad_blob"          // a blob no host could load (persist.Check)
+	refuseBadBlob      = "bad_blob"          // a blob no host could load (blob.Check)
 	refuseUnsolicited  = "unsolicited"       // an answer to nothing the director asked this host
 	refuseTransfer     = "transfer_mismatch" // a crossing's id reused for another Area or account
 	refuseUnexpected   = "unexpected_type"   // a type hosts never send
@@ -124,7 +124,7 @@ func (d *Director) ownedLocked(h *host, area uint32, epoch uint64, checkEpoch bo
 // checkSnapshot returns why m must not be written ("" if it may be), with
 // what was wrong: it must come from the Area's host for its current
 // incarnation, stay within the seq bound, keep its characters on the grid,
-// and carry a blob persist.Check accepts for the Area's size.
+// and carry a blob blob.Check accepts for the Area's size.
 func (d *Director) checkSnapshot(h *host, m *control.Snapshot) (string, error) {
 	d.mu.Lock()
 	l, reason := d.ownedLocked(h, m.Area, m.Epoch, true)
@@ -145,7 +145,7 @@ func (d *Director) checkSnapshot(h *host, m *control.Snapshot) (string, error) {
 			return refuseBadCharacter, fmt.Errorf("account %d at (%d,%d) in a %dx%d area", c.Account, c.X, c.Y, w, ht)
 		}
 	}
-	if err := persist.Check(m.Blob, w, ht); err != nil {
+	if err := blob.Check(m.Blob, w, ht); err != nil {
 		return refuseBadBlob, err
 	}
 	return "", nil

@@ -137,7 +137,7 @@ func blobOf(t testing.TB, w, h int) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := persist.Save(a)
+	b, err := persist.Save(a, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

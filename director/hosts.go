@@ -231,6 +231,10 @@ func (d *Director) adopt(ctx context.Context, h *host, refs []control.AreaRef) {
 	for _, ref := range refs {
 		a, err := d.store.Area(ctx, store.AreaID(ref.Area))
 		stale := err != nil || uint64(a.Epoch) != ref.Epoch
+		var portals []control.Portal
+		if !stale {
+			portals = d.spawnPortals(ctx, a) // what it was spawned with, as far as the store tells now
+		}
 		d.mu.Lock()
 		if _, taken := d.areas[store.AreaID(ref.Area)]; taken {
 			stale = true
@@ -243,7 +247,8 @@ func (d *Director) adopt(ctx context.Context, h *host, refs []control.AreaRef) {
 			if since.IsZero() {
 				since = a.Created
 			}
-			l := &live{id: store.AreaID(ref.Area), host: h, epoch: store.Epoch(ref.Epoch), kind: a.Kind, ready: make(chan struct{}), zeroSince: time.Now(),
+			l := &live{id: store.AreaID(ref.Area), host: h, epoch: store.Epoch(ref.Epoch), kind: a.Kind, template: a.Template, portals: portals,
+				ready: make(chan struct{}), zeroSince: time.Now(),
 				width: a.W, height: a.H, seqFrom: a.Seq, seqSince: since, tickRate: d.hostTickRate(h)}
 			close(l.ready)
 			d.areas[l.id] = l

@@ -15,11 +15,18 @@ const inspectTimeout = 5 * time.Second
 // HostInspection is one host's answer to an inspection: the ground truth
 // of every Area it runs (see control.AreaState).
 type HostInspection struct {
-	Host  uint32              `json:"host"`
-	Name  string              `json:"name"`
-	PID   int                 `json:"pid"`
-	Areas []control.AreaState `json:"areas"`
-	Error string              `json:"error,omitempty"`
+	Host  uint32           `json:"host"`
+	Name  string           `json:"name"`
+	PID   int              `json:"pid"`
+	Areas []AreaInspection `json:"areas"`
+	Error string           `json:"error,omitempty"`
+}
+
+// AreaInspection is one Area of a host's inspection: the host's ground
+// truth and the template the director made the Area from.
+type AreaInspection struct {
+	control.AreaState
+	Template string `json:"template"`
 }
 
 // inspectHosts asks every registered host for its Areas' ground truth and
@@ -45,12 +52,10 @@ func (d *Director) inspectHosts() []HostInspection {
 	out := make([]HostInspection, 0, len(all))
 	deadline := time.After(inspectTimeout)
 	for _, a := range all {
-		hi := HostInspection{Host: a.h.id, Name: a.h.name, PID: a.h.pid, Areas: []control.AreaState{}} // [] rather than null
+		hi := HostInspection{Host: a.h.id, Name: a.h.name, PID: a.h.pid, Areas: []AreaInspection{}} // [] rather than null
 		select {
 		case in := <-a.ch:
-			if in.Areas != nil {
-				hi.Areas = in.Areas
-			}
+			hi.Areas = d.withTemplates(in.Areas)
 		case <-a.h.gone:
 			hi.Error = "host went away"
 		case <-deadline:
@@ -64,6 +69,21 @@ func (d *Director) inspectHosts() []HostInspection {
 	}
 	d.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Host < out[j].Host })
+	return out
+}
+
+// withTemplates pairs each Area's state with the template of its live
+// record (kept by inspection: every Area in it is live on its host).
+func (d *Director) withTemplates(states []control.AreaState) []AreaInspection {
+	out := make([]AreaInspection, len(states))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, st := range states {
+		out[i].AreaState = st
+		if l := d.areas[store.AreaID(st.Area)]; l != nil {
+			out[i].Template = l.template
+		}
+	}
 	return out
 }
 

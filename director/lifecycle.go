@@ -26,6 +26,11 @@ type live struct {
 	host  *host
 	epoch store.Epoch
 	kind  string
+	// template is the Area's template; portals are the portals its
+	// incarnation was spawned with (the admin's and its map's), which a
+	// crossing it asks for must take.
+	template string
+	portals  []control.Portal
 	// ready is closed once the Area is live on host (err nil) or failed.
 	ready chan struct{}
 	err   error
@@ -236,7 +241,7 @@ func (d *Director) ensureLive(ctx context.Context, area store.Area) (*live, *api
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	l = &live{id: area.ID, kind: area.Kind, ready: make(chan struct{}), zeroSince: time.Now()}
+	l = &live{id: area.ID, kind: area.Kind, template: area.Template, ready: make(chan struct{}), zeroSince: time.Now()}
 	d.areas[area.ID] = l
 	d.mu.Unlock()
 
@@ -273,18 +278,25 @@ func (d *Director) start(ctx context.Context, area store.Area, l *live) error {
 	if err != nil {
 		return err
 	}
+	portals := d.spawnPortals(ctx, area)
+	w, ht := d.areaSize(area)
+	if (w != area.W || ht != area.H) && len(blob) > 0 {
+		// An Area stored before templates: its map is another size now,
+		// and what its blob kept (wanderers on an open floor) has no place
+		// on it. It starts from its map.
+		d.warned.once(d, fmt.Sprintf("stale-blob:%d", area.ID), "an area's stored state predates its map; it starts from the map",
+			"area", area.ID, "template", area.Template, "stored", fmt.Sprintf("%dx%d", area.W, area.H), "map", fmt.Sprintf("%dx%d", w, ht))
+		blob = nil
+	}
 	ch := make(chan *control.AreaReady, 1)
 	d.mu.Lock()
 	h.ready[area.ID] = ch
-	l.host, l.epoch = h, epoch
-	l.width, l.height, l.seqFrom, l.seqSince, l.tickRate = area.W, area.H, seq, time.Now(), d.hostTickRate(h)
+	l.host, l.epoch, l.portals = h, epoch, portals
+	l.width, l.height, l.seqFrom, l.seqSince, l.tickRate = w, ht, seq, time.Now(), d.hostTickRate(h)
 	h.areas[area.ID] = l
 	d.mu.Unlock()
-	rules, err := parseRules(area.Rules)
-	if err != nil {
-		d.log.Warn("area rules unreadable; starting it without portals", "area", area.ID, "err", err)
-	}
-	err = h.conn.Send(&control.SpawnArea{Area: uint32(area.ID), Epoch: uint64(epoch), Kind: area.Kind, W: area.W, H: area.H, Seq: uint64(seq), Blob: blob, Seed: area.Seed, Portals: rules.controlPortals()})
+	err = h.conn.Send(&control.SpawnArea{Area: uint32(area.ID), Epoch: uint64(epoch), Kind: area.Kind, Template: area.Template,
+		W: w, H: ht, Seq: uint64(seq), Blob: blob, Seed: area.Seed, Portals: portals})
 	if err == nil {
 		select {
 		case r := <-ch:

@@ -318,7 +318,7 @@ func TestStarterAreasChecked(t *testing.T) {
 	}
 	var ids []store.AreaID
 	for _, name := range []string{"Square", "Market"} {
-		a, err := st.CreateArea(ctx, store.NewArea{Owner: owner.ID, Kind: "village", Name: name, W: 16, H: 16, Created: time.Now()})
+		a, err := st.CreateArea(ctx, store.NewArea{Owner: owner.ID, Kind: "village", Template: EmptyTemplate, Name: name, W: 16, H: 16, Created: time.Now()})
 		if err != nil {
 			t.Fatal(err)
 		}

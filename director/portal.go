@@ -249,7 +249,7 @@ func (d *Director) cross(ctx context.Context, h *host, m *control.PortalOut) *co
 		d.log.Error("portal: source area", "err", err)
 		return nil
 	}
-	if rules, _ := parseRules(src.Rules); !rules.leadsTo(m) {
+	if !d.leadsTo(src, m) {
 		return reject(wire.CodeNotAllowed, "no such portal in the source area")
 	}
 	member, err := d.store.IsMember(ctx, to, acctID)

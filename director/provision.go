@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/director/auth"
-	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/store"
 )
 
@@ -18,8 +17,9 @@ type provisionIn struct {
 	Prefix   string `json:"prefix"`   // accounts are <prefix>-<i>@load.ley
 	Count    int    `json:"count"`    // accounts
 	Areas    int    `json:"areas"`    // Areas, owned by the caller; account i joins Area i % Areas
-	Kind     string `json:"kind"`     // the Areas' kind (default village)
-	W        int    `json:"w"`        // the Areas' size (default 64x64)
+	Kind     string `json:"kind"`     // the Areas' kind (default village, or the template's)
+	Template string `json:"template"` // the Areas' template (default the kind's; "empty" for an open floor of W x H)
+	W        int    `json:"w"`        // the Areas' size: the template's map's, or any for "empty"
 	H        int    `json:"h"`        //
 	Password string `json:"password"` // every account's password
 	// Pairs also makes account i a member of Area (i % Areas) ^ 1, the
@@ -34,7 +34,8 @@ type provisioned struct {
 }
 
 // provision: POST /v1/admin/provision (admins). The bulk path the load
-// driver uses: it creates (or reuses, by email) accounts and Areas and
+// driver uses: it creates (or reuses, by email) accounts and Areas (an
+// Area reused by name keeps its kind, template and size) and
 // grants membership through the same store operations as the single-item
 // endpoints, so the realm's rules hold for load as for players. The
 // password is hashed once for the whole batch.
@@ -46,12 +47,6 @@ func (d *Director) provision(w http.ResponseWriter, r *http.Request, acct store.
 	if e := decode(r, &in); e != nil {
 		return 0, nil, e
 	}
-	if in.Kind == "" {
-		in.Kind = "village"
-	}
-	if in.W == 0 {
-		in.W, in.H = 64, 64
-	}
 	switch {
 	case in.Count < 1 || in.Count > maxProvision || in.Areas < 1 || in.Areas > in.Count:
 		return 0, nil, errBadRequest(fmt.Sprintf("count 1..%d and areas 1..count", maxProvision))
@@ -59,11 +54,10 @@ func (d *Director) provision(w http.ResponseWriter, r *http.Request, acct store.
 		return 0, nil, errBadRequest("pairs needs an even number of areas")
 	case len(in.Prefix) < 1 || len(in.Prefix) > 32:
 		return 0, nil, errBadRequest("prefix must be 1..32 bytes")
-	case in.W < 8 || in.H < 8 || in.W > 1024 || in.H > 1024:
-		return 0, nil, errBadRequest("area size must be 8..1024 squares a side")
 	}
-	if _, err := ecs.ParseKind(in.Kind); err != nil {
-		return 0, nil, errBadRequest("unknown area kind")
+	shape, e := d.newAreaShape(in.Kind, in.Template, in.W, in.H, "village")
+	if e != nil {
+		return 0, nil, e
 	}
 	if err := auth.CheckPassword(in.Password); err != nil {
 		return 0, nil, errBadRequest(auth.Refusal(err))
@@ -88,7 +82,8 @@ func (d *Director) provision(w http.ResponseWriter, r *http.Request, acct store.
 			areas[j] = id
 			continue
 		}
-		a, err := d.store.CreateArea(ctx, store.NewArea{Owner: acct.ID, Kind: in.Kind, Name: name, W: in.W, H: in.H, Seed: uint64(j + 1), Created: now})
+		a, err := d.store.CreateArea(ctx, store.NewArea{Owner: acct.ID, Kind: shape.kind, Template: shape.template, Name: name,
+			W: shape.w, H: shape.h, Seed: uint64(j + 1), Created: now})
 		if err != nil {
 			return 0, nil, internalErr(err)
 		}
@@ -160,6 +155,7 @@ func (d *Director) hostsStats(w http.ResponseWriter, r *http.Request, acct store
 
 type liveOut struct {
 	Area     uint32   `json:"area"`
+	Template string   `json:"template"`
 	Host     uint32   `json:"host"`
 	Epoch    uint64   `json:"epoch"`
 	Peers    int      `json:"peers"`
@@ -179,7 +175,7 @@ func (d *Director) liveAreas(w http.ResponseWriter, r *http.Request, acct store.
 		if l.host == nil {
 			continue
 		}
-		lo := liveOut{Area: uint32(l.id), Host: l.host.id, Epoch: uint64(l.epoch), Peers: l.peers, Closing: l.closing,
+		lo := liveOut{Area: uint32(l.id), Template: l.template, Host: l.host.id, Epoch: uint64(l.epoch), Peers: l.peers, Closing: l.closing,
 			Accounts: make([]uint64, 0, len(l.accounts))} // [] rather than null when none
 		for _, a := range l.accounts {
 			lo.Accounts = append(lo.Accounts, uint64(a))

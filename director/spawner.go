@@ -214,6 +214,9 @@ func (s *spawner) start(keep bool) error {
 		"--transfer-timeout", cfg.TransferTimeout.String(),
 		"--log-level", cfg.LogLevel,
 	)
+	if cfg.Content != "" { // the director's own content folder: the hosts build Areas from the same
+		c.cmd.Args = append(c.cmd.Args, "--content", cfg.Content)
+	}
 	c.cmd.Env = hostEnv(cfg, c.token)
 	c.cmd.Stdout, c.cmd.Stderr = os.Stderr, c.stderr
 	setChildAttrs(c.cmd)

@@ -15,7 +15,8 @@
 // Each carries its own embedded, versioned SQL migrations, applied by
 // Migrate and at Open. Version 2 is a Go migration in each backend: it
 // rewrote the stored emails into [CanonicalEmail]'s form (SQL files take
-// versions 1 and 3 on).
+// versions 1 and 3 on). Version 4 gave every Area a template, its kind's
+// name for the Areas stored before.
 //
 // # Model
 //
@@ -25,14 +26,15 @@
 // expiry (pushed forward by TouchSession), at its absolute expiry, or when
 // revoked.
 //
-// An Area is a durable record (owner, kind, size, seed, rules) plus its
-// latest snapshot: an opaque state blob at a snapshot Seq, written by the
-// Area's current incarnation. BeginIncarnation bumps the Area's Epoch each
-// time the director makes it live; WriteSnapshot is fenced by that Epoch
-// (an older incarnation gets [ErrFenced] and changes nothing) and
-// idempotent on Seq (an older or repeated Seq is a no-op reported as
-// Applied=false, not an error). Seq is monotonic per Area across
-// incarnations: a new incarnation continues from the stored Seq.
+// An Area is a durable record (owner, kind, template, size, seed, rules)
+// plus its latest snapshot: an opaque state blob at a snapshot Seq,
+// written by the Area's current incarnation. BeginIncarnation bumps the
+// Area's Epoch each time the director makes it live; WriteSnapshot is
+// fenced by that Epoch (an older incarnation gets [ErrFenced] and
+// changes nothing) and idempotent on Seq (an older or repeated Seq is a
+// no-op reported as Applied=false, not an error). Seq is monotonic per
+// Area across incarnations: a new incarnation continues from the stored
+// Seq.
 //
 // A Character (one per account) is in exactly one Area. A snapshot writes a
 // character only where the character row still names the snapshot's Area

@@ -218,9 +218,14 @@ const (
 // Area is an Area's durable record, without its state blob (see
 // Store.AreaSnapshot).
 type Area struct {
-	ID         AreaID
-	Owner      AccountID
-	Kind       string // "home", "village", "arena", ...
+	ID    AreaID
+	Owner AccountID
+	Kind  string // "home", "village", "arena", ...
+	// Template names the content the Area is made from (its map and
+	// creatures; see package content), or "empty", an open floor of W x H.
+	// Areas stored before templates existed have their kind's name, the
+	// kind's default template.
+	Template   string
 	Name       string
 	W, H       int
 	Seed       uint64
@@ -233,13 +238,17 @@ type Area struct {
 
 // NewArea is what CreateArea needs.
 type NewArea struct {
-	Owner   AccountID
-	Kind    string
-	Name    string
-	W, H    int
-	Seed    uint64
-	Rules   []byte
-	Created time.Time
+	Owner AccountID
+	Kind  string
+	// Template names the Area's template; "" stores Kind, the kind's
+	// default template. The store checks only its length (MaxTemplate):
+	// the director checks the name against its content.
+	Template string
+	Name     string
+	W, H     int
+	Seed     uint64
+	Rules    []byte
+	Created  time.Time
 }
 
 // Member is one account's membership of an Area.
@@ -442,6 +451,10 @@ type Store interface {
 	Area(ctx context.Context, id AreaID) (Area, error)
 	// AreasOf returns the Areas the account is a member of, by id.
 	AreasOf(ctx context.Context, account AccountID) ([]Area, error)
+	// FirstAreaOf returns the oldest Area (the lowest id) made from
+	// template, or ErrNotFound when there is none. The director resolves
+	// a map portal's target template to it.
+	FirstAreaOf(ctx context.Context, template string) (Area, error)
 	// SetAreaRules replaces an Area's opaque rules blob (its portals and
 	// rule overrides); an unknown area is ErrNotFound.
 	SetAreaRules(ctx context.Context, area AreaID, rules []byte) error
@@ -462,6 +475,10 @@ type Store interface {
 	// unknown code, ErrExpired past its expiry, ErrUsedUp with no uses
 	// left. An account already a member gets the Area without using a use.
 	RedeemInvite(ctx context.Context, code string, account AccountID, now time.Time) (AreaID, error)
+	// InvitesBy returns the invites account made that can still be
+	// redeemed at now (not expired, a use left), newest first (then by
+	// code), at most limit of them; a limit below 1 is ErrInvalid.
+	InvitesBy(ctx context.Context, account AccountID, now time.Time, limit int) ([]Invite, error)
 
 	// BeginIncarnation increments the Area's epoch atomically and returns
 	// the new one; the director calls it each time it makes the Area live.
@@ -537,12 +554,19 @@ func (a NewAccount) Validate() (NewAccount, error) {
 	return a, nil
 }
 
-// Validate checks a NewArea.
-func (a NewArea) Validate() error {
-	if a.Owner == 0 || a.W <= 0 || a.H <= 0 || a.Kind == "" {
-		return ErrInvalid
+// MaxTemplate bounds the length of an Area's template name, in bytes.
+const MaxTemplate = 64
+
+// Validate checks a NewArea and returns it with its Template filled in
+// (Kind when empty).
+func (a NewArea) Validate() (NewArea, error) {
+	if a.Owner == 0 || a.W <= 0 || a.H <= 0 || a.Kind == "" || len(a.Kind) > MaxTemplate || len(a.Template) > MaxTemplate {
+		return a, ErrInvalid
 	}
-	return nil
+	if a.Template == "" {
+		a.Template = a.Kind
+	}
+	return a, nil
 }
 
 // Validate checks a Transfer's identity fields.

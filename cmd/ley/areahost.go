@@ -17,7 +17,7 @@ import (
 
 func newAreahostCmd() *cobra.Command {
 	cfg := area.DefaultConfig()
-	var logLevel, pprofAddr, hostKeyFile string
+	var logLevel, pprofAddr, hostKeyFile, contentDir string
 	var tickStatsSec int
 	var withAgones bool
 	var tlsFiles control.TLSFiles
@@ -37,6 +37,11 @@ func newAreahostCmd() *cobra.Command {
 				cfg.ControlTLS = c
 			}
 			cfg.TickStatsEvery = time.Duration(tickStatsSec) * time.Second
+			lib, err := loadContent(contentDir)
+			if err != nil {
+				return err
+			}
+			cfg.Content = lib
 			if cfg.Name == "" {
 				cfg.Name = hostname()
 			}
@@ -82,6 +87,7 @@ func newAreahostCmd() *cobra.Command {
 	f.StringVar(&tlsFiles.ServerName, "control-tls-server-name", "", "name the directors' certificates must carry (default: the host part of each --director address)")
 	f.BoolVar(&cfg.ControlInsecure, "control-insecure", false, "send the host key to directors on other machines over a plain, unencrypted link (a private network you trust)")
 	f.StringVar(&cfg.Name, "name", "", "host name in the director's registry (default: the machine's hostname)")
+	addContentFlag(f, &contentDir)
 	f.IntVar(&cfg.PoolSize, "pool-size", cfg.PoolSize, "maximum Areas this host runs")
 	f.IntVar(&cfg.TickRate, "tick-rate", cfg.TickRate, "simulation ticks per second (a multiple of 4)")
 	f.IntVar(&cfg.SnapshotEvery, "snapshot-every", cfg.SnapshotEvery, "ticks between client snapshots")

@@ -134,7 +134,7 @@ func (l areaIDList) Type() string { return "ids" }
 func newDirectorCmd() *cobra.Command {
 	cfg := director.DefaultConfig()
 	var sf storeFlags
-	var logLevel, pprofAddr, hostKeyFile string
+	var logLevel, pprofAddr, hostKeyFile, contentDir string
 	var tlsFiles control.TLSFiles
 	cmd := &cobra.Command{
 		Use:   "director",
@@ -145,6 +145,9 @@ func newDirectorCmd() *cobra.Command {
 				return err
 			}
 			if err := controlServerTLS(&cfg, tlsFiles); err != nil {
+				return err
+			}
+			if err := directorContent(&cfg, contentDir); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -169,6 +172,7 @@ func newDirectorCmd() *cobra.Command {
 	}
 	sf.add(cmd.Flags())
 	addDirectorFlags(cmd.Flags(), &cfg, &hostKeyFile, &tlsFiles)
+	addContentFlag(cmd.Flags(), &contentDir)
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&pprofAddr, "pprof", "127.0.0.1:0", "loopback address serving /debug/pprof (\"\": off); continuous profiling: set LEY_PYROSCOPE_URL")
 	return cmd
@@ -199,7 +203,7 @@ func newMigrateCmd() *cobra.Command {
 func newRunCmd() *cobra.Command {
 	cfg := director.DefaultConfig()
 	var sf storeFlags
-	var logLevel, demoEmail, demoPassword, pprofAddr, hostKeyFile string
+	var logLevel, demoEmail, demoPassword, pprofAddr, hostKeyFile, contentDir string
 	var tlsFiles control.TLSFiles
 	cmd := &cobra.Command{
 		Use:   "run",
@@ -210,6 +214,9 @@ func newRunCmd() *cobra.Command {
 				return err
 			}
 			if err := controlServerTLS(&cfg, tlsFiles); err != nil {
+				return err
+			}
+			if err := directorContent(&cfg, contentDir); err != nil {
 				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -238,7 +245,9 @@ func newRunCmd() *cobra.Command {
 				st.Close()
 				return err
 			}
-			d.AddStarterAreas(demo.Area) // a new player of the demo realm joins the village at once
+			// A new player of the demo realm joins the village at once, and may
+			// walk through its portal into the arena.
+			d.AddStarterAreas(demo.Area, demo.Arena)
 			api, _ := d.Addrs()
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "ley realm up\n  store:        %s\n  director API: http://%s  (GET /director/info)\n", what, api)
@@ -246,8 +255,11 @@ func newRunCmd() *cobra.Command {
 				fmt.Fprintf(out, "  metrics:      http://%s/metrics  (Prometheus; not on the API port)\n", m)
 			}
 			fmt.Fprintf(out, "  API:          http://%s/v1/openapi.yaml  (OpenAPI 3.1: every route, its answers and errors)\n", api)
-			fmt.Fprintf(out, "  demo login:   %s / %s  (an admin; owns the village Area %d)\n", demo.Email, demo.Password, demo.Area)
-			fmt.Fprintf(out, "  new players:  POST /v1/accounts {email, password, name}: each is a member of the village Area %d (a starter Area)\n", demo.Area)
+			fmt.Fprintf(out, "  content:      %s\n", contentLine(contentDir))
+			fmt.Fprintf(out, "  demo login:   %s / %s  (an admin; owns the village Area %d, the arena Area %d, the home Area %d)\n",
+				demo.Email, demo.Password, demo.Area, demo.Arena, demo.Home)
+			fmt.Fprintf(out, "  the world:    the village's portal leads to the arena and its creatures, the arena's portal back\n")
+			fmt.Fprintf(out, "  new players:  POST /v1/accounts {email, password, name}: each is a member of the village Area %d and the arena Area %d (starter Areas)\n", demo.Area, demo.Arena)
 			fmt.Fprintf(out, "  join it:      curl -s -X POST http://%s/v1/session -d '{\"email\":\"%s\",\"password\":\"%s\"}'\n", api, demo.Email, demo.Password)
 			fmt.Fprintf(out, "                curl -s -X POST -H 'Authorization: Bearer <token>' http://%s/v1/areas/%d/join\n", api, demo.Area)
 			fmt.Fprintf(out, "                then open ws_url and send hello{grant, join_id}: join_id is a decimal string in JSON,\n")
@@ -257,6 +269,7 @@ func newRunCmd() *cobra.Command {
 	}
 	sf.add(cmd.Flags())
 	addDirectorFlags(cmd.Flags(), &cfg, &hostKeyFile, &tlsFiles)
+	addContentFlag(cmd.Flags(), &contentDir)
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&demoEmail, "demo-email", "demo@ley.local", "email of the seeded demo account")
 	cmd.Flags().StringVar(&demoPassword, "demo-password", "demo-password", "password of the seeded demo account")

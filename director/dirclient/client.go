@@ -120,18 +120,53 @@ func (c *Client) Logout(ctx context.Context) error {
 
 // Area is an Area as the API shows it.
 type Area struct {
-	ID    uint32 `json:"id"`
-	Name  string `json:"name"`
-	Kind  string `json:"kind"`
-	Owner uint64 `json:"owner"`
-	W     int    `json:"w"`
-	H     int    `json:"h"`
+	ID       uint32 `json:"id"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
+	Template string `json:"template"`
+	Owner    uint64 `json:"owner"`
+	W        int    `json:"w"`
+	H        int    `json:"h"`
 }
 
-// CreateArea creates an Area owned by the session's account.
+// EmptyTemplate is the built-in template of an open floor of any size,
+// players only.
+const EmptyTemplate = "empty"
+
+// CreateArea creates an Area of kind owned by the session's account: an
+// open floor of w x h squares (the built-in template "empty"), or, with w
+// and h 0, the kind's default template, whose map sets its size. See
+// NewArea for any other template.
 func (c *Client) CreateArea(ctx context.Context, name, kind string, w, h int) (Area, error) {
+	in := NewAreaRequest{Name: name, Kind: kind}
+	if w != 0 || h != 0 {
+		in.Template, in.W, in.H = EmptyTemplate, w, h
+	}
+	return c.NewArea(ctx, in)
+}
+
+// NewAreaRequest is POST /v1/areas's body: a name, and a kind or a
+// template or both (a template's map sets the size; W and H only for
+// EmptyTemplate, or equal to the map's).
+type NewAreaRequest struct {
+	Name     string `json:"name"`
+	Kind     string `json:"kind,omitempty"`
+	Template string `json:"template,omitempty"`
+	W        int    `json:"w,omitempty"`
+	H        int    `json:"h,omitempty"`
+}
+
+// NewArea creates an Area owned by the session's account.
+func (c *Client) NewArea(ctx context.Context, in NewAreaRequest) (Area, error) {
 	var a Area
-	err := c.Do(ctx, "POST", "/v1/areas", map[string]any{"name": name, "kind": kind, "w": w, "h": h}, &a)
+	err := c.Do(ctx, "POST", "/v1/areas", in, &a)
+	return a, err
+}
+
+// Area returns an Area the account is a member of.
+func (c *Client) Area(ctx context.Context, id uint32) (Area, error) {
+	var a Area
+	err := c.Do(ctx, "GET", fmt.Sprintf("/v1/areas/%d", id), nil, &a)
 	return a, err
 }
 
@@ -142,6 +177,25 @@ func (c *Client) Invite(ctx context.Context, area uint32, uses int) (string, err
 	}
 	err := c.Do(ctx, "POST", fmt.Sprintf("/v1/areas/%d/invites", area), map[string]int{"uses": uses}, &out)
 	return out.Code, err
+}
+
+// MyInvite is an invite the account made that can still be redeemed.
+type MyInvite struct {
+	Code     string    `json:"code"`
+	Area     uint32    `json:"area"`
+	Expires  time.Time `json:"expires"`
+	UsesLeft int       `json:"uses_left"`
+}
+
+// MyInvites lists the invites the account made that can still be
+// redeemed, newest first; more reports others past the ones listed.
+func (c *Client) MyInvites(ctx context.Context) (invites []MyInvite, more bool, err error) {
+	var out struct {
+		Invites []MyInvite `json:"invites"`
+		More    bool       `json:"more"`
+	}
+	err = c.Do(ctx, "GET", "/v1/me/invites", nil, &out)
+	return out.Invites, out.More, err
 }
 
 // Redeem redeems an invite code, making the account a member.
@@ -210,12 +264,14 @@ type Provisioned struct {
 }
 
 // ProvisionRequest asks for Count accounts <Prefix>-<i>@load.ley, all with
-// Password, spread over Areas Areas of Kind (W x H) owned by the caller.
+// Password, spread over Areas Areas of Kind and Template owned by the
+// caller (W x H for EmptyTemplate; a template's map sets the size).
 type ProvisionRequest struct {
 	Prefix   string `json:"prefix"`
 	Count    int    `json:"count"`
 	Areas    int    `json:"areas"`
 	Kind     string `json:"kind,omitempty"`
+	Template string `json:"template,omitempty"`
 	W        int    `json:"w,omitempty"`
 	H        int    `json:"h,omitempty"`
 	Password string `json:"password"`
@@ -297,6 +353,7 @@ func (c *Client) Me(ctx context.Context) (Account, *Character, error) {
 // LiveArea is a live Area as GET /v1/admin/areas shows it.
 type LiveArea struct {
 	Area     uint32   `json:"area"`
+	Template string   `json:"template"`
 	Host     uint32   `json:"host"`
 	Epoch    uint64   `json:"epoch"`
 	Peers    int      `json:"peers"`
@@ -316,11 +373,18 @@ func (c *Client) LiveAreas(ctx context.Context) ([]LiveArea, error) {
 // HostInspection is one host's answer to GET /v1/admin/inspect: the
 // ground truth of each of its Areas.
 type HostInspection struct {
-	Host  uint32              `json:"host"`
-	Name  string              `json:"name"`
-	PID   int                 `json:"pid"`
-	Areas []control.AreaState `json:"areas"`
-	Error string              `json:"error,omitempty"`
+	Host  uint32           `json:"host"`
+	Name  string           `json:"name"`
+	PID   int              `json:"pid"`
+	Areas []AreaInspection `json:"areas"`
+	Error string           `json:"error,omitempty"`
+}
+
+// AreaInspection is one Area of a host's inspection: the host's ground
+// truth and the Area's template.
+type AreaInspection struct {
+	control.AreaState
+	Template string `json:"template"`
 }
 
 // Inspect asks every host for its Areas' ground truth (admins): bodies

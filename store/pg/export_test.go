@@ -36,3 +36,14 @@ func (s *Store) InsertLegacyAccount(ctx context.Context, email string) (store.Ac
 	}
 	return id, nil
 }
+
+// InsertLegacyArea stores an Area of kind owned by owner as a ley before
+// migration 4 did: without a template.
+func (s *Store) InsertLegacyArea(ctx context.Context, owner store.AccountID, kind string) (store.AreaID, error) {
+	var id store.AreaID
+	if err := s.pool.QueryRow(ctx, `INSERT INTO areas (owner_id, kind, name, w, h, seed, created_at) VALUES ($1, $2, 'legacy', 64, 64, 1, now()) RETURNING id`,
+		owner, kind).Scan(&id); err != nil {
+		return 0, fmt.Errorf("legacy area %q: %w", kind, err)
+	}
+	return id, nil
+}

@@ -610,13 +610,13 @@ func (s *Store) PruneSessions(ctx context.Context, now time.Time) (int, error) {
 
 // ---- areas and members ----
 
-const areaCols = `id, owner_id, kind, name, w, h, seed, rules, seq, epoch, last_played_at, created_at`
+const areaCols = `id, owner_id, kind, template, name, w, h, seed, rules, seq, epoch, last_played_at, created_at`
 
 func scanArea(row pgx.Row) (store.Area, error) {
 	var a store.Area
 	var seed int64
 	var last *time.Time
-	err := row.Scan(&a.ID, &a.Owner, &a.Kind, &a.Name, &a.W, &a.H, &seed, &a.Rules, &a.Seq, &a.Epoch, &last, &a.Created)
+	err := row.Scan(&a.ID, &a.Owner, &a.Kind, &a.Template, &a.Name, &a.W, &a.H, &seed, &a.Rules, &a.Seq, &a.Epoch, &last, &a.Created)
 	a.Seed = uint64(seed)
 	if last != nil {
 		a.LastPlayed = *last
@@ -626,15 +626,16 @@ func scanArea(row pgx.Row) (store.Area, error) {
 
 // CreateArea implements store.Store.
 func (s *Store) CreateArea(ctx context.Context, na store.NewArea) (store.Area, error) {
-	if err := na.Validate(); err != nil {
+	na, err := na.Validate()
+	if err != nil {
 		return store.Area{}, fmt.Errorf("create area: %w", err)
 	}
 	var a store.Area
-	err := s.tx(ctx, func(tx pgx.Tx) error {
+	err = s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
-		a, err = scanArea(tx.QueryRow(ctx, `INSERT INTO areas (owner_id, kind, name, w, h, seed, rules, created_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+areaCols,
-			na.Owner, na.Kind, na.Name, na.W, na.H, int64(na.Seed), nonNil(na.Rules), na.Created))
+		a, err = scanArea(tx.QueryRow(ctx, `INSERT INTO areas (owner_id, kind, template, name, w, h, seed, rules, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+areaCols,
+			na.Owner, na.Kind, na.Template, na.Name, na.W, na.H, int64(na.Seed), nonNil(na.Rules), na.Created))
 		if err != nil {
 			return err
 		}
@@ -686,6 +687,15 @@ func (s *Store) AreasOf(ctx context.Context, account store.AccountID) ([]store.A
 		return nil, fmt.Errorf("areas of account %d: %w", account, mapErr(err))
 	}
 	return as, nil
+}
+
+// FirstAreaOf implements store.Store.
+func (s *Store) FirstAreaOf(ctx context.Context, template string) (store.Area, error) {
+	a, err := scanArea(s.pool.QueryRow(ctx, `SELECT `+areaCols+` FROM areas WHERE template = $1 ORDER BY id LIMIT 1`, template))
+	if err != nil {
+		return store.Area{}, fmt.Errorf("first area of template %q: %w", template, mapErr(err))
+	}
+	return a, nil
 }
 
 // AddMember implements store.Store.
@@ -792,6 +802,24 @@ func (s *Store) RedeemInvite(ctx context.Context, code string, account store.Acc
 		return 0, fmt.Errorf("redeem invite for account %d: %w", account, mapErr(err))
 	}
 	return area, nil
+}
+
+// InvitesBy implements store.Store.
+func (s *Store) InvitesBy(ctx context.Context, account store.AccountID, now time.Time, limit int) ([]store.Invite, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("invites by account %d: %w: limit %d", account, store.ErrInvalid, limit)
+	}
+	rows, _ := s.pool.Query(ctx, `SELECT code, area_id, created_by, uses_left, expires_at, created_at FROM invite_codes
+		WHERE created_by = $1 AND uses_left > 0 AND expires_at > $2 ORDER BY created_at DESC, code LIMIT $3`, account, now, limit)
+	invs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (store.Invite, error) {
+		var inv store.Invite
+		err := r.Scan(&inv.Code, &inv.Area, &inv.CreatedBy, &inv.UsesLeft, &inv.Expires, &inv.Created)
+		return inv, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("invites by account %d: %w", account, mapErr(err))
+	}
+	return invs, nil
 }
 
 // ---- incarnations and snapshots ----

@@ -32,3 +32,14 @@ func (s *Store) InsertLegacyAccount(ctx context.Context, email string) (store.Ac
 	}
 	return store.AccountID(id), nil
 }
+
+// InsertLegacyArea stores an Area of kind owned by owner as a ley before
+// migration 4 did: without a template.
+func (s *Store) InsertLegacyArea(ctx context.Context, owner store.AccountID, kind string) (store.AreaID, error) {
+	var id int64
+	if err := s.db.QueryRowContext(ctx, `INSERT INTO areas (owner_id, kind, name, w, h, seed, created_at) VALUES (?, ?, 'legacy', 64, 64, 1, 0) RETURNING id`,
+		int64(owner), kind).Scan(&id); err != nil {
+		return 0, fmt.Errorf("legacy area %q: %w", kind, err)
+	}
+	return store.AreaID(id), nil
+}

@@ -465,13 +465,13 @@ func (s *Store) PruneSessions(ctx context.Context, now time.Time) (int, error) {
 
 // ---- areas and members ----
 
-const areaCols = `id, owner_id, kind, name, w, h, seed, rules, seq, epoch, last_played_at, created_at`
+const areaCols = `id, owner_id, kind, template, name, w, h, seed, rules, seq, epoch, last_played_at, created_at`
 
 func scanArea(r scanner) (store.Area, error) {
 	var a store.Area
 	var seed, created int64
 	var last sql.NullInt64
-	err := r.Scan(&a.ID, &a.Owner, &a.Kind, &a.Name, &a.W, &a.H, &seed, &a.Rules, &a.Seq, &a.Epoch, &last, &created)
+	err := r.Scan(&a.ID, &a.Owner, &a.Kind, &a.Template, &a.Name, &a.W, &a.H, &seed, &a.Rules, &a.Seq, &a.Epoch, &last, &created)
 	a.Seed = uint64(seed)
 	if last.Valid {
 		a.LastPlayed = tm(last.Int64)
@@ -482,15 +482,16 @@ func scanArea(r scanner) (store.Area, error) {
 
 // CreateArea implements store.Store.
 func (s *Store) CreateArea(ctx context.Context, na store.NewArea) (store.Area, error) {
-	if err := na.Validate(); err != nil {
+	na, err := na.Validate()
+	if err != nil {
 		return store.Area{}, fmt.Errorf("create area: %w", err)
 	}
 	var a store.Area
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		a, err = scanArea(tx.QueryRowContext(ctx, `INSERT INTO areas (owner_id, kind, name, w, h, seed, rules, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+areaCols,
-			int64(na.Owner), na.Kind, na.Name, na.W, na.H, int64(na.Seed), nonNil(na.Rules), ms(na.Created)))
+		a, err = scanArea(tx.QueryRowContext(ctx, `INSERT INTO areas (owner_id, kind, template, name, w, h, seed, rules, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+areaCols,
+			int64(na.Owner), na.Kind, na.Template, na.Name, na.W, na.H, int64(na.Seed), nonNil(na.Rules), ms(na.Created)))
 		if err != nil {
 			return err
 		}
@@ -537,6 +538,15 @@ func (s *Store) AreasOf(ctx context.Context, account store.AccountID) ([]store.A
 		return nil, fmt.Errorf("areas of account %d: %w", account, mapErr(err))
 	}
 	return as, nil
+}
+
+// FirstAreaOf implements store.Store.
+func (s *Store) FirstAreaOf(ctx context.Context, template string) (store.Area, error) {
+	a, err := scanArea(s.db.QueryRowContext(ctx, `SELECT `+areaCols+` FROM areas WHERE template = ? ORDER BY id LIMIT 1`, template))
+	if err != nil {
+		return store.Area{}, fmt.Errorf("first area of template %q: %w", template, mapErr(err))
+	}
+	return a, nil
 }
 
 // AddMember implements store.Store.
@@ -644,6 +654,26 @@ func (s *Store) RedeemInvite(ctx context.Context, code string, account store.Acc
 		return 0, fmt.Errorf("redeem invite for account %d: %w", account, mapErr(err))
 	}
 	return area, nil
+}
+
+// InvitesBy implements store.Store.
+func (s *Store) InvitesBy(ctx context.Context, account store.AccountID, now time.Time, limit int) ([]store.Invite, error) {
+	if limit < 1 {
+		return nil, fmt.Errorf("invites by account %d: %w: limit %d", account, store.ErrInvalid, limit)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT code, area_id, created_by, uses_left, expires_at, created_at FROM invite_codes
+		WHERE created_by = ? AND uses_left > 0 AND expires_at > ? ORDER BY created_at DESC, code LIMIT ?`, int64(account), ms(now), limit)
+	invs, err := collect(rows, err, func(r scanner) (store.Invite, error) {
+		var inv store.Invite
+		var exp, created int64
+		err := r.Scan(&inv.Code, &inv.Area, &inv.CreatedBy, &inv.UsesLeft, &exp, &created)
+		inv.Expires, inv.Created = tm(exp), tm(created)
+		return inv, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("invites by account %d: %w", account, mapErr(err))
+	}
+	return invs, nil
 }
 
 // ---- incarnations and snapshots ----

@@ -73,3 +73,31 @@ func TestLegacyEmails(t *testing.T) {
 		return s, ids
 	})
 }
+
+// TestLegacyTemplates: migration 4 on Areas stored before it.
+func TestLegacyTemplates(t *testing.T) {
+	storetest.RunLegacyTemplates(t, func(t *testing.T, legacy []storetest.LegacyArea) store.Store {
+		ctx := t.Context()
+		s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ley.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.RollBack(ctx, 2); err != nil {
+			t.Fatal(err)
+		}
+		owner, err := s.InsertLegacyAccount(ctx, "legacy@x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range legacy {
+			if legacy[i].ID, err = s.InsertLegacyArea(ctx, owner, legacy[i].Kind); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}

@@ -34,7 +34,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CanonicalEmails", testCanonicalEmails},
 		{"Sessions", testSessions},
 		{"AreasAndMembers", testAreasAndMembers},
+		{"AreaTemplates", testAreaTemplates},
 		{"Invites", testInvites},
+		{"InvitesBy", testInvitesBy},
 		{"Incarnations", testIncarnations},
 		{"SnapshotIdempotency", testSnapshotIdempotency},
 		{"EpochFencing", testEpochFencing},
@@ -305,12 +307,12 @@ func testAreasAndMembers(t *testing.T, s store.Store) {
 	a := mkAccount(t, s, "a@x")
 	b := mkAccount(t, s, "b@x")
 	home := mkArea(t, s, a.ID, "home")
-	if home.ID == 0 || home.Owner != a.ID || home.Kind != "home" || home.W != 32 || home.H != 16 || home.Seed != 1<<63+7 ||
+	if home.ID == 0 || home.Owner != a.ID || home.Kind != "home" || home.Template != "home" || home.W != 32 || home.H != 16 || home.Seed != 1<<63+7 ||
 		string(home.Rules) != "rules" || home.Seq != 0 || home.Epoch != 0 || !home.LastPlayed.IsZero() || !home.Created.Equal(t0) {
 		t.Errorf("CreateArea = %+v", home)
 	}
 	got, err := s.Area(ctx, home.ID)
-	if err != nil || got.ID != home.ID || got.Seed != home.Seed || got.Name != "home" || !got.LastPlayed.IsZero() {
+	if err != nil || got.ID != home.ID || got.Seed != home.Seed || got.Name != "home" || got.Template != "home" || !got.LastPlayed.IsZero() {
 		t.Errorf("Area = %+v, %v; want %+v", got, err, home)
 	}
 	if err := s.SetAreaRules(ctx, home.ID, []byte("portals")); err != nil {

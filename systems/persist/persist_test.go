@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/systems/persist/blob"
 	"github.com/leyworks/ley/systems/scenario"
 )
 
@@ -75,13 +76,13 @@ func TestCheckAgreesWithLoad(t *testing.T) {
 	cr, _ := src.SpawnCreature(3, 3, ecs.Creature{Kind: 2, Spawner: 1, Seed: 9}, 2)
 	src.SetHealth(cr, ecs.Health{HP: 12, Max: 15})
 	good, _ := Save(src, []Door{{ID: 4, Open: true}})
-	edit := func(f func(b *blob)) []byte {
-		var b blob
-		if err := decMode.Unmarshal(good, &b); err != nil {
+	edit := func(f func(b *blob.Blob)) []byte {
+		b, err := blob.Decode(good, 4, 4)
+		if err != nil {
 			t.Fatal(err)
 		}
-		f(&b)
-		out, err := encMode.Marshal(&b)
+		f(b)
+		out, err := blob.Encode(b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,24 +97,24 @@ func TestCheckAgreesWithLoad(t *testing.T) {
 		{"garbage", []byte{0xff, 0x00}, false},
 		{"empty", nil, false},
 		{"over MaxBlob", make([]byte, MaxBlob+1), false},
-		{"another version", edit(func(b *blob) { b.Version = Version + 1 }), false},
-		{"another size", edit(func(b *blob) { b.W, b.H = 8, 2 }), false},
-		{"a floor in a version 2 blob", edit(func(b *blob) { b.Floor = openFloor(16) }), false},
-		{"a version 1 blob", edit(func(b *blob) { b.Version, b.Floor, b.Creatures, b.Doors = 1, openFloor(16), nil, nil }), true},
-		{"a version 1 blob with a short floor", edit(func(b *blob) { b.Version, b.Floor, b.Creatures, b.Doors = 1, openFloor(3), nil, nil }), false},
-		{"a version 1 blob with creatures", edit(func(b *blob) { b.Version, b.Floor, b.Doors = 1, openFloor(16), nil }), false},
-		{"a creature off the grid", edit(func(b *blob) { b.Creatures[0].X = 4 }), false},
-		{"a creature on a wanderer", edit(func(b *blob) { b.Creatures[0].X, b.Creatures[0].Y = 1, 1 }), false},
-		{"a creature with no health", edit(func(b *blob) { b.Creatures[0].HP = 0 }), false},
-		{"a door twice", edit(func(b *blob) { b.Doors = append(b.Doors, b.Doors[0]) }), false},
-		{"a wanderer off the grid", edit(func(b *blob) { b.Wanderers[0].X = 777 }), false},
-		{"a wanderer at a negative square", edit(func(b *blob) { b.Wanderers[0].Y = -1 }), false},
-		{"a wanderer in a wall of a version 1 blob", edit(func(b *blob) {
+		{"another version", edit(func(b *blob.Blob) { b.Version = Version + 1 }), false},
+		{"another size", edit(func(b *blob.Blob) { b.W, b.H = 8, 2 }), false},
+		{"a floor in a version 2 blob", edit(func(b *blob.Blob) { b.Floor = openFloor(16) }), false},
+		{"a version 1 blob", edit(func(b *blob.Blob) { b.Version, b.Floor, b.Creatures, b.Doors = 1, openFloor(16), nil, nil }), true},
+		{"a version 1 blob with a short floor", edit(func(b *blob.Blob) { b.Version, b.Floor, b.Creatures, b.Doors = 1, openFloor(3), nil, nil }), false},
+		{"a version 1 blob with creatures", edit(func(b *blob.Blob) { b.Version, b.Floor, b.Doors = 1, openFloor(16), nil }), false},
+		{"a creature off the grid", edit(func(b *blob.Blob) { b.Creatures[0].X = 4 }), false},
+		{"a creature on a wanderer", edit(func(b *blob.Blob) { b.Creatures[0].X, b.Creatures[0].Y = 1, 1 }), false},
+		{"a creature with no health", edit(func(b *blob.Blob) { b.Creatures[0].HP = 0 }), false},
+		{"a door twice", edit(func(b *blob.Blob) { b.Doors = append(b.Doors, b.Doors[0]) }), false},
+		{"a wanderer off the grid", edit(func(b *blob.Blob) { b.Wanderers[0].X = 777 }), false},
+		{"a wanderer at a negative square", edit(func(b *blob.Blob) { b.Wanderers[0].Y = -1 }), false},
+		{"a wanderer in a wall of a version 1 blob", edit(func(b *blob.Blob) {
 			b.Version, b.Floor, b.Creatures, b.Doors = 1, openFloor(16), nil, nil
 			b.Floor[1*4+1] = ecs.FloorWall
 		}), false},
-		{"two wanderers on one square", edit(func(b *blob) { b.Wanderers = append(b.Wanderers, b.Wanderers[0]) }), false},
-		{"two wanderers on two squares", edit(func(b *blob) { b.Wanderers = append(b.Wanderers, wanderer{X: 2, Y: 3}) }), true},
+		{"two wanderers on one square", edit(func(b *blob.Blob) { b.Wanderers = append(b.Wanderers, b.Wanderers[0]) }), false},
+		{"two wanderers on two squares", edit(func(b *blob.Blob) { b.Wanderers = append(b.Wanderers, blob.Wanderer{X: 2, Y: 3}) }), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

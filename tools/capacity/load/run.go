@@ -637,13 +637,16 @@ func (r *runner) sample(ctx context.Context) {
 }
 
 // Provision makes count accounts <prefix>-<i>@load.ley with password over
-// areas Areas through admin's session and returns them as a roster. An
-// empty prefix takes "load-<unix seconds>".
+// areas Areas through admin's session and returns them as a roster. The
+// Areas are open floors of AreaSide x AreaSide squares (the built-in
+// template "empty": players only, no walls or creatures), as the
+// patterns' squares assume. An empty prefix takes "load-<unix seconds>".
 func Provision(ctx context.Context, admin *dirclient.Client, prefix, password string, count, areas int, pairs bool) ([]Account, error) {
 	if prefix == "" {
 		prefix = fmt.Sprintf("load-%d", time.Now().Unix())
 	}
-	got, _, err := admin.Provision(ctx, dirclient.ProvisionRequest{Prefix: prefix, Count: count, Areas: areas, Password: password, Pairs: pairs})
+	got, _, err := admin.Provision(ctx, dirclient.ProvisionRequest{Prefix: prefix, Count: count, Areas: areas, Password: password, Pairs: pairs,
+		Template: dirclient.EmptyTemplate, W: AreaSide, H: AreaSide})
 	if err != nil {
 		return nil, fmt.Errorf("load: provision: %w", err)
 	}
@@ -682,11 +685,14 @@ func raiseNoFile() {
 	}
 }
 
-// The portal pattern's squares on the provisioned 64x64 Areas: a portal
-// beside the middle, leading to the other side of the middle.
+// AreaSide is the side of the Areas Provision makes, in squares.
+const AreaSide = 64
+
+// The portal pattern's squares on the provisioned Areas: a portal beside
+// the middle, leading to the other side of the middle.
 const (
-	portalX, portalY = 64/2 + 3, 64 / 2
-	arriveX, arriveY = 64/2 - 3, 64 / 2
+	portalX, portalY = AreaSide/2 + 3, AreaSide / 2
+	arriveX, arriveY = AreaSide/2 - 3, AreaSide / 2
 )
 
 // linkPairs links the roster's Areas in pairs (by id order) with portals,
