@@ -85,6 +85,14 @@ type Config struct {
 	TickStatsEvery time.Duration
 	// Gate configures the client WebSocket listener (its Addr is Listen).
 	Gate gate.Config
+	// AllowedOrigins are the web origins (scheme://host[:port], as a
+	// browser sends them in the Origin header) whose pages may open player
+	// connections: a page of any other site gets 403 at the upgrade, so it
+	// cannot play with a visitor's grant. A connection without an Origin
+	// (a program, not a browser) is always accepted. "*" allows every
+	// origin. A director passes its own web origins to the hosts it
+	// spawns (ley areahost --allowed-origins).
+	AllowedOrigins []string
 	// Content is the realm's content (maps, rule sets, creature kinds,
 	// templates) the host builds Areas from: the same the director has
 	// (ley areahost --content, which a director passes on to the hosts it

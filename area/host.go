@@ -90,6 +90,7 @@ func (h *Host) Run(ctx context.Context) error {
 	gcfg := h.cfg.Gate
 	gcfg.Addr = h.cfg.Listen
 	gcfg.Logger = h.log
+	gcfg.CheckOrigin = originChecker(h.cfg.AllowedOrigins)
 	srv, err := gate.Listen(context.Background(), gcfg, gate.Handler{
 		OnOpen:    h.onOpen,
 		OnMessage: h.onMessage,
@@ -408,4 +409,17 @@ func (h *Host) logStats(ctx context.Context, every time.Duration) {
 		h.log.Info("host stats", "areas", len(areas), "active", active, "peers", h.peers.Load(),
 			"bytes_out", h.bytesOut.Load(), "frames_out", h.framesOut.Load(), "rss_kib", rssKiB())
 	}
+}
+
+// originChecker accepts the origins of allowed (case-insensitive, with no
+// trailing slash), or any origin if allowed holds "*".
+func originChecker(allowed []string) func([]byte) bool {
+	set := make(map[string]bool, len(allowed))
+	for _, o := range allowed {
+		if o == "*" {
+			return func([]byte) bool { return true }
+		}
+		set[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
+	}
+	return func(origin []byte) bool { return set[strings.ToLower(string(origin))] }
 }

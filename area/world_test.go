@@ -1,9 +1,13 @@
 package area
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -480,4 +484,46 @@ func TestWorldOutlivesItsIncarnation(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestOriginsAllowed: a browser page of an origin the host allows may open
+// a player connection; a page of another site is refused 403 at the
+// upgrade; a program, which sends no Origin, is always accepted.
+func TestOriginsAllowed(t *testing.T) {
+	h, _ := testHost(t, func(c *Config) { c.AllowedOrigins = []string{"http://play.example:8080"} })
+	addr := strings.TrimSuffix(strings.TrimPrefix(h.WSURL(), "ws://"), "/ws")
+	upgrade := func(origin string) string {
+		t.Helper()
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		req := "GET /ws HTTP/1.1\r\nHost: " + addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+			"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+		if origin != "" {
+			req += "Origin: " + origin + "\r\n"
+		}
+		if _, err := io.WriteString(c, req+"\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return line
+	}
+	for _, tt := range []struct{ origin, want string }{
+		{"", " 101 "},
+		{"http://play.example:8080", " 101 "},
+		{"HTTP://Play.Example:8080", " 101 "},
+		{"http://evil.example", " 403 "},
+		{"http://play.example:8081", " 403 "},
+		{"null", " 403 "},
+	} {
+		if got := upgrade(tt.origin); !strings.Contains(got, tt.want) {
+			t.Errorf("Origin %q: %q; want%s", tt.origin, strings.TrimSpace(got), tt.want)
+		}
+	}
 }

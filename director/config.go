@@ -43,6 +43,14 @@ type Config struct {
 	// the machine's hostname.
 	AdvertiseHTTP    string
 	AdvertiseControl string
+	// WebOrigins are the origins (scheme://host[:port]) of the pages that
+	// may open player connections to this realm's hosts: the web client
+	// this director serves, and any site of the operator's. The director
+	// passes them to the hosts it spawns (hosts started elsewhere take
+	// --allowed-origins). Empty: this director's own web origin, from
+	// AdvertiseHTTP and its HTTP listen address (both loopback names when
+	// it listens on loopback).
+	WebOrigins []string
 	// Metrics is the listen address of GET /metrics (Prometheus), a
 	// listener of its own apart from the public API: loopback by default,
 	// a private interface at most. "" serves no metrics.

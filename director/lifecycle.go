@@ -117,18 +117,34 @@ func (d *Director) join(ctx context.Context, acct store.Account, areaID store.Ar
 	if apiE := d.door(settings, acct.ID, isNew); apiE != nil {
 		return nil, apiE
 	}
-	if isNew {
-		if char, _, err = d.store.EnsureCharacter(ctx, acct.ID, areaID, time.Now()); err != nil {
+	// A join that fails changes nothing: the Area is made live and the
+	// grant registered first; only then is a new character made, or one
+	// that lives elsewhere moved by the door (if that write fails, the
+	// grant is never handed out and expires unused).
+	moving := !isNew && char.Area != areaID
+	if moving && d.present(acct.ID, char.Area) {
+		return nil, errElsewhere // in play in its current Area right now
+	}
+	l, apiE := d.ensureLive(ctx, area)
+	if apiE != nil {
+		return nil, apiE
+	}
+	arriving := char
+	if isNew || moving {
+		arriving = store.Character{Account: acct.ID, Area: areaID, Placed: false}
+	}
+	ans, apiE := d.grant(ctx, l, acct, arriving)
+	if apiE != nil {
+		return nil, apiE
+	}
+	switch {
+	case isNew:
+		if _, _, err := d.store.EnsureCharacter(ctx, acct.ID, areaID, time.Now()); err != nil {
 			return nil, internalErr(err)
 		}
-	}
-	if char.Area != areaID {
+	case moving:
 		// Going home or to another Area by the door, not a portal: the
-		// character moves in one transaction, unless the player is in play
-		// in its current Area right now.
-		if d.present(acct.ID, char.Area) {
-			return nil, errElsewhere
-		}
+		// character moves in one transaction.
 		t, err := d.store.MoveCharacter(ctx, store.Transfer{ID: store.TransferID("join-" + randomHex(12)), Account: acct.ID, From: char.Area, To: areaID, X: 0, Y: 0}, time.Now())
 		if err != nil {
 			return nil, internalErr(err)
@@ -137,13 +153,8 @@ func (d *Director) join(ctx context.Context, acct store.Account, areaID store.Ar
 			return nil, grantFailed("could not move your character: %s", t.Result)
 		}
 		d.log.Info("character moved by the door", "account", acct.ID, "from", char.Area, "to", areaID)
-		char.Area, char.Placed = areaID, false
 	}
-	l, apiE := d.ensureLive(ctx, area)
-	if apiE != nil {
-		return nil, apiE
-	}
-	return d.grant(ctx, l, acct, char)
+	return ans, nil
 }
 
 // door applies the realm door: open, cap, new players. Someone already

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -217,6 +220,9 @@ func (s *spawner) start(keep bool) error {
 	if cfg.Content != "" { // the director's own content folder: the hosts build Areas from the same
 		c.cmd.Args = append(c.cmd.Args, "--content", cfg.Content)
 	}
+	if origins := s.d.webOrigins(); len(origins) > 0 { // the pages that may open players' connections
+		c.cmd.Args = append(c.cmd.Args, "--allowed-origins", strings.Join(origins, ","))
+	}
 	c.cmd.Env = hostEnv(cfg, c.token)
 	c.cmd.Stdout, c.cmd.Stderr = os.Stderr, c.stderr
 	setChildAttrs(c.cmd)
@@ -292,4 +298,36 @@ func (s *spawner) watch(c *child) {
 	if err := s.start(true); err != nil {
 		s.d.log.Error("restart area host", "err", err)
 	}
+}
+
+// webOrigins are the origins of the pages whose players' connections the
+// realm's hosts accept (Config.WebOrigins, or this director's own).
+func (d *Director) webOrigins() []string {
+	if len(d.cfg.WebOrigins) > 0 {
+		return d.cfg.WebOrigins
+	}
+	var out []string
+	add := func(o string) {
+		if o != "" && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	if u, err := url.Parse(d.cfg.AdvertiseHTTP); err == nil && u.Host != "" {
+		add(u.Scheme + "://" + u.Host)
+	}
+	host, port, err := net.SplitHostPort(d.httpAddr)
+	if err != nil {
+		return out
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case host == "localhost" || (ip != nil && (ip.IsLoopback() || ip.IsUnspecified())):
+		// A browser on this machine names it either way.
+		add("http://127.0.0.1:" + port)
+		add("http://localhost:" + port)
+		add("http://[::1]:" + port)
+	default:
+		add("http://" + net.JoinHostPort(host, port))
+	}
+	return out
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -236,5 +238,38 @@ func TestSpawnedHostsGetTheContent(t *testing.T) {
 	c, _ := r.player("forester")
 	if a, err := c.NewArea(context.Background(), dirclient.NewAreaRequest{Name: "Wood", Kind: "forest"}); err != nil || a.Template != "forest" {
 		t.Errorf("an Area of the folder's kind: %+v, %v; want template forest", a, err)
+	}
+}
+
+// TestSpawnedHostsAllowTheDirectorsPages: the hosts a director spawns
+// accept player connections from the pages it serves (its own web origin,
+// both loopback names when it listens on loopback), and from no other site.
+func TestSpawnedHostsAllowTheDirectorsPages(t *testing.T) {
+	r := startRealm(t, nil)
+	r.d.mu.Lock()
+	var pid int
+	for _, h := range r.d.hosts {
+		pid = h.pid
+	}
+	r.d.mu.Unlock()
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Skipf("no /proc to read the host's command line: %v", err)
+	}
+	args := strings.Split(string(cmdline), "\x00")
+	i := slices.Index(args, "--allowed-origins")
+	if i < 0 || i+1 >= len(args) {
+		t.Fatalf("the spawned host's command line %q has no --allowed-origins", strings.Join(args, " "))
+	}
+	_, port, _ := net.SplitHostPort(r.d.httpAddr)
+	got := strings.Split(args[i+1], ",")
+	for _, want := range []string{"http://127.0.0.1:" + port, "http://localhost:" + port} {
+		if !slices.Contains(got, want) {
+			t.Errorf("allowed origins %v lack %s", got, want)
+		}
+	}
+	r.d.cfg.WebOrigins = []string{"https://game.example"}
+	if got := r.d.webOrigins(); !slices.Equal(got, []string{"https://game.example"}) {
+		t.Errorf("with WebOrigins set, the hosts get %v; want exactly them", got)
 	}
 }

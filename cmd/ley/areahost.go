@@ -76,6 +76,7 @@ func newAreahostCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&cfg.Listen, "listen", "127.0.0.1:7100", "client WebSocket listen address")
+	f.StringSliceVar(&cfg.AllowedOrigins, "allowed-origins", nil, "web origins (scheme://host:port, comma-separated) whose pages may open player connections; connections without an Origin (programs) are always accepted; \"*\" allows any (a director passes its own to the hosts it spawns)")
 	f.StringVar(&cfg.PublicURL, "public-url", "", "ws:// or wss:// URL clients are sent to (default ws://<listen>/ws); wss:// names the TLS-terminating proxy in front of the host")
 	f.StringVar(&cfg.Director, "director", cfg.Director, "director control address (host:port or unix:/path); a realm's several directors comma-separated: the host registers with the one that leads")
 	f.StringVar(&cfg.SpawnToken, "spawn-token", "", "token given by the director that spawned this host (the director sets it)")

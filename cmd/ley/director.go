@@ -59,6 +59,7 @@ func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config, hostKeyFile *strin
 	f.StringVar(&tlsFiles.Key, "control-tls-key", "", "PEM private key of --control-tls-cert (mode 600); both are read again when they change")
 	f.StringVar(&tlsFiles.CA, "control-tls-ca", "", "PEM CA bundle that signs the area hosts' client certificates: a host with one registers without the host key")
 	f.BoolVar(&cfg.ControlInsecure, "control-insecure", false, "let hosts on other machines register with the host key over a plain, unencrypted control link (a private network you trust)")
+	f.StringSliceVar(&cfg.WebOrigins, "web-origins", nil, "origins (scheme://host:port, comma-separated) of the pages that may open player connections to the realm's hosts, passed to the hosts this director spawns (default: this director's own web origin)")
 	f.StringVar(&cfg.AdvertiseHTTP, "advertise-http", "", "URL other directors of the realm forward API requests to while this one leads (default http://<--http>, an unspecified IP replaced by the hostname)")
 	f.StringVar(&cfg.AdvertiseControl, "advertise-control", "", "control address area hosts are sent to while this director leads (default --control, an unspecified IP replaced by the hostname)")
 	f.IntVar(&cfg.Spawn.MinHosts, "min-hosts", cfg.Spawn.MinHosts, "area host processes kept running")
