@@ -158,6 +158,8 @@ type Area struct {
 	removed  bool       // taken out of its Clock after failing (the Clock's, under run)
 	inbox    inbox
 	deferred []func(*Area)
+	dying    []Entity // killed by Hurt, buried at the next barrier
+	buryFn   func(*Area)
 	timer    atomic.Int64 // when OnTimer is due (Unix ns); 0: none. The clock reads it between runs
 
 	byID     []Entity // entity ID -> entity, for bodies found on the grid
@@ -219,6 +221,7 @@ func NewArea(cfg Config) (*Area, error) {
 		TickRate: cfg.TickRate,
 	}
 	a.inbox.limit = cfg.InboxLimit
+	a.buryFn = a.bury
 	a.mode.Store(uint32(Frozen))
 	w := &a.World
 	a.posMap = NewMap[Position](w)
@@ -696,17 +699,28 @@ func (a *Area) Hurt(e Entity, dmg uint16) (killed bool) {
 	if h.HP > 0 {
 		return false
 	}
-	a.Defer(func(a *Area) {
+	if len(a.dying) == 0 {
+		a.Defer(a.buryFn) // a method value made once: no allocation per death
+	}
+	a.dying = append(a.dying, e)
+	return true
+}
+
+// bury runs OnDeath (or Despawn) for the bodies Hurt killed since the last
+// barrier.
+func (a *Area) bury(*Area) {
+	for i := 0; i < len(a.dying); i++ { // OnDeath may hurt more
+		e := a.dying[i]
 		if !a.World.Alive(e) {
-			return
+			continue
 		}
 		if a.OnDeath != nil {
 			a.OnDeath(a, e)
-			return
+			continue
 		}
 		a.Despawn(e)
-	})
-	return true
+	}
+	a.dying = a.dying[:0]
 }
 
 // Touch tells the Area's indexes that e's state other than its square
