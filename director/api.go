@@ -635,8 +635,8 @@ func (d *Director) info(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 		"message": s.Message, "live_areas": live, "hosts": hosts,
 		"knobs": map[string]any{
 			"tick_rate": d.cfg.Spawn.TickRate, "interest_radius": d.cfg.Spawn.InterestRadius, "cell_size": d.cfg.Spawn.CellSize,
-			"pool_size": d.cfg.Spawn.PoolSize, "process_rail": d.cfg.Spawn.MaxHosts, "persist_every": d.cfg.Spawn.PersistEvery.String(),
-			"snapshot_rate_hz": d.cfg.Spawn.TickRate / max(d.cfg.Spawn.SnapshotEvery, 1), "max_live_areas": d.cfg.Spawn.PoolSize * d.cfg.Spawn.MaxHosts,
+			"pool_size": d.cfg.Spawn.Pool(), "process_rail": d.cfg.Spawn.MaxHosts, "persist_every": d.cfg.Spawn.PersistEvery.String(),
+			"snapshot_rate_hz": d.cfg.Spawn.TickRate / max(d.cfg.Spawn.SnapshotEvery, 1), "max_live_areas": d.cfg.Spawn.Pool() * d.cfg.Spawn.MaxHosts,
 			"resume_grace_ms": d.cfg.Spawn.ResumeGrace.Milliseconds(),
 		},
 	}, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -141,7 +142,7 @@ type SpawnConfig struct {
 	// MaxHosts is the process rail: more are never started.
 	MinHosts, MaxHosts int
 	// PoolSize, TickRate, InterestRadius, PersistEvery, ResumeGrace are
-	// passed to every host.
+	// passed to every host. PoolSize 0 sizes pools by capacity (Pool).
 	PoolSize       int
 	TickRate       int
 	InterestRadius int
@@ -198,7 +199,7 @@ func DefaultConfig() Config {
 		Spawn: SpawnConfig{
 			MinHosts:        1,
 			MaxHosts:        4,
-			PoolSize:        64,
+			PoolSize:        0, // by capacity
 			TickRate:        20,
 			InterestRadius:  24,
 			CellSize:        8,
@@ -264,4 +265,47 @@ func (c *Config) validate() error {
 		return fmt.Errorf("director: config: %w", err)
 	}
 	return nil
+}
+
+// areaMemBudget is the memory an Area may take on its host, all told (its
+// world, its peers' views and buffers, the snapshot arena), for sizing
+// pools by capacity: a 64x64 village of 20 players measures well under it,
+// a frozen home about 61 KB (bench/RESULTS.md).
+const areaMemBudget = 512 << 10
+
+// Pool returns the Areas each host runs: PoolSize if set, else the host's
+// memory limit over areaMemBudget (between 64 and 4,096; 1,024 without a
+// limit). CPU does not size it: a host process already uses every core of
+// its machine, so a second host on the same machine adds no CPU, only
+// another process.
+func (c *SpawnConfig) Pool() int {
+	if c.PoolSize > 0 {
+		return c.PoolSize
+	}
+	limit, ok := parseMemLimit(c.MemLimit)
+	if !ok {
+		return 1024
+	}
+	return int(min(max(limit/areaMemBudget, 64), 4096))
+}
+
+// parseMemLimit reads a GOMEMLIMIT value: bytes, or a number with a B,
+// KiB, MiB, GiB or TiB suffix.
+func parseMemLimit(s string) (int64, bool) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+	mult := int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n * mult, true
 }

@@ -113,7 +113,7 @@ func (d *Director) Collect(ch chan<- prometheus.Metric) {
 	sp := d.cfg.Spawn
 	for k, v := range map[string]int{
 		"tick_rate_hz": sp.TickRate, "snapshot_rate_hz": sp.TickRate / max(sp.SnapshotEvery, 1), "interest_radius": sp.InterestRadius,
-		"cell_size": sp.CellSize, "pool_size": sp.PoolSize, "process_rail": sp.MaxHosts, "max_live_areas": sp.PoolSize * sp.MaxHosts,
+		"cell_size": sp.CellSize, "pool_size": sp.Pool(), "process_rail": sp.MaxHosts, "max_live_areas": sp.Pool() * sp.MaxHosts,
 	} {
 		gauge(descKnobs, float64(v), k)
 	}

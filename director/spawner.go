@@ -207,7 +207,7 @@ func (s *spawner) start(keep bool) error {
 		"--director", s.d.controlAddr,
 		"--listen", cfg.Listen+":0",
 		"--name", fmt.Sprintf("host-%d", time.Now().UnixNano()%100000),
-		"--pool-size", strconv.Itoa(cfg.PoolSize),
+		"--pool-size", strconv.Itoa(cfg.Pool()),
 		"--tick-rate", strconv.Itoa(cfg.TickRate),
 		"--interest-radius", strconv.Itoa(cfg.InterestRadius),
 		"--cell-size", strconv.Itoa(cfg.CellSize),

@@ -273,3 +273,27 @@ func TestSpawnedHostsAllowTheDirectorsPages(t *testing.T) {
 		t.Errorf("with WebOrigins set, the hosts get %v; want exactly them", got)
 	}
 }
+
+// TestPoolSizedByCapacity: with no pool size given, a host runs as many
+// Areas as its memory limit holds at 512 KiB each (64..4,096).
+func TestPoolSizedByCapacity(t *testing.T) {
+	for _, tt := range []struct {
+		pool  int
+		limit string
+		want  int
+	}{
+		{64, "1GiB", 64},
+		{0, "1GiB", 2048},
+		{0, "512MiB", 1024},
+		{0, "8MiB", 64},
+		{0, "64GiB", 4096},
+		{0, "1073741824", 2048},
+		{0, "", 1024},
+		{0, "lots", 1024},
+	} {
+		c := SpawnConfig{PoolSize: tt.pool, MemLimit: tt.limit}
+		if got := c.Pool(); got != tt.want {
+			t.Errorf("pool %d, limit %q: %d Areas; want %d", tt.pool, tt.limit, got, tt.want)
+		}
+	}
+}

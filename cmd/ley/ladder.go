@@ -105,7 +105,7 @@ writes <out>/<name>.md, .json and -gap/-cpu/-rss.svg charts.
 	f.DurationVar(&flagsCfg.Ramp, "ramp", def.Ramp, "each rung's ramp")
 	f.DurationVar(&flagsCfg.Hold, "hold", def.Hold, "each rung's measured steady phase")
 	f.IntVar(&flagsCfg.MaxHosts, "max-hosts", def.MaxHosts, "area host processes the started realm may spawn")
-	f.IntVar(&flagsCfg.PoolSize, "pool-size", def.PoolSize, "Areas per area host of the started realm")
+	f.IntVar(&flagsCfg.PoolSize, "pool-size", def.PoolSize, "Areas per area host of the started realm (0: the director sizes pools by capacity)")
 	f.StringVar(&outDir, "out", "bench", "directory of the report and charts")
 	f.StringVar(&name, "name", "", "file name stem of the report and charts (default ladder-quick, ladder-homes for 1 per Area, else ladder-village)")
 	return cmd

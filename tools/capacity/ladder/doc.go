@@ -17,7 +17,7 @@
 // heartbeats.
 //
 // A rung holds when, over its steady phase, the median snapshot gap is at
-// most 110 ms, the p99 at most 250 ms, at most 1% of gaps are stutters
+// most 105 ms, the p99 at most 150 ms, at most 1% of gaps are stutters
 // (over 250 ms), every intent was answered, every player connected and no
 // connection failed ([DefaultSLO]). The first rung that does not hold is
 // the breaking rung and ends the climb.

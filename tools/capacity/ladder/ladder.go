@@ -25,10 +25,10 @@ type SLO struct {
 	StutterPct float64       `json:"stutter_pct"` // gaps over 250 ms, at most this % of gaps
 }
 
-// DefaultSLO returns the project's objective: median gap 110 ms, p99
-// 250 ms, at most 1% stutters.
+// DefaultSLO returns the project's objective: median gap 105 ms, p99
+// 150 ms, at most 1% stutters (gaps over 250 ms).
 func DefaultSLO() SLO {
-	return SLO{GapP50: 110 * time.Millisecond, GapP99: 250 * time.Millisecond, StutterPct: 1}
+	return SLO{GapP50: 105 * time.Millisecond, GapP99: 150 * time.Millisecond, StutterPct: 1}
 }
 
 // Config configures a [Run]. Start from [DefaultConfig] or [QuickConfig].
@@ -77,7 +77,7 @@ func DefaultConfig() Config {
 		Ramp:          10 * time.Second,
 		Hold:          30 * time.Second,
 		MaxHosts:      32,
-		PoolSize:      64,
+		PoolSize:      0, // the director's: by capacity
 		SLO:           DefaultSLO(),
 	}
 }
@@ -105,7 +105,7 @@ func (c *Config) validate() error {
 	if len(c.Rungs) == 0 || c.PerArea < 1 || c.Hold <= 0 || c.Ramp < 0 {
 		errs = append(errs, fmt.Errorf("need rungs, per-area >= 1, hold > 0, ramp >= 0"))
 	}
-	if c.Director == "" && (c.MaxHosts < 1 || c.PoolSize < 1) {
+	if c.Director == "" && (c.MaxHosts < 1 || c.PoolSize < 0) {
 		errs = append(errs, fmt.Errorf("max hosts and pool size must be at least 1"))
 	}
 	if len(errs) > 0 {
