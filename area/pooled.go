@@ -386,11 +386,9 @@ func (ha *hostArea) presence(now time.Time) {
 // their names, when that list changed since it was last sent (and to a
 // peer bound since, which has not had it).
 func (ha *hostArea) tellPresence() {
-	list := &wire.Presence{Area: ha.id, Players: make([]wire.Player, 0, ha.bound)}
-	for _, b := range ha.order {
-		if b.peer != nil {
-			list.Players = append(list.Players, wire.Player{Entity: b.entity.ID(), Name: b.name})
-		}
+	list := &wire.Presence{Area: ha.id, Players: make([]wire.Player, 0, len(ha.order))}
+	for _, b := range ha.order { // bound and away alike: an away body has a name too
+		list.Players = append(list.Players, wire.Player{Entity: b.entity.ID(), Name: b.name})
 	}
 	msg, err := wire.Encode(list)
 	if err != nil {

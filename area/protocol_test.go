@@ -126,7 +126,7 @@ func TestIntentSeqRules(t *testing.T) {
 // told again of presence when someone joins or leaves; a resume's
 // hello_ack carries the session's protocol version.
 func TestJoinTellsTheArea(t *testing.T) {
-	h, d := testHost(t, func(c *Config) { c.InterestRadius = 0 })
+	h, d := testHost(t, func(c *Config) { c.InterestRadius = 0; c.ResumeGrace = 500 * time.Millisecond })
 	d.spawn(1, 20, 12)
 	ha := h.area(1)
 	walled := make(chan struct{})
@@ -169,8 +169,18 @@ func TestJoinTellsTheArea(t *testing.T) {
 		t.Fatalf("presence after bo joined: %+v; want ada and bo", p)
 	}
 	bo.c.Close(1000, "")
+	// Bo is away (its body waits out the resume grace, named in presence,
+	// flagged away); when the grace ends the body goes, and presence says so.
+	waitSnapshot(t, ada, func(*wire.Snapshot) bool {
+		for _, e := range ada.v.Entities {
+			if e.Kind == wire.KindPlayer && e.ID != ack.Entity && e.Flags&wire.FlagAway != 0 {
+				return ada.v.Players[e.ID] == "bo"
+			}
+		}
+		return false
+	})
 	if p := expectMsg[*wire.Presence](ada, 5*time.Second); len(p.Players) != 1 {
-		t.Fatalf("presence after bo left: %+v; want ada alone", p)
+		t.Fatalf("presence after bo's body left: %+v; want ada alone", p)
 	}
 	// A resume: the same session, its version in hello_ack.
 	ada.c.NetConn().Close()
