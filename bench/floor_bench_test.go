@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,21 +25,9 @@ import (
 //
 // go test -run '^$' -bench Floor -benchtime 1x ./bench/
 func BenchmarkFloor(b *testing.B) {
-	hold := 20 * time.Second
-	if s := os.Getenv("LEY_WORKLOAD_SECONDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			b.Fatalf("LEY_WORKLOAD_SECONDS=%q: %v", s, err)
-		}
-		hold = time.Duration(n) * time.Second
-	}
+	hold := secondsFromEnv(b, "LEY_WORKLOAD_SECONDS", 20*time.Second)
 	raiseNoFile(b, 8192)
-	bin := filepath.Join(b.TempDir(), "floorserver")
-	build := exec.Command("go", "build", "-o", bin, "./floorserver")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		b.Fatalf("build floorserver: %v", err)
-	}
+	bin := buildBinary(b, "./floorserver", "floorserver")
 	// Frame sizes: ley's bytes per client-second on the workload over 10
 	// snapshots (BenchmarkHostWorkload, bench/RESULTS.md).
 	for _, wl := range []struct {

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,21 +31,9 @@ import (
 //	go test -run '^$' -bench HostEndToEnd -benchtime 1x ./bench/
 func BenchmarkHostEndToEnd(b *testing.B) {
 	const areas, perArea = 20, 20
-	hold := 30 * time.Second
-	if s := os.Getenv("LEY_E2E_SECONDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			b.Fatalf("LEY_E2E_SECONDS=%q: %v", s, err)
-		}
-		hold = time.Duration(n) * time.Second
-	}
+	hold := secondsFromEnv(b, "LEY_E2E_SECONDS", 30*time.Second)
 	raiseNoFile(b, 8192)
-	bin := filepath.Join(b.TempDir(), "ley")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/ley")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		b.Fatalf("build ley: %v", err)
-	}
+	bin := buildBinary(b, "../cmd/ley", "ley")
 	for b.Loop() {
 		d, err := areatest.New()
 		if err != nil {

@@ -60,21 +60,9 @@ var workloads = []workload{
 //
 // go test -run '^$' -bench HostWorkload -benchtime 1x ./bench/
 func BenchmarkHostWorkload(b *testing.B) {
-	hold := 20 * time.Second
-	if s := os.Getenv("LEY_WORKLOAD_SECONDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			b.Fatalf("LEY_WORKLOAD_SECONDS=%q: %v", s, err)
-		}
-		hold = time.Duration(n) * time.Second
-	}
+	hold := secondsFromEnv(b, "LEY_WORKLOAD_SECONDS", 20*time.Second)
 	raiseNoFile(b, 8192)
-	bin := filepath.Join(b.TempDir(), "ley")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/ley")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		b.Fatalf("build ley: %v", err)
-	}
+	bin := buildBinary(b, "../cmd/ley", "ley")
 	for _, wl := range workloads {
 		b.Run(fmt.Sprintf("%s/areas=%d/per=%d/radius=%d", wl.name, wl.areas, wl.perArea, wl.radius), func(b *testing.B) {
 			for b.Loop() {

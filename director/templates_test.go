@@ -222,18 +222,9 @@ func TestSpawnedHostsGetTheContent(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := startRealm(t, func(c *Config) { c.Content, c.Spawn.Content = lib, dir })
-	r.d.mu.Lock()
-	var pid int
-	for _, h := range r.d.hosts {
-		pid = h.pid
-	}
-	r.d.mu.Unlock()
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		t.Skipf("no /proc to read the host's command line: %v", err)
-	}
-	if !strings.Contains(string(cmdline), "\x00--content\x00"+dir+"\x00") && !strings.HasSuffix(string(cmdline), "\x00--content\x00"+dir) {
-		t.Errorf("the spawned host's command line %q lacks --content %s", strings.ReplaceAll(string(cmdline), "\x00", " "), dir)
+	args := spawnedHostArgs(t, r)
+	if i := slices.Index(args, "--content"); i < 0 || i+1 >= len(args) || args[i+1] != dir {
+		t.Errorf("the spawned host's command line %q lacks --content %s", strings.Join(args, " "), dir)
 	}
 	c, _ := r.player("forester")
 	if a, err := c.NewArea(context.Background(), dirclient.NewAreaRequest{Name: "Wood", Kind: "forest"}); err != nil || a.Template != "forest" {
@@ -246,17 +237,7 @@ func TestSpawnedHostsGetTheContent(t *testing.T) {
 // both loopback names when it listens on loopback), and from no other site.
 func TestSpawnedHostsAllowTheDirectorsPages(t *testing.T) {
 	r := startRealm(t, nil)
-	r.d.mu.Lock()
-	var pid int
-	for _, h := range r.d.hosts {
-		pid = h.pid
-	}
-	r.d.mu.Unlock()
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		t.Skipf("no /proc to read the host's command line: %v", err)
-	}
-	args := strings.Split(string(cmdline), "\x00")
+	args := spawnedHostArgs(t, r)
 	i := slices.Index(args, "--allowed-origins")
 	if i < 0 || i+1 >= len(args) {
 		t.Fatalf("the spawned host's command line %q has no --allowed-origins", strings.Join(args, " "))
@@ -296,4 +277,21 @@ func TestPoolSizedByCapacity(t *testing.T) {
 			t.Errorf("pool %d, limit %q: %d Areas; want %d", tt.pool, tt.limit, got, tt.want)
 		}
 	}
+}
+
+// spawnedHostArgs reads the command line of one of the hosts r's director
+// spawned (from /proc).
+func spawnedHostArgs(t *testing.T, r *realm) []string {
+	t.Helper()
+	r.d.mu.Lock()
+	var pid int
+	for _, h := range r.d.hosts {
+		pid = h.pid
+	}
+	r.d.mu.Unlock()
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Fatalf("read the host's command line: %v", err)
+	}
+	return strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
 }
