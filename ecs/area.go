@@ -162,8 +162,8 @@ type Area struct {
 	buryFn   func(*Area)
 	timer    atomic.Int64 // when OnTimer is due (Unix ns); 0: none. The clock reads it between runs
 
-	byID     []Entity // entity ID -> entity, for bodies found on the grid
-	indexes  []BodyIndex
+	byID      []Entity // entity ID -> entity, for bodies found on the grid
+	indexes   []BodyIndex
 	players   int
 	wanderers int
 	creatures int

@@ -115,7 +115,7 @@ func (a *Area) TickP99() time.Duration {
 	if n == 0 {
 		return 0
 	}
-	k := n - percentileIndex(0.99, n) // the p99 is the k-th largest
+	k := n - percentileIndex(0.99, n)  // the p99 is the k-th largest
 	var top [StatsWindow/100 + 2]int64 // descending; k <= len(top)
 	filled := 0
 	for _, d := range s.ring[:n] {

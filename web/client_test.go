@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/gobwas/ws"
@@ -70,6 +71,19 @@ func startRealm(t *testing.T) *ladder.Realm {
 	t.Cleanup(r.Stop)
 	return r
 }
+
+// sessionHook is the page script that hands each Session the play screen
+// starts to the test (web/app/src/hooks.ts), as window.__leySession, so
+// that a test can read the SDK's view of the Area.
+const sessionHook = `globalThis.__leyTest = Object.assign(globalThis.__leyTest ?? {}, { onSession: (s) => { globalThis.__leySession = s; } });`
+
+// What the web client draws in the middle of a door's square and on a
+// deer's body (web/app/src/render.ts, COLORS).
+const (
+	doorClosedRGB = "139,90,43"  // doorClosed #8b5a2b
+	doorOpenRGB   = "42,29,18"   // doorOpen #2a1d12
+	deerRGB       = "200,137,74" // creatures.deer #c8894a
+)
 
 // page is one player's tab on the web client.
 type page struct {
@@ -179,7 +193,11 @@ func (p *page) logIn(base, email, password string) {
 func (p *page) join(area uint32) {
 	p.t.Helper()
 	sel := fmt.Sprintf(`#areas button[data-join="%d"]`, area)
-	p.do(chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)))
+	// A click by script: the lobby may redraw its list (its answers
+	// coming in) between finding the button and a pointer's click.
+	p.wait("the Join button", fmt.Sprintf(`document.querySelector(%q) !== null && !document.getElementById("lobby").hidden`, sel), 10*time.Second)
+	p.eval(fmt.Sprintf(`(document.querySelector(%q).click(), "")`, sel))
+	p.wait(fmt.Sprintf("play in Area %d", area), fmt.Sprintf(`!document.getElementById("play").hidden && document.getElementById("area-name").dataset.area === "%d"`, area), 10*time.Second)
 	p.waitReady()
 }
 
@@ -209,7 +227,7 @@ func (p *page) walk() [2]int {
 }
 
 // click clicks square (x, y) of the map.
-func (p *page) click(x, y int) {
+func (p *page) click(x, y int, opts ...chromedp.MouseOption) {
 	p.t.Helper()
 	xy := p.eval(fmt.Sprintf(`(() => { const c = document.getElementById("map"); const r = c.getBoundingClientRect();
 		const t = +c.dataset.tile; return (r.left + (%d + 0.5 - +c.dataset.originX) * t) + "," + (r.top + (%d + 0.5 - +c.dataset.originY) * t); })()`, x, y))
@@ -217,7 +235,49 @@ func (p *page) click(x, y int) {
 	if _, err := fmt.Sscanf(xy, "%g,%g", &cx, &cy); err != nil {
 		p.fail("square (%d, %d) on the canvas: %q", x, y, xy)
 	}
-	p.do(chromedp.MouseClickXY(cx, cy))
+	p.do(chromedp.MouseClickXY(cx, cy, opts...))
+}
+
+// walkTo walks to square (x, y) with a click (a move_to) and waits until
+// the server confirms the body there.
+func (p *page) walkTo(x, y int) {
+	p.t.Helper()
+	p.click(x, y)
+	p.wait(fmt.Sprintf("the walk to (%d, %d)", x, y), fmt.Sprintf(`document.getElementById("pos").dataset.x + "," + document.getElementById("pos").dataset.y === "%d,%d"`, x, y), 20*time.Second)
+}
+
+// visible reports the squares the map shows whole: x0 <= x < x1, y0 <= y < y1.
+func (p *page) visible() (x0, y0, x1, y1 int) {
+	p.t.Helper()
+	s := p.eval(`(() => { const c = document.getElementById("map"); const t = +c.dataset.tile;
+		const ox = +c.dataset.originX, oy = +c.dataset.originY;
+		return [Math.ceil(ox), Math.ceil(oy), Math.floor(ox + c.clientWidth / t), Math.floor(oy + c.clientHeight / t)].join(","); })()`)
+	if _, err := fmt.Sscanf(s, "%d,%d,%d,%d", &x0, &y0, &x1, &y1); err != nil {
+		p.fail("the squares shown: %q: %v", s, err)
+	}
+	return x0, y0, x1, y1
+}
+
+// pixel is the colour ("r,g,b") the canvas shows in the middle of square (x, y).
+func (p *page) pixel(x, y int) string {
+	p.t.Helper()
+	return p.eval(fmt.Sprintf(`(() => { const c = document.getElementById("map"); const t = +c.dataset.tile; const dpr = window.devicePixelRatio || 1;
+		const px = Math.floor((%d + 0.5 - +c.dataset.originX) * t * dpr), py = Math.floor((%d + 0.5 - +c.dataset.originY) * t * dpr);
+		const d = c.getContext("2d").getImageData(px, py, 1, 1).data; return d[0] + "," + d[1] + "," + d[2]; })()`, x, y))
+}
+
+// sdk evaluates a JavaScript expression of the page's Session
+// (window.__leySession, see sessionHook) that gives a string.
+func (p *page) sdk(js string) string {
+	p.t.Helper()
+	return p.eval(`(() => { const s = globalThis.__leySession; if (s === undefined) return "no session"; return String(` + js + `); })()`)
+}
+
+// doorState is the state of the door on (x, y) in the SDK's view: "0"
+// closed, "1" open, "none" when the view has no door there.
+func (p *page) doorState(x, y int) string {
+	p.t.Helper()
+	return p.sdk(fmt.Sprintf(`(() => { const o = s.view.objectAt(%d, %d); return o === undefined || o.kind !== 1 ? "none" : o.state; })()`, x, y))
 }
 
 func (p *page) noExceptions() {
@@ -230,13 +290,16 @@ func (p *page) noExceptions() {
 const password = "correct horse battery"
 
 // TestWebClient plays the web client in headless Chromium against a realm
-// started for the test (`ley run`): sign up and join the starter village,
-// walk with the keyboard, a second player sees the first move, the
-// connection drops and the page resumes without a reload, frames no host
-// would send leave the page playing, a portal crossing lands in the next
-// Area without a page load, and a second login shows "taken over" in the
-// first tab. It also takes the screenshot of docs/web-client.png (written
-// with -screenshot).
+// started for the test (`ley run`, whose demo village has walls, doors,
+// trees, signs, deer and a portal to the arena): sign up and join the
+// starter village, walk with the keyboard, a second player sees the first
+// move, the player's health shows, the action key opens a door (drawn
+// open, open in the SDK's view, and open for the second player) and closes
+// it, the village's deer are drawn and named, the connection drops and
+// the page resumes without a reload, frames no host would send leave the
+// page playing, the village's portal leads into the arena without a page
+// load, and a second login shows "taken over" in the first tab. It also
+// takes the screenshot of docs/web-client.png (written with -screenshot).
 func TestWebClient(t *testing.T) {
 	b := chrome.Start(t) // first: without Chromium there is no need for a realm
 	r := startRealm(t)
@@ -247,18 +310,29 @@ func TestWebClient(t *testing.T) {
 	if _, err := admin.Login(ctx, "demo@ley.local", "demo-password"); err != nil {
 		t.Fatal(err)
 	}
-	var village struct {
+	var demoAreas struct {
 		Areas []dirclient.Area `json:"areas"`
 	}
-	if err := admin.Do(ctx, "GET", "/v1/areas", nil, &village); err != nil || len(village.Areas) == 0 {
-		t.Fatalf("the demo's Areas: %v %+v", err, village)
+	if err := admin.Do(ctx, "GET", "/v1/areas", nil, &demoAreas); err != nil || len(demoAreas.Areas) == 0 {
+		t.Fatalf("the demo's Areas: %v %+v", err, demoAreas)
 	}
-	demo := village.Areas[0].ID
+	var demo, arena uint32 // the demo village and arena: the village's portal leads to the arena
+	for _, a := range demoAreas.Areas {
+		if a.Template == "village" && demo == 0 {
+			demo = a.ID
+		}
+		if a.Template == "arena" && arena == 0 {
+			arena = a.ID
+		}
+	}
+	if demo == 0 || arena == 0 {
+		t.Fatalf("the demo's Areas have no village or no arena: %+v", demoAreas.Areas)
+	}
 	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
 	adaEmail := "ada-" + stamp + "@t.local"
 
-	ada := &page{t: t, name: "ada", tab: b.Tab(t, proxy.hook("ada"))}
-	bo := &page{t: t, name: "bo", tab: b.Tab(t)}
+	ada := &page{t: t, name: "ada", tab: b.Tab(t, proxy.hook("ada"), sessionHook)}
+	bo := &page{t: t, name: "bo", tab: b.Tab(t, sessionHook)}
 	step := func(name string, f func(t *testing.T)) {
 		if !t.Run(name, func(t *testing.T) {
 			ada.t, bo.t = t, t
@@ -295,8 +369,99 @@ func TestWebClient(t *testing.T) {
 		bo.wait("bo sees ada's step", fmt.Sprintf(`(() => { const e = document.querySelector('#players li[data-name="ada"]'); return e !== null && e.dataset.x + "," + e.dataset.y === %q; })()`, want), 10*time.Second)
 	})
 
-	step("screenshot of the client in play", func(t *testing.T) {
-		bo.walk()
+	step("the player's health shows", func(t *testing.T) {
+		ada.wait("the health in the HUD", `!document.getElementById("hp").hidden && document.getElementById("hp").dataset.max !== undefined`, 10*time.Second)
+		hp := ada.eval(`document.getElementById("hp").dataset.hp + "/" + document.getElementById("hp").dataset.max`)
+		want := ada.sdk(`s.self.hp + "/" + s.view.info.playerHp`)
+		if hp != want || want != "100/100" {
+			t.Errorf("the HUD shows health %q; the SDK's view says %q; want 100/100 (the village's player_hp)", hp, want)
+		}
+		if got := ada.eval(`document.getElementById("hp-text").textContent`); got != "HP "+want {
+			t.Errorf("the health reads %q; want %q", got, "HP "+want)
+		}
+	})
+
+	step("the action key opens a door, and the other player sees it open", func(t *testing.T) {
+		// The smith's door: a closed door in the south wall of the house
+		// east of the square, at (41, 20), with its path below it.
+		const dx, dy = 41, 20
+		if got := ada.doorState(dx, dy); got != "0" {
+			t.Fatalf("ada's view of the smith's door: %q; want 0 (closed)", got)
+		}
+		ada.walkTo(dx, dy+1)
+		if got := ada.pixel(dx, dy); got != doorClosedRGB {
+			t.Errorf("the closed door is drawn %s; want %s", got, doorClosedRGB)
+		}
+		// A step into the closed door turns ada to face it (and is refused BLOCKED).
+		ada.do(chromedp.KeyEvent(kb.ArrowUp))
+		ada.wait("ada faces north", `globalThis.__leySession.confirmed.facing === 0`, 5*time.Second)
+		if got := ada.pos(); got != [2]int{dx, dy + 1} {
+			t.Fatalf("ada walked through a closed door: at %v", got)
+		}
+		if got := ada.eval(`document.getElementById("facing").textContent`); !strings.Contains(got, "closed door") {
+			t.Errorf("the page says %q of the faced square; want a closed door", got)
+		}
+		ada.do(chromedp.KeyEvent(" "))
+		ada.wait("the door open in ada's view", fmt.Sprintf(`globalThis.__leySession.view.objectAt(%d, %d).state === 1`, dx, dy), 5*time.Second)
+		ada.wait("the door drawn open", fmt.Sprintf(`(() => { const c = document.getElementById("map"); const t = +c.dataset.tile; const dpr = window.devicePixelRatio || 1;
+			const d = c.getContext("2d").getImageData(Math.floor((%d + 0.5 - +c.dataset.originX) * t * dpr), Math.floor((%d + 0.5 - +c.dataset.originY) * t * dpr), 1, 1).data;
+			return d[0] + "," + d[1] + "," + d[2] === %q; })()`, dx, dy, doorOpenRGB), 5*time.Second)
+		bo.wait("the door open in bo's view", fmt.Sprintf(`globalThis.__leySession.view.objectAt(%d, %d).state === 1`, dx, dy), 5*time.Second)
+		if got := bo.pixel(dx, dy); got != doorOpenRGB {
+			t.Errorf("bo's page draws the open door %s; want %s", got, doorOpenRGB)
+		}
+		// The open door lets ada through; back out, a Shift-click on it
+		// (an action on the square next to ada) closes it again.
+		if !ada.step(kb.ArrowUp) {
+			t.Fatalf("ada did not step into the open doorway (at %v)", ada.pos())
+		}
+		if !ada.step(kb.ArrowDown) {
+			t.Fatalf("ada did not step back out of the doorway (at %v)", ada.pos())
+		}
+		ada.click(dx, dy, chromedp.ButtonModifiers(chromedp.ModifierShift))
+		bo.wait("the door closed again in bo's view", fmt.Sprintf(`globalThis.__leySession.view.objectAt(%d, %d).state === 0`, dx, dy), 5*time.Second)
+		if got := ada.doorState(dx, dy); got != "0" {
+			t.Errorf("ada's view of the door after closing it: %q; want 0", got)
+		}
+		ada.noExceptions()
+		bo.noExceptions()
+	})
+
+	step("the village's deer are drawn and named; screenshot", func(t *testing.T) {
+		// Up the north road, beside the meadow where deer graze.
+		ada.walkTo(31, 12)
+		// A deer's body is drawn in its kind's colour: find one on the
+		// canvas, point at it, and the page names it from the SDK's view
+		// (area_info's creature kinds and the entity's look).
+		find := fmt.Sprintf(`(() => { const c = document.getElementById("map"); const w = c.width, h = c.height; const dpr = window.devicePixelRatio || 1;
+			const d = c.getContext("2d").getImageData(0, 0, w, h).data; const r = c.getBoundingClientRect();
+			const is = (x, y) => { const i = (y * w + x) * 4; return d[i] + "," + d[i + 1] + "," + d[i + 2] === %q; };
+			for (let y = 2; y < h - 2; y += 2) for (let x = 2; x < w - 2; x += 2) {
+				if (is(x, y) && is(x - 2, y) && is(x + 2, y) && is(x, y - 2) && is(x, y + 2)) return (r.left + x / dpr) + "," + (r.top + y / dpr);
+			}
+			return ""; })()`, deerRGB)
+		named := false
+		for deadline := time.Now().Add(40 * time.Second); !named && time.Now().Before(deadline); {
+			at := ada.eval(find)
+			var x, y float64
+			if _, err := fmt.Sscanf(at, "%g,%g", &x, &y); err != nil {
+				time.Sleep(250 * time.Millisecond) // polling the canvas until a deer wanders into the picture
+				continue
+			}
+			ada.do(chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y))
+			ctx, cancel := context.WithTimeout(ada.tab.Ctx, 3*time.Second)
+			_, err := chromedp.Run(ctx, chromedp.Poll[bool](`!document.getElementById("tooltip").hidden && document.getElementById("tooltip").textContent.startsWith("deer 15/15")`,
+				chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(time.Second)))
+			cancel()
+			named = err == nil
+		}
+		if !named {
+			deer := ada.sdk(`s.drawables().filter((e) => e.creature === "deer").map((e) => e.x.toFixed(1) + "," + e.y.toFixed(1)).join(" ")`)
+			ada.fail("no deer drawn and named on ada's map (the SDK's view has deer at %q; ada at %v)", deer, ada.pos())
+		}
+		if kinds := ada.sdk(`s.view.info.creatures.map((c) => c.name + ":" + c.hp).join(",")`); !strings.Contains(kinds, "deer:15") {
+			t.Errorf("the village's creature kinds %q; want deer of 15 hp among them", kinds)
+		}
 		shot, err := chromedp.Run(ada.tab.Ctx, chromedp.CaptureScreenshot())
 		if err != nil {
 			t.Fatal(err)
@@ -379,66 +544,91 @@ func TestWebClient(t *testing.T) {
 		ada.noExceptions()
 	})
 
-	step("a portal crossing lands in the next Area without a page load", func(t *testing.T) {
-		// Two Areas of the admin's, the first with a column of portals at
-		// x = 20 leading to x = 4 of the second; ada redeems an invite to
-		// each in the lobby.
-		var ids [2]uint32
-		for i, name := range []string{"Portal West", "Portal East"} {
-			a, err := admin.CreateArea(ctx, name+" "+stamp, "village", 32, 32)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids[i] = a.ID
-		}
-		var portals []dirclient.Portal
-		for y := range 32 {
-			portals = append(portals, dirclient.Portal{X: 20, Y: int32(y), ToArea: ids[1], ToX: 4, ToY: int32(y)})
-		}
-		if err := admin.SetPortals(ctx, ids[0], portals); err != nil {
-			t.Fatal(err)
-		}
-		ada.do(chromedp.Click(chromedp.ID("leave")), chromedp.WaitVisible(chromedp.ID("lobby")))
-		for _, id := range ids {
-			code, err := admin.Invite(ctx, id, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ada.do(
-				chromedp.SendKeys(chromedp.CSS(`#redeem-form input[name=code]`), code),
-				chromedp.Click(chromedp.CSS(`#redeem-form button`)),
-				chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#areas button[data-join="%d"]`, id))),
-			)
-		}
-		ada.join(ids[0])
+	step("the village's portal leads into the arena without a page load", func(t *testing.T) {
+		// The portal is the east end of the road, (62, 23): walk the road
+		// there a screenful at a time, a click each.
+		const px, py = 62, 23
 		ada.eval(`(window.__sameDocument = "yes", "")`)
-		at := ada.pos()
-		if at[0] >= 20 {
-			t.Fatalf("ada arrived at %v, past the portals at x = 20", at)
+		if got := ada.sdk(`(() => { const o = s.view.objectAt(62, 23); return o === undefined ? "unseen" : o.kind; })()`); got != "6" && got != "unseen" {
+			t.Errorf("the SDK's view has object kind %s on the village's portal square; want 6 (portal)", got)
 		}
-		// Walk onto a portal with a click (a move_to); a wanderer on the
-		// way may block one path, so up to three.
-		crossed := fmt.Sprintf(`document.getElementById("area-name").dataset.area === "%d"`, ids[1])
+		ada.walkTo(32, py)
+		crossed := fmt.Sprintf(`document.getElementById("area-name").dataset.area === "%d"`, arena)
 		for try := 0; ; try++ {
-			ada.click(20, (at[1]+try)%32)
-			ctx, cancel := context.WithTimeout(ada.tab.Ctx, 10*time.Second)
-			_, err := chromedp.Run(ctx, chromedp.Poll[bool](crossed, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(8*time.Second)))
+			_, _, x1, _ := ada.visible()
+			x := min(px, x1-2)
+			ada.click(x, py)
+			js := fmt.Sprintf(`%s || +document.getElementById("pos").dataset.x === %d`, crossed, x)
+			ctx, cancel := context.WithTimeout(ada.tab.Ctx, 20*time.Second)
+			_, err := chromedp.Run(ctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(15*time.Second)))
 			cancel()
-			if err == nil {
+			if err == nil && x == px {
 				break
 			}
-			if try == 2 {
-				ada.fail("three clicks on portals did not cross (at %v)", ada.pos())
+			if try == 6 {
+				ada.fail("six clicks along the road did not reach the portal (at %v)", ada.pos())
 			}
 		}
+		ada.wait("the crossing to the arena", crossed, 20*time.Second)
 		ada.waitReady()
-		if got := ada.pos(); got[0] != 4 {
-			t.Errorf("ada landed on %v; want a square of x = 4, where the portals lead", got)
+		if got := ada.sdk(`s.view.info.kind + " " + s.view.info.w + "x" + s.view.info.h`); got != "arena 96x96" {
+			t.Errorf("ada's view after the portal: %q; want the arena, 96x96", got)
+		}
+		// The village's portal names no arrival square: the arena's spawn ring.
+		if got := ada.pos(); got[0] < 42 || got[0] > 53 || got[1] < 42 || got[1] > 53 {
+			t.Errorf("ada landed on %v; want the arena's ring, around (47, 47)", got)
 		}
 		if got := ada.eval(`window.__sameDocument ?? "reloaded"`); got != "yes" {
 			t.Errorf("the page was reloaded")
 		}
 		ada.walk()
+		ada.noExceptions()
+	})
+
+	step("in the arena a player killed by another comes back with full health, and the page says so", func(t *testing.T) {
+		// bo joins the arena (a starter Area) from the lobby, stands next
+		// to ada and attacks her (the arena allows PvP) until she falls.
+		bo.do(chromedp.Click(chromedp.ID("leave")), chromedp.WaitVisible(chromedp.ID("lobby")))
+		bo.join(arena)
+		next := bo.sdk(`(() => { const v = s.view; const a = [...v.entities.values()].find((e) => v.players.get(e.id) === "ada");
+			if (a === undefined) return "";
+			for (const [dx, dy] of [[1, 0], [-1, 0], [0, 1], [0, -1], [1, 1], [-1, -1], [1, -1], [-1, 1]]) {
+				const x = a.x + dx, y = a.y + dy;
+				if (v.walkable(x, y) && v.entityAt(x, y, s.entity) === undefined) return x + "," + y + "," + a.x + "," + a.y;
+			}
+			return ""; })()`)
+		var bx, by, ax, ay int
+		if _, err := fmt.Sscanf(next, "%d,%d,%d,%d", &bx, &by, &ax, &ay); err != nil {
+			seen := bo.sdk(`[...s.view.entities.values()].map((e) => (s.view.players.get(e.id) ?? e.kind) + "@" + e.x + "," + e.y).join(" ")`)
+			bo.fail("no free square next to ada in bo's view of the arena: %q (ada on %v, bo on %v; bo sees %s)", next, ada.pos(), bo.pos(), seen)
+		}
+		if got := ada.pos(); got != [2]int{ax, ay} {
+			t.Fatalf("bo sees ada on (%d, %d); ada stands on %v", ax, ay, got)
+		}
+		if got := bo.pos(); got != [2]int{bx, by} {
+			bo.walkTo(bx, by)
+		}
+		// A Shift-click on ada's square turns bo to her and attacks; Space
+		// attacks the faced square again.
+		bo.click(ax, ay, chromedp.ButtonModifiers(chromedp.ModifierShift))
+		ada.wait("ada hurt", `+document.getElementById("hp").dataset.hp < 100`, 5*time.Second)
+		if got := ada.eval(`document.getElementById("hp").dataset.level + " " + document.getElementById("hp-text").textContent`); !strings.HasPrefix(got, "good HP 92/100") {
+			t.Errorf("ada's health after one blow shows %q; want good HP 92/100 (8 damage)", got)
+		}
+		killed := `!document.getElementById("flash").hidden && document.getElementById("flash").textContent.includes("killed")`
+		for hits := 1; ada.eval(`String(`+killed+`)`) != "true"; hits++ {
+			if hits > 30 {
+				ada.fail("30 blows and ada's page shows no death (hp %s)", ada.eval(`document.getElementById("hp").dataset.hp`))
+			}
+			bo.do(chromedp.KeyEvent(" "))
+			time.Sleep(250 * time.Millisecond) // one blow a step period (the arena's is 166 ms)
+		}
+		ada.wait("ada back at full health", `document.getElementById("hp").dataset.hp === "100"`, 5*time.Second)
+		if got := ada.pos(); got[0] < 44 || got[0] > 51 || got[1] < 44 || got[1] > 51 {
+			t.Errorf("ada came back on %v; want the arena's spawn ring, around (47, 47)", got)
+		}
+		ada.noExceptions()
+		bo.noExceptions()
 	})
 
 	step("a second login shows taken over in the first tab", func(t *testing.T) {

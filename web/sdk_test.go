@@ -47,6 +47,7 @@ func readHex(t *testing.T, path string) []byte {
 type entityJSON struct {
 	ID     uint32 `json:"id"`
 	Kind   uint8  `json:"kind"`
+	Look   uint16 `json:"look"`
 	X      int32  `json:"x"`
 	Y      int32  `json:"y"`
 	Facing uint8  `json:"facing"`
@@ -62,10 +63,13 @@ type frameJSON struct {
 }
 
 // fixtures are what the SDK's tests check against: every golden message
-// of net/wire/testdata, and the worked snapshot sequence of
-// area/testdata/sequence with what net/view makes of each frame.
+// of net/wire/testdata, more messages of the fields and kinds the golden
+// files leave out (encoded here by net/wire), and the worked snapshot
+// sequence of area/testdata/sequence with what net/view makes of each
+// frame.
 type fixtures struct {
 	Golden   map[string]string `json:"golden"`
+	More     map[string]string `json:"more"`
 	Sequence struct {
 		AreaInfo string      `json:"areaInfo"`
 		Frames   []frameJSON `json:"frames"`
@@ -83,10 +87,37 @@ func buildFixtures(t *testing.T) fixtures {
 	for _, p := range paths {
 		fx.Golden[strings.TrimSuffix(filepath.Base(p), ".hex")] = hex.EncodeToString(readHex(t, p))
 	}
+	fx.More = map[string]string{}
+	for name, m := range map[string]wire.Message{
+		"action":        &wire.Intent{Seq: 8, Kind: wire.IntentAction, Dir: wire.DirE},
+		"nothing_there": &wire.IntentResult{Seq: 8, Code: wire.CodeNothingThere},
+		"arena_info": &wire.AreaInfo{Area: 6, Kind: "arena", W: 96, H: 96, CellSize: 8, TickHz: 20, SnapshotHz: 10,
+			StepMS: 166, QueueLen: 8, InterestRadius: 24, ResumeGraceMS: 30000,
+			Rules:    wire.RuleDiagonal | wire.RulePvP | wire.RuleCreaturesHunt | wire.RuleLineOfSight,
+			PlayerHP: 100, Creatures: []wire.CreatureKind{{Name: "wolf", HP: 30}, {Name: "deer", HP: 15}, {Name: "slime", HP: 20}}},
+		"every_object": &wire.Static{Cell: 0, Version: 70000,
+			Floor: []uint32{uint32(wire.FloorVoid), 1, uint32(wire.FloorGrass), 1, uint32(wire.FloorDirt), 1, uint32(wire.FloorStone), 1,
+				uint32(wire.FloorSand), 1, uint32(wire.FloorWood), 1, uint32(wire.FloorWater), 1, uint32(wire.FloorWall), 57},
+			Objects: []wire.Object{
+				{ID: 1, Kind: wire.ObjectDoor, X: 0, Y: 1, State: 0},
+				{ID: 2, Kind: wire.ObjectTree, X: 1, Y: 1},
+				{ID: 3, Kind: wire.ObjectSign, X: 2, Y: 1, Text: "East: the arena. Wolves and slimes. Bring friends."},
+				{ID: 4, Kind: wire.ObjectRock, X: 3, Y: 1},
+				{ID: 5, Kind: wire.ObjectChest, X: 4, Y: 1},
+				{ID: 1<<32 - 1, Kind: wire.ObjectPortal, X: 5, Y: 1},
+			}},
+	} {
+		b, err := wire.Encode(m)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		fx.More[name] = hex.EncodeToString(b)
+	}
 	// The Area of docs/protocol.md's worked sequence: 24 x 16 squares in
-	// cells of 8, interest radius 4.
+	// cells of 8, interest radius 4; its creatures are of look 1.
 	info := &wire.AreaInfo{Area: 5, Kind: "village", W: 24, H: 16, CellSize: 8, TickHz: 20, SnapshotHz: 10,
-		StepMS: 200, QueueLen: 8, InterestRadius: 4, ResumeGraceMS: 30000, Rules: wire.RuleDiagonal}
+		StepMS: 200, QueueLen: 8, InterestRadius: 4, ResumeGraceMS: 30000, Rules: wire.RuleDiagonal,
+		PlayerHP: 100, Creatures: []wire.CreatureKind{{Name: "deer", HP: 15}}}
 	b, err := wire.Encode(info)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +143,7 @@ func buildFixtures(t *testing.T) fixtures {
 		}
 		f := frameJSON{Name: strings.TrimSuffix(filepath.Base(p), ".hex"), Hex: hex.EncodeToString(raw), Entities: []entityJSON{}, Held: []uint32{}}
 		for _, e := range v.Sorted() {
-			f.Entities = append(f.Entities, entityJSON{e.ID, uint8(e.Kind), e.X, e.Y, uint8(e.Facing), e.HP, uint8(e.Flags)})
+			f.Entities = append(f.Entities, entityJSON{e.ID, uint8(e.Kind), e.Look, e.X, e.Y, uint8(e.Facing), e.HP, uint8(e.Flags)})
 		}
 		for c := range v.Held {
 			f.Held = append(f.Held, c)

@@ -1,11 +1,12 @@
 /**
  * Keyboard and pointer input of the play screen: held keys step the body
  * at the Area's pace (one step each step_ms, never more queued than the
- * Area takes), a click walks to a square (move_to), Space or Escape stop,
- * Shift-click acts on a square.
+ * Area takes), Space or F acts on the square the body faces, a click
+ * walks to a square (move_to), Shift-click acts on a square next to the
+ * body, Escape stops.
  */
 
-import { type Session, Rule, dirOf } from "@leyworks/ley-sdk";
+import { type Dir, type Session, Rule, dirOf, isDiagonal } from "@leyworks/ley-sdk";
 
 const KEYS: Record<string, [number, number]> = {
   ArrowUp: [0, -1],
@@ -26,28 +27,47 @@ const KEYS: Record<string, [number, number]> = {
   c: [1, 1],
 };
 
+/** The keys that act on the faced square. */
+const ACT = new Set([" ", "f", "Enter"]);
+
+/** The hint line of keys the play screen shows. */
+export const HINT =
+  "Arrows or WASD step (Q E Z C diagonals where allowed) · Space or F acts on the square you face (opens doors, attacks) · click walks there · Shift-click acts next to you · Esc stops";
+
 /** Input turns the player's keys and clicks into intents of the session. */
 export class Input {
   private readonly held = new Set<string>();
+  // A key pressed and released before its step could go (within step_ms
+  // of the last one): it still steps once, at the next chance.
+  private tapped: string | null = null;
   private nextStepAt = 0;
 
   constructor(
     private readonly session: () => Session | null,
     private readonly onMoveTo: (x: number, y: number) => void,
     private readonly onStop: () => void,
+    private readonly onNote: (text: string) => void,
   ) {}
 
   /** keydown takes a key press; it reports whether the key was the game's. */
   keydown(ev: KeyboardEvent): boolean {
-    if (ev.target instanceof HTMLInputElement || ev.ctrlKey || ev.metaKey || ev.altKey) return false;
+    if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLButtonElement || ev.ctrlKey || ev.metaKey || ev.altKey) return false;
     const key = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
-    if (key === " " || key === "Escape") {
+    if (key === "Escape") {
       this.held.clear();
+      this.tapped = null;
       this.onStop();
+      return true;
+    }
+    if (ACT.has(key)) {
+      // One action a press: a held key must not open and close a door
+      // over and over.
+      if (!ev.repeat) this.act();
       return true;
     }
     if (KEYS[key] === undefined) return false;
     this.held.add(key);
+    if (!ev.repeat) this.tapped = key;
     this.tick(performance.now());
     return true;
   }
@@ -60,28 +80,52 @@ export class Input {
   /** blur forgets the held keys (the page lost the focus). */
   blur(): void {
     this.held.clear();
+    this.tapped = null;
   }
 
-  /** click takes a click on square (x, y): walk there, or act on it with Shift. */
+  /** act acts on the square the body faces (as predicted: the last step's or action's direction). */
+  act(): void {
+    const s = this.session();
+    const p = s?.predicted ?? null;
+    if (s === null || !s.ready || p === null) return;
+    void s.action(p.facing as Dir);
+  }
+
+  /** click takes a click on square (x, y): walk there, or with Shift act on it if it is next to the body. */
   click(x: number, y: number, shift: boolean): void {
     const s = this.session();
     if (s === null) return;
-    if (shift) {
-      void s.action(x, y);
+    if (!shift) {
+      this.onMoveTo(x, y);
       return;
     }
-    this.onMoveTo(x, y);
+    const p = s.predicted;
+    if (p === null || !s.ready) return;
+    const dx = x - p.x;
+    const dy = y - p.y;
+    const dir = Math.max(Math.abs(dx), Math.abs(dy)) === 1 ? dirOf(dx, dy) : undefined;
+    if (dir === undefined) {
+      this.onNote("Shift-click a square next to you to act on it.");
+      return;
+    }
+    if (isDiagonal(dir) && ((s.view.info?.rules ?? 0) & Rule.Diagonal) === 0) {
+      this.onNote("No diagonals in this Area.");
+      return;
+    }
+    void s.action(dir);
   }
 
   /** tick steps while keys are held, at the Area's pace; call it every frame. */
   tick(now: number): void {
     const s = this.session();
-    if (s === null || !s.ready || this.held.size === 0 || now < this.nextStepAt) return;
+    if (s === null || !s.ready || (this.held.size === 0 && this.tapped === null) || now < this.nextStepAt) return;
     const info = s.view.info;
     if (info === null || s.pending >= Math.max(info.queueLen - 1, 1)) return;
     let dx = 0;
     let dy = 0;
-    for (const k of this.held) {
+    const keys = this.held.size > 0 ? this.held : [this.tapped as string];
+    this.tapped = null;
+    for (const k of keys) {
       const d = KEYS[k];
       if (d !== undefined) {
         dx += d[0];

@@ -6,7 +6,7 @@
 
 import "./style.css";
 
-import { ApiError, Director, type Area } from "@leyworks/ley-sdk";
+import { ApiError, Director, type Area, type MyInvites } from "@leyworks/ley-sdk";
 
 import { byId, field, li, show } from "./dom.js";
 import { Play } from "./play.js";
@@ -57,11 +57,14 @@ async function toLobby(): Promise<void> {
   lobbyError.textContent = "";
   show(lobby, auth, play);
   refreshRealm();
+// The count moves as players come and go: keep it current.
+window.setInterval(refreshRealm, REALM_REFRESH_MS);
   try {
-    const [me, areas] = await Promise.all([director.me(), director.areas()]);
+    const [me, areas, mine] = await Promise.all([director.me(), director.areas(), director.myInvites()]);
     who.textContent = `${me.name} (${me.email})`;
     logoutBtn.hidden = false;
     renderAreas(areas, me.id, me.character?.area);
+    renderInvites(mine);
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) {
       toAuth(e.code === "SESSION_EXPIRED" ? "Your login ended. Log in again." : "");
@@ -80,7 +83,8 @@ function renderAreas(areas: Area[], me: number, current: number | undefined): vo
       const item = li("", { area: String(a.id) });
       const name = document.createElement("span");
       name.className = "name";
-      name.textContent = `${a.name} · ${a.kind} ${a.w}×${a.h}${a.id === current ? " · you are here" : ""}`;
+      const what = a.template === a.kind ? a.kind : `${a.kind}, ${a.template === "empty" ? "open floor" : a.template}`;
+      name.textContent = `${a.name} · ${what} ${a.w}×${a.h}${a.id === current ? " · you are here" : ""}`;
       const join = document.createElement("button");
       join.type = "button";
       join.textContent = "Join";
@@ -100,10 +104,23 @@ function renderAreas(areas: Area[], me: number, current: number | undefined): vo
   );
 }
 
+/** renderInvites lists the invites the account made that can still be redeemed. */
+function renderInvites(mine: MyInvites): void {
+  const items = mine.invites.map((i) => {
+    const to = names.get(i.area) ?? `Area ${i.area}`;
+    const until = new Date(i.expires);
+    const when = Number.isNaN(until.getTime()) ? i.expires : until.toLocaleString();
+    const uses = i.uses_left === 1 ? "one use left" : `${i.uses_left} uses left`;
+    return li(`${i.code}: to ${to}, ${uses}, until ${when}`, { code: i.code, area: String(i.area) });
+  });
+  if (mine.more) items.push(li("… and older ones"));
+  invites.replaceChildren(...items);
+}
+
 async function invite(a: Area): Promise<void> {
   try {
-    const i = await director.createInvite(a.id, 1);
-    invites.append(li(`${i.code}: one use, to ${a.name}`, { code: i.code }));
+    await director.createInvite(a.id, 1);
+    renderInvites(await director.myInvites());
   } catch (e) {
     lobbyError.textContent = words(e);
   }
@@ -161,6 +178,9 @@ logoutBtn.addEventListener("click", () => {
   player.stop();
   void director.logout().finally(() => toAuth());
 });
+
+/** How often the header's realm line is asked again. */
+const REALM_REFRESH_MS = 10_000;
 
 /** refreshRealm shows the realm door: open or closed, players, the operator's message. */
 function refreshRealm(): void {

@@ -1,26 +1,29 @@
 /**
  * The play screen: one Session, drawn every animation frame, with the
- * connection's state and round-trip time, the players here, and clear
- * words for what ends or interrupts play.
+ * connection's state and round-trip time, the player's health, the
+ * players here, what the player faces and what the pointer is over, and
+ * clear words for what ends or interrupts play.
  */
 
 import {
   Code,
+  DIR_DELTA,
   type Director,
+  DoorState,
   EntityFlag,
   EntityKind,
   type EndReason,
   IntentKind,
+  ObjectKind,
   Session,
   codeMeaning,
   codeName,
 } from "@leyworks/ley-sdk";
 
 import { byId, li } from "./dom.js";
-import { socketUrl } from "./hooks.js";
-import { Input } from "./input.js";
-import { PortalMemory } from "./portals.js";
-import { Renderer } from "./render.js";
+import { sessionStarted, socketUrl } from "./hooks.js";
+import { HINT, Input } from "./input.js";
+import { Renderer, describeEntity, describeObject } from "./render.js";
 
 /** The words for each way a session ends. */
 const ENDINGS: Record<EndReason, string> = {
@@ -38,12 +41,14 @@ const ENDINGS: Record<EndReason, string> = {
 /** Refusals worth telling the player about, by code. */
 const TOLD = new Set<number>([Code.NO_PATH, Code.OUT_OF_BOUNDS, Code.NOT_ALLOWED, Code.MALFORMED, Code.PORTAL_IN_PROGRESS]);
 
+/** How long the flash over the map stays, in ms. */
+const FLASH_MS = 4000;
+
 /** Play runs the play screen. */
 export class Play {
   private session: Session | null = null;
   private readonly renderer: Renderer;
   private readonly input: Input;
-  private readonly portals = new PortalMemory();
   private names = new Map<number, string>();
   private target: { x: number; y: number } | null = null;
   private drawn: { x: number; y: number } | null = null;
@@ -52,6 +57,9 @@ export class Play {
   private raf = 0;
   private playersKey = "";
   private toastTimer = 0;
+  private flashTimer = 0;
+  private pointer: { x: number; y: number } | null = null;
+  private hpKey = "";
 
   private readonly canvas = byId("map", HTMLCanvasElement);
   private readonly conn = byId("conn", HTMLElement);
@@ -64,6 +72,12 @@ export class Play {
   private readonly bannerAction = byId("banner-action", HTMLButtonElement);
   private readonly players = byId("players", HTMLUListElement);
   private readonly toastEl = byId("toast", HTMLElement);
+  private readonly hp = byId("hp", HTMLElement);
+  private readonly hpText = byId("hp-text", HTMLElement);
+  private readonly hpFill = byId("hp-fill", HTMLElement);
+  private readonly facingEl = byId("facing", HTMLElement);
+  private readonly tooltip = byId("tooltip", HTMLElement);
+  private readonly flashEl = byId("flash", HTMLElement);
 
   constructor(
     private readonly director: Director,
@@ -81,7 +95,9 @@ export class Play {
         this.target = null;
         void this.session?.stop();
       },
+      (text) => this.toast(text),
     );
+    byId("hint", HTMLElement).textContent = HINT;
     window.addEventListener("keydown", (ev) => {
       if (this.session !== null && this.input.keydown(ev)) ev.preventDefault();
     });
@@ -91,6 +107,11 @@ export class Play {
       const sq = this.renderer.squareAt(ev.clientX, ev.clientY);
       this.input.click(sq.x, sq.y, ev.shiftKey);
       this.canvas.focus();
+    });
+    this.canvas.addEventListener("mousemove", (ev) => (this.pointer = { x: ev.clientX, y: ev.clientY }));
+    this.canvas.addEventListener("mouseleave", () => {
+      this.pointer = null;
+      this.tooltip.hidden = true;
     });
     byId("leave", HTMLButtonElement).addEventListener("click", () => {
       this.stop();
@@ -107,9 +128,19 @@ export class Play {
     this.target = null;
     this.drawn = null;
     this.playersKey = "";
+    this.hpKey = "";
+    this.hideFlash();
+    // Nothing of the last session's HUD may pass for this one's.
+    this.pos.textContent = "";
+    delete this.pos.dataset["x"];
+    delete this.pos.dataset["y"];
+    this.hp.hidden = true;
+    this.players.replaceChildren();
+    this.facingEl.textContent = "";
     const s = new Session({ director: this.director, area, socket: (url) => new WebSocket(socketUrl(url)) });
     this.session = s;
     this.wire(s);
+    sessionStarted(s);
     this.showArea(area);
     s.start();
     this.canvas.focus();
@@ -166,7 +197,6 @@ export class Play {
     });
     s.on("portalMoved", (e) => {
       if (!current()) return;
-      if (e.at !== null) this.portals.saw(e.from, e.at.x, e.at.y);
       this.target = null;
       this.drawn = null;
       this.toast(`Through the portal to ${this.names.get(e.to) ?? `Area ${e.to}`}.`);
@@ -185,11 +215,16 @@ export class Play {
     s.on("intentRefused", (e) => {
       if (!current()) return;
       if (e.intent.kind === IntentKind.MoveTo) this.target = null;
-      if (e.code === Code.MALFORMED && e.intent.kind === IntentKind.Action) {
-        this.toast("Actions are not part of this protocol version yet.");
+      if (e.intent.kind === IntentKind.Action && e.code === Code.NOTHING_THERE) {
+        this.toast("There is nothing there to act on.");
+      } else if (e.intent.kind === IntentKind.Action && e.code === Code.NOT_ALLOWED) {
+        this.toast("You may not attack that here.");
       } else if (TOLD.has(e.code)) {
         this.toast(`${codeMeaning(e.code)} (${e.name}).`);
       }
+    });
+    s.on("respawned", () => {
+      if (current()) this.flash("You were killed. You are back at a spawn point with full health.");
     });
     s.on("dropped", () => {
       if (current()) this.droppedEl.textContent = `${s.dropped} bad message${s.dropped === 1 ? "" : "s"} dropped`;
@@ -236,13 +271,26 @@ export class Play {
     this.bannerText.textContent = "";
   }
 
+  private flash(text: string): void {
+    this.flashEl.textContent = text;
+    this.flashEl.hidden = false;
+    window.clearTimeout(this.flashTimer);
+    this.flashTimer = window.setTimeout(() => this.hideFlash(), FLASH_MS);
+  }
+
+  private hideFlash(): void {
+    window.clearTimeout(this.flashTimer);
+    this.flashEl.hidden = true;
+    this.flashEl.textContent = "";
+  }
+
   private toast(text: string): void {
     this.toastEl.textContent = text;
     window.clearTimeout(this.toastTimer);
     this.toastTimer = window.setTimeout(() => (this.toastEl.textContent = ""), 5000);
   }
 
-  /** afterSnapshot updates what follows the world: position, players here, portals seen. */
+  /** afterSnapshot updates what follows the world: position, health, players here. */
   private afterSnapshot(s: Session): void {
     const v = s.view;
     const me = s.confirmed;
@@ -251,9 +299,7 @@ export class Play {
       this.pos.dataset["x"] = String(me.x);
       this.pos.dataset["y"] = String(me.y);
     }
-    for (const e of v.entities.values()) {
-      if ((e.flags & EntityFlag.Transit) !== 0) this.portals.saw(s.area, e.x, e.y);
-    }
+    this.showHealth(s);
     const rows: { name: string; entity: number; x?: number; y?: number; away: boolean }[] = [];
     for (const [entity, name] of v.players) {
       const e = v.entities.get(entity);
@@ -280,6 +326,71 @@ export class Play {
     );
   }
 
+  /** showHealth shows the own body's health of the Area's player_hp. */
+  private showHealth(s: Session): void {
+    const self = s.self;
+    const full = s.view.info?.playerHp ?? 0;
+    const key = self === undefined ? "" : `${self.hp}/${full}`;
+    if (key === this.hpKey) return;
+    this.hpKey = key;
+    this.hp.hidden = self === undefined || full === 0;
+    if (self === undefined || full === 0) return;
+    const f = Math.min(1, self.hp / full);
+    this.hp.dataset["hp"] = String(self.hp);
+    this.hp.dataset["max"] = String(full);
+    this.hp.dataset["level"] = f > 0.5 ? "good" : f > 0.25 ? "mid" : "low";
+    this.hpText.textContent = `HP ${self.hp}/${full}`;
+    this.hpFill.style.width = `${Math.round(f * 100)}%`;
+  }
+
+  /** faced returns the square the own body faces, as predicted. */
+  private faced(s: Session): { x: number; y: number } | null {
+    const p = s.predicted;
+    if (p === null) return null;
+    const [dx, dy] = DIR_DELTA[p.facing & 7] as readonly [number, number];
+    return { x: p.x + dx, y: p.y + dy };
+  }
+
+  /** showFacing says what the player faces, and what Space would do to it. */
+  private showFacing(s: Session, sq: { x: number; y: number } | null): void {
+    let text = "";
+    if (sq !== null && s.ready) {
+      const v = s.view;
+      const e = v.entityAt(sq.x, sq.y, s.entity);
+      const o = v.objectAt(sq.x, sq.y);
+      if (e !== undefined) {
+        const what = describeEntity({
+          ...e,
+          name: v.players.get(e.id),
+          creature: v.creatureKind(e.look)?.name,
+          fullHp: v.fullHp(e),
+          self: false,
+        });
+        text = `You face ${what}${e.kind === EntityKind.Creature ? ": Space attacks" : ""}.`;
+      } else if (o !== undefined) {
+        const verb =
+          o.kind === ObjectKind.Door ? (o.state === DoorState.Open ? ": Space closes it" : ": Space opens it") : "";
+        text = `You face ${describeObject(o)}${verb}.`;
+      }
+    }
+    if (this.facingEl.textContent !== text) this.facingEl.textContent = text;
+  }
+
+  /** showTooltip says what is under the pointer, beside it. */
+  private showTooltip(s: Session): void {
+    const p = this.pointer;
+    const text = p === null ? "" : this.renderer.describeAt(s.view, p.x, p.y);
+    if (p === null || text === "") {
+      this.tooltip.hidden = true;
+      return;
+    }
+    if (this.tooltip.textContent !== text) this.tooltip.textContent = text;
+    const r = this.canvas.getBoundingClientRect();
+    this.tooltip.style.left = `${Math.round(p.x - r.left + 14)}px`;
+    this.tooltip.style.top = `${Math.round(p.y - r.top + 14)}px`;
+    this.tooltip.hidden = false;
+  }
+
   private frame(now: number): void {
     const s = this.session;
     if (s === null) return;
@@ -304,12 +415,9 @@ export class Play {
       this.drawn = d <= step ? { x: p.x, y: p.y } : { x: this.drawn.x + (dx / d) * step, y: this.drawn.y + (dy / d) * step };
     }
     if (this.target !== null && p !== null && p.x === this.target.x && p.y === this.target.y) this.target = null;
-    this.renderer.draw({
-      session: s,
-      now,
-      centre: this.drawn,
-      portals: this.portals.squares(s.area),
-      target: this.target,
-    });
+    const faced = s.ready ? this.faced(s) : null;
+    this.renderer.draw({ session: s, now, centre: this.drawn, faced, target: this.target });
+    this.showFacing(s, faced);
+    this.showTooltip(s);
   }
 }

@@ -1,11 +1,26 @@
 /**
- * The canvas view of an Area: the floor and walls of the cells whose maps
- * arrived, static objects, the portal squares known, and the entities in
- * view (players with their names, creatures, objects), centred on the
- * player's own body.
+ * The canvas view of an Area: the floor of the cells whose maps arrived,
+ * by kind (grass, dirt, stone, sand, wood, water, walls), their static
+ * objects (doors open or closed, trees, signs, rocks, chests, portal
+ * squares), and the entities in view (players with their names, creatures
+ * by their kind's name, each with a health bar scaled to its full
+ * health), centred on the player's own body, whose faced square is
+ * outlined.
  */
 
-import { type AreaView, DIR_DELTA, EntityFlag, EntityKind, Floor, type Session } from "@leyworks/ley-sdk";
+import {
+  type AreaView,
+  DIR_DELTA,
+  type Drawable,
+  DoorState,
+  EntityFlag,
+  EntityKind,
+  FLOOR_NAMES,
+  Floor,
+  ObjectKind,
+  type Session,
+  type StaticObject,
+} from "@leyworks/ley-sdk";
 
 /** What one frame shows. */
 export interface Scene {
@@ -13,29 +28,102 @@ export interface Scene {
   now: number;
   /** Where to centre: the own body as drawn (eased), or null before it shows. */
   centre: { x: number; y: number } | null;
-  portals: readonly (readonly [number, number])[];
+  /** The square the own body faces, outlined; null when there is none. */
+  faced: { x: number; y: number } | null;
   /** The square a move-to walks to, if one is under way. */
   target: { x: number; y: number } | null;
 }
 
-const COLORS = {
+/**
+ * The colours of the floor kinds, by code, and of what stands on them.
+ * The web client's tests read some of these off the canvas (a closed and
+ * an open door's middle, a deer's body): keep web/client_test.go in step.
+ */
+export const COLORS = {
   unknown: "#0b0d10",
-  open: "#1f2a1f",
-  openAlt: "#223022",
-  wall: "#5d626b",
-  wallTop: "#7a808a",
+  floor: ["#07080a", "#2e5530", "#6b5036", "#6f6d68", "#b7a26b", "#7a5534", "#2a5d86", "#474c55"] as readonly string[],
+  floorUnknownKind: "#5a2d5a",
+  grassTuft: "#3a6a3a",
+  stoneJoint: "#5f5d58",
+  sandGrain: "#a8935e",
+  woodJoint: "#664528",
+  waterWave: "#4a82b0",
+  wallTop: "#646a75",
+  wallJoint: "#3a3e46",
   unheld: "rgba(0, 0, 0, 0.45)",
   edge: "#3a4350",
+  doorClosed: "#8b5a2b",
+  doorOpen: "#2a1d12",
+  doorFrame: "#4e3015",
+  treeCanopy: "#173a1b",
+  treeLight: "#3e8a45",
+  signBoard: "#c9a063",
+  signPost: "#5a3d1f",
+  rock: "#8a8d93",
+  rockLight: "#a9acb1",
+  chest: "#8a5a24",
+  chestLid: "#6b4219",
+  chestLock: "#e0b040",
   portal: "#b06bff",
+  portalGlow: "rgba(176, 107, 255, 0.35)",
+  portalInner: "#e2c6ff",
+  faced: "rgba(242, 193, 78, 0.85)",
   target: "#f2c14e",
   self: "#f2c14e",
   player: "#5aa9ff",
-  creature: "#ff6b6b",
-  object: "#9fb08a",
+  creatures: { deer: "#c8894a", wolf: "#9aa3ad", slime: "#5ad16b" } as Readonly<Record<string, string>>,
   hpBack: "#3a1616",
-  hpFront: "#6bd68a",
+  hpGood: "#6bd68a",
+  hpMid: "#f2c14e",
+  hpLow: "#ff6b6b",
   name: "#e6e9ee",
+  creatureName: "#d9c9b0",
 } as const;
+
+/** creatureColor returns the colour of a creature kind: its own for the shipped ones, a hue of its name for the others. */
+export function creatureColor(name: string | undefined): string {
+  if (name === undefined) return "#ff6b6b";
+  const own = COLORS.creatures[name];
+  if (own !== undefined) return own;
+  let h = 0;
+  for (const ch of name) h = (h * 31 + ch.charCodeAt(0)) % 360;
+  return `hsl(${h} 55% 60%)`;
+}
+
+/** describeObject says what a static object is, for people. */
+export function describeObject(o: StaticObject): string {
+  switch (o.kind) {
+    case ObjectKind.Door:
+      return o.state === DoorState.Open ? "an open door" : "a closed door";
+    case ObjectKind.Tree:
+      return "a tree";
+    case ObjectKind.Sign:
+      return `a sign: “${o.text}”`;
+    case ObjectKind.Rock:
+      return "a rock";
+    case ObjectKind.Chest:
+      return "a chest";
+    case ObjectKind.Portal:
+      return "a portal: step on it to cross";
+    default:
+      return `an object of kind ${o.kind}`;
+  }
+}
+
+/** describeEntity says what an entity is, with its health. */
+export function describeEntity(e: Pick<Drawable, "id" | "kind" | "name" | "creature" | "hp" | "fullHp" | "flags" | "self">): string {
+  const who = e.kind === EntityKind.Player ? (e.name ?? `player ${e.id}`) + (e.self ? " (you)" : "") : (e.creature ?? `creature ${e.id}`);
+  const hp = e.fullHp > 0 ? ` ${e.hp}/${e.fullHp}` : "";
+  const away = (e.flags & EntityFlag.Away) !== 0 ? ", away" : "";
+  return who + hp + away;
+}
+
+/** A thing drawn in the last frame, where it was drawn (in squares). */
+interface Drawn {
+  x: number;
+  y: number;
+  e: Drawable;
+}
 
 /**
  * Renderer draws scenes on one canvas and maps its pixels to squares. It
@@ -45,13 +133,11 @@ const COLORS = {
  */
 export class Renderer {
   /** CSS pixels a square. */
-  tile = 28;
+  tile = 24;
   private originX = 0;
   private originY = 0;
   private readonly ctx: CanvasRenderingContext2D;
-  // The protocol sends hp, not its maximum: bars are scaled to the most
-  // each entity was seen with.
-  private readonly maxHp = new Map<number, number>();
+  private drawn: Drawn[] = [];
 
   constructor(private readonly canvas: HTMLCanvasElement) {
     const ctx = canvas.getContext("2d");
@@ -61,11 +147,34 @@ export class Renderer {
 
   /** squareAt returns the square under a client-coordinates point. */
   squareAt(clientX: number, clientY: number): { x: number; y: number } {
+    const p = this.pointAt(clientX, clientY);
+    return { x: Math.floor(p.x), y: Math.floor(p.y) };
+  }
+
+  private pointAt(clientX: number, clientY: number): { x: number; y: number } {
     const r = this.canvas.getBoundingClientRect();
-    return {
-      x: Math.floor(this.originX + (clientX - r.left) / this.tile),
-      y: Math.floor(this.originY + (clientY - r.top) / this.tile),
-    };
+    return { x: this.originX + (clientX - r.left) / this.tile, y: this.originY + (clientY - r.top) / this.tile };
+  }
+
+  /**
+   * describeAt says what is under a client-coordinates point as the last
+   * frame drew it: an entity (where it was drawn, sliding or not), else
+   * the static object on the square; "" for nothing.
+   */
+  describeAt(view: AreaView, clientX: number, clientY: number): string {
+    const p = this.pointAt(clientX, clientY);
+    let best: Drawn | undefined;
+    let bestD = 0.5;
+    for (const d of this.drawn) {
+      const dist = Math.max(Math.abs(d.x + 0.5 - p.x), Math.abs(d.y + 0.5 - p.y));
+      if (dist < bestD) {
+        best = d;
+        bestD = dist;
+      }
+    }
+    if (best !== undefined) return describeEntity(best.e);
+    const o = view.objectAt(Math.floor(p.x), Math.floor(p.y));
+    return o === undefined ? "" : describeObject(o);
   }
 
   private fit(): { w: number; h: number } {
@@ -88,6 +197,7 @@ export class Renderer {
     const t = this.tile;
     ctx.fillStyle = COLORS.unknown;
     ctx.fillRect(0, 0, w, h);
+    this.drawn = [];
     const info = v.info;
     if (info === null) return;
     const c = s.centre ?? { x: info.w / 2, y: info.h / 2 };
@@ -105,23 +215,24 @@ export class Renderer {
     const y1 = Math.min(info.h, Math.ceil(this.originY + h / t));
     this.floor(v, x0, y0, x1, y1, px, py);
 
+    for (const m of v.maps.values()) {
+      for (const o of m.objects) {
+        if (o.x < x0 || o.y < y0 || o.x >= x1 || o.y >= y1) continue;
+        this.object(v, o, px(o.x), py(o.y));
+      }
+    }
+    this.unheld(v, x0, y0, x1, y1, px, py);
+
     ctx.strokeStyle = COLORS.edge;
     ctx.lineWidth = 2;
     ctx.strokeRect(px(0), py(0), info.w * t, info.h * t);
 
-    for (const m of v.maps.values()) {
-      for (const o of m.objects) {
-        if (o.x < x0 || o.y < y0 || o.x >= x1 || o.y >= y1) continue;
-        ctx.fillStyle = `hsl(${(o.kind * 67) % 360} 45% ${o.state === 0 ? 38 : 58}%)`;
-        ctx.fillRect(px(o.x) + t * 0.15, py(o.y) + t * 0.15, t * 0.7, t * 0.7);
-      }
-    }
-    ctx.strokeStyle = COLORS.portal;
-    ctx.lineWidth = 3;
-    for (const [x, y] of s.portals) {
-      ctx.beginPath();
-      ctx.arc(px(x + 0.5), py(y + 0.5), t * 0.38, 0, Math.PI * 2);
-      ctx.stroke();
+    if (s.faced !== null && v.onGrid(s.faced.x, s.faced.y)) {
+      ctx.strokeStyle = COLORS.faced;
+      ctx.lineWidth = 2;
+      ctx.setLineDash([4, 3]);
+      ctx.strokeRect(px(s.faced.x) + 1, py(s.faced.y) + 1, t - 2, t - 2);
+      ctx.setLineDash([]);
     }
     if (s.target !== null) {
       const { x, y } = s.target;
@@ -144,29 +255,159 @@ export class Renderer {
       for (let x = x0; x < x1; x++) {
         const k = v.floorAt(x, y);
         if (k === undefined) continue;
-        if (k === Floor.Wall) {
-          ctx.fillStyle = COLORS.wall;
-          ctx.fillRect(px(x), py(y), t, t);
-          ctx.fillStyle = COLORS.wallTop;
-          ctx.fillRect(px(x), py(y), t, t * 0.25);
-        } else {
-          ctx.fillStyle = (x + y) % 2 === 0 ? COLORS.open : COLORS.openAlt;
-          ctx.fillRect(px(x), py(y), t, t);
+        const X = px(x);
+        const Y = py(y);
+        ctx.fillStyle = COLORS.floor[k] ?? COLORS.floorUnknownKind;
+        ctx.fillRect(X, Y, t, t);
+        const n = (x * 73856093) ^ (y * 19349663); // a fixed speckle per square
+        switch (k) {
+          case Floor.Grass:
+            ctx.fillStyle = COLORS.grassTuft;
+            ctx.fillRect(X + t * (0.15 + (n & 7) / 14), Y + t * (0.2 + ((n >> 3) & 7) / 14), 2, 3);
+            break;
+          case Floor.Stone:
+            ctx.fillStyle = COLORS.stoneJoint;
+            ctx.fillRect(X, Y + t - 1, t, 1);
+            ctx.fillRect(X + ((y & 1) === 0 ? t / 2 : t - 1), Y, 1, t);
+            break;
+          case Floor.Sand:
+            ctx.fillStyle = COLORS.sandGrain;
+            ctx.fillRect(X + t * (0.2 + (n & 7) / 12), Y + t * (0.25 + ((n >> 4) & 7) / 12), 2, 2);
+            break;
+          case Floor.Wood:
+            ctx.fillStyle = COLORS.woodJoint;
+            ctx.fillRect(X, Y + t / 3, t, 1);
+            ctx.fillRect(X, Y + (2 * t) / 3, t, 1);
+            break;
+          case Floor.Water:
+            ctx.fillStyle = COLORS.waterWave;
+            ctx.fillRect(X + t * 0.2 + ((n >> 2) & 3), Y + t * 0.45, t * 0.35, 1.5);
+            break;
+          case Floor.Wall:
+            ctx.fillStyle = COLORS.wallTop;
+            ctx.fillRect(X, Y, t, t * 0.3);
+            ctx.fillStyle = COLORS.wallJoint;
+            ctx.fillRect(X, Y + t * 0.65, t, 1);
+            ctx.fillRect(X + ((x & 1) === 0 ? t * 0.3 : t * 0.7), Y + t * 0.3, 1, t * 0.35);
+            break;
+          default:
+            break;
         }
       }
     }
-    // Cells out of view (not held) are drawn dimmed: their maps are kept,
-    // what stands in them is unknown.
+  }
+
+  /** unheld dims the cells out of view (not held): their maps are kept, what stands in them is unknown. */
+  private unheld(v: AreaView, x0: number, y0: number, x1: number, y1: number, px: (x: number) => number, py: (y: number) => number): void {
     const info = v.info;
     if (info === null) return;
+    const ctx = this.ctx;
+    const t = this.tile;
     const cs = info.cellSize;
     ctx.fillStyle = COLORS.unheld;
     for (let cy = Math.floor(y0 / cs) * cs; cy < y1; cy += cs) {
       for (let cx = Math.floor(x0 / cs) * cs; cx < x1; cx += cs) {
-        if (!v.held.has(v.cellOf(cx, cy))) {
+        if (v.maps.has(v.cellOf(cx, cy)) && !v.held.has(v.cellOf(cx, cy))) {
           ctx.fillRect(px(cx), py(cy), Math.min(cs, info.w - cx) * t, Math.min(cs, info.h - cy) * t);
         }
       }
+    }
+  }
+
+  private object(v: AreaView, o: StaticObject, X: number, Y: number): void {
+    const ctx = this.ctx;
+    const t = this.tile;
+    switch (o.kind) {
+      case ObjectKind.Door: {
+        // A door in a row of wall (walls east or west of it) hangs across
+        // the row; otherwise down a column.
+        const across = v.floorAt(o.x - 1, o.y) === Floor.Wall || v.floorAt(o.x + 1, o.y) === Floor.Wall;
+        if (o.state === DoorState.Open) {
+          ctx.fillStyle = COLORS.doorOpen;
+          ctx.fillRect(X, Y, t, t);
+          ctx.fillStyle = COLORS.doorClosed; // the leaf, swung against the frame
+          if (across) ctx.fillRect(X + 1, Y + 1, t * 0.16, t - 2);
+          else ctx.fillRect(X + 1, Y + 1, t - 2, t * 0.16);
+        } else {
+          ctx.fillStyle = COLORS.doorClosed;
+          ctx.fillRect(X, Y, t, t);
+          ctx.fillStyle = COLORS.doorFrame;
+          if (across) {
+            ctx.fillRect(X + t / 3, Y, 1, t);
+            ctx.fillRect(X + (2 * t) / 3, Y, 1, t);
+          } else {
+            ctx.fillRect(X, Y + t / 3, t, 1);
+            ctx.fillRect(X, Y + (2 * t) / 3, t, 1);
+          }
+          ctx.fillStyle = COLORS.chestLock;
+          ctx.fillRect(X + t * 0.78, Y + t * 0.45, 2, 3);
+        }
+        ctx.strokeStyle = COLORS.doorFrame;
+        ctx.lineWidth = 2;
+        ctx.strokeRect(X + 1, Y + 1, t - 2, t - 2);
+        return;
+      }
+      case ObjectKind.Tree:
+        ctx.fillStyle = COLORS.treeCanopy;
+        ctx.beginPath();
+        ctx.arc(X + t / 2, Y + t / 2, t * 0.48, 0, Math.PI * 2);
+        ctx.fill();
+        ctx.fillStyle = COLORS.treeLight;
+        ctx.beginPath();
+        ctx.arc(X + t * 0.42, Y + t * 0.4, t * 0.3, 0, Math.PI * 2);
+        ctx.fill();
+        ctx.fillStyle = COLORS.treeCanopy;
+        ctx.beginPath();
+        ctx.arc(X + t * 0.58, Y + t * 0.6, t * 0.12, 0, Math.PI * 2);
+        ctx.fill();
+        return;
+      case ObjectKind.Sign:
+        ctx.fillStyle = COLORS.signPost;
+        ctx.fillRect(X + t * 0.45, Y + t * 0.5, t * 0.1, t * 0.42);
+        ctx.fillStyle = COLORS.signBoard;
+        ctx.fillRect(X + t * 0.12, Y + t * 0.15, t * 0.76, t * 0.42);
+        ctx.fillStyle = COLORS.signPost;
+        ctx.fillRect(X + t * 0.22, Y + t * 0.27, t * 0.56, 1.5);
+        ctx.fillRect(X + t * 0.22, Y + t * 0.41, t * 0.4, 1.5);
+        return;
+      case ObjectKind.Rock:
+        ctx.fillStyle = COLORS.rock;
+        ctx.beginPath();
+        ctx.ellipse(X + t / 2, Y + t * 0.56, t * 0.4, t * 0.32, 0, 0, Math.PI * 2);
+        ctx.fill();
+        ctx.fillStyle = COLORS.rockLight;
+        ctx.beginPath();
+        ctx.ellipse(X + t * 0.42, Y + t * 0.46, t * 0.16, t * 0.1, 0, 0, Math.PI * 2);
+        ctx.fill();
+        return;
+      case ObjectKind.Chest:
+        ctx.fillStyle = COLORS.chest;
+        ctx.fillRect(X + t * 0.14, Y + t * 0.25, t * 0.72, t * 0.55);
+        ctx.fillStyle = COLORS.chestLid;
+        ctx.fillRect(X + t * 0.14, Y + t * 0.25, t * 0.72, t * 0.18);
+        ctx.fillStyle = COLORS.chestLock;
+        ctx.fillRect(X + t * 0.45, Y + t * 0.38, t * 0.1, t * 0.14);
+        return;
+      case ObjectKind.Portal:
+        ctx.fillStyle = COLORS.portalGlow;
+        ctx.beginPath();
+        ctx.arc(X + t / 2, Y + t / 2, t * 0.46, 0, Math.PI * 2);
+        ctx.fill();
+        ctx.strokeStyle = COLORS.portal;
+        ctx.lineWidth = 3;
+        ctx.beginPath();
+        ctx.arc(X + t / 2, Y + t / 2, t * 0.36, 0, Math.PI * 2);
+        ctx.stroke();
+        ctx.strokeStyle = COLORS.portalInner;
+        ctx.lineWidth = 1.5;
+        ctx.beginPath();
+        ctx.arc(X + t / 2, Y + t / 2, t * 0.18, 0, Math.PI * 1.5);
+        ctx.stroke();
+        return;
+      default:
+        ctx.strokeStyle = COLORS.floorUnknownKind;
+        ctx.lineWidth = 2;
+        ctx.strokeRect(X + t * 0.2, Y + t * 0.2, t * 0.6, t * 0.6);
     }
   }
 
@@ -174,10 +415,11 @@ export class Renderer {
     const ctx = this.ctx;
     const t = this.tile;
     const all = s.session.drawables(s.now);
-    const order = (k: number, self: boolean): number => (self ? 3 : k === EntityKind.Player ? 2 : k === EntityKind.Creature ? 1 : 0);
-    all.sort((a, b) => order(a.kind, a.self) - order(b.kind, b.self));
+    const order = (e: Drawable): number => (e.self ? 2 : e.kind === EntityKind.Player ? 1 : 0);
+    all.sort((a, b) => order(a) - order(b));
     for (const e of all) {
       const pos = e.self && s.centre !== null ? s.centre : e;
+      this.drawn.push({ x: pos.x, y: pos.y, e });
       const cx = px(pos.x + 0.5);
       const cy = py(pos.y + 0.5);
       ctx.globalAlpha = (e.flags & EntityFlag.Away) !== 0 ? 0.45 : 1;
@@ -187,18 +429,17 @@ export class Renderer {
         ctx.arc(cx, cy, t * 0.5, 0, Math.PI * 2);
         ctx.fill();
       }
-      ctx.fillStyle = e.self ? COLORS.self : e.kind === EntityKind.Player ? COLORS.player : e.kind === EntityKind.Creature ? COLORS.creature : COLORS.object;
       ctx.beginPath();
-      if (e.kind === EntityKind.Creature) {
-        ctx.moveTo(cx, cy - t * 0.4);
-        ctx.lineTo(cx + t * 0.4, cy);
-        ctx.lineTo(cx, cy + t * 0.4);
-        ctx.lineTo(cx - t * 0.4, cy);
-        ctx.closePath();
-      } else if (e.kind === EntityKind.Object) {
-        ctx.rect(cx - t * 0.3, cy - t * 0.3, t * 0.6, t * 0.6);
-      } else {
+      if (e.kind === EntityKind.Player) {
+        ctx.fillStyle = e.self ? COLORS.self : COLORS.player;
         ctx.arc(cx, cy, t * 0.36, 0, Math.PI * 2);
+      } else {
+        ctx.fillStyle = creatureColor(e.creature);
+        ctx.moveTo(cx, cy - t * 0.42);
+        ctx.lineTo(cx + t * 0.42, cy);
+        ctx.lineTo(cx, cy + t * 0.42);
+        ctx.lineTo(cx - t * 0.42, cy);
+        ctx.closePath();
       }
       ctx.fill();
       if (e.self) {
@@ -209,23 +450,31 @@ export class Renderer {
       const [dx, dy] = DIR_DELTA[e.facing & 7] as readonly [number, number];
       ctx.fillStyle = "#0b0d10";
       ctx.beginPath();
-      ctx.arc(cx + dx * t * 0.22, cy + dy * t * 0.22, t * 0.08, 0, Math.PI * 2);
+      ctx.arc(cx + dx * t * 0.24, cy + dy * t * 0.24, t * 0.08, 0, Math.PI * 2);
       ctx.fill();
-      if (e.hp > 0) {
-        const max = Math.max(this.maxHp.get(e.id) ?? 0, e.hp);
-        this.maxHp.set(e.id, max);
+      if (e.fullHp > 0 && e.hp > 0) {
+        const f = Math.min(1, e.hp / e.fullHp);
         ctx.fillStyle = COLORS.hpBack;
         ctx.fillRect(cx - t * 0.4, cy - t * 0.62, t * 0.8, 4);
-        ctx.fillStyle = COLORS.hpFront;
-        ctx.fillRect(cx - t * 0.4, cy - t * 0.62, (t * 0.8 * e.hp) / max, 4);
+        ctx.fillStyle = f > 0.5 ? COLORS.hpGood : f > 0.25 ? COLORS.hpMid : COLORS.hpLow;
+        ctx.fillRect(cx - t * 0.4, cy - t * 0.62, t * 0.8 * f, 4);
       }
-      if (e.name !== undefined) {
+      ctx.textAlign = "center";
+      if (e.kind === EntityKind.Player && e.name !== undefined) {
         ctx.font = "12px system-ui, sans-serif";
-        ctx.textAlign = "center";
         ctx.fillStyle = COLORS.name;
-        ctx.fillText(e.name, cx, cy - t * 0.55);
+        ctx.fillText(e.name, cx, cy - t * 0.7);
+      } else if (e.kind === EntityKind.Creature) {
+        ctx.font = "10px system-ui, sans-serif";
+        ctx.fillStyle = COLORS.creatureName;
+        ctx.fillText(e.creature ?? "?", cx, cy + t * 0.82);
       }
       ctx.globalAlpha = 1;
     }
   }
+}
+
+/** floorName names floor kind k, for people. */
+export function floorName(k: number): string {
+  return FLOOR_NAMES[k] ?? `floor ${k}`;
 }

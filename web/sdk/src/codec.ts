@@ -12,6 +12,7 @@ import { Decoder, Encoder } from "cbor-x";
 import { Code } from "./codes.js";
 import {
   type Cell,
+  type CreatureKind,
   type Message,
   MsgType,
   PROTOCOL_VERSION,
@@ -115,8 +116,13 @@ const cell = (v: unknown, what: string): Cell => {
 };
 
 const object = (v: unknown): StaticObject => {
-  const f = Fields.of(v, 5, "static object");
-  return { id: f.uint(U32), kind: f.uint(U16), x: f.int32(), y: f.int32(), state: f.uint(U8) };
+  const f = Fields.of(v, 6, "static object");
+  return { id: f.uint(U32), kind: f.uint(U16), x: f.int32(), y: f.int32(), state: f.uint(U8), text: f.text() };
+};
+
+const creatureKind = (v: unknown): CreatureKind => {
+  const f = Fields.of(v, 2, "creature kind");
+  return { name: f.text(), hp: f.uint(U16) };
 };
 
 const player = (v: unknown): PresencePlayer => {
@@ -234,7 +240,7 @@ export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Mess
       return { type: "portal_moved", area: f.uint(U32), wsUrl: f.text(), grant: f.text(), joinId: f.u64() };
     }
     case MsgType.areaInfo: {
-      const f = Fields.of(body, 12, "area_info");
+      const f = Fields.of(body, 14, "area_info");
       return {
         type: "area_info",
         area: f.uint(U32),
@@ -249,6 +255,8 @@ export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Mess
         interestRadius: f.uint(U16),
         resumeGraceMs: f.uint(U32),
         rules: f.uint(U8),
+        playerHp: f.uint(U16),
+        creatures: f.array().map(creatureKind),
       };
     }
     default:
@@ -321,7 +329,7 @@ function body(m: Message): [number, unknown[]] {
     case "static":
       return [
         MsgType.static,
-        [m.cell, m.version, m.floor, m.objects.map((o) => [o.id, o.kind, o.x, o.y, o.state])],
+        [m.cell, m.version, m.floor, m.objects.map((o) => [o.id, o.kind, o.x, o.y, o.state, o.text])],
       ];
     case "presence":
       return [MsgType.presence, [m.area, m.players.map((p) => [p.entity, p.name])]];
@@ -351,6 +359,8 @@ function body(m: Message): [number, unknown[]] {
           m.interestRadius,
           m.resumeGraceMs,
           m.rules,
+          m.playerHp,
+          m.creatures.map((c) => [c.name, c.hp]),
         ],
       ];
   }

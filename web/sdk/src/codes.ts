@@ -36,6 +36,7 @@ export const Code = {
   NOT_ALLOWED: 25,
   AREA_FULL: 26,
   STALE_SEQ: 27,
+  NOTHING_THERE: 28,
 } as const;
 
 /** A code's name. */
@@ -72,6 +73,7 @@ const meanings: Readonly<Record<CodeName, string>> = {
   NOT_ALLOWED: "the Area's rules forbid it",
   AREA_FULL: "the Area is full",
   STALE_SEQ: "the intent's seq is not after the last one accepted",
+  NOTHING_THERE: "there is nothing there to act on",
 };
 
 /**

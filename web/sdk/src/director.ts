@@ -31,17 +31,52 @@ export interface Me extends Account {
 export interface Area {
   id: number;
   name: string;
+  /** The rule set that sets its rules: home, village, arena, or one of the realm's content. */
   kind: string;
+  /** The template it is made from (its map and rule set), or "empty", an open floor of any size. */
+  template: string;
   owner: number;
   w: number;
   h: number;
 }
 
-/** An invite code of an Area. */
+/**
+ * What {@link Director.createArea} makes: the default template of kind
+ * (home without one), or a template of the realm's content (whose rule set
+ * is then the kind, and whose map sets the size), or the built-in
+ * "empty" template, an open floor of w x h (both 8 to 1024).
+ */
+export interface NewArea {
+  kind?: string;
+  template?: string;
+  /** For the template "empty" only (or equal to the template's map's). */
+  w?: number;
+  h?: number;
+}
+
+/** An invite code of an Area, as it is made. */
 export interface Invite {
   code: string;
   area: number;
   uses: number;
+}
+
+/** An invite the account made that can still be redeemed (GET /v1/me/invites). */
+export interface MyInvite {
+  code: string;
+  area: number;
+  /** When it stops being redeemable: an RFC 3339 time, UTC. */
+  expires: string;
+  /** How many more accounts may redeem it. */
+  uses_left: number;
+}
+
+/** The answer of {@link Director.myInvites}. */
+export interface MyInvites {
+  /** Newest first, at most 500. */
+  invites: MyInvite[];
+  /** More redeemable invites exist past the ones listed. */
+  more: boolean;
 }
 
 /** A join's answer: where to open the game socket and what to say in hello. */
@@ -196,14 +231,34 @@ export class Director {
     return (await this.call<{ areas: Area[] }>("GET", "/v1/areas")).areas;
   }
 
-  /** createArea makes an Area the account owns. */
-  createArea(name: string, kind = "home", w = 0, h = 0): Promise<Area> {
-    return this.call("POST", "/v1/areas", { name, kind, w, h });
+  /** area returns an Area the account is a member of (404 NO_SUCH_AREA for any other). */
+  area(id: number): Promise<Area> {
+    return this.call("GET", `/v1/areas/${id}`);
+  }
+
+  /**
+   * createArea makes an Area the account owns, from a template (see
+   * {@link NewArea}): `createArea("Market", { template: "village" })`,
+   * `createArea("Bench", { kind: "village", template: "empty", w: 32, h: 32 })`;
+   * with no options, a home.
+   */
+  createArea(name: string, opts: NewArea = {}): Promise<Area> {
+    const body: Record<string, string | number> = { name };
+    if (opts.kind !== undefined && opts.kind !== "") body["kind"] = opts.kind;
+    if (opts.template !== undefined && opts.template !== "") body["template"] = opts.template;
+    if (opts.w !== undefined && opts.w !== 0) body["w"] = opts.w;
+    if (opts.h !== undefined && opts.h !== 0) body["h"] = opts.h;
+    return this.call("POST", "/v1/areas", body);
   }
 
   /** createInvite makes an invite code of an Area the account owns. */
   createInvite(area: number, uses = 1, ttlSeconds = 0): Promise<Invite> {
     return this.call("POST", `/v1/areas/${area}/invites`, { uses, ttl_seconds: ttlSeconds });
+  }
+
+  /** myInvites lists the invites the account made that can still be redeemed, newest first. */
+  myInvites(): Promise<MyInvites> {
+    return this.call("GET", "/v1/me/invites");
   }
 
   /** redeemInvite makes the account a member of the invite's Area, and returns that Area's id. */

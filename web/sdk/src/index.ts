@@ -20,7 +20,7 @@ export { decodeMessage, decodeClientMessage, encodeMessage } from "./codec.js";
 export { Op, readRecords, RecordWriter, type EntityState, type SnapshotRecord } from "./records.js";
 export { seqAfter, seqAtOrBefore, nextSeq } from "./seq.js";
 export { AreaView, ViewError, type CellMap } from "./view.js";
-export { Predictor, stepPose, type PendingIntent, type Pose, type Terrain } from "./prediction.js";
+export { Predictor, actionPose, stepPose, type PendingIntent, type Pose, type Terrain } from "./prediction.js";
 export { Interpolator, type Point } from "./interpolation.js";
 export { Emitter, type Listener } from "./emitter.js";
 export { consoleLogger, silentLogger, type Logger } from "./log.js";
@@ -36,6 +36,9 @@ export {
   type Invite,
   type JoinAnswer,
   type Me,
+  type MyInvite,
+  type MyInvites,
+  type NewArea,
   type Portal,
   type RealmInfo,
 } from "./director.js";

@@ -1,12 +1,12 @@
 /**
  * Client-side prediction with server reconciliation for the player's own
- * body. The player's steps move the predicted pose at once; the intents
- * sent and not yet answered are kept by seq; every snapshot resets the
- * prediction to the server's pose of the body and replays the steps still
- * pending after its `ack_seq`; a refused intent is dropped and the rest
- * replayed, so a refused step rolls back, and a snapshot that never came
- * (latest-wins) changes nothing, since the next one settles the same
- * seqs.
+ * body. The player's steps move the predicted pose at once, and actions
+ * turn it; the intents sent and not yet answered are kept by seq; every
+ * snapshot resets the prediction to the server's pose of the body and
+ * replays the intents still pending after its `ack_seq`; a refused intent
+ * is dropped and the rest replayed, so a refused step rolls back, and a
+ * snapshot that never came (latest-wins) changes nothing, since the next
+ * one settles the same seqs.
  *
  * @module
  */
@@ -29,29 +29,81 @@ export interface PendingIntent {
   readonly target: Cell;
   /** When it was sent (the session's clock, in ms). */
   readonly sentAt: number;
-  /** It was sent again after a resume: a STALE_SEQ for it is the server having the first copy. */
+  /**
+   * It was in flight when a connection dropped and was sent again after
+   * the resume: its first copy's answer, if the server had one, may have
+   * been lost with the connection.
+   */
   resent: boolean;
+  /** The resent copy was refused STALE_SEQ: the server had the first copy, whose answer is the one that counts. */
+  stale: boolean;
 }
 
 /** Terrain is what a prediction asks of the world. */
 export interface Terrain {
-  /** passable reports whether the body could stand on (x, y): on the grid, no wall, no other body. */
+  /** passable reports whether the body could step onto (x, y) now: on the grid, walkable, no other body there. */
   passable(x: number, y: number): boolean;
+  /**
+   * walkable, when given, reports whether the map lets a body stand on
+   * (x, y), bodies aside. A diagonal step is then blocked (the body turns
+   * without moving) when either square beside it, (x1, y0) or (x0, y1),
+   * is not walkable: bodies do not cut the corners of walls and objects.
+   */
+  walkable?(x: number, y: number): boolean;
+  /**
+   * onGrid, when given, reports whether (x, y) is a square of the Area. A
+   * step off the grid leaves the pose as it is (the server refuses it
+   * OUT_OF_BOUNDS without turning the body); without onGrid such a step
+   * turns the body like any blocked one.
+   */
+  onGrid?(x: number, y: number): boolean;
   /** diagonal reports whether the Area allows diagonal steps. */
   readonly diagonal: boolean;
 }
 
 /**
  * stepPose returns the pose after a step in dir as the server would apply
- * it: the body turns to dir, and moves when the square is passable (and
- * the step is not a diagonal the Area forbids).
+ * it: the body moves when the square is passable (and, for a diagonal, the
+ * two squares beside it are walkable), and faces dir; a step into a wall,
+ * an object or a body turns it without moving it. A diagonal where the
+ * Area allows none (refused NOT_ALLOWED) and a step off the grid (refused
+ * OUT_OF_BOUNDS) change nothing.
  */
 export function stepPose(p: Pose, dir: Dir, t: Terrain): Pose {
+  if (isDiagonal(dir) && !t.diagonal) return { ...p };
   const [dx, dy] = DIR_DELTA[dir] as readonly [number, number];
-  if (isDiagonal(dir) && !t.diagonal) return { ...p, facing: dir };
   const x = p.x + dx;
   const y = p.y + dy;
-  return t.passable(x, y) ? { x, y, facing: dir } : { ...p, facing: dir };
+  if (t.onGrid !== undefined && !t.onGrid(x, y)) return { ...p };
+  if (!t.passable(x, y)) return { ...p, facing: dir };
+  if (dx !== 0 && dy !== 0 && t.walkable !== undefined && (!t.walkable(x, p.y) || !t.walkable(p.x, y))) {
+    return { ...p, facing: dir };
+  }
+  return { x, y, facing: dir };
+}
+
+/**
+ * actionPose returns the pose after an action in dir: the body turns to
+ * face the square it acts on, and does not move. What the action does (a
+ * door opened, a creature hurt) is not predicted: it shows in the next
+ * static or snapshot. A diagonal where the Area allows none (refused
+ * NOT_ALLOWED) changes nothing.
+ */
+export function actionPose(p: Pose, dir: Dir, t: Terrain): Pose {
+  if (isDiagonal(dir) && !t.diagonal) return { ...p };
+  return { ...p, facing: dir };
+}
+
+/** predict applies one intent to a pose: steps and actions; move-tos and stops are the server's to carry out. */
+function predict(p: Pose, q: Pick<PendingIntent, "kind" | "dir">, t: Terrain): Pose {
+  switch (q.kind) {
+    case IntentKind.Step:
+      return stepPose(p, q.dir, t);
+    case IntentKind.Action:
+      return actionPose(p, q.dir, t);
+    default:
+      return p;
+  }
 }
 
 /**
@@ -84,10 +136,10 @@ export class Predictor {
     return this.pending.find((p) => p.seq === seq);
   }
 
-  /** sent records an intent just sent; a step moves the prediction at once. */
+  /** sent records an intent just sent; a step moves the prediction at once, an action turns it. */
   sent(p: PendingIntent, t: Terrain): void {
     this.pending.push(p);
-    if (this.pose !== null && p.kind === IntentKind.Step) this.pose = stepPose(this.pose, p.dir, t);
+    if (this.pose !== null) this.pose = predict(this.pose, p, t);
   }
 
   /**
@@ -132,9 +184,7 @@ export class Predictor {
       return;
     }
     let p: Pose = { ...this.server };
-    for (const q of this.pending) {
-      if (q.kind === IntentKind.Step) p = stepPose(p, q.dir, t);
-    }
+    for (const q of this.pending) p = predict(p, q, t);
     this.pose = p;
   }
 

@@ -74,8 +74,11 @@ export const IntentKind = { Step: 0, MoveTo: 1, Stop: 2, Action: 3 } as const;
 /** An intent kind. */
 export type IntentKind = (typeof IntentKind)[keyof typeof IntentKind];
 
-/** What an entity of a snapshot is. */
-export const EntityKind = { Player: 0, Creature: 1, Object: 2 } as const;
+/**
+ * What an entity of a snapshot is. Static objects (doors, trees, signs...)
+ * are not entities: they come with the map of their cell ({@link Static}).
+ */
+export const EntityKind = { Player: 0, Creature: 1 } as const;
 
 /** Entity flags of snapshot records. */
 export const EntityFlag = {
@@ -97,8 +100,62 @@ export const Rule = {
   LineOfSight: 1 << 3,
 } as const;
 
-/** Floor kinds of a static's runs. */
-export const Floor = { Open: 0, Wall: 1 } as const;
+/**
+ * Floor kinds of a static's runs (docs/protocol.md, "static: the map"):
+ * the content's floor kinds (content/doc.go), and walls. Codes are stable;
+ * a new kind gets a new code.
+ */
+export const Floor = { Void: 0, Grass: 1, Dirt: 2, Stone: 3, Sand: 4, Wood: 5, Water: 6, Wall: 7 } as const;
+
+/** The name of each floor kind, by code. */
+export const FLOOR_NAMES: readonly string[] = ["void", "grass", "dirt", "stone", "sand", "wood", "water", "wall"];
+
+/**
+ * floorWalkable reports whether a body may stand on a square of floor kind
+ * k: not on void, water or a wall. A kind this SDK does not know is taken
+ * as walkable (only the server knows; a prediction it refuses rolls back).
+ */
+export function floorWalkable(k: number): boolean {
+  return k !== Floor.Void && k !== Floor.Water && k !== Floor.Wall;
+}
+
+/** floorOpaque reports whether floor kind k stops line of sight: only a wall. */
+export function floorOpaque(k: number): boolean {
+  return k === Floor.Wall;
+}
+
+/** Static object kinds: the content's object classes (content/doc.go). Codes are stable. */
+export const ObjectKind = { Door: 1, Tree: 2, Sign: 3, Rock: 4, Chest: 5, Portal: 6 } as const;
+
+/** The name of each object kind, by code (0 is none, never sent). */
+export const OBJECT_NAMES: readonly string[] = ["none", "door", "tree", "sign", "rock", "chest", "portal"];
+
+/** A door's states (`StaticObject.state`). */
+export const DoorState = { Closed: 0, Open: 1 } as const;
+
+/**
+ * objectBlocks reports whether static object o stops bodies: a closed
+ * door, a tree, a sign, a rock, a chest. An open door and a portal square
+ * do not; nor does a kind this SDK does not know (the server decides).
+ */
+export function objectBlocks(o: Pick<StaticObject, "kind" | "state">): boolean {
+  switch (o.kind) {
+    case ObjectKind.Door:
+      return o.state === DoorState.Closed;
+    case ObjectKind.Tree:
+    case ObjectKind.Sign:
+    case ObjectKind.Rock:
+    case ObjectKind.Chest:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** objectBlocksSight reports whether static object o stops line of sight: a closed door, a tree. */
+export function objectBlocksSight(o: Pick<StaticObject, "kind" | "state">): boolean {
+  return o.kind === ObjectKind.Tree || (o.kind === ObjectKind.Door && o.state === DoorState.Closed);
+}
 
 /** Snapshot flag bit 0: drop the whole view before applying the records. */
 export const SNAPSHOT_RESET = 1;
@@ -177,15 +234,18 @@ export interface Snapshot {
   records: Uint8Array;
 }
 
-/** A static object of a cell: `[id, kind, x, y, state]`. */
+/** A static object of a cell: `[id, kind, x, y, state, text]`, one per square at most. */
 export interface StaticObject {
+  /** Stable for the Area (the object's id in its Tiled map). */
   id: number;
-  /** The content's object kind. */
+  /** An {@link ObjectKind}. */
   kind: number;
   x: number;
   y: number;
-  /** The object's state where it has one (a door: 0 closed, 1 open). */
+  /** A door's {@link DoorState}; 0 for the others. */
   state: number;
+  /** A sign's words (at most 200 bytes); "" for the others. */
+  text: string;
 }
 
 /** `static{cell, version, floor, objects}` (t = 13): the map of one cell. */
@@ -244,7 +304,13 @@ export interface PortalMoved {
   joinId: bigint;
 }
 
-/** `area_info` (t = 20): the Area's size, cells, pacing and rules. */
+/** One creature kind of an Area: its name and full health. */
+export interface CreatureKind {
+  name: string;
+  hp: number;
+}
+
+/** `area_info` (t = 20): the Area's size, cells, pacing, rules and kinds of bodies. */
 export interface AreaInfo {
   readonly type: "area_info";
   area: number;
@@ -258,7 +324,12 @@ export interface AreaInfo {
   queueLen: number;
   interestRadius: number;
   resumeGraceMs: number;
+  /** {@link Rule} bits. */
   rules: number;
+  /** A player's full health. */
+  playerHp: number;
+  /** The Area's creature kinds: an entity's `look` k > 0 is `creatures[k - 1]`. */
+  creatures: CreatureKind[];
 }
 
 /** A message a client sends. */

@@ -13,7 +13,7 @@
  * | 0x11 | cell | cell uv, n uv, then n entities |
  * | 0x12 | forget | cell uv |
  *
- * An entity is `id uv, kind u8, x uv, y uv, facing u8, hp uv, flags u8`.
+ * An entity is `id uv, kind u8, look uv, x uv, y uv, facing u8, hp uv, flags u8`.
  *
  * @module
  */
@@ -32,15 +32,21 @@ export const Op = {
   Forget: 0x12,
 } as const;
 
-/** One entity as a snapshot shows it. hp 0: it has no health. */
+/** One entity as a snapshot shows it. */
 export interface EntityState {
   id: number;
-  /** {@link EntityKind}: 0 player, 1 creature, 2 object. */
+  /** {@link EntityKind}: 0 player, 1 creature. */
   kind: number;
+  /**
+   * What a creature is: `area_info.creatures[look - 1]`; 0 for a player,
+   * and for a creature of no listed kind.
+   */
+  look: number;
   x: number;
   y: number;
   /** A {@link Dir}. */
   facing: number;
+  /** Its health, of `area_info.player_hp` (a player) or its kind's `hp` (a creature); 0: it has none. */
   hp: number;
   /** {@link EntityFlag} bits. */
   flags: number;
@@ -60,7 +66,8 @@ export type SnapshotRecord =
 const MAX_ID = 0xffffffff;
 const MAX_COORD = 0x7fffffff;
 const MAX_HP = 0xffff;
-const MIN_ENTITY_BYTES = 7;
+const MAX_LOOK = 0xffff;
+const MIN_ENTITY_BYTES = 8;
 
 /** Reader walks a records byte string; every read throws MalformedError past its end. */
 class Reader {
@@ -95,6 +102,7 @@ class Reader {
     return {
       id: this.uv(MAX_ID),
       kind: this.u8(),
+      look: this.uv(MAX_LOOK),
       x: this.uv(MAX_COORD),
       y: this.uv(MAX_COORD),
       facing: this.u8(),
@@ -135,7 +143,7 @@ export function readRecords(b: Uint8Array): SnapshotRecord[] {
       case Op.Cell: {
         const cell = r.uv(MAX_ID);
         const n = r.uv(MAX_COORD);
-        // Each entity takes at least 7 bytes: refuse a count beyond what
+        // Each entity takes at least 8 bytes: refuse a count beyond what
         // is left before looping on it.
         if (n > Math.floor(r.left / MIN_ENTITY_BYTES)) {
           throw new MalformedError(`snapshot record: cell of ${n} entities in ${r.left} bytes`);
@@ -175,6 +183,7 @@ export class RecordWriter {
   private entityBody(e: EntityState): void {
     this.uv(e.id);
     this.out.push(e.kind & 0xff);
+    this.uv(e.look);
     this.uv(e.x);
     this.uv(e.y);
     this.out.push(e.facing & 0xff);

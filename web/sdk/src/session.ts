@@ -21,12 +21,12 @@ import {
   type Cell,
   type ClientMessage,
   type Dir,
-  Floor,
   IntentKind,
   type Message,
   PROTOCOL_VERSION,
   Rule,
 } from "./protocol.js";
+import type { EntityState } from "./records.js";
 import { nextSeq } from "./seq.js";
 import { MalformedError } from "./strict.js";
 import { AreaView, ViewError } from "./view.js";
@@ -65,21 +65,34 @@ export interface IntentRequest {
   target: Cell;
 }
 
-/** The one answer every intent gets. */
+/**
+ * The one answer every intent gets. "unknown" is an intent that was in
+ * flight when a connection dropped, whose answer was lost with it: it was
+ * applied or refused, and the view (re-based on the resumed session's
+ * snapshots) shows what it did.
+ */
 export type IntentOutcome =
   | { status: "applied"; seq: number }
   | { status: "refused"; seq: number | null; code: number }
-  | { status: "voided"; seq: number | null };
+  | { status: "voided"; seq: number | null }
+  | { status: "unknown"; seq: number };
 
 /** An entity as a game draws it. */
 export interface Drawable {
   id: number;
+  /** {@link EntityKind}. */
   kind: number;
+  /** What a creature is (`area_info.creatures[look - 1]`); 0 for players. */
+  look: number;
+  /** The creature kind's name, for creatures of a listed kind. */
+  creature: string | undefined;
   /** Where to draw it, in squares (fractional while it slides). */
   x: number;
   y: number;
   facing: number;
   hp: number;
+  /** Its full health ({@link AreaView.fullHp}): hp of fullHp; 0 when it has none. */
+  fullHp: number;
   flags: number;
   /** The player's name from presence, for players. */
   name: string | undefined;
@@ -103,6 +116,15 @@ export interface SessionEvents {
   intentRefused: { seq: number | null; intent: IntentRequest; code: number; name: string };
   /** The session ended (or moved on) before the intent got an answer: not applied. */
   intentVoided: { seq: number | null; intent: IntentRequest };
+  /** The intent's answer was lost with a dropped connection: applied or refused, the view shows which. */
+  intentUnknown: { seq: number; intent: IntentRequest };
+  /**
+   * The player's body was killed and came back with full health at a
+   * spawn point: from is where the snapshot before showed it, at where
+   * it stands now. The protocol has no message for it: the session tells
+   * it from the body's hp rising back to full (nothing else heals).
+   */
+  respawned: { from: { x: number; y: number }; at: { x: number; y: number }; hp: number };
   areaClosing: { reason: number; graceMs: number };
   takenOver: { message: string };
   portalBlocked: { reason: number };
@@ -205,11 +227,19 @@ export class Session {
   private timer: TimerHandle | null = null;
   private bindTimer: TimerHandle | null = null;
   private joinAttempts = 0;
+  // Whether a host ever bound this session. Until then a join retried asks
+  // for the Area the player chose, not where /v1/me says the character is:
+  // a body left behind in another Area (waiting out its resume grace)
+  // would otherwise pull the player back there.
+  private wasBound = false;
   private resumeDeadline = 0;
   private helloSentAt = 0;
   private rtt: number | null = null;
   private dropCount = 0;
   private endReason: EndReason | null = null;
+  private ownHp = -1; // the own body's hp in the last snapshot that showed it; -1: not seen
+  private resumeTick = -1; // hello_ack's tick of the last resume, while resent intents may be in doubt
+  private readonly resentSeqs = new Set<number>(); // seqs sent again after the last resume
 
   constructor(opts: SessionOptions) {
     this.director = opts.director;
@@ -257,6 +287,15 @@ export class Session {
     return this.predictor.authoritative;
   }
 
+  /**
+   * self is the player's body as the last snapshot showed it (its hp of
+   * `view.info.playerHp`, its flags), or undefined while the view does
+   * not hold it.
+   */
+  get self(): EntityState | undefined {
+    return this.view.entities.get(this.ownEntity);
+  }
+
   /** pending is how many intents wait for an answer, sent or not. */
   get pending(): number {
     return this.predictor.outstanding.length + this.outbox.length;
@@ -296,10 +335,13 @@ export class Session {
       out.push({
         id: e.id,
         kind: e.kind,
+        look: e.look,
+        creature: this.view.creatureKind(e.look)?.name,
         x: p.x,
         y: p.y,
         facing: self && me !== null ? me.facing : e.facing,
         hp: e.hp,
+        fullHp: this.view.fullHp(e),
         flags: e.flags,
         name: this.view.players.get(e.id),
         self,
@@ -337,11 +379,16 @@ export class Session {
   }
 
   /**
-   * action acts on (x, y): a door, a creature. Protocol version 2 refuses
-   * every action MALFORMED; the answer comes like any intent's.
+   * action acts on the square next to the body in dir, and turns the body
+   * to face it (the turn is predicted; what the action does is not): it
+   * opens or closes the door there, or attacks the body there (a
+   * creature; a player where the Area's rules allow PvP, else refused
+   * NOT_ALLOWED). Nothing there to act on is refused NOTHING_THERE. It
+   * spends the movement budget like a step, and is answered like any
+   * intent. A door's new state comes in its cell's next static.
    */
-  action(x: number, y: number): Promise<IntentOutcome> {
-    return this.intent({ kind: IntentKind.Action, dir: 0, target: { x, y } });
+  action(dir: Dir): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.Action, dir, target: { x: 0, y: 0 } });
   }
 
   /** intent sends any intent; see {@link IntentRequest}. */
@@ -558,8 +605,10 @@ export class Session {
       this.timer = null;
       if (kind === "resume") {
         this.connect({ type: "resume", token: this.resumeToken ?? "", joinId: this.joinId });
-      } else {
+      } else if (this.wasBound) {
         void this.rejoin();
+      } else {
+        void this.requestJoin(this.targetArea);
       }
     }, delay);
   }
@@ -571,6 +620,9 @@ export class Session {
   private endSeqSpace(): void {
     this.resumeToken = null;
     this.resumeDeadline = 0;
+    this.resumeTick = -1;
+    this.resentSeqs.clear();
+    this.ownHp = -1;
     for (const p of this.predictor.clear()) {
       const o = this.outgoing.get(p.seq);
       this.outgoing.delete(p.seq);
@@ -607,13 +659,15 @@ export class Session {
     const self = this.ownEntity;
     return {
       diagonal: ((v.info?.rules ?? 0) & Rule.Diagonal) !== 0,
-      passable: (x, y) => v.onGrid(x, y) && v.floorAt(x, y) !== Floor.Wall && v.entityAt(x, y, self) === undefined,
+      passable: (x, y) => v.walkable(x, y) && v.entityAt(x, y, self) === undefined,
+      walkable: (x, y) => v.walkable(x, y),
+      onGrid: (x, y) => v.onGrid(x, y),
     };
   }
 
   private send(o: Outgoing): void {
     this.seq = nextSeq(this.seq);
-    const p: PendingIntent = { seq: this.seq, ...o.req, sentAt: this.clock.now(), resent: false };
+    const p: PendingIntent = { seq: this.seq, ...o.req, sentAt: this.clock.now(), resent: false, stale: false };
     this.outgoing.set(p.seq, o);
     this.predictor.sent(p, this.terrain());
     this.sendRaw({ type: "intent", seq: p.seq, kind: p.kind, dir: p.dir, target: p.target });
@@ -621,10 +675,19 @@ export class Session {
 
   private settle(o: Outgoing, seq: number | null, outcome: IntentOutcome): void {
     o.resolve(outcome);
-    if (outcome.status === "applied") this.events.emit("intentApplied", { seq: outcome.seq, intent: o.req });
-    else if (outcome.status === "refused") {
-      this.events.emit("intentRefused", { seq, intent: o.req, code: outcome.code, name: codeName(outcome.code) });
-    } else this.events.emit("intentVoided", { seq, intent: o.req });
+    switch (outcome.status) {
+      case "applied":
+        this.events.emit("intentApplied", { seq: outcome.seq, intent: o.req });
+        return;
+      case "refused":
+        this.events.emit("intentRefused", { seq, intent: o.req, code: outcome.code, name: codeName(outcome.code) });
+        return;
+      case "unknown":
+        this.events.emit("intentUnknown", { seq: outcome.seq, intent: o.req });
+        return;
+      case "voided":
+        this.events.emit("intentVoided", { seq, intent: o.req });
+    }
   }
 
   private sampleRtt(ms: number): void {
@@ -663,7 +726,7 @@ export class Session {
   private handle(m: Message): void {
     switch (m.type) {
       case "hello_ack":
-        this.onHelloAck(m.joinId, m.entity, m.area, m.resumeToken);
+        this.onHelloAck(m.joinId, m.entity, m.tick, m.area, m.resumeToken);
         return;
       case "area_info":
         this.view.applyAreaInfo(m);
@@ -738,7 +801,7 @@ export class Session {
     }
   }
 
-  private onHelloAck(joinId: bigint, entity: number, area: number, token: string): void {
+  private onHelloAck(joinId: bigint, entity: number, tick: number, area: number, token: string): void {
     if (this.st !== "binding") {
       this.drop(`hello_ack in state ${this.st}`);
       return;
@@ -753,16 +816,21 @@ export class Session {
     this.resumeToken = token;
     this.resumeDeadline = 0;
     this.ownEntity = entity;
+    this.wasBound = true;
     if (area !== this.view.info?.area) {
       this.view.reset();
       this.interpolator.clear();
     }
     this.targetArea = area;
     if (resumed) {
-      // The ones the server had are refused STALE_SEQ (ignored), the
-      // ones lost with the connection are applied now.
+      // The ones the server had are refused STALE_SEQ (their first copy's
+      // answer counts), the ones lost with the connection are applied now.
+      this.resentSeqs.clear();
+      this.resumeTick = this.predictor.outstanding.length > 0 ? tick : -1;
       for (const p of this.predictor.outstanding) {
         p.resent = true;
+        p.stale = false;
+        this.resentSeqs.add(p.seq);
         this.sendRaw({ type: "intent", seq: p.seq, kind: p.kind, dir: p.dir, target: p.target });
       }
     } else {
@@ -799,9 +867,15 @@ export class Session {
       const o = this.outgoing.get(p.seq);
       this.outgoing.delete(p.seq);
       if (!p.resent) this.sampleRtt(now - p.sentAt);
-      if (o !== undefined) this.settle(o, p.seq, { status: "applied", seq: p.seq });
+      // An intent in flight at the drop, at or before the ack: its answer
+      // may have been a refusal sent on the lost connection.
+      const outcome: IntentOutcome = p.resent ? { status: "unknown", seq: p.seq } : { status: "applied", seq: p.seq };
+      if (o !== undefined) this.settle(o, p.seq, outcome);
     }
+    this.settleLostAnswers(tick);
     const own = this.view.entities.get(this.ownEntity);
+    const before = this.predictor.authoritative;
+    this.noticeRespawn(before, own);
     this.predictor.reconcile(own === undefined ? null : { x: own.x, y: own.y, facing: own.facing }, this.terrain());
     for (const e of this.view.entities.values()) {
       if (e.id !== this.ownEntity) this.interpolator.observe(e.id, e.x, e.y, now);
@@ -815,15 +889,59 @@ export class Session {
     this.events.emit("snapshot", { tick, ackSeq });
   }
 
+  /**
+   * settleLostAnswers settles the resent intents whose first copy the
+   * server had (their resent copy refused STALE_SEQ) and that are still
+   * without an answer once the server has surely answered every first
+   * copy: a queue of queue_len intents drains within queue_len step
+   * periods, so past that (and a step period more), counted in the
+   * Area's ticks from the resume's hello_ack, the answer was a refusal
+   * sent on the lost connection. The snapshot's view is the truth it
+   * made; nothing of it is replayed any more.
+   */
+  private settleLostAnswers(tick: number): void {
+    const info = this.view.info;
+    if (this.resumeTick < 0 || info === null) return;
+    const doubtTicks = Math.ceil(((info.queueLen + 1) * info.stepMs * info.tickHz) / 1000);
+    if (tick - this.resumeTick < doubtTicks) return;
+    this.resumeTick = -1;
+    for (const p of [...this.predictor.outstanding]) {
+      if (!p.stale) continue;
+      this.predictor.take(p.seq);
+      const o = this.outgoing.get(p.seq);
+      this.outgoing.delete(p.seq);
+      if (o !== undefined) this.settle(o, p.seq, { status: "unknown", seq: p.seq });
+    }
+  }
+
+  /**
+   * noticeRespawn tells a death from the snapshots, which have no word
+   * for it: a player at 0 hp comes back at a spawn point with full
+   * health, in the same tick, and nothing else gives a player health
+   * back, so the body's hp rising to full from below is a death and a
+   * return. (A blow that kills from full health shows nothing: the body
+   * is only seen back where it appears.)
+   */
+  private noticeRespawn(before: Pose | null, own: EntityState | undefined): void {
+    const last = this.ownHp;
+    this.ownHp = own === undefined ? -1 : own.hp;
+    const full = this.view.info?.playerHp ?? 0;
+    if (own === undefined || before === null || last < 0 || full === 0 || own.hp !== full || last >= full) return;
+    this.events.emit("respawned", { from: { x: before.x, y: before.y }, at: { x: own.x, y: own.y }, hp: own.hp });
+  }
+
   private onRefusal(seq: number, code: number): void {
     const p = this.predictor.find(seq);
     if (p === undefined) {
+      if (code === Code.STALE_SEQ && this.resentSeqs.has(seq)) return; // a resent copy of one settled meanwhile
       this.drop(`an answer for seq ${seq}, which is not pending`, { code: codeName(code) });
       return;
     }
-    if (code === Code.STALE_SEQ && p.resent) {
-      // The server had the first copy: its answer is the one that counts.
-      p.resent = false;
+    if (code === Code.STALE_SEQ && p.resent && !p.stale) {
+      // The server had the first copy: its answer is the one that counts
+      // (it comes on this connection if the copy was still queued, and
+      // was lost if it went out on the dropped one).
+      p.stale = true;
       return;
     }
     this.predictor.take(seq);

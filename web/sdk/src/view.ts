@@ -8,7 +8,20 @@
  * @module
  */
 
-import { DIR_DELTA, type AreaInfo, type Presence, type ServerMessage, type Snapshot, type Static, type StaticObject, SNAPSHOT_RESET } from "./protocol.js";
+import {
+  type AreaInfo,
+  type CreatureKind,
+  DIR_DELTA,
+  EntityKind,
+  type Presence,
+  SNAPSHOT_RESET,
+  type ServerMessage,
+  type Snapshot,
+  type Static,
+  type StaticObject,
+  floorWalkable,
+  objectBlocks,
+} from "./protocol.js";
 import { type EntityState, type SnapshotRecord, readRecords } from "./records.js";
 
 /**
@@ -30,8 +43,9 @@ export interface CellMap {
   readonly y: number;
   readonly w: number;
   readonly h: number;
-  /** Floor kinds, `floor[(y - this.y) * w + (x - this.x)]`. */
+  /** Floor kinds ({@link Floor}), `floor[(y - this.y) * w + (x - this.x)]`. */
   readonly floor: Uint8Array;
+  /** The cell's static objects, one per square at most. */
   readonly objects: readonly StaticObject[];
 }
 
@@ -257,8 +271,56 @@ export class AreaView {
 
   /** objectsAt returns the static objects on square (x, y) that the view's maps know. */
   objectsAt(x: number, y: number): StaticObject[] {
+    if (!this.onGrid(x, y)) return [];
     const m = this.maps.get(this.cellOf(x, y));
     return m === undefined ? [] : m.objects.filter((o) => o.x === x && o.y === y);
+  }
+
+  /**
+   * objectAt returns the static object on square (x, y) (there is one at
+   * most), or undefined for none or a cell whose map has not come.
+   */
+  objectAt(x: number, y: number): StaticObject | undefined {
+    if (!this.onGrid(x, y)) return undefined;
+    return this.maps.get(this.cellOf(x, y))?.objects.find((o) => o.x === x && o.y === y);
+  }
+
+  /**
+   * walkable reports whether the map, as far as the view knows it, lets a
+   * body stand on (x, y): a square of the grid, of a floor bodies stand on
+   * (not void, water or a wall), with no object that stops bodies (a
+   * closed door, a tree, a sign, a rock, a chest). Bodies are not counted
+   * (see {@link AreaView.entityAt}). A square whose cell's map has not come (a
+   * line-of-sight Area sends a cell's map once it is seen) is taken as
+   * walkable: the server decides.
+   */
+  walkable(x: number, y: number): boolean {
+    if (!this.onGrid(x, y)) return false;
+    const m = this.maps.get(this.cellOf(x, y));
+    if (m === undefined) return true;
+    if (!floorWalkable(m.floor[(y - m.y) * m.w + (x - m.x)] as number)) return false;
+    for (const o of m.objects) if (o.x === x && o.y === y && objectBlocks(o)) return false;
+    return true;
+  }
+
+  /**
+   * creatureKind returns the creature kind a look names
+   * (`area_info.creatures[look - 1]`), or undefined for 0, a look beyond
+   * the list, or before area_info.
+   */
+  creatureKind(look: number): CreatureKind | undefined {
+    return look > 0 ? this.info?.creatures[look - 1] : undefined;
+  }
+
+  /**
+   * fullHp returns an entity's full health: `area_info.player_hp` for a
+   * player, its kind's `hp` for a creature, and 0 when it has none (a
+   * creature of no listed kind, or before area_info).
+   */
+  fullHp(e: Pick<EntityState, "kind" | "look">): number {
+    if (e.kind === EntityKind.Player) return this.info?.playerHp ?? 0;
+    if (e.kind === EntityKind.Creature) return this.creatureKind(e.look)?.hp ?? 0;
+    return 0;
   }
 
   /** entityAt returns an entity in view standing on (x, y), if any. */

@@ -4,7 +4,22 @@
  * the decoding rules refuse what they must.
  */
 
-import { Code, type Message, MalformedError, decodeMessage, encodeMessage, readRecords } from "../src/index.js";
+import {
+  type AreaInfo,
+  Code,
+  Dir,
+  DoorState,
+  EntityKind,
+  Floor,
+  IntentKind,
+  type Message,
+  MalformedError,
+  ObjectKind,
+  codeName,
+  decodeMessage,
+  encodeMessage,
+  readRecords,
+} from "../src/index.js";
 import { eq, hex, ok, test, throws, unhex } from "./harness.js";
 
 /** The value of each golden file, as docs/protocol.md's worked examples give it. */
@@ -27,12 +42,23 @@ const goldens: Record<string, Message> = {
     interestRadius: 24,
     resumeGraceMs: 30000,
     rules: 1,
+    playerHp: 100,
+    creatures: [{ name: "deer", hp: 15 }],
   },
   error: { type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: 42n, detail: "grant unknown" },
   rehello: { type: "rehello", code: Code.REHELLO, detail: "binding lost" },
   intent_result: { type: "intent_result", seq: 7, code: Code.BLOCKED },
-  snapshot: { type: "snapshot", tick: 86402, ackSeq: 7, flags: 0, records: unhex("0209100c011104061e001203") },
-  static: { type: "static", cell: 9, version: 3, floor: [0, 12, 1, 2, 0, 50], objects: [{ id: 7, kind: 2, x: 8, y: 9, state: 1 }] },
+  snapshot: { type: "snapshot", tick: 86402, ackSeq: 7, flags: 0, records: unhex("0209100c01011104060f001203") },
+  static: {
+    type: "static",
+    cell: 9,
+    version: 3,
+    floor: [Floor.Grass, 12, Floor.Wall, 2, Floor.Stone, 50],
+    objects: [
+      { id: 7, kind: ObjectKind.Door, x: 8, y: 9, state: DoorState.Open, text: "" },
+      { id: 8, kind: ObjectKind.Sign, x: 10, y: 9, state: 0, text: "Inn" },
+    ],
+  },
   presence: { type: "presence", area: 5, players: [{ entity: 1001, name: "ada" }, { entity: 1002, name: "bo" }] },
   area_closing: { type: "area_closing", reason: Code.AREA_CLOSING, graceMs: 5000 },
   taken_over: { type: "taken_over" },
@@ -69,7 +95,7 @@ test("the golden snapshot's records decode as documented", () => {
     readRecords(m.records),
     [
       { op: "step", dir: 2, id: 9 },
-      { op: "enter", entity: { id: 12, kind: 1, x: 17, y: 4, facing: 6, hp: 30, flags: 0 } },
+      { op: "enter", entity: { id: 12, kind: EntityKind.Creature, look: 1, x: 17, y: 4, facing: Dir.W, hp: 15, flags: 0 } },
       { op: "forget", cell: 3 },
     ],
     "records",
@@ -147,4 +173,88 @@ test("encoding refuses fields out of range", () => {
   throws(() => encodeMessage({ type: "intent", seq: 2 ** 32, kind: 0, dir: 0, target: { x: 0, y: 0 } }), RangeError, "seq 2^32");
   throws(() => encodeMessage({ type: "intent", seq: 1, kind: 0, dir: 0, target: { x: 2 ** 31, y: 0 } }), RangeError, "x 2^31");
   throws(() => encodeMessage({ type: "hello", grant: "g", joinId: -1n, versions: [2] }), RangeError, "join id -1");
+});
+
+/**
+ * Messages of the new fields and kinds, encoded by the Go reference
+ * (net/wire) in the fixtures: each decodes to the value here and
+ * re-encodes byte for byte.
+ */
+const more: Record<string, Message> = {
+  action: { type: "intent", seq: 8, kind: IntentKind.Action, dir: Dir.E, target: { x: 0, y: 0 } },
+  nothing_there: { type: "intent_result", seq: 8, code: Code.NOTHING_THERE },
+  arena_info: {
+    type: "area_info",
+    area: 6,
+    kind: "arena",
+    w: 96,
+    h: 96,
+    cellSize: 8,
+    tickHz: 20,
+    snapshotHz: 10,
+    stepMs: 166,
+    queueLen: 8,
+    interestRadius: 24,
+    resumeGraceMs: 30000,
+    rules: 0b1111,
+    playerHp: 100,
+    creatures: [
+      { name: "wolf", hp: 30 },
+      { name: "deer", hp: 15 },
+      { name: "slime", hp: 20 },
+    ],
+  },
+  every_object: {
+    type: "static",
+    cell: 0,
+    version: 70000,
+    floor: [Floor.Void, 1, Floor.Grass, 1, Floor.Dirt, 1, Floor.Stone, 1, Floor.Sand, 1, Floor.Wood, 1, Floor.Water, 1, Floor.Wall, 57],
+    objects: [
+      { id: 1, kind: ObjectKind.Door, x: 0, y: 1, state: DoorState.Closed, text: "" },
+      { id: 2, kind: ObjectKind.Tree, x: 1, y: 1, state: 0, text: "" },
+      { id: 3, kind: ObjectKind.Sign, x: 2, y: 1, state: 0, text: "East: the arena. Wolves and slimes. Bring friends." },
+      { id: 4, kind: ObjectKind.Rock, x: 3, y: 1, state: 0, text: "" },
+      { id: 5, kind: ObjectKind.Chest, x: 4, y: 1, state: 0, text: "" },
+      { id: 4294967295, kind: ObjectKind.Portal, x: 5, y: 1, state: 0, text: "" },
+    ],
+  },
+};
+
+test("the new fields and kinds decode and encode as the Go reference does", (fx) => {
+  eq(Object.keys(fx.more).sort(), Object.keys(more).sort(), "messages");
+  for (const [name, want] of Object.entries(more)) {
+    const h = fx.more[name];
+    if (h === undefined) continue;
+    eq(decodeMessage(unhex(h)), want, `decode ${name}`);
+    eq(hex(encodeMessage(want)), h, `encode ${name}`);
+  }
+});
+
+test("NOTHING_THERE is code 28", () => {
+  eq(Code.NOTHING_THERE, 28, "number");
+  eq(codeName(28), "NOTHING_THERE", "name");
+  eq(codeName(29), "INTERNAL(29)", "the next number is unknown");
+});
+
+test("area_info, creature kinds and static objects of the wrong shape are refused", () => {
+  const info: AreaInfo = { ...(more["arena_info"] as AreaInfo), creatures: [] };
+  const head = hex(encodeMessage(info)).slice(0, -2); // all but the empty creatures array (80)
+  eq(decodeMessage(unhex(head + "80")), info, "no creature kinds");
+  const obj = "83020d8400018201184081"; // static{cell 0, version 1, floor [grass, 64]}, one object:
+  const cases: [string, string][] = [
+    ["area_info of 12 fields, as before the kinds", "8302148c056776696c6c6167651840183008140a18c808181819753001"],
+    ["a creature kind of one field", head + "8181" + "64776f6c66"],
+    ["a creature kind of three fields", head + "8183" + "64776f6c66" + "1e" + "00"],
+    ["a creature kind whose hp exceeds 16 bits", head + "8182" + "64776f6c66" + "1a00010000"],
+    ["a creature kind whose name is a number", head + "8182" + "01" + "1e"],
+    ["a static object of 5 fields", obj + "85" + "0101000000"],
+    ["a static object whose text is a number", obj + "86" + "010100000007"],
+    ["a static object whose kind exceeds 16 bits", obj + "86" + "01" + "1a00010000" + "00000060"],
+  ];
+  for (const [name, h] of cases) throws(() => decodeMessage(unhex(h)), MalformedError, name);
+  eq(
+    decodeMessage(unhex(obj + "86" + "01" + "01" + "00" + "00" + "01" + "60")),
+    { type: "static", cell: 0, version: 1, floor: [1, 64], objects: [{ id: 1, kind: ObjectKind.Door, x: 0, y: 0, state: DoorState.Open, text: "" }] },
+    "the same object, well formed",
+  );
 });

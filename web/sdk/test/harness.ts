@@ -11,13 +11,15 @@
 export interface Fixtures {
   /** The golden messages of net/wire/testdata, by file name, as hex. */
   golden: Record<string, string>;
+  /** More messages (the new fields and kinds), as net/wire encodes them, by name, as hex. */
+  more: Record<string, string>;
   /** The worked sequence of area/testdata/sequence applied to net/view. */
   sequence: {
     areaInfo: string;
     frames: {
       name: string;
       hex: string;
-      entities: { id: number; kind: number; x: number; y: number; facing: number; hp: number; flags: number }[];
+      entities: { id: number; kind: number; look: number; x: number; y: number; facing: number; hp: number; flags: number }[];
       held: number[];
     }[];
   };

@@ -1,6 +1,17 @@
 /** Prediction and reconciliation with scripted answers, on the Predictor alone. */
 
-import { Dir, IntentKind, type PendingIntent, Predictor, type Terrain, nextSeq, seqAfter, seqAtOrBefore } from "../src/index.js";
+import {
+  Dir,
+  IntentKind,
+  type PendingIntent,
+  Predictor,
+  type Terrain,
+  actionPose,
+  nextSeq,
+  seqAfter,
+  seqAtOrBefore,
+  stepPose,
+} from "../src/index.js";
 import { eq, ok, test } from "./harness.js";
 
 const open: Terrain = { diagonal: true, passable: () => true };
@@ -12,7 +23,10 @@ const stepOf = (seq: number, dir: Dir): PendingIntent => ({
   target: { x: 0, y: 0 },
   sentAt: 0,
   resent: false,
+  stale: false,
 });
+
+const actionOf = (seq: number, dir: Dir): PendingIntent => ({ ...stepOf(seq, dir), kind: IntentKind.Action });
 
 test("seqs compare in serial-number order on 32 bits", () => {
   const cases: [number, number, boolean][] = [
@@ -68,16 +82,42 @@ test("prediction: a lost snapshot rolls nothing back", () => {
   eq(p.outstanding.length, 0, "all settled");
 });
 
-test("prediction: walls, bodies and forbidden diagonals turn the body without moving it", () => {
+test("prediction: walls and bodies turn the body without moving it; a forbidden diagonal changes nothing", () => {
   const wall: Terrain = { diagonal: false, passable: (x) => x !== 5 };
   const p = new Predictor();
   p.reconcile({ x: 4, y: 4, facing: 0 }, wall);
   p.sent(stepOf(1, Dir.E), wall);
   eq(p.predicted, { x: 4, y: 4, facing: Dir.E }, "into a wall");
   p.sent(stepOf(2, Dir.NW), wall);
-  eq(p.predicted, { x: 4, y: 4, facing: Dir.NW }, "a diagonal where none are allowed");
+  eq(p.predicted, { x: 4, y: 4, facing: Dir.E }, "a diagonal where none are allowed (refused NOT_ALLOWED, no turn)");
   p.sent(stepOf(3, Dir.W), wall);
   eq(p.predicted, { x: 3, y: 4, facing: Dir.W }, "open ground");
+});
+
+test("prediction: a diagonal does not cut the corner of a wall; a step off the grid changes nothing", () => {
+  // A wall at (5, 4); the grid is 0..9 square.
+  const walkable = (x: number, y: number): boolean => !(x === 5 && y === 4);
+  const onGrid = (x: number, y: number): boolean => x >= 0 && y >= 0 && x < 10 && y < 10;
+  const t: Terrain = { diagonal: true, passable: (x, y) => onGrid(x, y) && walkable(x, y), walkable, onGrid };
+  eq(stepPose({ x: 4, y: 4, facing: 0 }, Dir.NE, t), { x: 4, y: 4, facing: Dir.NE }, "NE past the wall's corner: turned, not moved");
+  eq(stepPose({ x: 5, y: 5, facing: 0 }, Dir.NE, t), { x: 5, y: 5, facing: Dir.NE }, "NE with the wall on the north side");
+  eq(stepPose({ x: 4, y: 4, facing: 0 }, Dir.NW, t), { x: 3, y: 3, facing: Dir.NW }, "NW, clear");
+  eq(stepPose({ x: 0, y: 0, facing: Dir.S }, Dir.N, t), { x: 0, y: 0, facing: Dir.S }, "off the grid: refused OUT_OF_BOUNDS, no turn");
+  // Without walkable, no corner rule (a Terrain of the earlier SDK).
+  eq(stepPose({ x: 4, y: 4, facing: 0 }, Dir.NE, { diagonal: true, passable: () => true }), { x: 5, y: 3, facing: Dir.NE }, "no corner rule");
+});
+
+test("prediction: an action turns the body and does not move it; a refused one rolls back", () => {
+  const p = new Predictor();
+  p.reconcile({ x: 4, y: 4, facing: Dir.N }, open);
+  p.sent(actionOf(1, Dir.E), open);
+  eq(p.predicted, { x: 4, y: 4, facing: Dir.E }, "turned east");
+  p.sent(stepOf(2, Dir.S), open);
+  eq(p.predicted, { x: 4, y: 5, facing: Dir.S }, "then a step");
+  p.take(1);
+  p.replay(open);
+  eq(p.predicted, { x: 4, y: 5, facing: Dir.S }, "the step replayed without the action");
+  eq(actionPose({ x: 1, y: 1, facing: 0 }, Dir.SE, { diagonal: false, passable: () => true }), { x: 1, y: 1, facing: 0 }, "a diagonal action where none are allowed");
 });
 
 test("prediction: acks settle in serial order across the wrap", () => {

@@ -4,7 +4,7 @@ import { MalformedError, RecordWriter, readRecords } from "../src/index.js";
 import { eq, hex, test, throws, unhex } from "./harness.js";
 
 test("records: every kind round-trips through the writer and the reader", () => {
-  const e = { id: 300, kind: 1, x: 200, y: 5, facing: 6, hp: 65535, flags: 2 };
+  const e = { id: 300, kind: 1, look: 200, x: 200, y: 5, facing: 6, hp: 65535, flags: 2 };
   const b = new RecordWriter()
     .step(9, 2)
     .pos(128, 129, 16383)
@@ -41,6 +41,8 @@ test("records: malformed ones are refused", () => {
     ["truncated varint", "0280"],
     ["id over 32 bits", "02808080801001"],
     ["hp over 16 bits", "0a018080040000"],
+    ["look over 16 bits", "100101808004" + "0000000000"],
+    ["an entity one byte short (no flags)", "1001010102030400"],
     ["x over 31 bits", "0801808080800800"],
     ["cell count beyond the bytes", "110005" + "00000000000000"],
     ["truncated entity", "10010002"],
@@ -51,4 +53,18 @@ test("records: malformed ones are refused", () => {
 
 test("records: empty records are no records", () => {
   eq(readRecords(new Uint8Array(0)), [], "none");
+});
+
+test("records: an entity is id, kind, look, x, y, facing, hp, flags", () => {
+  // docs/protocol.md's golden snapshot: enter id 12, creature, look 1, (17, 4), facing w, hp 15.
+  eq(
+    readRecords(unhex("100c01011104060f00")),
+    [{ op: "enter", entity: { id: 12, kind: 1, look: 1, x: 17, y: 4, facing: 6, hp: 15, flags: 0 } }],
+    "enter",
+  );
+  // A player has look 0; a look past 127 takes two bytes.
+  eq(hex(new RecordWriter().enter({ id: 1, kind: 0, look: 0, x: 4, y: 4, facing: 0, hp: 100, flags: 0 }).bytes()), "100100000404006400", "a player");
+  eq(hex(new RecordWriter().enter({ id: 2, kind: 1, look: 300, x: 1, y: 1, facing: 0, hp: 0, flags: 0 }).bytes()), "100201ac020101000000", "look 300");
+  // A cell of n entities needs at least 8 bytes each.
+  throws(() => readRecords(unhex("110002" + "02010106040000" + "0002010106040000")), MalformedError, "two entities in 15 bytes");
 });

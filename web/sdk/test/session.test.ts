@@ -8,7 +8,11 @@ import {
   type AreaInfo,
   Code,
   Dir,
+  DoorState,
   type EntityState,
+  Floor,
+  IntentKind,
+  ObjectKind,
   type Intent,
   type IntentOutcome,
   type Message,
@@ -34,6 +38,8 @@ const INFO: AreaInfo = {
   interestRadius: 0,
   resumeGraceMs: 30000,
   rules: 1,
+  playerHp: 100,
+  creatures: [{ name: "deer", hp: 15 }],
 };
 
 interface Env {
@@ -74,7 +80,7 @@ function lastSocket(env: Env): FakeSocket {
   return ws;
 }
 
-const player = (id: number, x: number, y: number): EntityState => ({ id, kind: 0, x, y, facing: 0, hp: 0, flags: 0 });
+const player = (id: number, x: number, y: number, hp = 100): EntityState => ({ id, kind: 0, look: 0, x, y, facing: 0, hp, flags: 0 });
 
 /** whole returns records that show every cell of INFO whole, with entities placed in theirs. */
 function whole(entities: EntityState[]): Uint8Array {
@@ -103,7 +109,7 @@ async function bind(env: Env, first = true, at: [number, number] = [4, 4]): Prom
   ws.deliver({ type: "hello_ack", joinId: hello.joinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 2 });
   ws.deliver(INFO);
   ws.deliver({ type: "presence", area: 5, players: [{ entity: 1, name: "ada" }] });
-  ws.deliver({ type: "static", cell: 0, version: 1, floor: [0, 64], objects: [] });
+  ws.deliver({ type: "static", cell: 0, version: 1, floor: [Floor.Grass, 64], objects: [] });
   ws.deliver({ type: "snapshot", tick: 2, ackSeq: 0, flags: 1, records: whole([player(1, at[0], at[1])]) });
   return ws;
 }
@@ -228,7 +234,14 @@ test("session: a dropped socket resumes within the grace and sends again what wa
   ws2.deliver(INFO);
   ws2.deliver(snapshot(2, 6, 4));
   eq(env.s.state, "ready", "ready again");
-  eq(await Promise.all([inFlight, whileDown]), [{ status: "applied", seq: 1 }, { status: "applied", seq: 2 }], "both applied");
+  eq(
+    await Promise.all([inFlight, whileDown]),
+    [
+      { status: "unknown", seq: 1 },
+      { status: "applied", seq: 2 },
+    ],
+    "the one in flight at the drop: its answer may have gone with the connection; the one made while down: applied",
+  );
   eq(env.dir.joins.length, 1, "no second join");
 });
 
@@ -410,6 +423,35 @@ test("session: REALM_FULL is retried, then the session ends with it", async () =
   eq(env.s.ended, "realm_full", "ended realm_full");
 });
 
+test("session: a first join refused IN_ANOTHER_AREA is retried for the Area asked for, not where the character is", async () => {
+  // The player left Area 9 a moment ago; its body waits out the resume
+  // grace there, and /v1/me still says the character is in 9.
+  const env = newEnv();
+  env.dir.characterArea = 9;
+  env.dir.joinAnswers.push({ status: 409, body: { code: "IN_ANOTHER_AREA", message: "you are playing in another area; leave it first" } });
+  env.s.start();
+  await settle();
+  env.clock.advance(10_000);
+  await settle();
+  eq(env.dir.joins, [5, 5], "both joins ask for Area 5");
+  await bind(env, false);
+  eq(env.s.state, "ready", "ready in Area 5");
+  eq(env.s.area, 5, "the session's Area");
+});
+
+test("session: a session ended after it was bound joins again where /v1/me says the character is", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  env.dir.characterArea = 9; // moved on (a portal crossing the client never heard of)
+  ws.deliver({ type: "rehello", code: Code.AREA_CLOSING, detail: "the area closed" });
+  for (let i = 0; i < 3; i++) {
+    await settle();
+    env.clock.advance(10_000);
+  }
+  ok(env.dir.meCalls >= 1, "asked /v1/me");
+  eq(env.dir.joins, [5, 9], "joined Area 9");
+});
+
 test("session: intents beyond the queue while disconnected are refused TOO_FAST", async () => {
   const env = newEnv();
   const ws = await bind(env);
@@ -418,4 +460,113 @@ test("session: intents beyond the queue while disconnected are refused TOO_FAST"
   for (let i = 0; i < 9; i++) outs.push(env.s.step(Dir.N));
   eq(await outs[8], { status: "refused", seq: null, code: Code.TOO_FAST }, "the ninth");
   eq(env.s.pending, 8, "eight wait");
+});
+
+test("session: action sends the action intent in dir, turns the body, and is answered like a step", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const outcome = env.s.action(Dir.W);
+  eq(intents(ws), [{ type: "intent", seq: 1, kind: IntentKind.Action, dir: Dir.W, target: { x: 0, y: 0 } }], "the intent");
+  eq(env.s.predicted, { x: 4, y: 4, facing: Dir.W }, "turned, not moved");
+  ws.deliver({ type: "intent_result", seq: 1, code: Code.NOTHING_THERE });
+  eq(await outcome, { status: "refused", seq: 1, code: Code.NOTHING_THERE }, "nothing there");
+  const next = env.s.action(Dir.E);
+  ws.deliver(snapshot(2, 4, 4, false));
+  eq(await next, { status: "applied", seq: 2 }, "an applied action");
+});
+
+test("session: prediction walks where the map lets it: a closed door stops it until its static says it is open", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  // A closed door east of the body, at (5, 4); water south of it, at (4, 5).
+  const door = (state: number, version: number): Message => ({
+    type: "static",
+    cell: 0,
+    version,
+    floor: [Floor.Grass, 44, Floor.Water, 1, Floor.Grass, 19],
+    objects: [{ id: 9, kind: ObjectKind.Door, x: 5, y: 4, state, text: "" }],
+  });
+  ws.deliver(door(DoorState.Closed, 2));
+  void env.s.step(Dir.E);
+  eq(env.s.predicted, { x: 4, y: 4, facing: Dir.E }, "a closed door: turned, not moved");
+  void env.s.step(Dir.S);
+  eq(env.s.predicted, { x: 4, y: 4, facing: Dir.S }, "water: turned, not moved");
+  ws.deliver({ type: "intent_result", seq: 1, code: Code.BLOCKED });
+  ws.deliver({ type: "intent_result", seq: 2, code: Code.BLOCKED });
+  void env.s.action(Dir.E);
+  void env.s.step(Dir.E);
+  eq(env.s.predicted, { x: 4, y: 4, facing: Dir.E }, "the action that opens it is not predicted: the step still stops");
+  ws.deliver(door(DoorState.Open, 3));
+  ws.deliver(snapshot(3, 4, 4, false));
+  eq(env.s.predicted, { x: 5, y: 4, facing: Dir.E }, "the door's static came: the pending step replays through it");
+  eq(env.s.view.objectAt(5, 4)?.state, DoorState.Open, "the view's door");
+});
+
+test("session: drawables carry the look, the creature kind's name and full health", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const deer: EntityState = { id: 2, kind: 1, look: 1, x: 6, y: 4, facing: 0, hp: 9, flags: 0 };
+  ws.deliver({ type: "snapshot", tick: 3, ackSeq: 0, flags: 1, records: whole([player(1, 4, 4, 80), deer]) });
+  const d = env.s.drawables(env.clock.now()).sort((a, b) => a.id - b.id);
+  eq(
+    d.map((e) => [e.id, e.look, e.creature, e.hp, e.fullHp, e.self]),
+    [
+      [1, 0, undefined, 80, 100, true],
+      [2, 1, "deer", 9, 15, false],
+    ],
+    "id, look, creature, hp, full hp, self",
+  );
+  eq(env.s.self?.hp, 80, "the own body's hp");
+});
+
+test("session: a body killed and brought back at full health is announced", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const seen: string[] = [];
+  env.s.on("respawned", (e) => seen.push(`${e.from.x},${e.from.y}->${e.at.x},${e.at.y} hp ${e.hp}`));
+  const at = (x: number, y: number, hp: number): Message => ({ type: "snapshot", tick: 5, ackSeq: 0, flags: 0, records: whole([player(1, x, y, hp)]) });
+  ws.deliver(at(4, 4, 100));
+  ws.deliver(at(5, 4, 40)); // hurt, and a step
+  eq(seen, [], "hurt is not dead");
+  ws.deliver(at(20, 12, 100)); // back at full health, far away
+  eq(seen, ["5,4->20,12 hp 100"], "killed and back");
+  ws.deliver(at(20, 12, 0)); // seen at 0 ...
+  ws.deliver(at(20, 12, 100)); // ... and back where it fell
+  eq(seen.length, 2, "seen at 0 hp, then full");
+  ws.deliver(at(21, 12, 100));
+  eq(seen.length, 2, "a step at full health is nothing");
+  ws.deliver(at(21, 12, 10));
+  ws.deliver(at(22, 12, 100)); // killed beside the spawn point: back one square away
+  eq(seen[2], "21,12->22,12 hp 100", "killed next to where it comes back");
+  ws.deliver(at(22, 12, 92));
+  ws.deliver(at(23, 12, 92));
+  eq(seen.length, 3, "hurt and walking is nothing");
+});
+
+test("session: after a resume, a resent intent whose first copy's answer was lost is settled, not left pending", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const first = env.s.step(Dir.E);
+  const second = env.s.step(Dir.E);
+  ws.drop();
+  env.clock.advance(10_000);
+  const ws2 = lastSocket(env);
+  ws2.open();
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 100, area: 5, resumeToken: "r2", version: 2 });
+  eq(intents(ws2).map((m) => m.seq), [1, 2], "both sent again");
+  // The server had both: 1 was applied, 2 refused on the lost connection.
+  ws2.deliver({ type: "intent_result", seq: 1, code: Code.STALE_SEQ });
+  ws2.deliver({ type: "intent_result", seq: 2, code: Code.STALE_SEQ });
+  ws2.deliver(INFO);
+  ws2.deliver({ type: "snapshot", tick: 101, ackSeq: 1, flags: 1, records: whole([player(1, 5, 4)]) });
+  eq(await first, { status: "unknown", seq: 1 }, "the ack settles the first");
+  eq(env.s.pending, 1, "the second may still be queued on the server");
+  eq(env.s.predicted, { x: 6, y: 4, facing: Dir.E }, "and is replayed meanwhile");
+  // (queue_len + 1) step periods: 9 x 200 ms at 20 ticks a second is 36 ticks.
+  ws2.deliver({ type: "snapshot", tick: 135, ackSeq: 1, flags: 0, records: whole([player(1, 5, 4)]) });
+  eq(env.s.pending, 1, "not yet");
+  ws2.deliver({ type: "snapshot", tick: 136, ackSeq: 1, flags: 0, records: whole([player(1, 5, 4)]) });
+  eq(await second, { status: "unknown", seq: 2 }, "its answer went with the connection");
+  eq([env.s.pending, env.s.predicted], [0, { x: 5, y: 4, facing: 0 }], "re-based on the snapshot, nothing replayed");
+  eq(env.s.dropped, 0, "no answer was taken for garbage");
 });

@@ -3,7 +3,11 @@
 import {
   AreaView,
   type AreaInfo,
+  DoorState,
+  EntityKind,
   type EntityState,
+  Floor,
+  ObjectKind,
   MalformedError,
   RecordWriter,
   type Snapshot,
@@ -44,9 +48,14 @@ const info: AreaInfo = {
   interestRadius: 0,
   resumeGraceMs: 30000,
   rules: 1,
+  playerHp: 100,
+  creatures: [
+    { name: "wolf", hp: 30 },
+    { name: "deer", hp: 15 },
+  ],
 };
 
-const ent = (id: number, x: number, y: number, kind = 1): EntityState => ({ id, kind, x, y, facing: 0, hp: 0, flags: 0 });
+const ent = (id: number, x: number, y: number, kind = 1, look = 0): EntityState => ({ id, kind, look, x, y, facing: 0, hp: 0, flags: 0 });
 
 const snap = (records: Uint8Array, flags = 0, ackSeq = 0): Snapshot => ({ type: "snapshot", tick: 1, ackSeq, flags, records });
 
@@ -55,7 +64,7 @@ test("view: statics decode row by row, edge cells narrower", () => {
   v.apply(info);
   eq(v.cells(), 6, "3 x 2 cells");
   // Cell 2 is squares 16..19 x 0..7: 4 x 8 = 32 squares.
-  v.apply({ type: "static", cell: 2, version: 1, floor: [0, 5, 1, 1, 0, 26], objects: [{ id: 1, kind: 3, x: 17, y: 0, state: 1 }] });
+  v.apply({ type: "static", cell: 2, version: 1, floor: [0, 5, 1, 1, 0, 26], objects: [{ id: 1, kind: 3, x: 17, y: 0, state: 1, text: "" }] });
   eq(v.floorAt(16, 0), 0, "(16,0)");
   eq(v.floorAt(17, 1), 1, "(17,1): the sixth square, row 1 col 1");
   eq(v.floorAt(19, 7), 0, "(19,7)");
@@ -74,7 +83,7 @@ test("view: records move, change and drop entities; unheld cells are dropped", (
   // 2 steps east into cell 1 (held); 1 moves; state of 1.
   v.apply(snap(new RecordWriter().step(2, 2).pos(1, 3, 3).state(1, 9, 2, 4).bytes()));
   eq(v.entities.get(2), { ...ent(2, 8, 1), facing: 2 }, "2 stepped east");
-  eq(v.entities.get(1), { id: 1, kind: 1, x: 3, y: 3, facing: 4, hp: 9, flags: 2 }, "1 moved and changed");
+  eq(v.entities.get(1), { id: 1, kind: 1, look: 0, x: 3, y: 3, facing: 4, hp: 9, flags: 2 }, "1 moved and changed");
   // An enter into cell 2, which is not held: dropped at the end.
   v.apply(snap(new RecordWriter().enter(ent(3, 17, 1)).bytes()));
   eq(v.entities.has(3), false, "an entity in an unheld cell");
@@ -118,4 +127,48 @@ test("view: area_info of another Area starts the view over", () => {
   eq(v.players.size + v.maps.size, 0, "presence and maps forgotten");
   v.apply({ ...info, area: 6, stepMs: 100 });
   eq(v.info?.stepMs, 100, "same Area: updated");
+});
+
+test("view: walkable follows floor kinds and the objects that stop bodies", () => {
+  const v = new AreaView();
+  v.apply(info);
+  // Cell 0, row 0: void, grass, dirt, stone, sand, wood, water, wall; row 1: grass.
+  v.apply({
+    type: "static",
+    cell: 0,
+    version: 1,
+    floor: [Floor.Void, 1, Floor.Grass, 1, Floor.Dirt, 1, Floor.Stone, 1, Floor.Sand, 1, Floor.Wood, 1, Floor.Water, 1, Floor.Wall, 1, Floor.Grass, 56],
+    objects: [
+      { id: 1, kind: ObjectKind.Door, x: 0, y: 1, state: DoorState.Closed, text: "" },
+      { id: 2, kind: ObjectKind.Door, x: 1, y: 1, state: DoorState.Open, text: "" },
+      { id: 3, kind: ObjectKind.Tree, x: 2, y: 1, state: 0, text: "" },
+      { id: 4, kind: ObjectKind.Sign, x: 3, y: 1, state: 0, text: "Inn" },
+      { id: 5, kind: ObjectKind.Rock, x: 4, y: 1, state: 0, text: "" },
+      { id: 6, kind: ObjectKind.Chest, x: 5, y: 1, state: 0, text: "" },
+      { id: 7, kind: ObjectKind.Portal, x: 6, y: 1, state: 0, text: "" },
+    ],
+  });
+  eq([0, 1, 2, 3, 4, 5, 6, 7].map((x) => v.walkable(x, 0)), [false, true, true, true, true, true, false, false], "floor kinds of row 0");
+  eq([0, 1, 2, 3, 4, 5, 6, 7].map((x) => v.walkable(x, 1)), [false, true, false, false, false, false, true, true], "objects of row 1");
+  eq(v.objectAt(3, 1)?.text, "Inn", "the sign's words");
+  eq(v.objectAt(7, 1), undefined, "no object");
+  eq([v.walkable(-1, 0), v.walkable(20, 0)], [false, false], "off the grid");
+  eq(v.walkable(10, 2), true, "a cell whose map has not come: the server decides");
+  // The door opens: its cell's static comes again.
+  v.apply({ type: "static", cell: 0, version: 2, floor: [Floor.Grass, 64], objects: [{ id: 1, kind: ObjectKind.Door, x: 0, y: 1, state: DoorState.Open, text: "" }] });
+  eq(v.walkable(0, 1), true, "an open door");
+  eq(v.objectAt(0, 1)?.state, DoorState.Open, "its state");
+});
+
+test("view: entities carry their look; creature kinds and full health come from area_info", () => {
+  const v = new AreaView();
+  v.apply(info);
+  v.apply(snap(new RecordWriter().cell(0, [ent(1, 1, 1, EntityKind.Player), ent(2, 2, 2, EntityKind.Creature, 2), ent(3, 3, 3, EntityKind.Creature, 9)]).bytes(), 1));
+  const [p, deer, other] = v.sorted();
+  ok(p !== undefined && deer !== undefined && other !== undefined, "three entities");
+  if (p === undefined || deer === undefined || other === undefined) return;
+  eq(deer.look, 2, "look");
+  eq(v.creatureKind(deer.look), { name: "deer", hp: 15 }, "look 2 is the second kind");
+  eq([v.creatureKind(0), v.creatureKind(9)], [undefined, undefined], "no kind");
+  eq([v.fullHp(p), v.fullHp(deer), v.fullHp(other)], [100, 15, 0], "full health: player_hp, the kind's, none");
 });
