@@ -280,12 +280,13 @@ func (d *Director) unregister(h *host, why error) {
 	}
 	close(h.gone)
 	d.notifyHosts()
+	areas := len(h.areas) // h.areas is d.mu's: a crossing or join may still be placing an Area on h
 	d.mu.Unlock()
 	h.conn.Close()
 	if errors.Is(why, net.ErrClosed) {
 		why = errors.New("link closed")
 	}
-	d.log.Warn("host unregistered", "host", h.id, "name", h.name, "areas", len(h.areas), "why", why)
+	d.log.Warn("host unregistered", "host", h.id, "name", h.name, "areas", areas, "why", why)
 }
 
 // handle processes one message from a registered host. A message about

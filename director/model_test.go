@@ -1,428 +1,354 @@
 package director
 
 import (
-	"context"
-	"errors"
+	"flag"
 	"fmt"
-	"path/filepath"
+	"os"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/leyworks/ley/store"
-	"github.com/leyworks/ley/store/sqlite"
+	"github.com/leyworks/ley/area"
 	"pgregory.net/rapid"
 )
 
-// This is a model test of the portal transfer protocol: the source host,
-// the destination host and the director are small state machines with the
-// implementation's rules (commit last within the host's deadline, resend
-// until answered, restore on timeout and keep settling, follow a late
-// success, fence stale incarnations), talking over a message bus that
-// drops, duplicates, reorders and delays, while hosts and the director
-// crash and restart. The store is the real SQLite store, so its
-// idempotency, expiry and fencing are what is tested.
+// The model test of the portal transfer protocol, run on the real code:
+// the director's control-channel server (serveHost: registration,
+// adoption, handle), portal handlers, joins and reconciliation, on a real
+// SQLite store, and the area hosts' own Areas, crossing state machine,
+// grants and persistence (area.Sim), in one process over a simulated
+// control bus inside a testing/synctest bubble (see modelsim_test.go). The
+// test's director knows only what the control messages tell it, as the
+// real one does: it is the real one.
+//
+// The generator (rapid) chooses every step: which message in flight is
+// delivered next (each connection keeps its order, connections
+// interleave), how much time passes, what the players do (join by the
+// door, say hello with a grant, walk onto a portal, drop their
+// connection), and the faults: a host killed or restarted, a connection
+// cut, the director killed between steps or at a chosen store write (just
+// before it takes effect or just after it commits) and restarted on the
+// same database. After every step the hosts' worlds (an ECS query per
+// Area) and the store are checked: every character exists, in A or B; no
+// player has bodies in two Areas; every body but a dropped one is driven
+// by its player's client where the client believes it is. At the end the
+// faults stop and the realm must settle: every player in play, in the
+// Area the store says, in its live incarnation, one body each, and no
+// transfer left pending after reconciliation.
+//
+// Replay: every choice is rapid's, and the test never ranges over a map
+// for an order; a failing run shrinks and replays with -rapid.seed (or
+// the fail file rapid writes). What the product does concurrently inside
+// one step (two joins woken by one Area's start, a host resending several
+// crossings in its map's order) can still come out in another order on a
+// replay, so a few runs in a hundred do not replay step for step; rapid
+// then says "flaky" and prints both failures.
+//
+// The fences and the mutation check: settling (area.SetSettling), the
+// store's epoch check of a crossing's source (MoveCharacter's FromEpoch),
+// the director's check that a portal_out comes from the source's live
+// incarnation (sourceEpochOff) and a crossing's hold on its account's
+// lock against joins (accountLockOff) can each be removed. Removing
+// settling makes the model fail. The other three back each other up:
+// removed alone, none makes it fail (each interleaving one refuses, another
+// refuses too); removed in pairs (store+lock, store+source) they do. The
+// scripts of modelcases_test.go show each such interleaving, and
+// TestTransferScripts (run by make test) checks that it fails with its
+// pair removed and holds with either one removed;
+// TestTransferModelMutations checks that the random model finds each. By
+// hand (each must fail):
+//
+//	go test -run '^TestTransferModel$' ./director/ -ley.mutate=settling -rapid.nofailfile
+//	go test -run '^TestTransferModel$' ./director/ -ley.mutate=store_epoch+account_lock -rapid.checks=2000 -rapid.nofailfile
+//	go test -run TestTransferModelMutations -v ./director/
 
-const (
-	modelTimeout = 4000   // the hosts' transfer timeout, ms
-	modelMargin  = 2000   // the director's margin before that deadline, ms
-	modelSettle  = 600000 // the hosts' settleFor
-	modelResend  = 2000
+var (
+	modelMutation = flag.String("ley.mutate", "", "transfer model: remove fences ("+strings.Join(modelFences, ", ")+"; several joined by +); the model must then fail")
+	modelLog      = flag.Bool("ley.modellog", false, "transfer model: log the director's and hosts' logs to stderr")
+	modelTrace    = flag.Bool("ley.modeltrace", false, "transfer model: log each run's last steps")
 )
 
-type modelMsg struct {
-	kind    string // out, result, snap, ack
-	tid     string
-	acct    store.AccountID
-	from    store.AreaID
-	to      store.AreaID
-	ok      bool
-	epoch   store.Epoch
-	seq     store.Seq
-	chars   []store.AccountID
-	deadlin int64
-}
-
-type modelCrossing struct {
-	acct     store.AccountID
-	to       store.AreaID
-	deadline int64
-	sentAt   int64
-}
-
-type modelHost struct {
-	area     store.AreaID
-	alive    bool
-	epoch    store.Epoch
-	seq      store.Seq
-	bodies   map[store.AccountID]bool
-	transit  map[store.AccountID]bool
-	pending  map[string]*modelCrossing
-	settling map[string]*modelCrossing
-}
-
-type model struct {
-	t        *rapid.T
-	ctx      context.Context
-	st       store.Store
-	now      int64
-	hosts    map[store.AreaID]*modelHost
-	dirAlive bool
-	cache    map[string]bool // transfer -> ok
-	bus      []modelMsg
-	players  []store.AccountID
-	nextTID  int
-	areaSeq  map[store.AreaID]store.Seq
-}
-
-func (m *model) other(a store.AreaID) store.AreaID {
-	for id := range m.hosts {
-		if id != a {
-			return id
+// The generator's actions, repeated by weight. rapid draws an index
+// biased towards the small ones (and shrinks towards them), so the
+// common, harmless actions come first and the faults after them.
+var modelActions = func() []string {
+	var out []string
+	for _, a := range []struct {
+		name   string
+		weight int
+	}{
+		{"deliver", 10}, {"player", 8}, {"time", 5}, {"deliver_all", 2},
+		{"host_start", 2}, {"director_start", 2}, {"director_arm", 3},
+		{"client_drop", 1}, {"link_reset", 1}, {"host_crash", 1}, {"director_crash", 1},
+		{"deliver", 4}, // last: an index drawn past the end lands here
+	} {
+		for range a.weight {
+			out = append(out, a.name)
 		}
 	}
-	panic("one area")
-}
+	return out
+}()
 
-func (m *model) at() time.Time { return time.UnixMilli(m.now) }
+var modelDelays = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 300 * time.Millisecond, time.Second, 3 * time.Second, 10 * time.Second}
 
-// bodyOf returns the area holding acct's body, if any.
-func (m *model) bodyOf(acct store.AccountID) (store.AreaID, bool) {
-	for id, h := range m.hosts {
-		if h.alive && h.bodies[acct] {
-			return id, true
+// modelWrites are the store writes a director crash can be armed on.
+var modelWrites = []string{"BeginTransfer", "MoveCharacter", "RejectTransfer", "BeginIncarnation", "WriteSnapshot", "ExpireTransfers"}
+
+// swarm draws the run's faults (swarm testing): each kind of fault is in
+// or out of the run, so that a run with few kinds makes likely the long
+// sequences of one kind that some interleavings need. Restarts come with
+// the faults they undo.
+func swarm(rt *rapid.T) []string {
+	off := map[string]bool{}
+	for _, f := range []string{"host_crash", "link_reset", "client_drop", "director_crash", "director_arm"} {
+		off[f] = !rapid.Bool().Draw(rt, "with "+f)
+	}
+	off["host_start"] = off["host_crash"] && off["link_reset"]
+	off["director_start"] = off["director_crash"] && off["director_arm"]
+	var out []string
+	for _, a := range modelActions {
+		if !off[a] {
+			out = append(out, a)
 		}
 	}
-	return 0, false
+	return out
 }
 
-func (m *model) join(acct store.AccountID) {
-	if !m.dirAlive {
-		return
+// randomStep takes one step the generator chooses, then checks.
+func (m *model) randomStep(rt *rapid.T, actions []string) {
+	m.step++
+	slot := func() int { return rapid.IntRange(0, len(m.hosts)-1).Draw(rt, "slot") }
+	action := rapid.SampledFrom(actions).Draw(rt, "action")
+	m.count(func(s *modelStats) { s.actions[action]++ })
+	switch action {
+	case "deliver":
+		if qs := m.queues(); len(qs) > 0 {
+			m.deliver(qs[rapid.IntRange(0, len(qs)-1).Draw(rt, "queue")])
+		}
+	case "deliver_all":
+		m.drain()
+	case "time":
+		m.advance(rapid.SampledFrom(modelDelays).Draw(rt, "delay"))
+	case "player":
+		var ready []*mPlayer // the players with something to do
+		for _, p := range m.players {
+			if p.state != pJoining && !(p.state == pOnline && p.transit) && !(p.state == pOffline && m.dir == nil) {
+				ready = append(ready, p)
+			}
+		}
+		if len(ready) == 0 {
+			break
+		}
+		switch p := ready[rapid.IntRange(0, len(ready)-1).Draw(rt, "player")]; p.state {
+		case pOffline:
+			m.startJoin(p)
+		case pGranted:
+			m.hello(p)
+		case pOnline:
+			m.walk(p)
+		}
+	case "host_crash":
+		if h := m.hosts[slot()]; h != nil && h.alive {
+			m.crashHost(h)
+		}
+	case "host_start":
+		switch i := slot(); {
+		case m.hosts[i] == nil || !m.hosts[i].alive:
+			m.startHost(i)
+		case m.hosts[i].link == nil && m.dir != nil:
+			m.connect(m.hosts[i])
+		}
+	case "client_drop":
+		var online []*mPlayer
+		for _, p := range m.players {
+			if p.state == pOnline {
+				online = append(online, p)
+			}
+		}
+		if len(online) > 0 {
+			m.drop(online[rapid.IntRange(0, len(online)-1).Draw(rt, "dropper")])
+		}
+	case "link_reset":
+		if h := m.hosts[slot()]; h != nil && h.link != nil {
+			m.tracef("the connection of %s breaks", h.name)
+			m.cut(h.link)
+			m.count(func(s *modelStats) { s.linkResets++ })
+		}
+	case "director_crash":
+		if m.dir != nil {
+			m.crashDirector("between steps")
+		}
+	case "director_arm":
+		if m.dir != nil {
+			a := &modelArm{op: rapid.SampledFrom(modelWrites).Draw(rt, "write"), n: rapid.IntRange(1, 2).Draw(rt, "nth"), after: rapid.Bool().Draw(rt, "after")}
+			m.dir.st.mu.Lock()
+			m.dir.st.arm = a
+			m.dir.st.mu.Unlock()
+			m.tracef("director %d will crash at its %s #%d (after=%v)", m.dir.gen, a.op, a.n, a.after)
+		}
+	case "director_start":
+		if m.dir == nil {
+			m.startDirector()
+		}
 	}
-	if _, ok := m.bodyOf(acct); ok {
-		return
-	}
-	ch, err := m.st.Character(m.ctx, acct)
+	m.check()
+}
+
+// setMutation removes one fence (or none, for ""), before any director or
+// host of the run starts.
+func setMutation(mutation string) {
+	sourceEpochOff = mutated(mutation, mutSourceEpoch)
+	accountLockOff = mutated(mutation, mutAccountLock)
+	area.SetSettling(!mutated(mutation, mutSettling))
+}
+
+// runModel is one run of the model: its steps drawn by rt, then
+// quiescence and the final checks.
+func runModel(t *testing.T, rt *rapid.T, template string, slots int, mutation string, agg *modelStats) {
+	dir, err := os.MkdirTemp("", "ley-model")
 	if err != nil {
-		m.t.Fatal(err)
+		t.Fatal(err)
 	}
-	if h := m.hosts[ch.Area]; h.alive {
-		h.bodies[acct] = true
-	}
-}
-
-func (m *model) cross(acct store.AccountID) {
-	area, ok := m.bodyOf(acct)
-	if !ok {
-		return
-	}
-	h := m.hosts[area]
-	if h.transit[acct] {
-		return
-	}
-	m.nextTID++
-	tid := fmt.Sprintf("t%d", m.nextTID)
-	h.transit[acct] = true
-	c := &modelCrossing{acct: acct, to: m.other(area), deadline: m.now + modelTimeout, sentAt: m.now}
-	h.pending[tid] = c
-	m.bus = append(m.bus, modelMsg{kind: "out", tid: tid, acct: acct, from: area, to: c.to, epoch: h.epoch, deadlin: c.deadline})
-}
-
-// director handles a portal_out as cross() does: commit last, in window.
-func (m *model) directorOut(msg modelMsg) {
-	if ok, hit := m.cache[msg.tid]; hit {
-		m.bus = append(m.bus, modelMsg{kind: "result", tid: msg.tid, acct: msg.acct, from: msg.from, to: msg.to, ok: ok})
-		return
-	}
-	if t, err := m.st.Transfer(m.ctx, store.TransferID(msg.tid)); err == nil && t.Status != store.TransferPending {
-		ok := t.Status == store.TransferDone
-		m.cache[msg.tid] = ok
-		m.bus = append(m.bus, modelMsg{kind: "result", tid: msg.tid, acct: msg.acct, from: msg.from, to: msg.to, ok: ok})
-		return
-	}
-	src := m.hosts[msg.from]
-	if !src.alive || src.epoch != msg.epoch {
-		m.reply(msg, false)
-		return
-	}
-	expires := time.UnixMilli(msg.deadlin - modelMargin)
-	t := store.Transfer{ID: store.TransferID(msg.tid), Account: msg.acct, From: msg.from, To: msg.to, X: 1, Y: 1, Created: m.at(), Expires: expires}
-	if _, err := m.st.BeginTransfer(m.ctx, t); err != nil {
-		m.t.Fatalf("begin transfer: %v", err)
-	}
-	if !m.hosts[msg.to].alive { // B cannot take the grant
-		m.st.RejectTransfer(m.ctx, t.ID, "grant_failed")
-		m.reply(msg, false)
-		return
-	}
-	if m.at().After(expires) {
-		m.st.RejectTransfer(m.ctx, t.ID, store.ResultTimeout)
-		m.reply(msg, false)
-		return
-	}
-	t.FromEpoch = msg.epoch
-	t, err := m.st.MoveCharacter(m.ctx, t, m.at())
-	if err != nil {
-		m.t.Fatalf("move character: %v", err)
-	}
-	m.reply(msg, t.Result == store.ResultMoved)
-}
-
-func (m *model) reply(msg modelMsg, ok bool) {
-	m.cache[msg.tid] = ok
-	m.bus = append(m.bus, modelMsg{kind: "result", tid: msg.tid, acct: msg.acct, from: msg.from, to: msg.to, ok: ok})
-}
-
-// hostResult handles a portal_result at the source host.
-func (m *model) hostResult(msg modelMsg) {
-	h := m.hosts[msg.from]
-	if !h.alive {
-		return
-	}
-	arrive := func() {
-		delete(h.bodies, msg.acct)
-		delete(h.transit, msg.acct)
-		if dst := m.hosts[msg.to]; dst.alive {
-			dst.bodies[msg.acct] = true // the client says hello with its grant
+	defer os.RemoveAll(dir)
+	setMutation(mutation)
+	defer setMutation("")
+	inBubble(t, func() {
+		m := newModel(rt, dir, mutation)
+		m.hosts = make([]*mHost, slots)
+		defer m.close()
+		m.start(template)
+		actions := swarm(rt)
+		steps := rapid.IntRange(40, 400).Draw(rt, "steps")
+		for range steps {
+			m.randomStep(rt, actions)
 		}
-	}
-	if _, ok := h.pending[msg.tid]; ok {
-		delete(h.pending, msg.tid)
-		if msg.ok {
-			arrive()
-		} else {
-			delete(h.transit, msg.acct)
+		m.quiesce()
+		m.count(func(s *modelStats) { s.runs++; s.steps += m.step })
+		if *modelTrace {
+			t.Logf("run of %d steps:\n  %s", m.step, strings.Join(m.trace, "\n  "))
 		}
-		return
-	}
-	if _, ok := h.settling[msg.tid]; !ok {
-		return // a duplicate or an answer to a crossing long settled: ignored
-	}
-	delete(h.settling, msg.tid)
-	if msg.ok && h.bodies[msg.acct] {
-		// A late success: follow the store; a newer crossing is moot.
-		for tid, c := range h.pending {
-			if c.acct == msg.acct {
-				delete(h.pending, tid)
-			}
-		}
-		arrive()
-	}
-}
-
-func (m *model) snapshot(area store.AreaID) {
-	h := m.hosts[area]
-	if !h.alive {
-		return
-	}
-	h.seq++
-	var chars []store.AccountID
-	for a := range h.bodies {
-		chars = append(chars, a)
-	}
-	m.bus = append(m.bus, modelMsg{kind: "snap", from: area, epoch: h.epoch, seq: h.seq, chars: chars})
-}
-
-func (m *model) directorSnap(msg modelMsg) {
-	before := m.areaSeq[msg.from]
-	var cs []store.CharacterState
-	for _, a := range msg.chars {
-		cs = append(cs, store.CharacterState{Account: a, X: 2, Y: 2})
-	}
-	res, err := m.st.WriteSnapshot(m.ctx, store.Snapshot{Area: msg.from, Epoch: msg.epoch, Seq: msg.seq, Blob: []byte{1}, Characters: cs, At: m.at()})
-	_, seq, epoch, rerr := m.st.AreaSnapshot(m.ctx, msg.from)
-	if rerr != nil {
-		m.t.Fatal(rerr)
-	}
-	switch {
-	case errors.Is(err, store.ErrFenced):
-		if epoch == msg.epoch {
-			m.t.Fatalf("snapshot of the current epoch %d fenced", epoch)
-		}
-	case err != nil:
-		m.t.Fatal(err)
-	case res.Applied != (msg.seq > before):
-		m.t.Fatalf("snapshot seq %d over stored %d: applied=%v", msg.seq, before, res.Applied)
-	}
-	if seq < before {
-		m.t.Fatalf("area %d's stored seq went back from %d to %d", msg.from, before, seq)
-	}
-	m.areaSeq[msg.from] = seq
-}
-
-// advance moves time on: hosts time out crossings (restore, then settle)
-// and resend what is unanswered.
-func (m *model) advance(ms int64) {
-	m.now += ms
-	for id, h := range m.hosts {
-		if !h.alive {
-			continue
-		}
-		for tid, c := range h.pending {
-			if m.now > c.deadline {
-				delete(h.pending, tid)
-				delete(h.transit, c.acct)
-				c.deadline = m.now + modelSettle
-				h.settling[tid] = c
-			}
-		}
-		for _, set := range []map[string]*modelCrossing{h.pending, h.settling} {
-			for tid, c := range set {
-				if m.now > c.deadline {
-					delete(set, tid)
-					continue
-				}
-				if m.now-c.sentAt >= modelResend {
-					c.sentAt = m.now
-					m.bus = append(m.bus, modelMsg{kind: "out", tid: tid, acct: c.acct, from: id, to: c.to, epoch: h.epoch, deadlin: c.deadline})
-				}
-			}
-		}
-	}
-}
-
-func (m *model) deliver(i int) {
-	msg := m.bus[i]
-	m.bus = append(m.bus[:i], m.bus[i+1:]...)
-	switch msg.kind {
-	case "out":
-		if m.dirAlive {
-			m.directorOut(msg)
-		}
-	case "result":
-		m.hostResult(msg)
-	case "snap":
-		if m.dirAlive {
-			m.directorSnap(msg)
-		}
-	}
-}
-
-func (m *model) restartHost(area store.AreaID) {
-	ep, err := m.st.BeginIncarnation(m.ctx, area)
-	if err != nil {
-		m.t.Fatal(err)
-	}
-	m.hosts[area] = &modelHost{area: area, alive: true, epoch: ep, bodies: map[store.AccountID]bool{},
-		transit: map[store.AccountID]bool{}, pending: map[string]*modelCrossing{}, settling: map[string]*modelCrossing{}}
-}
-
-// check holds after every step: every character is in exactly one of the
-// two Areas, and no player has a body in two Areas.
-func (m *model) check() {
-	for _, p := range m.players {
-		ch, err := m.st.Character(m.ctx, p)
-		if err != nil {
-			m.t.Fatalf("player %d lost: %v", p, err)
-		}
-		if _, ok := m.hosts[ch.Area]; !ok {
-			m.t.Fatalf("player %d in unknown area %d", p, ch.Area)
-		}
-		n := 0
-		for _, h := range m.hosts {
-			if h.alive && h.bodies[p] {
-				n++
-			}
-		}
-		if n > 1 {
-			m.t.Fatalf("player %d has bodies in %d areas", p, n)
-		}
-	}
+		agg.add(m.stats)
+	})
 }
 
 func TestTransferModel(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		ctx := context.Background()
-		st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), fmt.Sprintf("m%d.db", time.Now().UnixNano())))
-		if err != nil {
-			rt.Fatal(err)
-		}
-		defer st.Close()
-		m := &model{t: rt, ctx: ctx, st: st, now: 1_000_000, hosts: map[store.AreaID]*modelHost{}, dirAlive: true,
-			cache: map[string]bool{}, areaSeq: map[store.AreaID]store.Seq{}}
-		owner, err := st.CreateAccount(ctx, store.NewAccount{Email: "o@m", Name: "o", Created: m.at()})
-		if err != nil {
-			rt.Fatal(err)
-		}
-		var areas []store.AreaID
-		for i := 0; i < 2; i++ {
-			a, err := st.CreateArea(ctx, store.NewArea{Owner: owner.ID, Kind: "home", Name: fmt.Sprint(i), W: 8, H: 8, Created: m.at()})
-			if err != nil {
-				rt.Fatal(err)
-			}
-			areas = append(areas, a.ID)
-			m.restartHost(a.ID)
-		}
-		for i := 0; i < 3; i++ {
-			p, err := st.CreateAccount(ctx, store.NewAccount{Email: fmt.Sprintf("p%d@m", i), Name: "p", Created: m.at()})
-			if err != nil {
-				rt.Fatal(err)
-			}
-			for _, a := range areas {
-				st.AddMember(ctx, a, p.ID, store.RoleMember, m.at())
-			}
-			if _, _, err := st.EnsureCharacter(ctx, p.ID, areas[0], m.at()); err != nil {
-				rt.Fatal(err)
-			}
-			m.players = append(m.players, p.ID)
-		}
-		steps := rapid.IntRange(10, 120).Draw(rt, "steps")
-		for s := 0; s < steps; s++ {
-			p := m.players[rapid.IntRange(0, len(m.players)-1).Draw(rt, "player")]
-			area := areas[rapid.IntRange(0, 1).Draw(rt, "area")]
-			switch rapid.IntRange(0, 11).Draw(rt, "action") {
-			case 0:
-				m.join(p)
-			case 1, 2:
-				m.cross(p)
-			case 3, 4, 5:
-				if len(m.bus) > 0 {
-					m.deliver(rapid.IntRange(0, len(m.bus)-1).Draw(rt, "msg")) // any order
-				}
-			case 6:
-				if len(m.bus) > 0 {
-					i := rapid.IntRange(0, len(m.bus)-1).Draw(rt, "dup")
-					m.bus = append(m.bus, m.bus[i])
-				}
-			case 7:
-				if len(m.bus) > 0 {
-					i := rapid.IntRange(0, len(m.bus)-1).Draw(rt, "drop")
-					m.bus = append(m.bus[:i], m.bus[i+1:]...)
-				}
-			case 8:
-				m.advance(int64(rapid.IntRange(100, 5000).Draw(rt, "ms")))
-			case 9:
-				m.snapshot(area)
-			case 10:
-				m.hosts[area].alive = false // a crash: all it held in memory is gone
-				m.restartHost(area)
-			case 11:
-				m.dirAlive = !m.dirAlive
-				if !m.dirAlive {
-					m.cache = map[string]bool{} // its memory is gone
-				}
-				if _, err := st.ExpireTransfers(ctx, m.at()); err != nil { // reconciliation at restart
-					rt.Fatal(err)
-				}
-			}
-			m.check()
-		}
-		// Quiescence: the director up, no more faults; let every resend and
-		// answer through, past every deadline and settling period.
-		m.dirAlive = true
-		for i := 0; i < 40; i++ { // 80 s: well inside every settling period
-			m.advance(modelResend)
-			for len(m.bus) > 0 {
-				m.deliver(0)
-			}
-			m.check()
-		}
-		// Now every body is where the store says its player is.
-		for _, p := range m.players {
-			ch, _ := st.Character(ctx, p)
-			if area, ok := m.bodyOf(p); ok && area != ch.Area {
-				rt.Fatalf("player %d's body is in area %d but the store says %d after quiescence", p, area, ch.Area)
+	if *modelMutation != "" {
+		for _, f := range strings.Split(*modelMutation, "+") {
+			if !slices.Contains(modelFences, f) {
+				t.Fatalf("-ley.mutate=%q: %q is none of %v", *modelMutation, f, modelFences)
 			}
 		}
-	})
+	}
+	template := modelTemplate(t)
+	var agg modelStats
+	rapid.Check(t, func(rt *rapid.T) { runModel(t, rt, template, modelHostSlots, *modelMutation, &agg) })
+	t.Logf("transfer model: %v", &agg)
+	// The model is only as good as what it makes happen: crossings that
+	// complete, and pending transfers a crash left behind that
+	// reconciliation rolls back.
+	if agg.crossings == 0 || agg.arrivals == 0 {
+		t.Errorf("no crossing completed in %d runs", agg.runs)
+	}
+	if agg.runs >= 50 && agg.expired == 0 {
+		t.Errorf("reconciliation rolled back no pending transfer in %d runs", agg.runs)
+	}
+}
+
+// failRecorder is a rapid.TB that records a failure instead of failing
+// the test: the mutation check expects one.
+type failRecorder struct {
+	*testing.T
+	mu     sync.Mutex
+	failed bool
+	msg    strings.Builder
+}
+
+func (r *failRecorder) fail(s string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = true
+	if r.msg.Len() < 20000 {
+		r.msg.WriteString(s + "\n")
+	}
+}
+
+func (r *failRecorder) Logf(string, ...any)            {}
+func (r *failRecorder) Log(...any)                     {}
+func (r *failRecorder) Errorf(format string, a ...any) { r.fail(fmt.Sprintf(format, a...)) }
+func (r *failRecorder) Error(a ...any)                 { r.fail(fmt.Sprint(a...)) }
+func (r *failRecorder) Fatalf(format string, a ...any) { r.fail(fmt.Sprintf(format, a...)) }
+func (r *failRecorder) Fatal(a ...any)                 { r.fail(fmt.Sprint(a...)) }
+func (r *failRecorder) FailNow()                       { r.fail("FailNow") }
+func (r *failRecorder) Fail()                          { r.fail("Fail") }
+func (r *failRecorder) Failed() bool                   { r.mu.Lock(); defer r.mu.Unlock(); return r.failed }
+
+// modelMutationChecks are the fences TestTransferModelMutations removes,
+// and with how many host slots the random model runs for each. A third
+// host lets an Area be made live again elsewhere while its old host,
+// cut off, still runs it: the zombie incarnation the director's source
+// check and the store's epoch check both refuse. (Two slots are the
+// default because with one Area per host, placement never has to choose
+// between two empty hosts, so runs replay.)
+var modelMutationChecks = []struct {
+	mutation string
+	slots    int
+}{
+	{mutSettling, 2},
+	{mutStoreEpoch + "+" + mutAccountLock, 2},
+	{mutStoreEpoch + "+" + mutSourceEpoch, 3},
+}
+
+// TestTransferModelMutations removes fences of the protocol and expects
+// the random model to fail: a fence whose removal the model cannot tell
+// is one it does not test. It runs up to LEY_MUTATION_CHECKS runs per
+// mutation (default 5000), stopping at the first failure; each is found
+// within a few hundred runs (seconds). It needs thousands of runs, so it
+// runs without the race detector (make test runs the suite with it:
+// TestTransferScripts is the same check there, by script):
+//
+//	go test -run TestTransferModelMutations -v ./director/
+//
+// Each fence alone: removing settling makes the model fail. Removing the
+// store's epoch check, the director's source check or the account lock
+// alone does not: each of the interleavings it refuses is refused by
+// another fence too (see the fence scripts in modelcases_test.go, which
+// show each pair), so the check removes them in pairs.
+func TestTransferModelMutations(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("the mutation check runs the model thousands of times: run it without -race or -short")
+	}
+	checks := "5000"
+	if s := os.Getenv("LEY_MUTATION_CHECKS"); s != "" {
+		checks = s
+	}
+	for name, v := range map[string]string{"rapid.nofailfile": "true", "rapid.shrinktime": "1ms", "rapid.checks": checks} {
+		old := flag.Lookup(name).Value.String()
+		if err := flag.Set(name, v); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = flag.Set(name, old) })
+	}
+	template := modelTemplate(t)
+	for _, mc := range modelMutationChecks {
+		mut := mc.mutation
+		t.Run(mut, func(t *testing.T) {
+			rec := &failRecorder{T: t}
+			var agg modelStats
+			rapid.Check(rec, func(rt *rapid.T) { runModel(t, rt, template, mc.slots, mc.mutation, &agg) })
+			if !rec.failed {
+				t.Errorf("with the %s fence removed, the model still passes (%v)", mut, &agg)
+				return
+			}
+			msg := rec.msg.String()
+			if i := strings.Index(msg, "MODEL: "); i >= 0 {
+				msg = msg[i:]
+			}
+			if i := strings.Index(msg, "\nstate:"); i >= 0 {
+				msg = msg[:i]
+			}
+			t.Logf("as expected, the model fails without %s after %d runs: %s", mut, agg.runs+1, msg)
+		})
+	}
 }

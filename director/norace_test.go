@@ -1,0 +1,5 @@
+//go:build !race
+
+package director
+
+const raceEnabled = false
