@@ -938,6 +938,9 @@ func TestCrashSoak(t *testing.T) {
 			failNow("after kill %d (%s): %d lost, %d doubled: %v", killed, kind, l, d, err)
 		}
 		pause.resume()
+		if kills >= 100 && killed%50 == 0 { // a long soak shows its progress
+			t.Logf("soak: %d/%d kills, %d crossings, %d lost, %d doubled, %v", killed, kills, crossings.Load(), lost, doubled, time.Since(start).Round(time.Second))
+		}
 	}
 	stop()
 	wg.Wait()

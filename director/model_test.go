@@ -204,16 +204,26 @@ func setMutation(mutation string) {
 	area.SetSettling(!mutated(mutation, mutSettling))
 }
 
-// runModel is one run of the model: its steps drawn by rt, then
-// quiescence and the final checks.
-func runModel(t *testing.T, rt *rapid.T, template string, slots int, mutation string, agg *modelStats) {
-	dir, err := os.MkdirTemp("", "ley-model")
+// modelRun prepares one run of the model: a database folder of its own
+// and the mutation's fences removed. cleanup puts the fences back and
+// removes the folder.
+func modelRun(t *testing.T, prefix, mutation string) (dir string, cleanup func()) {
+	dir, err := os.MkdirTemp("", prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
 	setMutation(mutation)
-	defer setMutation("")
+	return dir, func() {
+		setMutation("")
+		os.RemoveAll(dir)
+	}
+}
+
+// runModel is one run of the model: its steps drawn by rt, then
+// quiescence and the final checks.
+func runModel(t *testing.T, rt *rapid.T, template string, slots int, mutation string, agg *modelStats) {
+	dir, cleanup := modelRun(t, "ley-model", mutation)
+	defer cleanup()
 	inBubble(t, func() {
 		m := newModel(rt, dir, mutation)
 		m.hosts = make([]*mHost, slots)

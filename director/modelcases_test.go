@@ -2,7 +2,6 @@ package director
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -36,13 +35,8 @@ func (scriptTB) Fatalf(format string, args ...any) {
 // it returns the model's failure ("" if none), player 0's Area, and the
 // run's counts.
 func runScript(t *testing.T, template string, slots int, mutation string, script func(m *model)) (failure string, area store.AreaID, stats *modelStats, trace []string) {
-	dir, err := os.MkdirTemp("", "ley-script")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	setMutation(mutation)
-	defer setMutation("")
+	dir, cleanup := modelRun(t, "ley-script", mutation)
+	defer cleanup()
 	inBubble(t, func() {
 		defer func() {
 			if r := recover(); r != nil {

@@ -604,6 +604,16 @@ func (m *model) startHost(slot int) {
 // crashHost kills a host process: its Areas and bodies are gone, its
 // connection ends, and what was in flight on it is lost.
 func (m *model) crashHost(h *mHost) {
+	m.stopHost(h)
+	m.count(func(s *modelStats) { s.hostCrashes++ })
+	m.tracef("%s crashes", h.name)
+	synctest.Wait()
+	m.observe() // its players learn it at once: their connections broke
+}
+
+// stopHost ends a host process: its connection is cut (what was in
+// flight on it is lost) and its Areas stop.
+func (m *model) stopHost(h *mHost) {
 	m.mu.Lock()
 	h.alive = false
 	l := h.link
@@ -612,10 +622,6 @@ func (m *model) crashHost(h *mHost) {
 		m.cut(l)
 	}
 	h.stop()
-	m.count(func(s *modelStats) { s.hostCrashes++ })
-	m.tracef("%s crashes", h.name)
-	synctest.Wait()
-	m.observe() // its players learn it at once: their connections broke
 }
 
 // connect opens a control connection from h to the running director and
@@ -1145,14 +1151,7 @@ func (m *model) quiesce() {
 func (m *model) close() {
 	for _, h := range m.hosts {
 		if h != nil && h.alive {
-			m.mu.Lock()
-			h.alive = false
-			l := h.link
-			m.mu.Unlock()
-			if l != nil {
-				m.cut(l)
-			}
-			h.stop()
+			m.stopHost(h)
 		}
 	}
 	if m.dir != nil {

@@ -425,6 +425,9 @@ func (c *churner) awaitAck(gen int, joinID uint64) (*wire.HelloAck, error) {
 // caller has closed or dropped the previous one, or expects the server to
 // (a takeover).
 func (c *churner) switchTo(conn *gate.ClientConn, wsURL string, ack *wire.HelloAck) {
+	if c.conn == nil {
+		c.p.st.connected.Add(1) // a takeover replaces a connection the count has
+	}
 	c.conn, c.wsURL, c.token = conn, wsURL, ack.ResumeToken
 	c.area, c.entity = ack.Area, ack.Entity
 	c.snapAt = time.Time{}
@@ -711,6 +714,7 @@ func (c *churner) closeConn() {
 	if c.conn != nil {
 		c.conn.Close(1000, "bye")
 		c.conn = nil
+		c.p.st.connected.Add(-1)
 	}
 }
 
@@ -720,6 +724,7 @@ func (c *churner) drop() {
 	if c.conn != nil {
 		c.conn.NetConn().Close()
 		c.conn = nil
+		c.p.st.connected.Add(-1)
 	}
 }
 
