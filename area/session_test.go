@@ -369,12 +369,20 @@ func TestSlowAndOverflowingPeersKeepTheirBodies(t *testing.T) {
 	}
 	ha := h.area(1)
 	waitFor(t, "the overflowing peer dropped", func() bool { return h.peers.Load() == 1 })
-	alive := make(chan bool)
-	ha.a.PostControl(func(a *ecs.Area) {
-		b := ha.bodies[101]
-		alive <- b != nil && b.peer == nil && a.Alive(b.entity) && b.entity.ID() == slowAck.Entity
-	})
-	if !<-alive {
+	// The gate counts the peer gone before the Area has taken in the drop
+	// (it does so on its own goroutine, at its next tick): ask until it has,
+	// and check that the body is kept when it has.
+	kept := func() (dropped, alive bool) {
+		res := make(chan [2]bool)
+		ha.a.PostControl(func(a *ecs.Area) {
+			b := ha.bodies[101]
+			res <- [2]bool{b == nil || b.peer == nil, b != nil && a.Alive(b.entity) && b.entity.ID() == slowAck.Entity}
+		})
+		r := <-res
+		return r[0], r[1]
+	}
+	waitFor(t, "the Area takes in the drop", func() bool { dropped, _ := kept(); return dropped })
+	if _, alive := kept(); !alive {
 		t.Fatal("the dropped peer's body is not kept for a resume")
 	}
 	for i := 0; i < 5; i++ { // the others never slowed

@@ -28,7 +28,7 @@ func newLadderCmd() *cobra.Command {
 directory) or targets a running one (--director), raises its player cap,
 and runs the load driver on rungs of Areas x players, holding each for a
 measured steady phase. It stops at the first rung that breaks the SLO
-(median snapshot gap over 110 ms, p99 over 250 ms, more than 1% stutters,
+(median snapshot gap over 105 ms, p99 over 150 ms, more than 1% stutters,
 an unanswered intent, a player that could not connect, or errors) and
 writes <out>/<name>.md, .json and -gap/-cpu/-rss.svg charts.
 --quick (2 and 4 Areas x 5 players, 5 s holds) finishes in well under 45 s.`,

@@ -83,6 +83,11 @@ type ChurnSummary struct {
 	// (the director then showed the character in the other Area, where
 	// the player joined).
 	CrossedAway int64 `json:"crossed_away"`
+	// MovedBack counts takeovers whose second login joined the Area a
+	// crossing of the first session had just left (committed, not yet
+	// arrived): the director moved the character back by the door, and
+	// the new session plays there.
+	MovedBack int64 `json:"moved_back"`
 	// MismatchDetails describes the first ground-truth mismatches.
 	MismatchDetails []string `json:"mismatch_details,omitempty"`
 }
@@ -96,6 +101,7 @@ type churnStats struct {
 	unanswered      int64
 	void            int64
 	crossedAway     int64
+	movedBack       int64
 	mismatchDetails []string
 }
 
@@ -118,7 +124,7 @@ func (cs *churnStats) event(kind string, err error) {
 func (cs *churnStats) summary(seed uint64) *ChurnSummary {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	out := &ChurnSummary{Seed: seed, Events: map[string]EventCount{}, GroundTruth: cs.groundTruth, Mismatches: cs.mismatches, Unanswered: cs.unanswered, Void: cs.void, CrossedAway: cs.crossedAway, MismatchDetails: cs.mismatchDetails}
+	out := &ChurnSummary{Seed: seed, Events: map[string]EventCount{}, GroundTruth: cs.groundTruth, Mismatches: cs.mismatches, Unanswered: cs.unanswered, Void: cs.void, CrossedAway: cs.crossedAway, MovedBack: cs.movedBack, MismatchDetails: cs.mismatchDetails}
 	for k, v := range cs.events {
 		out.Events[k] = *v
 	}
@@ -640,17 +646,47 @@ func (c *churner) count(n int) {
 func (c *churner) quiesce() {
 	deadline := time.After(5 * time.Second)
 	crossing := time.After(20 * time.Second)
-	for c.you.Flags&wire.FlagTransit != 0 && c.moved == nil && !c.restored {
-		select {
-		case f := <-c.in:
-			if err := c.handle(f); err != nil {
-				c.p.st.fail("churn quiesce: " + short(err))
+	for {
+		for c.onPortal() && c.moved == nil && !c.restored {
+			select {
+			case f := <-c.in:
+				if err := c.handle(f); err != nil {
+					c.p.st.fail("churn quiesce: " + short(err))
+					c.lose()
+					return
+				}
+			case <-crossing:
+				c.p.st.fail("churn: a crossing never ended")
+				return
+			}
+		}
+		if c.moved != nil {
+			if err := c.follow(context.Background(), EventStray); err != nil {
+				c.p.st.fail("churn follow: " + short(err))
+			}
+			return
+		}
+		before := c.snapN
+		for len(c.pending) > 0 || c.snapN == before {
+			select {
+			case f := <-c.in:
+				if err := c.handle(f); err != nil {
+					c.p.st.fail("churn quiesce: " + short(err))
+					c.lose()
+					return
+				}
+				if len(c.pending) > 0 {
+					before = c.snapN // the check needs a snapshot after the last answer
+				}
+			case <-deadline:
 				c.lose()
 				return
 			}
-		case <-crossing:
-			c.p.st.fail("churn: a crossing never ended")
-			return
+		}
+		// The answers may have put the body on the portal: then its
+		// crossing's outcome comes first.
+		if !c.onPortal() || c.moved != nil || c.restored {
+			break
 		}
 	}
 	if c.moved != nil {
@@ -658,23 +694,6 @@ func (c *churner) quiesce() {
 			c.p.st.fail("churn follow: " + short(err))
 		}
 		return
-	}
-	before := c.snapN
-	for len(c.pending) > 0 || c.snapN == before {
-		select {
-		case f := <-c.in:
-			if err := c.handle(f); err != nil {
-				c.p.st.fail("churn quiesce: " + short(err))
-				c.lose()
-				return
-			}
-			if len(c.pending) > 0 {
-				before = c.snapN // the check needs a snapshot after the last answer
-			}
-		case <-deadline:
-			c.lose()
-			return
-		}
 	}
 	if !c.truthful || !c.started {
 		return
@@ -694,6 +713,42 @@ func (c *churner) quiesce() {
 		}
 		c.cs.mu.Unlock()
 	}
+}
+
+// onPortal reports whether the body is crossing a portal as far as the
+// client knows: a snapshot showed it in transit, or the steps the server
+// applied put it on the portal square (a crossing can end between two
+// snapshots, so that none shows the transit: its last snapshot, sent
+// reliably, acknowledges the step and portal_moved follows).
+func (c *churner) onPortal() bool {
+	return c.you.Flags&wire.FlagTransit != 0 || (c.started && c.expX == portalX && c.expY == portalY)
+}
+
+// mayBeCrossing reports whether the body may be crossing a portal the
+// client has not heard the end of: onPortal, or an intent still in flight
+// (a move-to, or a step that, applied in order, lands on the portal).
+func (c *churner) mayBeCrossing() bool {
+	if c.onPortal() {
+		return true
+	}
+	seqs := make([]uint32, 0, len(c.pending))
+	for seq := range c.pending {
+		seqs = append(seqs, seq)
+	}
+	slices.SortFunc(seqs, func(a, b uint32) int { return cmp.Compare(c.seq-b, c.seq-a) }) // oldest first
+	x, y := c.expX, c.expY
+	for _, seq := range seqs {
+		in := c.pending[seq]
+		if in.to {
+			return true
+		}
+		dx, dy := stepDelta(in.dir)
+		x, y = x+dx, y+dy
+		if x == portalX && y == portalY {
+			return true
+		}
+	}
+	return false
 }
 
 // lose counts what is still in flight as unanswered.
@@ -747,12 +802,14 @@ func (c *churner) resume(ctx context.Context) error {
 		return err
 	}
 	ack, err := c.awaitAck(gen, joinID)
-	inTransit := c.you.Flags&wire.FlagTransit != 0
+	inTransit := c.mayBeCrossing()
 	if r := (*refusal)(nil); errors.As(err, &r) && r.code == wire.CodeBadToken && inTransit {
-		// The body was crossing a portal when the socket dropped: the
-		// crossing went on without its player and its token died with it
-		// (docs/protocol.md, Resuming). A client asks the director where its
-		// character lives now and joins there.
+		// The body was (or may have been) crossing a portal when the socket
+		// dropped: the crossing went on without its player and its token
+		// died with it (docs/protocol.md, Resuming). A client asks the
+		// director where its character lives now and joins there; the
+		// director must show it in another Area (rejoinAfterCrossing
+		// fails otherwise: a token lost without a crossing).
 		conn.Close(1000, "")
 		return c.rejoinAfterCrossing(ctx)
 	}
@@ -839,9 +896,24 @@ func (c *churner) takeover(ctx context.Context) error {
 		}
 	}
 	if m := c.oldMoved; m != nil && !c.takenOver && m.Area != c.area {
-		// The old session crossed to m.Area; the new one must be bound
-		// there, to the same body, not to a second one left behind.
-		return fmt.Errorf("the old session crossed to Area %d, the new one is bound in Area %d", m.Area, c.area)
+		// The old session crossed to m.Area while the second login joined
+		// the Area it left. That is right only if the join came after the
+		// crossing committed and before the player arrived (bound nowhere),
+		// so that the director moved the character back by the door: then
+		// the store has it here, with the new session. Anything else is
+		// a second body left behind.
+		dc := dirclient.New(c.r.cfg.Director)
+		dc.Token = c.p.token
+		_, ch, err := dc.Me(ctx)
+		if err != nil {
+			return fmt.Errorf("after a takeover that raced a crossing: me: %s", errCode(err))
+		}
+		if ch == nil || ch.Area != c.area {
+			return fmt.Errorf("the old session crossed to Area %d, the new one is bound in Area %d, and the director has the character in %v", m.Area, c.area, ch)
+		}
+		c.cs.mu.Lock()
+		c.cs.movedBack++
+		c.cs.mu.Unlock()
 	}
 	return nil
 }
