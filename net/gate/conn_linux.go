@@ -334,25 +334,8 @@ func (sh *shard) closeAll() {
 	}
 }
 
-// writev writes bufs with one writev(2) through a reused iovec array; unlike
-// unix.Writev it does not allocate the iovec array per call, and it does not
-// go through the scheduler (see poll.Writev).
+// writev writes bufs with one writev(2) (poll.WriteBuffers: a reused
+// iovec array, no scheduler round trip).
 func writev(fd int, bufs [][]byte, scratch *[]unix.Iovec) (int, error) {
-	v := (*scratch)[:0]
-	for _, b := range bufs {
-		if len(b) == 0 {
-			continue
-		}
-		var iv unix.Iovec
-		iv.Base = &b[0]
-		iv.SetLen(len(b))
-		v = append(v, iv)
-	}
-	*scratch = v
-	if len(v) == 0 {
-		return 0, nil
-	}
-	n, err := poll.Writev(fd, v)
-	clear(v)
-	return n, err
+	return poll.WriteBuffers(fd, bufs, scratch)
 }

@@ -42,6 +42,27 @@ func Writev(fd int, iov []unix.Iovec) (int, error) {
 	return int(n), nil
 }
 
+// WriteBuffers writes bufs (empty ones skipped) to the non-blocking
+// descriptor fd with one writev(2), through *scratch, an iovec array the
+// caller keeps between calls: unlike unix.Writev it allocates nothing once
+// *scratch has grown to the largest count of buffers.
+func WriteBuffers(fd int, bufs [][]byte, scratch *[]unix.Iovec) (int, error) {
+	v := (*scratch)[:0]
+	for _, b := range bufs {
+		if len(b) == 0 {
+			continue
+		}
+		var iv unix.Iovec
+		iv.Base = &b[0]
+		iv.SetLen(len(b))
+		v = append(v, iv)
+	}
+	*scratch = v
+	n, err := Writev(fd, v)
+	clear(v) // drop the references to the buffers
+	return n, err
+}
+
 // write writes p to the non-blocking descriptor fd (the loop's eventfd).
 func write(fd int, p []byte) (int, error) {
 	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
