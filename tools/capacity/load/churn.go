@@ -650,9 +650,7 @@ func (c *churner) quiesce() {
 		for c.onPortal() && c.moved == nil && !c.restored {
 			select {
 			case f := <-c.in:
-				if err := c.handle(f); err != nil {
-					c.p.st.fail("churn quiesce: " + short(err))
-					c.lose()
+				if !c.quiesceTake(f) {
 					return
 				}
 			case <-crossing:
@@ -661,18 +659,13 @@ func (c *churner) quiesce() {
 			}
 		}
 		if c.moved != nil {
-			if err := c.follow(context.Background(), EventStray); err != nil {
-				c.p.st.fail("churn follow: " + short(err))
-			}
-			return
+			break
 		}
 		before := c.snapN
 		for len(c.pending) > 0 || c.snapN == before {
 			select {
 			case f := <-c.in:
-				if err := c.handle(f); err != nil {
-					c.p.st.fail("churn quiesce: " + short(err))
-					c.lose()
+				if !c.quiesceTake(f) {
 					return
 				}
 				if len(c.pending) > 0 {
@@ -713,6 +706,17 @@ func (c *churner) quiesce() {
 		}
 		c.cs.mu.Unlock()
 	}
+}
+
+// quiesceTake handles f while quiescing; on an error it counts the
+// failure and what is still in flight, and reports false.
+func (c *churner) quiesceTake(f cframe) bool {
+	if err := c.handle(f); err != nil {
+		c.p.st.fail("churn quiesce: " + short(err))
+		c.lose()
+		return false
+	}
+	return true
 }
 
 // onPortal reports whether the body is crossing a portal as far as the
