@@ -190,23 +190,8 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // TestLegacyTemplates: migration 4 on Areas stored before it.
 func TestLegacyTemplates(t *testing.T) {
 	storetest.RunLegacyTemplates(t, func(t *testing.T, legacy []storetest.LegacyArea) store.Store {
-		ctx := t.Context()
 		s := pgtest.Open(t)
-		if err := s.RollBack(ctx, 3); err != nil {
-			t.Fatal(err)
-		}
-		owner, err := s.InsertLegacyAccount(ctx, "legacy@x")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range legacy {
-			if legacy[i].ID, err = s.InsertLegacyArea(ctx, owner, legacy[i].Kind); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
+		storetest.SeedLegacy(t, s, 3, legacy)
 		return s
 	})
 }

@@ -83,21 +83,7 @@ func TestLegacyTemplates(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
-		if err := s.RollBack(ctx, 2); err != nil {
-			t.Fatal(err)
-		}
-		owner, err := s.InsertLegacyAccount(ctx, "legacy@x")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range legacy {
-			if legacy[i].ID, err = s.InsertLegacyArea(ctx, owner, legacy[i].Kind); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
+		storetest.SeedLegacy(t, s, 2, legacy)
 		return s
 	})
 }

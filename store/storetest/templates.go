@@ -161,3 +161,35 @@ func RunLegacyTemplates(t *testing.T, open func(t *testing.T, legacy []LegacyAre
 		t.Errorf("Migrate again: %v", err)
 	}
 }
+
+// LegacyStore is a store that can be rolled back to an older schema and
+// seeded with rows as that schema had them (each backend's export_test.go).
+type LegacyStore interface {
+	RollBack(ctx context.Context, version int64) error
+	InsertLegacyAccount(ctx context.Context, email string) (store.AccountID, error)
+	InsertLegacyArea(ctx context.Context, owner store.AccountID, kind string) (store.AreaID, error)
+	Migrate(ctx context.Context) error
+}
+
+// SeedLegacy rolls s back to schema version, stores legacy's Areas (one
+// owner) as that schema had them, filling in their ids, and migrates s
+// up again: what RunLegacyTemplates' open function does on any backend.
+func SeedLegacy(t *testing.T, s LegacyStore, version int64, legacy []LegacyArea) {
+	t.Helper()
+	ctx := t.Context()
+	if err := s.RollBack(ctx, version); err != nil {
+		t.Fatal(err)
+	}
+	owner, err := s.InsertLegacyAccount(ctx, "legacy@x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range legacy {
+		if legacy[i].ID, err = s.InsertLegacyArea(ctx, owner, legacy[i].Kind); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
