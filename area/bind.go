@@ -122,6 +122,9 @@ func (ha *hostArea) addGrant(m *control.Grant) {
 		}
 		ha.grants[m.Token] = &grant{token: m.Token, joinID: m.JoinID, expires: time.Now().Add(ttl), name: m.Name, char: m.Character}
 		ha.scheduleChores(time.Now())
+		// Awake before the ack leaves: the join that waits for it finds the
+		// Area ticking (the link reader's Wake may not have run yet).
+		ha.a.Wake()
 	}
 	ha.h.link.send(ack)
 }
