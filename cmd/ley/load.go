@@ -35,9 +35,9 @@ answers per intent (a JSON summary and a per-second CSV series).`,
 				return err
 			}
 			s := res.Summary
-			fmt.Fprintf(cmd.OutOrStdout(), "players %d/%d connected in %d Areas  gap p50 %.1f p90 %.1f p99 %.1f max %.1f ms  stutters %d (%.2f%%)  rtt p50 %.1f p99 %.1f ms  answers/intent %.4f (%d/%d)  errors %d  driver cpu %.0f%%  seed %d\n",
+			fmt.Fprintf(cmd.OutOrStdout(), "players %d/%d connected in %d Areas  gap p50 %.1f p90 %.1f p99 %.1f max %.1f ms  stutters %d (%.2f%%)  rtt p50 %.1f p99 %.1f ms  answers/intent %.4f (%d/%d)  %.0f B per client-s  errors %d  driver cpu %.0f%%  seed %d\n",
 				s.Connected, s.Players, s.Areas, s.Gap.P50, s.Gap.P90, s.Gap.P99, s.Gap.Max, s.Stutters, s.StutterPct,
-				s.RTT.P50, s.RTT.P99, s.AnswerRatio, s.IntentsAnswered, s.IntentsSent, s.ErrorCount, s.Driver.CPUPercent, s.Seed)
+				s.RTT.P50, s.RTT.P99, s.AnswerRatio, s.IntentsAnswered, s.IntentsSent, s.SteadyBytesPerClientS, s.ErrorCount, s.Driver.CPUPercent, s.Seed)
 			if c := s.Churn; c != nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "churn: ground truth %d checks, %d mismatches; %d intents unanswered at a session's end\n", c.GroundTruth, c.Mismatches, c.Unanswered)
 				for _, k := range []string{load.EventArrive, load.EventLeave, load.EventResume, load.EventRejoin, load.EventTakeover, load.EventHop, load.EventStray} {
@@ -68,6 +68,7 @@ answers per intent (a JSON summary and a per-second CSV series).`,
 	f.StringVar(&cfg.Prefix, "prefix", "", "account name prefix (default load-<unix seconds>; reuse one to reuse accounts)")
 	f.StringVar(&cfg.Password, "password", cfg.Password, "the players' password")
 	f.StringVar(&pattern, "pattern", string(cfg.Pattern), "what players do: "+strings.Join(names, ", "))
+	f.StringVar(&cfg.Template, "template", "", "content template of the provisioned Areas, e.g. arena (default: open 64x64 floors, players only; walk, walk5, idle and bursty only)")
 	f.DurationVar(&cfg.Duration, "duration", cfg.Duration, "steady phase measured after the ramp")
 	f.DurationVar(&cfg.Ramp, "ramp", cfg.Ramp, "players start spread over this time")
 	f.DurationVar(&cfg.Drain, "drain", cfg.Drain, "wait for the last answers after intents stop")

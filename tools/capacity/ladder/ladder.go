@@ -49,12 +49,19 @@ type Config struct {
 	PerArea int
 	// Pattern is the players' behaviour; Ramp and Hold each rung's ramp
 	// and measured steady phase.
-	Pattern    load.Pattern
+	Pattern load.Pattern
+	// Template is the content template of the rungs' Areas ("" takes open
+	// floors with players only; see load.Config.Template).
+	Template   string
 	Ramp, Hold time.Duration
 	// MaxHosts and PoolSize configure a started realm's host rail.
 	MaxHosts, PoolSize int
 	// RealmArgs are more `ley run` flags for a started realm.
 	RealmArgs []string
+	// Content, if set, is a folder of content laid over the embedded
+	// content of a started realm (`ley run --content`): rule sets, maps
+	// and templates of its own. A running realm (Director) has its own.
+	Content string
 	// SLO is the objective each rung must hold.
 	SLO SLO
 	// Progress, if not nil, receives the ladder's and the driver's
@@ -105,6 +112,9 @@ func (c *Config) validate() error {
 	if len(c.Rungs) == 0 || c.PerArea < 1 || c.Hold <= 0 || c.Ramp < 0 {
 		errs = append(errs, fmt.Errorf("need rungs, per-area >= 1, hold > 0, ramp >= 0"))
 	}
+	if c.Director != "" && c.Content != "" {
+		errs = append(errs, fmt.Errorf("content is for a started realm: a running realm (%s) has its own", c.Director))
+	}
 	if c.Director == "" && (c.MaxHosts < 1 || c.PoolSize < 0) {
 		errs = append(errs, fmt.Errorf("max hosts and pool size must be at least 1"))
 	}
@@ -142,6 +152,7 @@ type Report struct {
 	Machine  string    `json:"machine"`
 	Director string    `json:"director"`
 	Pattern  string    `json:"pattern"`
+	Template string    `json:"template,omitempty"`
 	PerArea  int       `json:"per_area"`
 	RampS    float64   `json:"ramp_s"`
 	HoldS    float64   `json:"hold_s"`
@@ -159,7 +170,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{
-		Command: cfg.Command, Started: time.Now(), Pattern: string(cfg.Pattern), PerArea: cfg.PerArea,
+		Command: cfg.Command, Started: time.Now(), Pattern: string(cfg.Pattern), Template: cfg.Template, PerArea: cfg.PerArea,
 		RampS: cfg.Ramp.Seconds(), HoldS: cfg.Hold.Seconds(), SLO: cfg.SLO, LastHeld: -1, Breaking: -1,
 		Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
 	}
@@ -191,7 +202,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var roster []load.Account
 	prev := 0
 	for k, areas := range cfg.Rungs {
-		add, err := load.Provision(ctx, admin, fmt.Sprintf("%s-%d", prefix, k), password, (areas-prev)*cfg.PerArea, areas-prev, false)
+		add, err := load.Provision(ctx, admin, fmt.Sprintf("%s-%d", prefix, k), password, (areas-prev)*cfg.PerArea, areas-prev, cfg.Template, false)
 		if err != nil {
 			return rep, err
 		}
@@ -202,6 +213,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		lc := load.DefaultConfig()
 		lc.Director, lc.Roster, lc.Sessions, lc.Password = director, roster, sessions, password
 		lc.Pattern, lc.Ramp, lc.Duration = cfg.Pattern, cfg.Ramp, cfg.Hold
+		lc.Template = cfg.Template
 		lc.Drain = 5 * time.Second
 		lc.Progress = cfg.Progress
 		lc.OnSteady = func(start bool) { smp.sample(ctx, start) }

@@ -92,6 +92,15 @@ func startRealm(ctx context.Context, cfg Config) (*realm, error) {
 		"--pool-size", strconv.Itoa(cfg.PoolSize),
 		"--log-level", "warn", "--host-log-level", "warn",
 		"--demo-email", cfg.AdminEmail)
+	if cfg.Content != "" {
+		abs, err := filepath.Abs(cfg.Content)
+		if err != nil {
+			logf.Close()
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("ladder: content folder: %w", err)
+		}
+		cmd.Args = append(cmd.Args, "--content", abs)
+	}
 	cmd.Args = append(cmd.Args, cfg.RealmArgs...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// A password never on a command line (ley refuses it there).

@@ -48,6 +48,9 @@ func (r *Report) markdown(name string) string {
 		noun = "player"
 	}
 	fmt.Fprintf(&b, "# Capacity ladder: %d %s per Area, pattern %s\n\n", r.PerArea, noun, r.Pattern)
+	if r.Template != "" {
+		fmt.Fprintf(&b, "Areas from the content template %q.\n\n", r.Template)
+	}
 	fmt.Fprintf(&b, "Command: `%s`\n\n", r.Command)
 	fmt.Fprintf(&b, "Run %s on %s, %.0f s in all; each rung: %.0f s ramp, %.0f s measured hold. Director %s.\n\n",
 		r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Machine, r.WallS, r.RampS, r.HoldS, r.Director)
@@ -66,17 +69,17 @@ func (r *Report) markdown(name string) string {
 	} else {
 		b.WriteString("No rung broke: the ladder ran out of rungs before the server did.\n\n")
 	}
-	b.WriteString("| Areas | players | connected | gap p50 | p90 | p99 | max (ms) | stutters | answers/intent | rtt p50 / p99 (ms) | director CPU | hosts CPU | driver CPU | director RSS | hosts RSS (MiB) | hosts | tick p99 (ms) | verdict |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| Areas | players | connected | gap p50 | p90 | p99 | max (ms) | stutters | answers/intent | rtt p50 / p99 (ms) | B per client-s | director CPU | hosts CPU | driver CPU | director RSS | hosts RSS (MiB) | hosts | tick p99 (ms) | verdict |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, g := range r.Rungs {
 		s := g.Load
 		v := "held"
 		if !g.Held {
 			v = "broke: " + strings.Join(g.Broken, "; ")
 		}
-		fmt.Fprintf(&b, "| %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.2f%% | %.4f | %.1f / %.1f | %.0f%% | %.0f%% | %.0f%% | %.0f | %.0f | %d | %.1f | %s |\n",
+		fmt.Fprintf(&b, "| %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.2f%% | %.4f | %.1f / %.1f | %.0f | %.0f%% | %.0f%% | %.0f%% | %.0f | %.0f | %d | %.1f | %s |\n",
 			g.Areas, g.Players, s.Connected, s.Gap.P50, s.Gap.P90, s.Gap.P99, s.Gap.Max, s.StutterPct, s.AnswerRatio,
-			s.RTT.P50, s.RTT.P99, g.DirectorCPU, g.HostsCPU, g.DriverCPU,
+			s.RTT.P50, s.RTT.P99, s.SteadyBytesPerClientS, g.DirectorCPU, g.HostsCPU, g.DriverCPU,
 			float64(g.DirectorRSSKiB)/1024, float64(g.HostsRSSKiB)/1024, g.Hosts, float64(g.TickP99us)/1000, v)
 	}
 	b.WriteString("\nCPU is % of one core over the steady phase (the driver's over its whole run, logins included); RSS at the end of the hold. ")

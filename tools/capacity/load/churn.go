@@ -1142,9 +1142,9 @@ func (r *runner) churnPhases(ctx context.Context, start time.Time) {
 	if r.cfg.OnSteady != nil {
 		r.cfg.OnSteady(true)
 	}
-	r.st.measuring.Store(true)
+	r.st.startSteady()
 	sleepUntil(ctx, start.Add(r.cfg.Ramp+r.cfg.Duration))
-	r.st.measuring.Store(false)
+	r.st.endSteady()
 	if r.cfg.OnSteady != nil {
 		r.cfg.OnSteady(false)
 	}

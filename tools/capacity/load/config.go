@@ -79,6 +79,12 @@ type Config struct {
 	Sessions *Sessions
 	// RaiseCap sets the realm's player cap out of the way before joining.
 	RaiseCap bool
+	// Template, if set, is the content template the provisioned Areas are
+	// made from (e.g. "arena": its map, walls, creatures and rules); empty
+	// takes open floors of AreaSide squares with players only. Only the
+	// patterns that walk at random (walk, walk5, idle, bursty) take one:
+	// churn and portal place players and portals on the open floor.
+	Template string
 
 	// Pattern is what the players do once bound.
 	Pattern Pattern
@@ -158,6 +164,9 @@ func (c *Config) validate() error {
 		}
 	default:
 		bad("unknown pattern %q (one of %v)", c.Pattern, Patterns)
+	}
+	if c.Template != "" && (c.Pattern == PatternChurn || c.Pattern == PatternPortal) {
+		bad("pattern %s walks the open floor: it takes no template (got %q)", c.Pattern, c.Template)
 	}
 	if c.Director == "" {
 		bad("no director URL")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -99,8 +100,8 @@ func TestRunAgainstRealm(t *testing.T) {
 			if s.Gap.Count == 0 || s.Gap.P50 <= 0 || s.Gap.P99 < s.Gap.P50 || s.Gap.Max < s.Gap.P99 {
 				t.Errorf("gaps not measured: %+v", s.Gap)
 			}
-			if s.Frames == 0 || s.Bytes == 0 {
-				t.Errorf("frames %d, bytes %d; want both > 0", s.Frames, s.Bytes)
+			if s.Frames == 0 || s.Bytes == 0 || s.SteadyBytesPerClientS <= 0 || s.SteadyFramesPerClientS <= 0 {
+				t.Errorf("frames %d, bytes %d, steady per client-s %.0f B in %.1f frames; want all > 0", s.Frames, s.Bytes, s.SteadyBytesPerClientS, s.SteadyFramesPerClientS)
 			}
 			if s.Login.Done != 8 {
 				t.Errorf("logins done = %d; want 8", s.Login.Done)
@@ -147,6 +148,45 @@ func TestRunAgainstRealm(t *testing.T) {
 	}
 }
 
+// TestRunInTemplateAreas: players walk Areas made from a content template
+// (the arena: walls, creatures, a map portal they may not use), provisioned
+// by the run itself, and every intent is answered without an error.
+func TestRunInTemplateAreas(t *testing.T) {
+	r := startRealm(t)
+	admin, err := load.AdminClient(context.Background(), r.URL(), "demo@ley.local", "demo-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := fmt.Sprintf("arena-%d", time.Now().UnixNano()%1e6)
+	roster, err := load.Provision(context.Background(), admin, prefix, "load-password-1", 6, 1, "arena", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := admin.Area(context.Background(), roster[0].Area)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Template != "arena" || a.Kind != "arena" || a.W != 96 || a.H != 96 {
+		t.Fatalf("provisioned Area %+v; want the arena template's 96x96 arena", a)
+	}
+	cfg := load.DefaultConfig()
+	cfg.Director, cfg.Admin, cfg.RaiseCap = r.URL(), admin, true
+	cfg.Players, cfg.Areas, cfg.Prefix, cfg.Template = 6, 1, prefix, "arena" // the same accounts and Area again
+	cfg.Pattern = load.PatternWalk5
+	cfg.Ramp, cfg.Duration = time.Second, 3*time.Second
+	res, err := load.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v (summary %+v)", err, res.Summary)
+	}
+	s := res.Summary
+	if s.Connected != 6 || s.ErrorCount != 0 || s.AnswerRatio != 1.0 || s.IntentsSent == 0 {
+		t.Errorf("connected %d, errors %v, answers/intent %v (%d/%d); want 6, none, 1.0", s.Connected, s.Errors, s.AnswerRatio, s.IntentsAnswered, s.IntentsSent)
+	}
+	if s.SteadyBytesPerClientS <= 0 {
+		t.Errorf("steady bytes per client-s %.0f; want > 0", s.SteadyBytesPerClientS)
+	}
+}
+
 func TestRunReusesRosterAndSessions(t *testing.T) {
 	r := startRealm(t)
 	admin, err := load.AdminClient(context.Background(), r.URL(), "demo@ley.local", "demo-password")
@@ -156,7 +196,7 @@ func TestRunReusesRosterAndSessions(t *testing.T) {
 	if err := load.RaiseCap(context.Background(), admin); err != nil {
 		t.Fatal(err)
 	}
-	roster, err := load.Provision(context.Background(), admin, "reuse", "load-password-1", 4, 1, false)
+	roster, err := load.Provision(context.Background(), admin, "reuse", "load-password-1", 4, 1, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,5 +235,12 @@ func TestConfigRefusals(t *testing.T) {
 	cfg.Areas = cfg.Players + 1
 	if _, err := load.Run(context.Background(), cfg); err == nil {
 		t.Errorf("more Areas than players: no error")
+	}
+	for _, p := range []load.Pattern{load.PatternChurn, load.PatternPortal} {
+		cfg = load.DefaultConfig()
+		cfg.Pattern, cfg.Areas, cfg.Template = p, 2, "arena"
+		if _, err := load.Run(context.Background(), cfg); !errors.Is(err, load.ErrConfig) {
+			t.Errorf("pattern %s with a template: %v; want ErrConfig", p, err)
+		}
 	}
 }

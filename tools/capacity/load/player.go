@@ -168,8 +168,17 @@ func (p *player) read() {
 			case p.hops <- pm:
 			default:
 			}
-		case wire.TypeError, wire.TypeRehello, wire.TypeAreaClosing, wire.TypeTakenOver,
-			wire.TypePortalBlocked, wire.TypePortalTransferRejected:
+		case wire.TypePortalBlocked, wire.TypePortalTransferRejected:
+			p.count(len(b))
+			if p.hops != nil { // a hop that was meant to go through
+				p.st.fail(describe(b))
+				continue
+			}
+			// A random walker stepped onto a map's portal to where it may
+			// not go (a template's map has its own portals): the server
+			// kept it where it was and said so, as it should.
+			p.st.portalRefused.Add(1)
+		case wire.TypeError, wire.TypeRehello, wire.TypeAreaClosing, wire.TypeTakenOver:
 			p.count(len(b))
 			p.st.fail(describe(b))
 		default:

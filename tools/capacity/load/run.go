@@ -50,16 +50,26 @@ type Summary struct {
 	DuplicateAnswers int64            `json:"duplicate_answers"`
 	Lost             int64            `json:"lost"` // evicted unanswered from the tracking ring
 
-	Hops   int64 `json:"hops,omitempty"` // portal crossings (pattern portal)
-	HopLat Dist  `json:"hop,omitempty"`  // portal_moved to hello_ack in the new Area
+	Hops int64 `json:"hops,omitempty"` // portal crossings (pattern portal)
+	// PortalRefused counts players walking at random onto a map's portal
+	// to where they may not go, told portal_blocked or
+	// portal_transfer_rejected and kept where they were (Areas from a
+	// template with portals); not an error.
+	PortalRefused int64 `json:"portal_refused,omitempty"`
+	HopLat        Dist  `json:"hop,omitempty"` // portal_moved to hello_ack in the new Area
 
 	Churn *ChurnSummary `json:"churn,omitempty"` // pattern churn
 	Seed  uint64        `json:"seed"`
 
-	Frames     int64            `json:"frames"`
-	Bytes      int64            `json:"bytes"`
-	Errors     map[string]int64 `json:"errors"`
-	ErrorCount int64            `json:"error_count"`
+	Frames int64 `json:"frames"`
+	Bytes  int64 `json:"bytes"`
+	// SteadyBytesPerClientS and SteadyFramesPerClientS are what a
+	// connected player received per second in the steady phase (payload
+	// and WebSocket headers), over the mean of players connected then.
+	SteadyBytesPerClientS  float64          `json:"steady_bytes_per_client_s"`
+	SteadyFramesPerClientS float64          `json:"steady_frames_per_client_s"`
+	Errors                 map[string]int64 `json:"errors"`
+	ErrorCount             int64            `json:"error_count"`
 
 	Driver Driver `json:"driver"` // this process's own cost
 }
@@ -139,7 +149,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 		if len(roster) == 0 {
 			var err error
-			if roster, err = Provision(ctx, admin, cfg.Prefix, cfg.Password, cfg.Players, cfg.Areas, r.pairs()); err != nil {
+			if roster, err = Provision(ctx, admin, cfg.Prefix, cfg.Password, cfg.Players, cfg.Areas, cfg.Template, r.pairs()); err != nil {
 				return Result{}, err
 			}
 			if r.pairs() {
@@ -249,10 +259,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.OnSteady != nil {
 		cfg.OnSteady(true)
 	}
-	r.st.measuring.Store(true)
+	r.st.startSteady()
 	steadyStart := time.Now()
 	sleep(ctx, cfg.Duration)
-	r.st.measuring.Store(false)
+	r.st.endSteady()
 	steady := time.Since(steadyStart)
 	if cfg.OnSteady != nil {
 		cfg.OnSteady(false)
@@ -353,6 +363,7 @@ func (r *runner) summarize(players []*player, areas int, login, join Phase, conn
 	tot := r.st.second(newHist())
 	s.Frames, s.Bytes = tot.frames, tot.bytes
 	s.Errors, s.ErrorCount = r.st.errorMap(), r.st.errCount.Load()
+	s.PortalRefused = r.st.portalRefused.Load()
 	s.WallS = time.Since(r.epoch).Seconds()
 	if self1, err := procstat.ReadSelf(); err == nil {
 		s.Driver = Driver{
@@ -366,7 +377,28 @@ func (r *runner) summarize(players []*player, areas int, login, join Phase, conn
 	r.smu.Lock()
 	series := r.series
 	r.smu.Unlock()
+	if n := meanSteadyConnected(series); n > 0 && steady > 0 {
+		per := n * steady.Seconds()
+		s.SteadyBytesPerClientS = float64(r.st.steadyTo.bytes-r.st.steadyFrom.bytes) / per
+		s.SteadyFramesPerClientS = float64(r.st.steadyTo.frames-r.st.steadyFrom.frames) / per
+	}
 	return Result{Summary: s, Series: series}
+}
+
+// meanSteadyConnected is the mean of the players connected over the
+// series' steady seconds (0 if it has none).
+func meanSteadyConnected(series []Point) float64 {
+	var sum, n float64
+	for _, p := range series {
+		if p.Phase == "steady" {
+			sum += float64(p.Connected)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / n
 }
 
 // drain waits until every intent sent is answered, at most Drain.
@@ -638,15 +670,20 @@ func (r *runner) sample(ctx context.Context) {
 
 // Provision makes count accounts <prefix>-<i>@load.ley with password over
 // areas Areas through admin's session and returns them as a roster. The
-// Areas are open floors of AreaSide x AreaSide squares (the built-in
-// template "empty": players only, no walls or creatures), as the
-// patterns' squares assume. An empty prefix takes "load-<unix seconds>".
-func Provision(ctx context.Context, admin *dirclient.Client, prefix, password string, count, areas int, pairs bool) ([]Account, error) {
+// Areas are made from template (its map, with its size); an empty
+// template takes open floors of AreaSide x AreaSide squares (the
+// built-in template "empty": players only, no walls or creatures), as the
+// churn and portal patterns' squares assume. An empty prefix takes
+// "load-<unix seconds>".
+func Provision(ctx context.Context, admin *dirclient.Client, prefix, password string, count, areas int, template string, pairs bool) ([]Account, error) {
 	if prefix == "" {
 		prefix = fmt.Sprintf("load-%d", time.Now().Unix())
 	}
-	got, _, err := admin.Provision(ctx, dirclient.ProvisionRequest{Prefix: prefix, Count: count, Areas: areas, Password: password, Pairs: pairs,
-		Template: dirclient.EmptyTemplate, W: AreaSide, H: AreaSide})
+	req := dirclient.ProvisionRequest{Prefix: prefix, Count: count, Areas: areas, Password: password, Pairs: pairs, Template: template}
+	if template == "" {
+		req.Template, req.W, req.H = dirclient.EmptyTemplate, AreaSide, AreaSide
+	}
+	got, _, err := admin.Provision(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("load: provision: %w", err)
 	}

@@ -44,9 +44,42 @@ type stats struct {
 	measuring atomic.Bool  // the steady phase is on
 	connected atomic.Int64 // players bound right now
 	errCount  atomic.Int64
+	// portalRefused counts portal_blocked and portal_transfer_rejected
+	// told to players that walk at random (not errors: see the Summary).
+	portalRefused atomic.Int64
 
 	emu    sync.Mutex
 	errors map[string]int64 // guarded by emu
+
+	// steadyFrom and steadyTo are the cumulative counters as the steady
+	// phase starts and ends (written by the run's own goroutine only).
+	steadyFrom, steadyTo totals
+}
+
+// startSteady opens the steady phase: gaps and round trips are measured
+// from here, and the counters are read as it starts.
+func (s *stats) startSteady() {
+	s.steadyFrom = s.counts()
+	s.measuring.Store(true)
+}
+
+// endSteady closes the steady phase.
+func (s *stats) endSteady() {
+	s.measuring.Store(false)
+	s.steadyTo = s.counts()
+}
+
+// counts sums the cumulative counters without touching the histograms.
+func (s *stats) counts() totals {
+	var t totals
+	for _, sh := range s.shards {
+		sh.mu.Lock()
+		t.frames += sh.frames
+		t.bytes += sh.bytes
+		t.stutters += sh.stutters
+		sh.mu.Unlock()
+	}
+	return t
 }
 
 func newStats() *stats {
