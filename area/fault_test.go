@@ -74,14 +74,20 @@ func TestPanicFailsTheAreaAlone(t *testing.T) {
 		t.Fatalf("host counted %d area failures; want 1", n)
 	}
 
-	// The other Areas' players walk on: every intent acknowledged, snapshots
-	// flowing, for a second and a half of play.
+	// The other Areas' players walk on: every intent answered (applied, or
+	// BLOCKED when a wanderer stands in the way), for a second and a half
+	// of play, and snapshots keep coming.
 	for range 15 {
 		for _, area := range []int{0, 2} {
 			for _, p := range players[area] {
 				walk(p)
-				waitSnapshot(t, p.c, func(s *wire.Snapshot) bool { return s.AckSeq == p.seq })
+				answers(t, p.c, p.seq)
 			}
+		}
+	}
+	for _, area := range []int{0, 2} {
+		for _, p := range players[area] {
+			expectMsg[*wire.Snapshot](p.c, 5*time.Second)
 		}
 	}
 	for _, area := range []uint32{1, 3} {

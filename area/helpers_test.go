@@ -158,6 +158,16 @@ func (cl *client) send(m wire.Message) {
 // next returns the next message (failing after within).
 func (cl *client) next(within time.Duration) wire.Message {
 	cl.t.Helper()
+	m := cl.tryNext(within)
+	if m == nil {
+		cl.t.Fatalf("no message within %v", within)
+	}
+	return m
+}
+
+// tryNext is next, returning nil when nothing arrives within the time.
+func (cl *client) tryNext(within time.Duration) wire.Message {
+	cl.t.Helper()
 	select {
 	case m, ok := <-cl.msgs:
 		if !ok {
@@ -171,7 +181,6 @@ func (cl *client) next(within time.Duration) wire.Message {
 		}
 		return m
 	case <-time.After(within):
-		cl.t.Fatalf("no message within %v", within)
 		return nil
 	}
 }

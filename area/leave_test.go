@@ -1,6 +1,7 @@
 package area
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -112,11 +113,24 @@ func TestLeaveWhileAnotherStays(t *testing.T) {
 func waitSnapshot(t *testing.T, cl *client, ok func(*wire.Snapshot) bool) *wire.Snapshot {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
+	var seen []string
 	for time.Now().Before(deadline) {
-		if s, is := cl.next(time.Until(deadline)).(*wire.Snapshot); is && ok(s) {
-			return s
+		m := cl.tryNext(time.Until(deadline))
+		if m == nil {
+			break
+		}
+		if s, is := m.(*wire.Snapshot); is {
+			if ok(s) {
+				return s
+			}
+			seen = append(seen, fmt.Sprintf("snapshot ack %d", s.AckSeq))
+		} else {
+			seen = append(seen, fmt.Sprintf("%s %+v", m.Type(), m))
 		}
 	}
-	t.Fatal("no snapshot satisfied the condition in time")
+	if len(seen) > 12 {
+		seen = append(seen[:4], seen[len(seen)-8:]...)
+	}
+	t.Fatalf("no snapshot satisfied the condition in time; saw %v", seen)
 	return nil
 }
