@@ -26,7 +26,7 @@ func TestPanicFailsTheAreaAlone(t *testing.T) {
 	}
 	var players [3][2]*player
 	for area := uint32(1); area <= 3; area++ {
-		d.spawn(area, 32, 32)
+		d.spawnBusy(area, 32, 32)
 		for i := range 2 {
 			c := dial(t, h)
 			acct := uint64(area*100) + uint64(i)

@@ -87,8 +87,19 @@ func testHost(t *testing.T, tune func(*Config)) (*Host, *director) {
 	return h, d
 }
 
-// spawn makes Area id live on the host.
+// spawn makes Area id live on the host: a village's open floor of w x h
+// with nobody else on it, so a test's steps land where it says.
 func (d *director) spawn(id uint32, w, h int) {
+	d.t.Helper()
+	if err := d.SpawnTemplate(id, w, h, "village", templateEmpty); err != nil {
+		d.t.Fatal(err)
+	}
+}
+
+// spawnBusy makes Area id live with a wanderer per 256 squares walking
+// about (the Area a director that names no template gets): a step may
+// then be BLOCKED by one.
+func (d *director) spawnBusy(id uint32, w, h int) {
 	d.t.Helper()
 	if err := d.Spawn(id, w, h); err != nil {
 		d.t.Fatal(err)

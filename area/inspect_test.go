@@ -14,7 +14,7 @@ import (
 func TestInspectCountsTheWorld(t *testing.T) {
 	const grace = 400 * time.Millisecond
 	h, d := testHost(t, func(c *Config) { c.ResumeGrace = grace })
-	d.spawn(1, 32, 32) // 4 wanderers (32*32/256)
+	d.spawnBusy(1, 32, 32) // 4 wanderers (32*32/256)
 	stayer := dial(t, h)
 	stayer.hello(d.grant(1, 100, 1, 3, 3, time.Minute), 1)
 	leaver := dial(t, h)

@@ -108,11 +108,7 @@ func TestGrantRules(t *testing.T) {
 
 func TestTakeoverKeepsBody(t *testing.T) {
 	h, d := testHost(t, nil)
-	// An open floor without wanderers: the step east below must not be
-	// BLOCKED by one.
-	if err := d.SpawnTemplate(1, 16, 16, "village", templateEmpty); err != nil {
-		t.Fatal(err)
-	}
+	d.spawn(1, 16, 16)
 	first := dial(t, h)
 	ack1 := first.hello(d.grant(1, 100, 1, 3, 3, time.Minute), 1)
 	first.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE})
