@@ -327,23 +327,7 @@ func adjacent(p, t *ecs.Position, diagonal bool) bool {
 
 // dirTowards is the direction of the step from (x0, y0) towards (x1, y1).
 func dirTowards(x0, y0, x1, y1 int32) ecs.Dir {
-	dx, dy := sign(x1-x0), sign(y1-y0)
-	for d := ecs.North; d < ecs.NumDirs; d++ {
-		if ddx, ddy := d.Delta(); ddx == dx && ddy == dy {
-			return d
-		}
-	}
-	return ecs.North
-}
-
-func sign(v int32) int32 {
-	switch {
-	case v > 0:
-		return 1
-	case v < 0:
-		return -1
-	}
-	return 0
+	return ecs.DirOf(x1-x0, y1-y0, ecs.North)
 }
 
 // xorshift is a creature's private random step (never 0 from non-zero).
