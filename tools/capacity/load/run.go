@@ -50,13 +50,13 @@ type Summary struct {
 	DuplicateAnswers int64            `json:"duplicate_answers"`
 	Lost             int64            `json:"lost"` // evicted unanswered from the tracking ring
 
-	Hops int64 `json:"hops,omitempty"` // portal crossings (pattern portal)
+	Hops   int64 `json:"hops,omitempty"` // portal crossings (pattern portal)
+	HopLat Dist  `json:"hop,omitempty"`  // portal_moved to hello_ack in the new Area
 	// PortalRefused counts players walking at random onto a map's portal
 	// to where they may not go, told portal_blocked or
 	// portal_transfer_rejected and kept where they were (Areas from a
 	// template with portals); not an error.
 	PortalRefused int64 `json:"portal_refused,omitempty"`
-	HopLat        Dist  `json:"hop,omitempty"` // portal_moved to hello_ack in the new Area
 
 	Churn *ChurnSummary `json:"churn,omitempty"` // pattern churn
 	Seed  uint64        `json:"seed"`

@@ -117,17 +117,13 @@ type totals struct {
 // into (reset first) and returns the cumulative counters.
 func (s *stats) second(into *hdrhistogram.Histogram) totals {
 	into.Reset()
-	var t totals
 	for _, sh := range s.shards {
 		sh.mu.Lock()
 		into.Merge(sh.gapSec)
 		sh.gapSec.Reset()
-		t.frames += sh.frames
-		t.bytes += sh.bytes
-		t.stutters += sh.stutters
 		sh.mu.Unlock()
 	}
-	return t
+	return s.counts()
 }
 
 // steady merges the steady-phase histograms.
