@@ -117,6 +117,14 @@ func (p *player) read() {
 		now := int64(time.Since(p.epoch))
 		if err != nil {
 			p.mu.Lock()
+			if p.conn != conn {
+				// A portal hop has replaced this connection (the server
+				// closes it after portal_moved, and a fast hop can be done
+				// before that close is read): its end is expected, and the
+				// hop did its bookkeeping.
+				p.mu.Unlock()
+				return
+			}
 			closing, was, hopping := p.closing, p.connected, p.hopping
 			p.connected = false
 			p.mu.Unlock()
@@ -405,6 +413,12 @@ func (p *player) hop(ctx context.Context, portalX, portalY int32, startRead func
 			return
 		case moved = <-p.hops:
 		}
+		p.mu.Lock()
+		if p.connected { // the old connection's reader may not have seen its end yet
+			p.connected = false
+			p.st.connected.Add(-1)
+		}
+		p.mu.Unlock()
 		t0 := time.Now()
 		conn.Close(1000, "crossed")
 		if err := p.connect(ctx, moved.WSURL, moved.Grant, moved.JoinID); err != nil {
