@@ -90,9 +90,9 @@ func (d *Director) self() store.Leader {
 func (d *Director) lead(ctx context.Context) (*store.Leadership, error) {
 	fctx, stop := context.WithCancel(ctx)
 	followed := make(chan struct{})
-	go func() { d.follow(fctx); close(followed) }()
-	defer func() { stop(); <-followed }()
 	me := d.self()
+	go func() { d.follow(fctx, me); close(followed) }()
+	defer func() { stop(); <-followed }()
 	d.log.Info("waiting for the leadership", "http", me.HTTP, "control", me.Control)
 	l, err := d.store.Lead(ctx, me)
 	if err != nil {
@@ -103,8 +103,9 @@ func (d *Director) lead(ctx context.Context) (*store.Leadership, error) {
 
 // follow reads who leads every followEvery until ctx is done, for
 // forwarding and for hosts' redirections. A failed read is logged (at
-// most a line a second) and leaves the last one known.
-func (d *Director) follow(ctx context.Context) {
+// most a line a second) and leaves the last one known. A record naming
+// me (this director won the lock meanwhile) is not logged as followed.
+func (d *Director) follow(ctx context.Context, me store.Leader) {
 	t := time.NewTicker(followEvery)
 	defer t.Stop()
 	var last store.Term
@@ -115,7 +116,9 @@ func (d *Director) follow(ctx context.Context) {
 			d.leader.Store(&ld)
 			if ld.Term != last {
 				last = ld.Term
-				d.log.Info("following", "leader", ld.HTTP, "control", ld.Control, "term", ld.Term, "since", ld.Since)
+				if ld.HTTP != me.HTTP || ld.Control != me.Control {
+					d.log.Info("following", "leader", ld.HTTP, "control", ld.Control, "term", ld.Term, "since", ld.Since)
+				}
 			}
 		case errors.Is(err, store.ErrNotFound) || ctx.Err() != nil:
 		default:
