@@ -103,7 +103,7 @@ writes <out>/<name>.md, .json and -gap/-cpu/-rss.svg charts.
 	f.IntVar(&flagsCfg.PerArea, "per-area", def.PerArea, "players in each Area (1: homes, 20: villages)")
 	f.StringVar(&pattern, "pattern", string(def.Pattern), "what players do: walk, walk5, idle, bursty")
 	f.StringVar(&flagsCfg.Template, "template", "", "content template of the rungs' Areas, e.g. arena (default: open 64x64 floors, players only)")
-	f.StringVar(&flagsCfg.Content, "content", "", "folder of content laid over the embedded content of the started realm (ley run --content)")
+	f.StringVar(&flagsCfg.Content, "realm-content", "", "folder of content laid over the embedded content of the realm the ladder starts (its ley run --content)")
 	f.DurationVar(&flagsCfg.Ramp, "ramp", def.Ramp, "each rung's ramp")
 	f.DurationVar(&flagsCfg.Hold, "hold", def.Hold, "each rung's measured steady phase")
 	f.IntVar(&flagsCfg.MaxHosts, "max-hosts", def.MaxHosts, "area host processes the started realm may spawn")
