@@ -662,7 +662,10 @@ func (c *churner) quiesce() {
 			break
 		}
 		before := c.snapN
-		for len(c.pending) > 0 || c.snapN == before {
+		// A crossing that ends meanwhile ends the session: what is still
+		// in flight after its last snapshot is void (see follow), and
+		// the connection's close follows portal_moved.
+		for (len(c.pending) > 0 || c.snapN == before) && c.moved == nil {
 			select {
 			case f := <-c.in:
 				if !c.quiesceTake(f) {
