@@ -88,6 +88,12 @@ type ChurnSummary struct {
 	// arrived): the director moved the character back by the door, and
 	// the new session plays there.
 	MovedBack int64 `json:"moved_back"`
+	// LateResumes counts resumes refused BAD_TOKEN that the driver itself
+	// made too late: the refusal came after the resume grace had run out
+	// since the drop (an overloaded driver's dial and hello), so the token
+	// may rightly be gone; the player joined again, as a client must. A
+	// refusal within the grace stays a failure.
+	LateResumes int64 `json:"late_resumes"`
 	// MismatchDetails describes the first ground-truth mismatches.
 	MismatchDetails []string `json:"mismatch_details,omitempty"`
 }
@@ -101,6 +107,7 @@ type churnStats struct {
 	unanswered      int64
 	void            int64
 	crossedAway     int64
+	lateResumes     int64
 	movedBack       int64
 	mismatchDetails []string
 }
@@ -124,7 +131,7 @@ func (cs *churnStats) event(kind string, err error) {
 func (cs *churnStats) summary(seed uint64) *ChurnSummary {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	out := &ChurnSummary{Seed: seed, Events: map[string]EventCount{}, GroundTruth: cs.groundTruth, Mismatches: cs.mismatches, Unanswered: cs.unanswered, Void: cs.void, CrossedAway: cs.crossedAway, MovedBack: cs.movedBack, MismatchDetails: cs.mismatchDetails}
+	out := &ChurnSummary{Seed: seed, Events: map[string]EventCount{}, GroundTruth: cs.groundTruth, Mismatches: cs.mismatches, Unanswered: cs.unanswered, Void: cs.void, CrossedAway: cs.crossedAway, MovedBack: cs.movedBack, LateResumes: cs.lateResumes, MismatchDetails: cs.mismatchDetails}
 	for k, v := range cs.events {
 		out.Events[k] = *v
 	}
@@ -467,7 +474,12 @@ func (c *churner) walk(ctx context.Context, stop time.Time) error {
 				continue // no view yet, or answers lagging: do not pile up
 			}
 			if err := c.step(wire.Dir(c.rng.IntN(8))); err != nil {
-				return err
+				if !c.crossedBeforeClose() {
+					return err
+				}
+				if err := c.follow(ctx, EventStray); err != nil {
+					return err
+				}
 			}
 		case f := <-c.in:
 			if err := c.handle(f); err != nil {
@@ -480,6 +492,26 @@ func (c *churner) walk(ctx context.Context, stop time.Time) error {
 			}
 		}
 	}
+}
+
+// crossedBeforeClose reads what the server sent on the current connection
+// before closing it (2 s at most), after a write on it failed: a stray
+// crossing's portal_moved can still be unread when the next step goes out
+// (the server closes the connection right after it). It reports whether
+// one was there.
+func (c *churner) crossedBeforeClose() bool {
+	deadline := time.After(2 * time.Second)
+	for c.moved == nil {
+		select {
+		case f := <-c.in:
+			if err := c.handle(f); err != nil {
+				return c.moved != nil // the close: nothing more comes
+			}
+		case <-deadline:
+			return false
+		}
+	}
+	return true
 }
 
 // step sends one step intent.
@@ -819,6 +851,16 @@ func (c *churner) resume(ctx context.Context) error {
 		// fails otherwise: a token lost without a crossing).
 		conn.Close(1000, "")
 		return c.rejoinAfterCrossing(ctx)
+	}
+	if r := (*refusal)(nil); errors.As(err, &r) && r.code == wire.CodeBadToken && time.Since(dropped) > c.cfg.ResumeGrace {
+		// The grace ran out before the answer came: the server may have
+		// taken the resume in after it (this driver, overloaded, dialled
+		// late). A client joins again.
+		conn.Close(1000, "")
+		c.cs.mu.Lock()
+		c.cs.lateResumes++
+		c.cs.mu.Unlock()
+		return c.join(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("%w (%v after the drop, grace %v, in transit %v, %d intents in flight)", err, time.Since(dropped).Round(time.Millisecond),
