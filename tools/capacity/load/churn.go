@@ -94,6 +94,9 @@ type ChurnSummary struct {
 	// may rightly be gone; the player joined again, as a client must. A
 	// refusal within the grace stays a failure.
 	LateResumes int64 `json:"late_resumes"`
+	// HopRetries counts move-tos a hop sent again because its walk to the
+	// portal had ended short of it (boxed in by other bodies).
+	HopRetries int64 `json:"hop_retries"`
 	// MismatchDetails describes the first ground-truth mismatches.
 	MismatchDetails []string `json:"mismatch_details,omitempty"`
 }
@@ -108,6 +111,7 @@ type churnStats struct {
 	void            int64
 	crossedAway     int64
 	lateResumes     int64
+	hopRetries      int64
 	movedBack       int64
 	mismatchDetails []string
 }
@@ -131,7 +135,7 @@ func (cs *churnStats) event(kind string, err error) {
 func (cs *churnStats) summary(seed uint64) *ChurnSummary {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	out := &ChurnSummary{Seed: seed, Events: map[string]EventCount{}, GroundTruth: cs.groundTruth, Mismatches: cs.mismatches, Unanswered: cs.unanswered, Void: cs.void, CrossedAway: cs.crossedAway, MovedBack: cs.movedBack, LateResumes: cs.lateResumes, MismatchDetails: cs.mismatchDetails}
+	out := &ChurnSummary{Seed: seed, Events: map[string]EventCount{}, GroundTruth: cs.groundTruth, Mismatches: cs.mismatches, Unanswered: cs.unanswered, Void: cs.void, CrossedAway: cs.crossedAway, MovedBack: cs.movedBack, LateResumes: cs.lateResumes, HopRetries: cs.hopRetries, MismatchDetails: cs.mismatchDetails}
 	for k, v := range cs.events {
 		out.Events[k] = *v
 	}
@@ -969,14 +973,20 @@ func (c *churner) takeover(ctx context.Context) error {
 
 // hop walks onto the Area's portal and follows the crossing.
 func (c *churner) hop(ctx context.Context) error {
-	c.seq++
-	c.pending[c.seq] = inflight{at: time.Now(), to: true}
-	c.sent++
-	c.truthful = false
-	if err := send(c.conn, &wire.Intent{Seq: c.seq, Kind: wire.IntentMoveTo, Target: wire.Cell{X: portalX, Y: portalY}}); err != nil {
+	moveTo := func() error {
+		c.seq++
+		c.pending[c.seq] = inflight{at: time.Now(), to: true}
+		c.sent++
+		c.truthful = false
+		return send(c.conn, &wire.Intent{Seq: c.seq, Kind: wire.IntentMoveTo, Target: wire.Cell{X: portalX, Y: portalY}})
+	}
+	if err := moveTo(); err != nil {
 		return err
 	}
 	deadline := time.After(20 * time.Second)
+	check := time.NewTicker(500 * time.Millisecond)
+	defer check.Stop()
+	at, still := [2]int32{c.you.X, c.you.Y}, time.Now()
 	for c.moved == nil {
 		select {
 		case f := <-c.in:
@@ -985,6 +995,22 @@ func (c *churner) hop(ctx context.Context) error {
 			}
 			if c.restored {
 				return errors.New("the crossing was refused or timed out")
+			}
+		case <-check.C:
+			// A walk that finds its way shut for good (boxed in by other
+			// bodies) ends where it is, without a message
+			// (docs/protocol.md, Intents): a body that stood still for 2 s,
+			// its move-to applied and not on the portal, is sent again.
+			if now := [2]int32{c.you.X, c.you.Y}; now != at {
+				at, still = now, time.Now()
+			} else if time.Since(still) > 2*time.Second && len(c.pending) == 0 && !c.onPortal() {
+				c.cs.mu.Lock()
+				c.cs.hopRetries++
+				c.cs.mu.Unlock()
+				if err := moveTo(); err != nil {
+					return err
+				}
+				still = time.Now()
 			}
 		case <-deadline:
 			return errors.New("no portal_moved within 20 s")

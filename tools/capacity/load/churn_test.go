@@ -136,8 +136,8 @@ func TestChurnSoak(t *testing.T) {
 	}
 	s := res.Summary
 	c := s.Churn
-	t.Logf("churn: %d players in %d Areas, seed %d; events %+v; ground truth %d checks, %d mismatches; gap p50 %.1f p99 %.1f max %.1f ms; answers/intent %.4f (%d/%d); crossed away %d, moved back %d, late resumes %d; errors %v",
-		s.Players, s.Areas, c.Seed, c.Events, c.GroundTruth, c.Mismatches, s.Gap.P50, s.Gap.P99, s.Gap.Max, s.AnswerRatio, s.IntentsAnswered, s.IntentsSent, c.CrossedAway, c.MovedBack, c.LateResumes, s.Errors)
+	t.Logf("churn: %d players in %d Areas, seed %d; events %+v; ground truth %d checks, %d mismatches; gap p50 %.1f p99 %.1f max %.1f ms; answers/intent %.4f (%d/%d); crossed away %d, moved back %d, late resumes %d, hop retries %d; errors %v",
+		s.Players, s.Areas, c.Seed, c.Events, c.GroundTruth, c.Mismatches, s.Gap.P50, s.Gap.P99, s.Gap.Max, s.AnswerRatio, s.IntentsAnswered, s.IntentsSent, c.CrossedAway, c.MovedBack, c.LateResumes, c.HopRetries, s.Errors)
 
 	// After the last grace no body is left behind.
 	time.Sleep(grace + 1500*time.Millisecond)
