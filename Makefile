@@ -15,12 +15,18 @@ build:
 run: build
 	./bin/ley run
 
-## test: vet, the whole suite with the race detector, then the allocation
-## tests again without it (the race detector empties sync.Pools at random)
+## test: vet (release and leytest builds), the whole suite with the race
+## detector, then the allocation tests again without it (the race detector
+## empties sync.Pools at random). The suite is built with the leytest tag:
+## the test machinery (failpoints, the area host's simulation harness, the
+## model test's mutation switches) exists only in such builds, never in
+## the product binary (cmd/ley's TestReleaseBinaryHasNoTestMachinery).
+TESTTAGS ?= leytest
 test:
 	$(GO) vet $(PKGS)
-	$(GO) test -race -count=1 -timeout 12m $(PKGS)
-	$(GO) test -count=1 -run 'Alloc' $(PKGS)
+	$(GO) vet -tags $(TESTTAGS) $(PKGS)
+	$(GO) test -race -tags $(TESTTAGS) -count=1 -timeout 14m $(PKGS)
+	$(GO) test -tags $(TESTTAGS) -count=1 -run 'Alloc' $(PKGS)
 
 ## bench: every benchmark, several runs, in a format benchstat compares
 bench:
@@ -35,10 +41,14 @@ fuzz:
 	  done; \
 	done
 
-## lint: go vet and staticcheck (pinned as a go.mod tool)
+## lint: go vet and staticcheck (pinned as a go.mod tool): the product
+## as released (no tests: they build with the test machinery), and
+## everything with it
 lint:
 	$(GO) vet $(PKGS)
-	$(GO) tool staticcheck $(PKGS)
+	$(GO) vet -tags $(TESTTAGS) $(PKGS)
+	$(GO) tool staticcheck -tests=false $(PKGS)
+	$(GO) tool staticcheck -tags $(TESTTAGS) $(PKGS)
 	@test -z "$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))" || (gofmt -l $$(git ls-files -co --exclude-standard '*.go'); exit 1)
 
 ## ladder: the capacity ladder: starts a realm, climbs rungs of Areas x

@@ -9,6 +9,7 @@ import (
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/action"
 )
 
 // expiredKeep is how long a grant is remembered after it expired, so that
@@ -71,6 +72,7 @@ type body struct {
 	seqs      atomic.Uint64
 	resume    string
 	droppedAt time.Time // when its peer left; zero while bound
+	since     time.Time // when it came into the Area
 }
 
 // seqVerdict is what the event loop makes of an intent's seq.
@@ -112,10 +114,14 @@ var sessions atomic.Uint32
 // addGrant registers a join grant and acks it to the director.
 func (ha *hostArea) addGrant(m *control.Grant) {
 	ack := &control.GrantAck{Area: ha.id, Token: m.Token}
-	if ha.closing != nil {
+	switch {
+	case ha.unloaded: // the grant came in while the Area unloaded
+		ack.Error = "area not on this host"
+		ha.h.dropIndex(ha.h.grants, m.Token)
+	case ha.closing != nil:
 		ack.Error = "area is closing"
 		ha.h.dropIndex(ha.h.grants, m.Token)
-	} else {
+	default:
 		ttl := time.Duration(m.TTLMS) * time.Millisecond
 		if ttl <= 0 || ttl > 90*time.Second {
 			ttl = 90 * time.Second
@@ -163,7 +169,7 @@ func (ha *hostArea) hello(p *peer, m *wire.Hello, version uint16) {
 			p.sendError(code, 0, m.JoinID, detail)
 			return
 		}
-		b = &body{account: g.char.Account, name: g.name, entity: e}
+		b = &body{account: g.char.Account, name: g.name, entity: e, since: time.Now()}
 		ha.bodies[b.account] = b
 		ha.order = append(ha.order, b)
 	}
@@ -211,9 +217,9 @@ func (ha *hostArea) bind(p *peer, b *body, joinID uint64, fresh bool) {
 	ha.h.resumes[b.resume] = ha
 	ha.h.mu.Unlock()
 	ha.setRoute(b)
-	ha.a.Touch(b.entity) // no longer away
+	ha.setAway(b, false)
 	p.version = b.version
-	p.view.reset()
+	p.view.Reset()
 	p.hasPresence = false
 	p.lost.Store(0)
 	p.bind.Store(&binding{ha: ha, b: b, entity: b.entity, session: b.session})
@@ -241,6 +247,145 @@ func (ha *hostArea) takeOver(old *peer, b *body) {
 	old.conn.Close(gate.CloseNormal, "taken over")
 	b.peer = nil
 	ha.bound--
+}
+
+// outOfTouch ends every bound session because the host lost touch with
+// the director for its lease (Host.watchLink): the intents each had
+// queued are answered UNAVAILABLE, a last snapshot (reliable) carries its
+// final ack_seq, then rehello{UNAVAILABLE}, then the close. The bodies
+// stay, away, as for a dropped connection: a resume (once the host is in
+// touch again) or a join through the director finds them.
+func (ha *hostArea) outOfTouch() {
+	now := time.Now()
+	for _, b := range ha.order {
+		p := b.peer
+		if p == nil {
+			continue
+		}
+		p.bind.Store(nil)
+		p.lost.Store(uint32(wire.CodeUnavailable))
+		if q := ha.intents.Get(b.entity); q != nil {
+			for q.Len() > 0 {
+				p.sendResult(q.Pop().Seq, wire.CodeUnavailable)
+			}
+		}
+		p.send(ha.finalSnapshot(b))
+		p.send(&wire.Rehello{Code: wire.CodeUnavailable, Detail: "this area's host is out of touch with the realm; your character waits here: join again"})
+		p.conn.Close(gate.CloseGoingAway, "out of touch")
+		b.peer = nil
+		b.droppedAt = now
+		ha.bound--
+		ha.stopWalking(b)
+		ha.setAway(b, true)
+	}
+	ha.presence(now)
+	ha.scheduleChores(now)
+}
+
+// evict lets go of the character of m.Account because its account joined
+// another Area (control.Evict): a session driving its body ends as in a
+// takeover (taken_over, then the close), its resume token dies, its
+// grants here are dropped, a snapshot carries its final state, and the
+// body leaves the world. A body crossing a portal is answered Busy: the
+// crossing settles first; unless the character already lives elsewhere
+// (m.Elsewhere), when no crossing of it can commit: the crossing is
+// dropped and the body leaves. The answer names the snapshot that holds
+// the character's final state, which the director makes durable before
+// the character may be anywhere else.
+func (ha *hostArea) evict(m *control.Evict) {
+	ans := &control.Evicted{Area: ha.id, Account: m.Account}
+	for tok, g := range ha.grants {
+		if g.char.Account == m.Account {
+			delete(ha.grants, tok)
+			ha.h.dropIndex(ha.h.grants, tok)
+		}
+	}
+	b := ha.bodies[m.Account]
+	switch {
+	case b == nil:
+		ans.Absent = true
+	case ha.crossingOf(b) != nil && !m.Elsewhere:
+		ans.Busy = true
+	default:
+		ha.dropCrossings(b)
+		if old := b.peer; old != nil {
+			ha.takeOver(old, b)
+		}
+		now := time.Now()
+		ha.persist(now, false) // its last state goes out with this snapshot
+		ans.Seq = ha.seq
+		ha.a.Despawn(b.entity)
+		ha.dropBody(b)
+		ha.presence(now)
+		ha.scheduleChores(now)
+		ha.h.log.Debug("character evicted: its account joined another area", "area", ha.id, "account", m.Account)
+	}
+	ha.h.link.send(ans)
+}
+
+// leave ends p's session on b because its player quit (wire.Leave): its
+// queued intents are answered SUPERSEDED, a last snapshot carries its
+// final ack_seq, then left{} and the close; the body leaves the world in
+// this tick, its state goes out in a snapshot and its resume token dies.
+// A body crossing a portal stays (PORTAL_IN_PROGRESS): the crossing is
+// decided first. A session that ended meanwhile (taken over, moved, the
+// Area closing) got its own end: nothing more happens.
+func (ha *hostArea) leave(p *peer, b *body) {
+	if b.peer != p || ha.bodies[b.account] != b {
+		return
+	}
+	if ha.crossingOf(b) != nil {
+		p.sendError(wire.CodePortalInProgress, 0, 0, "a portal crossing is under way: leave once it is decided")
+		return
+	}
+	p.bind.Store(nil)
+	if q := ha.intents.Get(b.entity); q != nil {
+		for q.Len() > 0 {
+			p.sendResult(q.Pop().Seq, wire.CodeSuperseded)
+		}
+	}
+	p.send(ha.finalSnapshot(b))
+	p.send(&wire.Left{})
+	p.conn.Close(gate.CloseNormal, "left")
+	b.peer = nil
+	ha.bound--
+	now := time.Now()
+	ha.persist(now, false) // its last state goes out with this snapshot
+	ha.a.Despawn(b.entity)
+	ha.dropBody(b)
+	ha.presence(now)
+	ha.scheduleChores(now)
+	ha.h.log.Debug("player left", "area", ha.id, "account", b.account)
+}
+
+// dropCrossings forgets b's crossings under way or settling: none of them
+// is resent or answered any more.
+func (ha *hostArea) dropCrossings(b *body) {
+	for tr, c := range ha.crossings {
+		if c.b == b {
+			delete(ha.crossings, tr)
+		}
+	}
+	for tr, c := range ha.settling {
+		if c.b == b {
+			delete(ha.settling, tr)
+		}
+	}
+}
+
+// crossingOf returns b's crossing under way or settling, or nil.
+func (ha *hostArea) crossingOf(b *body) *crossing {
+	for _, c := range ha.crossings {
+		if c.b == b {
+			return c
+		}
+	}
+	for _, c := range ha.settling {
+		if c.b == b {
+			return c
+		}
+	}
+	return nil
 }
 
 // newSession starts a fresh session on b: a new mark, ack_seq 0, no seq
@@ -275,7 +420,7 @@ func (ha *hostArea) areaInfo() *wire.AreaInfo {
 	r := ha.a.Rules
 	info := &wire.AreaInfo{
 		Area: ha.id, Kind: ha.kind, W: uint32(ha.a.Grid.W()), H: uint32(ha.a.Grid.H()),
-		CellSize: uint16(ha.bcast.hash.Size()), TickHz: uint16(ha.a.TickRate),
+		CellSize: uint16(ha.eng.Hash.Size()), TickHz: uint16(ha.a.TickRate),
 		SnapshotHz: uint16(ha.a.TickRate / cfg.SnapshotEvery),
 		StepMS:     uint32(int(r.StepPeriod(ha.a.TickRate)) * 1000 / ha.a.TickRate),
 		QueueLen:   ecs.QueueLen, InterestRadius: uint16(cfg.InterestRadius),
@@ -294,7 +439,7 @@ func (ha *hostArea) areaInfo() *wire.AreaInfo {
 		info.Rules |= wire.RuleLineOfSight
 	}
 	info.PlayerHP = r.FullHP()
-	for _, k := range ha.world.kinds {
+	for _, k := range ha.eng.Kinds {
 		info.Creatures = append(info.Creatures, wire.CreatureKind{Name: k.Name, HP: uint16(k.HP)})
 	}
 	return info
@@ -329,7 +474,7 @@ func (ha *hostArea) dropped(p *peer, b *body) {
 	b.droppedAt = time.Now()
 	ha.bound--
 	ha.stopWalking(b)
-	ha.a.Touch(b.entity) // away
+	ha.setAway(b, true)
 	ha.presence(b.droppedAt)
 	ha.scheduleChores(b.droppedAt)
 }
@@ -352,7 +497,7 @@ func (ha *hostArea) spawnPlayer(c control.Character) (ecs.Entity, error) {
 	case c.Placed && g.In(c.X, c.Y) && g.Walkable(g.Cell(c.X, c.Y)):
 		x, y = c.X, c.Y
 	default: // a newcomer, or a place the map has no room on now: a spawn point
-		if sx, sy, ok := ha.world.spawnPoint(g, int(ha.joins)); ok {
+		if sx, sy, ok := ha.eng.Map.SpawnPoint(int(ha.joins)); ok {
 			x, y = sx, sy
 			ha.joins++
 		}
@@ -368,71 +513,12 @@ func (ha *hostArea) spawnPlayer(c control.Character) (ecs.Entity, error) {
 // (a player put down on a portal would be stuck there: only a step onto
 // one crosses).
 func (ha *hostArea) nearestFree(x, y int32) (int32, int32, bool) {
-	return nearestFree(ha.a.Grid, x, y, func(c ecs.Cell) bool { return ha.portalAt == nil || ha.portalAt[c] < 0 })
+	return action.NearestFree(ha.a.Grid, x, y)
 }
 
-// nearestFree searches rings around (x, y) for a free square that ok
-// accepts (nil accepts any).
-func nearestFree(g *ecs.Grid, x, y int32, ok func(ecs.Cell) bool) (int32, int32, bool) {
-	maxR := max(g.W(), g.H())
-	for r := int32(0); r <= maxR; r++ {
-		for dy := -r; dy <= r; dy++ {
-			for dx := -r; dx <= r; dx++ {
-				if max(abs(dx), abs(dy)) != r {
-					continue
-				}
-				nx, ny := x+dx, y+dy
-				if !g.In(nx, ny) {
-					continue
-				}
-				if c := g.Cell(nx, ny); g.Free(c) && (ok == nil || ok(c)) {
-					return nx, ny, true
-				}
-			}
-		}
-	}
-	return 0, 0, false
-}
-
-func abs(v int32) int32 {
-	if v < 0 {
-		return -v
-	}
-	return v
-}
-
-// sendStatic sends p the map of hash cell hc at version ver: the floor of
-// its squares as runs, and its static objects.
-func (ha *hostArea) sendStatic(p *peer, hc int32, ver uint32) {
-	g := ha.a.Grid
-	h := ha.bcast.hash
-	size := h.Size()
-	x0, y0 := (hc%h.CellsAcross())*size, (hc/h.CellsAcross())*size
-	x1, y1 := min(x0+size, g.W()), min(y0+size, g.H())
-	w := ha.world
-	st := &wire.Static{Cell: uint32(hc), Version: ver, Floor: make([]uint32, 0, 4), Objects: make([]wire.Object, 0, len(w.cellObjs[hc]))}
-	run, kind := uint32(0), uint32(0)
-	for y := y0; y < y1; y++ {
-		for x := x0; x < x1; x++ {
-			c := g.Cell(x, y)
-			k := uint32(w.ground[c])
-			if w.objAt[c] == 0 && g.At(ecs.LayerFloor, c) == ecs.FloorWall && g.At(ecs.LayerSight, c) == 0 {
-				k = uint32(wire.FloorWall) // a wall made after the map was laid
-			}
-			if run > 0 && k != kind {
-				st.Floor = append(st.Floor, kind, run)
-				run = 0
-			}
-			kind = k
-			run++
-		}
-	}
-	if run > 0 {
-		st.Floor = append(st.Floor, kind, run)
-	}
-	for _, i := range w.cellObjs[hc] {
-		o := &w.objects[i]
-		st.Objects = append(st.Objects, wire.Object{ID: o.id, Kind: o.kind, X: o.x, Y: o.y, State: o.state(), Text: o.text})
-	}
-	p.send(st)
+// sendStatic sends p the map of hash cell hc: the floor of its squares as
+// runs, and its static objects (the engine's static map).
+func (ha *hostArea) sendStatic(p *peer, hc int32) {
+	ha.eng.Map.Static(hc, &ha.static)
+	p.send(&ha.static)
 }

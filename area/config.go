@@ -55,7 +55,13 @@ type Config struct {
 	// resume.
 	ResumeGrace time.Duration
 	// IntentRate and IntentBurst are each connection's token bucket for
-	// intents; FloodClose rate-limited intents in a row close it (1008).
+	// intents (per second, and at once); an intent past it is refused
+	// RATE_LIMITED. FloodClose is the level of the connection's flood
+	// meter that closes it (1008): each refusal adds 1, and the meter
+	// drains at half IntentRate whatever gets through. A client up to 1.5
+	// times the rate is never closed; at twice the rate it is closed after
+	// about 2*FloodClose/IntentRate seconds (20 s with the defaults), at
+	// ten times after about FloodClose/(8.5*IntentRate) (1.2 s).
 	IntentRate  float64
 	IntentBurst int
 	FloodClose  int
@@ -63,7 +69,9 @@ type Config struct {
 	MalformedClose int
 	// HelloTimeout closes (1008) a connection that has not sent a valid
 	// hello or resume this long after its upgrade; UnboundClose messages
-	// answered NOT_HELLO or REHELLO in a row close it too.
+	// answered without a session in a row (intents refused NOT_HELLO or
+	// REHELLO, hellos and resumes refused before they reach an Area: a bad
+	// grant, a bad token) close it too.
 	HelloTimeout time.Duration
 	UnboundClose int
 	// FinalAckTimeout bounds the wait for the director's ack of a closing
@@ -77,6 +85,11 @@ type Config struct {
 	// HeartbeatEvery is the control link's heartbeat period; the director
 	// drops a host that misses several.
 	HeartbeatEvery time.Duration
+	// OrphanTimeout, when positive, stops the host (closing its Areas as
+	// a shutdown does) once no director has taken it for this long: the
+	// hosts a director spawns outlive it so the next director adopts
+	// them, but not for ever. 0 waits for a director for ever.
+	OrphanTimeout time.Duration
 	// PresenceEvery is the period of presence reports per active Area.
 	PresenceEvery time.Duration
 	// TickStatsEvery, when positive, logs every active Area's tick stats
@@ -154,7 +167,7 @@ func (c *Config) validate() error {
 	if c.InterestRadius < 0 || c.CellSize < 1 {
 		bad("interest radius %d and cell size %d", c.InterestRadius, c.CellSize)
 	}
-	if c.PersistEvery <= 0 || c.ResumeGrace < 0 || c.FinalAckTimeout <= 0 || c.TransferTimeout <= 0 || c.HeartbeatEvery <= 0 || c.PresenceEvery <= 0 {
+	if c.PersistEvery <= 0 || c.ResumeGrace < 0 || c.FinalAckTimeout <= 0 || c.TransferTimeout <= 0 || c.HeartbeatEvery <= 0 || c.PresenceEvery <= 0 || c.OrphanTimeout < 0 {
 		bad("intervals must be positive")
 	}
 	if c.HelloTimeout <= 0 || c.UnboundClose < 1 {

@@ -16,10 +16,16 @@
 //     closed with 1008), posted to the Area's inbox, and every one is
 //     answered: rejections as intent_result, applied ones through the next
 //     snapshot's ack_seq.
-//   - Snapshots: every Config.SnapshotEvery ticks each bound peer gets its
-//     own small header plus the shared chunks of the spatial-hash cells in
-//     its interest radius that changed since it last received them (each
-//     cell encoded once per round), sent latest-wins with writev.
+//   - The engine builds each Area (systems/build: its map, rules,
+//     creatures, and the systems that run its rules, actions and deaths
+//     included); the host sets none of the engine's rules. After each tick
+//     the host's steps run in order (afterTick): crossings, chores,
+//     answers, snapshots.
+//   - Snapshots: every Config.SnapshotEvery ticks the engine's interest
+//     rounds (systems/interest) encode each spatial-hash cell's changes
+//     once; each bound peer's frame (its own small header plus the shared
+//     records of the cells in its interest) is delivered latest-wins with
+//     writev (deliver.go), the maps of cells that changed before it.
 //   - Persistence: every Config.PersistEvery while active, on freeze and on
 //     close, each Area sends snapshot{area, epoch, seq, blob, characters}
 //     to the director and keeps it until acked, resending after two

@@ -3,10 +3,11 @@ package area
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/internal/failpoint"
 	"github.com/leyworks/ley/net/control"
-	"github.com/leyworks/ley/net/control/failpoint"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
 )
@@ -62,22 +63,60 @@ func (ha *hostArea) fail(p ecs.Panic) {
 			pr.unbind(wire.CodeInternal, "the area failed; join it again")
 			pr.conn.Close(gate.CloseInternalError, "area failed")
 		}
-		h.dropIndex(h.resumes, b.resume)
 	}
+	ha.refuseWaiting(wire.CodeInternal, "the area failed; join it again")
+	for tok := range ha.grants {
+		h.dropIndex(h.grants, tok)
+	}
+	ha.forgetBodies()
+	h.unload(ha)
+	h.link.send(&control.AreaClosed{Area: ha.id, Seq: ha.acked, Acked: true, Failed: true, Reason: reason, Epoch: ha.epoch})
+}
+
+// supersede drops an incarnation the director has replaced with a newer
+// one (a spawn of the Area with a higher epoch): its sessions end
+// (rehello{AREA_CLOSING}: their players join again through the
+// director), joins waiting in it are refused, its crossings and grants
+// are forgotten, and nothing of its world is persisted (the director
+// refuses its epoch). It runs on the Area's goroutine (PostNow).
+func (ha *hostArea) supersede() {
+	h := ha.h
+	ha.fenced = true
+	ha.unacked = nil
+	ha.release(wire.CodeAreaClosing)
+	ha.refuseWaiting(wire.CodeAreaClosing, "the area moved to a newer incarnation; join it again")
+	for tok := range ha.grants {
+		h.dropIndex(h.grants, tok)
+	}
+	clear(ha.crossings)
+	clear(ha.settling)
+	ha.forgetBodies()
+	ha.a.Freeze()
+	ha.a.SetTimer(time.Time{})
+	h.unload(ha)
+	h.log.Info("area superseded by a newer incarnation; dropped unpersisted", "area", ha.id, "epoch", ha.epoch)
+}
+
+// refuseWaiting answers every hello and resume waiting in the Area's
+// inbox error{code}: the Area is going away.
+func (ha *hostArea) refuseWaiting(code wire.Code, detail string) {
 	ha.joinMu.Lock()
+	defer ha.joinMu.Unlock()
 	for pr, joinID := range ha.waiting {
-		pr.sendError(wire.CodeInternal, 0, joinID, "the area failed; join it again")
+		pr.sendError(code, 0, joinID, detail)
 		pr.pending.Store(false)
 	}
 	clear(ha.waiting)
-	ha.joinMu.Unlock()
-	for tok := range ha.grants {
-		h.dropIndex(h.grants, tok)
+}
+
+// forgetBodies drops every body of an Area going away, with their resume
+// tokens; their sessions have ended.
+func (ha *hostArea) forgetBodies() {
+	for _, b := range ha.order {
+		ha.h.dropIndex(ha.h.resumes, b.resume)
 	}
 	ha.bodies = map[uint64]*body{}
 	ha.order = nil
 	ha.bound = 0
 	ha.closing = nil
-	h.unload(ha)
-	h.link.send(&control.AreaClosed{Area: ha.id, Seq: ha.acked, Acked: true, Failed: true, Reason: reason, Epoch: ha.epoch})
 }

@@ -32,6 +32,40 @@ func TestSilentConnectionsAreClosed(t *testing.T) {
 
 // TestIntentsWithoutSessionClose: intents before any hello are answered
 // NOT_HELLO, and UnboundClose of them in a row close the connection (1008).
+// TestRefusedJoinsClose (issue 29, N3): a connection that sends hello
+// after hello with guessed grants, or resumes with guessed tokens, is
+// answered each time and closed (1008) after UnboundClose of them, like
+// one sending intents without a session; a good hello after a few bad
+// ones binds (the count is of refusals in a row).
+func TestRefusedJoinsClose(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.UnboundClose = 5 })
+	d.spawn(1, 16, 16)
+	c := dial(t, h)
+	for i := range uint64(5) {
+		if i%2 == 0 {
+			c.send(&wire.Hello{Grant: "guess", JoinID: i + 1, Versions: []uint16{wire.Version}})
+		} else {
+			c.send(&wire.Resume{Token: "guess", JoinID: i + 1})
+		}
+	}
+	for i := range uint64(5) {
+		e := expectMsg[*wire.Error](c, 5*time.Second)
+		if e.JoinID != i+1 || (e.Code != wire.CodeBadGrant && e.Code != wire.CodeBadToken) {
+			t.Fatalf("guessed join %d: %+v; want BAD_GRANT or BAD_TOKEN naming it", i+1, e)
+		}
+	}
+	var ce *gate.CloseError
+	if err := c.closed(5 * time.Second); !errors.As(err, &ce) || ce.Code != gate.ClosePolicyViolation {
+		t.Fatalf("after 5 refused joins: %v; want closed 1008", err)
+	}
+	ok := dial(t, h)
+	for i := range uint64(4) {
+		ok.send(&wire.Hello{Grant: "guess", JoinID: i + 1, Versions: []uint16{wire.Version}})
+		expectMsg[*wire.Error](ok, 5*time.Second)
+	}
+	ok.hello(d.grant(1, 100, 9, 3, 3, time.Minute), 9)
+}
+
 func TestIntentsWithoutSessionClose(t *testing.T) {
 	h, _ := testHost(t, func(c *Config) { c.UnboundClose = 5 })
 	c := dial(t, h)

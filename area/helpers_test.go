@@ -13,6 +13,7 @@ import (
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/view"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/build"
 )
 
 // director wraps the scripted areatest.Director for tests: failures fail
@@ -91,7 +92,7 @@ func testHost(t *testing.T, tune func(*Config)) (*Host, *director) {
 // with nobody else on it, so a test's steps land where it says.
 func (d *director) spawn(id uint32, w, h int) {
 	d.t.Helper()
-	if err := d.SpawnTemplate(id, w, h, "village", templateEmpty); err != nil {
+	if err := d.SpawnTemplate(id, w, h, "village", build.TemplateEmpty); err != nil {
 		d.t.Fatal(err)
 	}
 }

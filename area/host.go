@@ -7,17 +7,17 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/internal/failpoint"
+	"github.com/leyworks/ley/internal/procself"
 	"github.com/leyworks/ley/net/control"
-	"github.com/leyworks/ley/net/control/failpoint"
 	"github.com/leyworks/ley/net/gate"
+	"github.com/leyworks/ley/net/wire"
 )
 
 // Host runs a pool of Areas behind one WebSocket listener, driven by one
@@ -94,6 +94,7 @@ func (h *Host) Run(ctx context.Context) error {
 	srv, err := gate.Listen(context.Background(), gcfg, gate.Handler{
 		OnOpen:    h.onOpen,
 		OnMessage: h.onMessage,
+		OnTooBig:  h.onTooBig,
 		OnClose:   h.onClose,
 	})
 	if err != nil {
@@ -130,11 +131,16 @@ func (h *Host) Run(ctx context.Context) error {
 		go h.logStats(statsCtx, h.cfg.TickStatsEvery)
 	}
 
+	orphaned := make(chan struct{})
+	go h.watchLink(statsCtx, orphaned)
+
 	var runErr error
 	select {
 	case <-ctx.Done():
 	case err := <-linkErr:
 		runErr = err // refused registration
+	case <-orphaned:
+		h.log.Error("no director took this host for the orphan timeout; stopping", "orphan_timeout", h.cfg.OrphanTimeout)
 	}
 	if runErr == nil {
 		h.shutdown()
@@ -148,6 +154,53 @@ func (h *Host) Run(ctx context.Context) error {
 	<-clockDone
 	h.clock.Close()
 	return runErr
+}
+
+// watchLink keeps the host's lease (see link) until ctx is done: once it
+// runs out, every session ends and the host binds no one until the
+// director answers again; and once no director has taken the host for
+// OrphanTimeout (when set), it closes orphaned.
+func (h *Host) watchLink(ctx context.Context, orphaned chan<- struct{}) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	l := h.link
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := l.now()
+		if l.leaseMS.Load() > 0 {
+			expired := now > l.leaseEnd.Load()
+			switch {
+			case expired && !l.outOfTouch.Load():
+				l.outOfTouch.Store(true)
+				h.log.Warn("the director has not answered for the host's lease: its sessions end, and it binds no one until the director answers",
+					"lease", time.Duration(l.leaseMS.Load())*time.Millisecond, "link_up", l.up.Load())
+				h.endSessions()
+			case !expired && l.outOfTouch.Load():
+				l.outOfTouch.Store(false)
+				h.log.Info("back in touch with the director: the host binds players again")
+			}
+		}
+		if o := h.cfg.OrphanTimeout; o > 0 && !l.up.Load() && time.Duration(now-l.downSince.Load()) > o {
+			close(orphaned)
+			return
+		}
+	}
+}
+
+// endSessions ends every bound session of every Area because the host is
+// out of touch (see Host.watchLink): their bodies stay, away, for a
+// resume or a join through the director.
+func (h *Host) endSessions() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ha := range h.areas {
+		ha.a.PostControl(func(*ecs.Area) { ha.outOfTouch() })
+		ha.a.Wake()
+	}
 }
 
 // shutdown closes every Area with the shutdown grace and waits for them to
@@ -192,14 +245,19 @@ func (h *Host) dispatch(msg control.Message) {
 		if m.Portal {
 			failpoint.Hit(failpoint.HostPortalGrant)
 		}
-		ha := h.area(m.Area)
+		// Looked up and indexed under one lock: an Area that unloads in
+		// between would leave an index entry that nothing removes, and
+		// that keeps the whole unloaded Area reachable.
+		h.mu.Lock()
+		ha := h.areas[m.Area]
+		if ha != nil {
+			h.grants[m.Token] = ha
+		}
+		h.mu.Unlock()
 		if ha == nil {
 			h.link.send(&control.GrantAck{Area: m.Area, Token: m.Token, Error: "area not on this host"})
 			return
 		}
-		h.mu.Lock()
-		h.grants[m.Token] = ha
-		h.mu.Unlock()
 		// Taken in at once (the join waits for its ack), not at the next tick.
 		ha.a.PostNow(func(*ecs.Area) { ha.addGrant(m) })
 		ha.a.Wake()
@@ -212,13 +270,26 @@ func (h *Host) dispatch(msg control.Message) {
 		if ha := h.area(m.Area); ha != nil {
 			ha.a.PostControl(func(*ecs.Area) { ha.onAck(m) })
 		}
+	case *control.Evict:
+		ha := h.area(m.Area)
+		if ha == nil {
+			h.link.send(&control.Evicted{Area: m.Area, Account: m.Account, Absent: true})
+			return
+		}
+		// Taken in at once: a join elsewhere waits for the answer.
+		ha.a.PostNow(func(*ecs.Area) { ha.evict(m) })
+	case *control.HeartbeatAck:
+		h.link.heartbeatAcked(m)
 	case *control.Inspect:
 		go h.inspect(m) // it waits for the Areas: not on the link's reader
 	case *control.CloseArea:
 		ha := h.area(m.Area)
 		if ha == nil {
-			h.link.send(&control.AreaClosed{Area: m.Area})
+			h.link.send(&control.AreaClosed{Area: m.Area, Epoch: m.Epoch})
 			return
+		}
+		if m.Epoch != 0 && ha.placed.Load().epoch != m.Epoch {
+			return // another incarnation's close: this one is not asked to
 		}
 		ha.a.PostControl(func(*ecs.Area) { ha.beginClose(m.Reason, time.Duration(m.GraceMS)*time.Millisecond) })
 		ha.a.Wake()
@@ -242,12 +313,28 @@ func (h *Host) spawnArea(m *control.SpawnArea) error {
 	}
 	if ha := h.areas[m.Area]; ha != nil {
 		h.mu.Unlock()
-		ha.a.PostControl(func(*ecs.Area) {
-			if m.Epoch > ha.epoch {
-				ha.epoch = m.Epoch
-			}
+		switch cur := ha.placed.Load().epoch; {
+		case m.Epoch == cur:
+			return nil // a resent spawn of the incarnation it runs
+		case m.Epoch < cur:
+			return fmt.Errorf("area %d: epoch %d is older than the incarnation it runs (%d)", m.Area, m.Epoch, cur)
+		}
+		// Another incarnation of the Area is still here (one whose
+		// area_ready came too late, or one the director did not adopt):
+		// the new one is made from the store's state, never from this
+		// world, whose bodies the store may have elsewhere by now. The old
+		// one is dropped first, unpersisted.
+		done := make(chan struct{})
+		ha.a.PostNow(func(*ecs.Area) {
+			ha.supersede()
+			close(done)
 		})
-		return nil
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			return fmt.Errorf("area %d: its earlier incarnation did not let go in time", m.Area)
+		}
+		return h.spawnArea(m)
 	}
 	if len(h.areas) >= h.cfg.PoolSize {
 		h.mu.Unlock()
@@ -270,8 +357,10 @@ func (h *Host) spawnArea(m *control.SpawnArea) error {
 	return nil
 }
 
-// unload forgets an Area that finished closing (its goroutine).
+// unload forgets an Area that finished closing or failed (its goroutine):
+// nothing of the host may point to it after, so that its memory is freed.
 func (h *Host) unload(ha *hostArea) {
+	ha.unloaded = true
 	h.clock.Remove(ha.a)
 	h.mu.Lock()
 	delete(h.areas, ha.id)
@@ -298,9 +387,51 @@ func (h *Host) areaRefs() []control.AreaRef {
 	defer h.mu.Unlock()
 	refs := make([]control.AreaRef, 0, len(h.areas))
 	for _, ha := range h.areas {
-		refs = append(refs, control.AreaRef{Area: ha.id, Epoch: ha.epochSeen.Load(), Acked: ha.ackedSeen.Load()})
+		pl := ha.placed.Load()
+		ref := control.AreaRef{Area: ha.id, Epoch: pl.epoch, Placement: pl.credential, Acked: ha.ackedSeen.Load()}
+		if b := ha.bodiesSeen.Load(); b != nil {
+			ref.Accounts = *b
+		}
+		refs = append(refs, ref)
 	}
 	return refs
+}
+
+// adopted carries out what a registration's answer says before the link
+// is up: the Areas the director did not adopt close at once, and the
+// bodies it let into other Areas while this host was away leave. It
+// waits for the Areas to have done it (bounded), so that no resume binds
+// a character the director has elsewhere.
+func (h *Host) adopted(ack *control.Registered) {
+	done := make(chan struct{}, len(ack.Evict))
+	waiting := 0
+	for _, id := range ack.Close {
+		if ha := h.area(id); ha != nil {
+			ha.a.PostControl(func(*ecs.Area) { ha.beginClose(uint16(wire.CodeAreaClosing), 0) })
+			ha.a.Wake()
+		}
+	}
+	for i := range ack.Evict {
+		m := &ack.Evict[i]
+		ha := h.area(m.Area)
+		if ha == nil {
+			continue
+		}
+		waiting++
+		ha.a.PostNow(func(*ecs.Area) {
+			ha.evict(m)
+			done <- struct{}{}
+		})
+	}
+	timeout := time.After(5 * time.Second)
+	for range waiting {
+		select {
+		case <-done:
+		case <-timeout:
+			h.log.Warn("registration: Areas did not let go of their evicted bodies in time", "evictions", len(ack.Evict))
+			return
+		}
+	}
 }
 
 // relinked runs after every successful registration: each Area resends its
@@ -315,7 +446,7 @@ func (h *Host) relinked() {
 
 // heartbeat builds the periodic heartbeat (link writer goroutine).
 func (h *Host) heartbeat() *control.Heartbeat {
-	hb := &control.Heartbeat{UnixMS: time.Now().UnixMilli(), Peers: int(h.peers.Load()), RSSKiB: rssKiB(),
+	hb := &control.Heartbeat{UnixMS: time.Now().UnixMilli(), Peers: int(h.peers.Load()), RSSKiB: procself.RSSBytes() / 1024,
 		BytesOut: h.bytesOut.Load(), FramesOut: h.framesOut.Load(), AreaFailures: h.areaFailures.Load()}
 	h.mu.Lock()
 	hb.Areas = len(h.areas)
@@ -326,6 +457,7 @@ func (h *Host) heartbeat() *control.Heartbeat {
 	for _, ha := range h.areas {
 		n, _ := ha.a.Counts()
 		hb.Entities += n
+		hb.AreaBytes += ha.bytes
 		if ha.a.Mode() != ecs.Active {
 			continue
 		}
@@ -343,20 +475,6 @@ func (h *Host) heartbeat() *control.Heartbeat {
 		lc.SetStatus(hb.Areas, hb.Peers)
 	}
 	return hb
-}
-
-// rssKiB reads this process's resident set from /proc (0 where there is none).
-func rssKiB() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize()) / 1024
 }
 
 func randomUint64() uint64 {
@@ -407,7 +525,7 @@ func (h *Host) logStats(ctx context.Context, every time.Duration) {
 				"late", st.Late, "entities", st.Entities, "players", st.Players, "systems", sys.String())
 		}
 		h.log.Info("host stats", "areas", len(areas), "active", active, "peers", h.peers.Load(),
-			"bytes_out", h.bytesOut.Load(), "frames_out", h.framesOut.Load(), "rss_kib", rssKiB())
+			"bytes_out", h.bytesOut.Load(), "frames_out", h.framesOut.Load(), "rss_kib", procself.RSSBytes()/1024)
 	}
 }
 

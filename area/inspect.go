@@ -1,6 +1,7 @@
 package area
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -60,6 +61,7 @@ func (ha *hostArea) state(now time.Time) control.AreaState {
 		switch {
 		case ha.players.Has(e):
 			st.Players++
+			st.Accounts = append(st.Accounts, ha.players.Get(e).Account)
 		case a.IsCreature(e):
 			st.Creatures++
 		}
@@ -82,5 +84,13 @@ func (ha *hostArea) state(now time.Time) control.AreaState {
 			st.Crossing++
 		}
 	}
+	slices.Sort(st.Accounts)
+	st.SinceUS = make([]int64, len(st.Accounts))
+	for i, acct := range st.Accounts {
+		if b := ha.bodies[acct]; b != nil {
+			st.SinceUS[i] = b.since.UnixMicro()
+		}
+	}
+	st.ReadUS = now.UnixMicro()
 	return st
 }

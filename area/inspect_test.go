@@ -6,6 +6,7 @@ import (
 
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/build"
 )
 
 // TestInspectCountsTheWorld: the inspection counts player bodies in the
@@ -44,5 +45,36 @@ func TestInspectCountsTheWorld(t *testing.T) {
 	st = inspect(5)
 	if st.Players != 1 || st.Bound != 1 || st.Dropped != 0 || st.Overdue != 0 {
 		t.Fatalf("after the grace: %+v; want 1 body, 1 bound", st)
+	}
+}
+
+// TestNewerIncarnationReplacesTheOld: a spawn of an Area the host runs,
+// with a higher epoch (the director made a new incarnation: the old one's
+// area_ready came too late, or the host was not adopted), drops the old
+// incarnation, unpersisted, its players told to join again
+// (rehello{AREA_CLOSING}), and makes the new one from the spawn: no body
+// of the old world comes with it. (Before, the host took the new epoch in
+// place, keeping bodies the store had elsewhere by then.) A resent spawn
+// of the same incarnation changes nothing.
+func TestNewerIncarnationReplacesTheOld(t *testing.T) {
+	h, d := testHost(t, nil)
+	d.spawn(1, 16, 16)
+	p := dial(t, h)
+	p.hello(d.grant(1, 100, 1, 3, 3, time.Minute), 1)
+	d.send(&control.SpawnArea{Area: 1, Epoch: 1, Kind: "village", W: 16, H: 16, Seed: 1, Template: build.TemplateEmpty})
+	if r := expect[*control.AreaReady](d, 5*time.Second); r.Error != "" || r.Epoch != 1 {
+		t.Fatalf("a resent spawn answered %+v; want ready", r)
+	}
+	d.send(&control.SpawnArea{Area: 1, Epoch: 2, Kind: "village", W: 16, H: 16, Seed: 1, Template: build.TemplateEmpty})
+	if r := expect[*control.AreaReady](d, 5*time.Second); r.Error != "" || r.Epoch != 2 {
+		t.Fatalf("the newer incarnation's spawn answered %+v; want ready at epoch 2", r)
+	}
+	if rh := expectMsg[*wire.Rehello](p, 5*time.Second); rh.Code != wire.CodeAreaClosing {
+		t.Errorf("the old incarnation's player got rehello %v; want AREA_CLOSING", rh.Code)
+	}
+	d.send(&control.Inspect{ID: 7})
+	in := expect[*control.Inspection](d, 5*time.Second)
+	if len(in.Areas) != 1 || in.Areas[0].Epoch != 2 || in.Areas[0].Players != 0 {
+		t.Fatalf("after the newer spawn the host runs %+v; want area 1 at epoch 2 with no player", in.Areas)
 	}
 }

@@ -1,12 +1,15 @@
 package area
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/leyworks/ley/area/areatest"
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
 )
 
@@ -99,7 +102,7 @@ func TestLeaveWhileAnotherStays(t *testing.T) {
 					check <- err
 					return
 				}
-				check <- ha.bcast.hash.Check(a)
+				check <- ha.eng.Hash.Check(a)
 			})
 			if err := <-check; err != nil {
 				t.Fatal(err)
@@ -133,4 +136,69 @@ func waitSnapshot(t *testing.T, cl *client, ok func(*wire.Snapshot) bool) *wire.
 	}
 	t.Fatalf("no snapshot satisfied the condition in time; saw %v", seen)
 	return nil
+}
+
+// TestLeaveEndsTheSessionAtOnce (issue 25): a player who sends leave{}
+// gets its last snapshot, left{} and the close (1000); its body is gone
+// from the Area at once, long before the resume grace, the other player's
+// presence drops it, its state goes to the director in a snapshot, and
+// its resume token is dead. leave before a session is NOT_HELLO.
+func TestLeaveEndsTheSessionAtOnce(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.ResumeGrace = time.Hour })
+	d.spawn(1, 16, 16)
+	stranger := dial(t, h)
+	stranger.send(&wire.Leave{})
+	if e := expectMsg[*wire.Error](stranger, 5*time.Second); e.Code != wire.CodeNotHello {
+		t.Fatalf("leave before a session: %v; want NOT_HELLO", e.Code)
+	}
+	stayer := dial(t, h)
+	stayer.hello(d.grant(1, 200, 1, 8, 8, time.Minute), 1)
+	leaver := dial(t, h)
+	ack := leaver.hello(d.grant(1, 100, 2, 3, 3, time.Minute), 2)
+	leaver.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE})
+	for expectMsg[*wire.Snapshot](leaver, 5*time.Second).AckSeq < 1 {
+	}
+	waitFor(t, "both players present", func() bool {
+		p := expectMsg[*wire.Presence](stayer, 5*time.Second)
+		return len(p.Players) == 2
+	})
+	leaver.send(&wire.Leave{})
+	var got []string
+	for m := range leaver.msgs {
+		if _, ok := m.(*wire.Snapshot); !ok {
+			got = append(got, m.Type().String())
+		}
+	}
+	if len(got) != 1 || got[0] != "left" {
+		t.Fatalf("the leaver got %v after its leave; want left alone, then the close", got)
+	}
+	var ce *gate.CloseError
+	if err := <-leaver.errs; !errors.As(err, &ce) || ce.Code != gate.CloseNormal {
+		t.Fatalf("the leaver's connection closed with %v; want 1000", err)
+	}
+	// Gone at once: the stayer's presence drops it, and the director got
+	// the leaver's last square.
+	for {
+		p := expectMsg[*wire.Presence](stayer, 5*time.Second)
+		if len(p.Players) == 1 {
+			break
+		}
+	}
+	waitFor(t, "the leaver's last state sent to the director", func() bool {
+		s, err := areatest.Expect[*control.Snapshot](d.Director, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range s.Characters {
+			if c.Account == 100 && c.X == 4 && c.Y == 3 {
+				return true
+			}
+		}
+		return false
+	})
+	back := dial(t, h)
+	back.send(&wire.Resume{Token: ack.ResumeToken, JoinID: 9})
+	if e := expectMsg[*wire.Error](back, 5*time.Second); e.Code != wire.CodeBadToken {
+		t.Fatalf("resume after leaving: %v; want BAD_TOKEN", e.Code)
+	}
 }

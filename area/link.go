@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leyworks/ley/internal/machine"
 	"github.com/leyworks/ley/net/control"
 )
 
@@ -26,6 +27,13 @@ const outboxLen = 4096
 // link is the host's control connection to the director: it registers,
 // heartbeats, reconnects with backoff, and feeds received messages to the
 // host. send may be called from any goroutine and never blocks.
+//
+// It also keeps the host's lease (control.Registered.LeaseMS): the time
+// the director last answered a heartbeat, counted on this host's
+// monotonic clock from when the heartbeat left. Past the lease the host
+// is out of touch: the director may have made its Areas live elsewhere,
+// so its sessions end and it binds no one until the director answers
+// again (see Host.watchLink).
 type link struct {
 	h       *Host
 	out     chan control.Message
@@ -34,11 +42,71 @@ type link struct {
 
 	mu   sync.Mutex // guards conn
 	conn *control.Conn
+
+	born       time.Time    // the monotonic origin of the times below
+	leaseMS    atomic.Int64 // the lease the director gave (0: none)
+	leaseEnd   atomic.Int64 // ns since born: the lease runs to here
+	outOfTouch atomic.Bool  // the lease ran out and no answer came since
+	downSince  atomic.Int64 // ns since born when the link last went down
+	beatsMu    sync.Mutex   // guards beats, nextBeat
+	beats      [16]sentBeat // the last heartbeats sent, for their acks
+	nextBeat   int
+}
+
+// sentBeat is a heartbeat sent: its UnixMS and when, on the monotonic
+// clock (ns since born).
+type sentBeat struct {
+	unixMS int64
+	at     int64
 }
 
 func newLink(h *Host) *link {
-	return &link{h: h, out: make(chan control.Message, outboxLen)}
+	return &link{h: h, out: make(chan control.Message, outboxLen), born: time.Now()}
 }
+
+// now is the link's monotonic clock: ns since born.
+func (l *link) now() int64 { return int64(time.Since(l.born)) }
+
+// sentHeartbeat records a heartbeat about to be sent (the writer).
+func (l *link) sentHeartbeat(hb *control.Heartbeat) {
+	l.beatsMu.Lock()
+	l.beats[l.nextBeat%len(l.beats)] = sentBeat{unixMS: hb.UnixMS, at: l.now()}
+	l.nextBeat++
+	l.beatsMu.Unlock()
+}
+
+// heartbeatAcked runs the lease on from when the acked heartbeat left:
+// the director heard the host then. An ack of no heartbeat recorded (too
+// old, or never sent) changes nothing.
+func (l *link) heartbeatAcked(m *control.HeartbeatAck) {
+	l.beatsMu.Lock()
+	at := int64(-1)
+	for _, b := range l.beats {
+		if b.unixMS == m.SentMS && b.at > at {
+			at = b.at
+		}
+	}
+	l.beatsMu.Unlock()
+	if at >= 0 {
+		l.extendLease(at)
+	}
+}
+
+// extendLease runs the lease to LeaseMS after heard (ns since born), if
+// that is later than it runs now.
+func (l *link) extendLease(heard int64) {
+	end := heard + l.leaseMS.Load()*int64(time.Millisecond)
+	for {
+		cur := l.leaseEnd.Load()
+		if end <= cur || l.leaseEnd.CompareAndSwap(cur, end) {
+			return
+		}
+	}
+}
+
+// inTouch reports whether the host may bind a player: it has no lease, or
+// its lease runs.
+func (l *link) inTouch() bool { return !l.outOfTouch.Load() }
 
 // maxBatch bounds the messages the link writes with one system call.
 const maxBatch = 64
@@ -177,9 +245,11 @@ func (l *link) session(ctx context.Context, addr string, onRegistered func()) er
 		WSURL:      l.h.WSURL(),
 		PoolSize:   l.h.cfg.PoolSize,
 		PID:        os.Getpid(),
+		Machine:    machine.BootID(),
 		Areas:      l.h.areaRefs(),
 		Boot:       l.h.boot,
 	}
+	sent := l.now()
 	if err := c.Send(reg); err != nil {
 		return err
 	}
@@ -200,6 +270,9 @@ func (l *link) session(ctx context.Context, addr string, onRegistered func()) er
 	}
 	_ = c.SetReadDeadline(time.Time{})
 	l.h.hostID.Store(ack.HostID)
+	// The director heard the register: the lease it gives runs from then.
+	l.leaseMS.Store(max(ack.LeaseMS, 0))
+	l.extendLease(sent)
 	l.mu.Lock()
 	l.conn = c
 	l.mu.Unlock()
@@ -208,8 +281,14 @@ func (l *link) session(ctx context.Context, addr string, onRegistered func()) er
 	for len(l.out) > 0 {
 		<-l.out
 	}
+	// What the director does not adopt, and the bodies it let go into
+	// other Areas meanwhile, go before this host takes a resume again.
+	l.h.adopted(ack)
 	l.up.Store(true)
-	defer l.up.Store(false)
+	defer func() {
+		l.downSince.Store(l.now())
+		l.up.Store(false)
+	}()
 	l.h.log.Info("registered with the director", "director", addr, "tls", c.Secure(), "host_id", ack.HostID, "ws_url", l.h.WSURL())
 	onRegistered()
 	l.h.relinked()
@@ -227,7 +306,9 @@ func (l *link) session(ctx context.Context, addr string, onRegistered func()) er
 			case <-done:
 				return
 			case <-hb.C:
-				msg = l.h.heartbeat()
+				beat := l.h.heartbeat()
+				l.sentHeartbeat(beat)
+				msg = beat
 			case msg = <-l.out:
 			}
 			// Whatever else is queued goes in the same write: Areas ticking

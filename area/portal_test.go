@@ -149,3 +149,132 @@ func TestDropRacingACrossing(t *testing.T) {
 		t.Fatal("the Area failed")
 	}
 }
+
+// TestIntentsQueuedAtACrossingAreAnswered: intents sent right behind the
+// step onto a portal wait in the body's queue when the step lands; the
+// crossing that begins refuses every one of them PORTAL_IN_PROGRESS (they
+// once went unanswered: the refusals were made after the tick's answers
+// had been delivered, and dropped).
+func TestIntentsQueuedAtACrossingAreAnswered(t *testing.T) {
+	h, d := testHost(t, nil)
+	spawnWithPortal(t, d)
+	c := dial(t, h)
+	c.hello(d.grant(1, 100, 1, 4, 5, time.Minute), 1)
+	c.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE}) // onto the portal at (5,5)
+	for seq := uint32(2); seq <= 8; seq++ {
+		c.send(&wire.Intent{Seq: seq, Kind: wire.IntentStep, Dir: wire.DirS})
+	}
+	expect[*control.PortalOut](d, 5*time.Second)
+	answered := map[uint32]wire.Code{}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(answered) < 7 && time.Now().Before(deadline) {
+		switch m := c.tryNext(time.Until(deadline)).(type) {
+		case *wire.IntentResult:
+			answered[m.Seq] = m.Code
+		case *wire.Snapshot:
+			if m.AckSeq > 1 {
+				t.Fatalf("ack_seq %d: an intent behind the portal step was applied", m.AckSeq)
+			}
+		}
+	}
+	for seq := uint32(2); seq <= 8; seq++ {
+		if code, ok := answered[seq]; !ok || code != wire.CodePortalInProgress {
+			t.Errorf("seq %d: answered %v (%v); want PORTAL_IN_PROGRESS", seq, code, ok)
+		}
+	}
+}
+
+// TestDroppedBodyCrossingOutlivesTheGrace: a player's connection drops
+// while its body crosses a portal and the director takes longer than the
+// resume grace to answer. The body stays (it goes on to the next Area
+// without its player, or comes back); a join by the door meanwhile binds
+// that same body, and the crossing's OK then moves it out with its new
+// session (portal_moved) and leaves no body behind. (The transfer model
+// found a ghost here: the expired body was dropped while crossing, the
+// hello made a second one, and the OK then forgot the second from the
+// Area's index while it stayed in the world.)
+func TestDroppedBodyCrossingOutlivesTheGrace(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.ResumeGrace = 100 * time.Millisecond; c.TransferTimeout = time.Minute })
+	spawnWithPortal(t, d)
+	c := dial(t, h)
+	ack := c.hello(d.grant(1, 100, 1, 4, 5, time.Minute), 1)
+	c.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE}) // onto the portal at (5,5)
+	out := expect[*control.PortalOut](d, 5*time.Second)
+	c.c.Close(1000, "gone")
+	waitFor(t, "the peer gone", func() bool { return h.peers.Load() == 0 })
+	time.Sleep(600 * time.Millisecond) // well past the grace, in the Area's chores
+	back := dial(t, h)
+	again := back.hello(d.grant(1, 100, 2, 0, 0, time.Minute), 2)
+	if again.Entity != ack.Entity {
+		t.Fatalf("the join bound entity %d; want the crossing body %d, kept past its grace", again.Entity, ack.Entity)
+	}
+	d.send(&control.PortalResult{Transfer: out.Transfer, Area: 1, Account: 100, OK: true, ToArea: 2, WSURL: "ws://b/ws", Grant: "gb", JoinID: 77})
+	if m := expectMsg[*wire.PortalMoved](back, 5*time.Second); m.Grant != "gb" {
+		t.Fatalf("portal_moved %+v", m)
+	}
+	ha := h.area(1)
+	left := make(chan int, 1)
+	ha.a.PostControl(func(*ecs.Area) { left <- len(ha.order) + len(ha.bodies) })
+	if n := <-left; n != 0 {
+		t.Fatalf("after the crossing Area 1 keeps %d bodies (index and world); want none", n)
+	}
+}
+
+// TestLeaveWaitsForTheCrossing (issue 25): a leave while the body is on
+// its way through a portal is answered error{PORTAL_IN_PROGRESS} and the
+// session goes on (a stream of leaves meanwhile is refused RATE_LIMITED
+// past the burst); once the crossing is refused (and the body restored),
+// a leave ends it: left{} and the close.
+func TestLeaveWaitsForTheCrossing(t *testing.T) {
+	h, d := testHost(t, nil)
+	spawnWithPortal(t, d)
+	c := dial(t, h)
+	c.hello(d.grant(1, 100, 1, 4, 5, time.Minute), 1)
+	c.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE}) // onto the portal at (5,5)
+	out := expect[*control.PortalOut](d, 5*time.Second)
+	c.send(&wire.Leave{})
+	if e := expectMsg[*wire.Error](c, 5*time.Second); e.Code != wire.CodePortalInProgress {
+		t.Fatalf("leave during the crossing: %v; want PORTAL_IN_PROGRESS", e.Code)
+	}
+	// A stream of leaves meanwhile is an intent flood: refused RATE_LIMITED
+	// past the connection's burst, never one piece of Area work each.
+	for range 3 * DefaultConfig().IntentBurst {
+		c.send(&wire.Leave{})
+	}
+	limited := false
+	for !limited {
+		if e, ok := c.next(5 * time.Second).(*wire.Error); ok && e.Code == wire.CodeRateLimited {
+			limited = true
+		}
+	}
+	d.send(&control.PortalResult{Transfer: out.Transfer, Area: 1, Account: 100, ToArea: 2, Code: uint16(wire.CodeNotMember)})
+	for {
+		m := c.next(5 * time.Second)
+		if _, ok := m.(*wire.PortalTransferRejected); ok {
+			break
+		}
+		if e, ok := m.(*wire.Error); ok && e.Code != wire.CodeRateLimited && e.Code != wire.CodePortalInProgress {
+			t.Fatalf("while the crossing is refused: %+v", e)
+		}
+	}
+	// The bucket refills at the intent rate: a leave refused RATE_LIMITED
+	// is sent again, until one is taken.
+	c.send(&wire.Leave{})
+	for left := false; !left; {
+		switch m := c.next(5 * time.Second).(type) {
+		case *wire.Left:
+			left = true
+		case *wire.Error:
+			if m.Code != wire.CodeRateLimited && m.Code != wire.CodePortalInProgress {
+				t.Fatalf("a leave after the crossing: %+v; want left", m)
+			}
+			if m.Code == wire.CodeRateLimited {
+				time.Sleep(100 * time.Millisecond)
+				c.send(&wire.Leave{})
+			}
+		}
+	}
+	if err := c.closed(5 * time.Second); err == nil {
+		t.Fatal("the connection stayed open after left")
+	}
+}

@@ -2,12 +2,14 @@ package area
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/interest"
 )
 
 // closeCodeShutdown is the area_closing reason when the host itself stops.
@@ -33,20 +35,24 @@ type peer struct {
 	// pending is set while a hello or resume is being answered, so a
 	// second one is refused rather than raced.
 	pending atomic.Bool
+	// leaving is set while a leave waits for its Area, so a stream of
+	// them posts one piece of work there, not one each.
+	leaving atomic.Bool
 
 	// Owned by the connection's event loop (OnMessage runs one at a time).
 	tokens    float64
 	refilled  time.Time
-	flood     int
+	flood     float64   // the flood meter (see refused)
+	floodAt   time.Time // when it was last drained
 	malformed int
-	unbound   int         // NOT_HELLO and REHELLO answers in a row
+	unbound   int         // NOT_HELLO and REHELLO answers, and joins refused, in a row without a session
 	helloBy   *time.Timer // closes the connection if no hello binds it in time
 	intent    wire.Intent
 	scratch   []byte
 
 	// Owned by the goroutine of the Area the peer is bound to.
 	version     uint16
-	view        peerView
+	view        interest.View
 	hasPresence bool // the Area's presence list was sent to it
 }
 
@@ -62,6 +68,16 @@ func (h *Host) onOpen(c *gate.Conn) {
 			c.Close(gate.ClosePolicyViolation, "no hello in time")
 		}
 	})
+}
+
+// onTooBig answers a message over the size limit (64 KiB) with
+// error{TOO_LARGE} before the gate closes the connection (1009): the
+// message itself is never read, so neither its seq nor its join id is
+// known.
+func (h *Host) onTooBig(c *gate.Conn, limit int64) {
+	if p, _ := c.Value().(*peer); p != nil {
+		p.sendError(wire.CodeTooLarge, 0, 0, fmt.Sprintf("message over %d bytes", limit))
+	}
 }
 
 func (h *Host) onClose(c *gate.Conn, err error) {
@@ -91,7 +107,8 @@ func (h *Host) onMessage(c *gate.Conn, payload []byte) {
 			p.onIntent(payload) // an intent in a version not spoken: answered by its seq
 			return
 		}
-		p.malformedMsg(wire.CodeOf(err), 0, 0, err.Error())
+		joinID, _ := wire.JoinIDOf(payload) // a join's answer carries its join id
+		p.malformedMsg(wire.CodeOf(err), 0, joinID, wire.Detail(err))
 		return
 	}
 	switch t {
@@ -99,6 +116,8 @@ func (h *Host) onMessage(c *gate.Conn, payload []byte) {
 		p.onIntent(payload)
 	case wire.TypeHello, wire.TypeResume:
 		p.onJoin(payload)
+	case wire.TypeLeave:
+		p.onLeave(payload)
 	default:
 		p.sendError(wire.CodeUnknownType, 0, 0, "message type "+t.String()+" is not accepted from clients")
 	}
@@ -116,7 +135,7 @@ func (p *peer) onIntent(payload []byte) {
 	if derr != nil {
 		seq, ok := wire.IntentSeq(payload)
 		if !ok {
-			p.malformedMsg(wire.CodeOf(derr), 0, 0, derr.Error())
+			p.malformedMsg(wire.CodeOf(derr), 0, 0, wire.Detail(derr))
 			return
 		}
 		in.Seq = seq
@@ -151,8 +170,7 @@ func (p *peer) onIntent(payload []byte) {
 		return
 	}
 	if !p.take() {
-		p.flood++
-		if p.flood >= p.h.cfg.FloodClose {
+		if p.refused() >= float64(p.h.cfg.FloodClose) {
 			p.h.log.Warn("closing a flooding peer", "peer", p.conn.RemoteAddr(), "area", bd.ha.id)
 			p.conn.Close(gate.ClosePolicyViolation, "intent flood")
 			return
@@ -160,7 +178,6 @@ func (p *peer) onIntent(payload []byte) {
 		p.sendResult(in.Seq, wire.CodeRateLimited)
 		return
 	}
-	p.flood = 0
 	it := ecs.Intent{Seq: in.Seq, Dir: ecs.Dir(in.Dir), X: in.Target.X, Y: in.Target.Y, Tag: bd.session}
 	switch in.Kind {
 	case wire.IntentStep:
@@ -191,11 +208,68 @@ func (p *peer) take() bool {
 	return true
 }
 
+// floodDrain is the share of IntentRate at which the flood meter drains:
+// below 1, so that a client refused steadily (every other intent at twice
+// the rate) fills it, while one slightly over the rate, or in a burst now
+// and then, never does.
+const floodDrain = 0.5
+
+// refused counts one intent refused RATE_LIMITED on the connection's
+// flood meter and returns its level: every refusal adds 1, and the meter
+// drains at floodDrain x IntentRate per second, whatever got through
+// meanwhile. An accepted intent does not reset it: a client sending ten
+// times the rate has some intents accepted every second, and is closed
+// all the same. Called right after take (its clock reading).
+func (p *peer) refused() float64 {
+	now := p.refilled
+	if !p.floodAt.IsZero() {
+		p.flood = max(0, p.flood-now.Sub(p.floodAt).Seconds()*floodDrain*p.h.cfg.IntentRate)
+	}
+	p.floodAt = now
+	p.flood++
+	return p.flood
+}
+
+// onLeave takes a leave to the Area whose body this connection drives
+// (hostArea.leave answers it there); before a session it is refused
+// NOT_HELLO and counted with the other messages sent unbound. Leaves take
+// from the intents' token bucket, and one at a time goes to the Area.
+func (p *peer) onLeave(payload []byte) {
+	if _, err := wire.DecodeClient(payload); err != nil {
+		p.malformedMsg(wire.CodeOf(err), 0, 0, wire.Detail(err))
+		return
+	}
+	bd := p.bind.Load()
+	if bd == nil {
+		p.sendError(wire.CodeNotHello, 0, 0, "no session to leave")
+		if p.unbound++; p.unbound >= p.h.cfg.UnboundClose {
+			p.conn.Close(gate.ClosePolicyViolation, "messages without a session")
+		}
+		return
+	}
+	if !p.take() { // a leave costs what an intent does: a stream of them is a flood
+		if p.refused() >= float64(p.h.cfg.FloodClose) {
+			p.conn.Close(gate.ClosePolicyViolation, "message flood")
+			return
+		}
+		p.sendError(wire.CodeRateLimited, 0, 0, "too many messages; slow down")
+		return
+	}
+	if !p.leaving.CompareAndSwap(false, true) {
+		return // the one under way answers
+	}
+	bd.ha.a.PostNow(func(*ecs.Area) {
+		defer p.leaving.Store(false)
+		bd.ha.leave(p, bd.b)
+	})
+}
+
 // onJoin routes a hello or resume to the Area holding its grant or body.
 func (p *peer) onJoin(payload []byte) {
 	msg, err := wire.DecodeClient(payload)
 	if err != nil {
-		p.malformedMsg(wire.CodeOf(err), 0, 0, err.Error())
+		joinID, _ := wire.JoinIDOf(payload) // echoed, so the client knows which attempt failed
+		p.malformedMsg(wire.CodeOf(err), 0, joinID, wire.Detail(err))
 		return
 	}
 	var token string
@@ -207,20 +281,35 @@ func (p *peer) onJoin(payload []byte) {
 		token, joinID, index = m.Grant, m.JoinID, p.h.grants
 		v, ok := wire.Negotiate(m.Versions)
 		if !ok {
-			p.sendError(wire.CodeVersionUnsupported, 0, joinID, "this server speaks protocol version 1")
+			p.sendError(wire.CodeVersionUnsupported, 0, joinID, wire.VersionsDetail())
 			p.conn.Close(gate.ClosePolicyViolation, "no common protocol version")
 			return
 		}
 		version = v
+		if !p.h.link.inTouch() {
+			// Past its lease the director may have let the character into
+			// another Area: this grant may no longer be the one that counts.
+			p.refuseJoin(wire.CodeUnavailable, joinID, "this host is out of touch with the realm; join again through the director")
+			return
+		}
 	case *wire.Resume:
 		token, joinID, index = m.Token, m.JoinID, p.h.resumes
+		if !p.h.link.up.Load() || !p.h.link.inTouch() {
+			// Cut off from the director, this host cannot know whether the
+			// character joined another Area meanwhile: a resume here could
+			// bind it twice. The client joins through the director instead,
+			// which finds (and takes over) the body if it is still this
+			// Area's.
+			p.refuseJoin(wire.CodeBadToken, joinID, "this host cannot take a resume while it is out of touch with the realm; join again")
+			return
+		}
 	}
 	if p.bind.Load() != nil {
-		p.sendError(wire.CodeUnknownType, 0, joinID, "already bound; hello is accepted only after rehello")
+		p.refuseJoin(wire.CodeUnknownType, joinID, "already bound; hello is accepted only after rehello")
 		return
 	}
 	if !p.pending.CompareAndSwap(false, true) {
-		p.sendError(wire.CodeUnknownType, 0, joinID, "a hello is already being answered")
+		p.refuseJoin(wire.CodeUnknownType, joinID, "a hello is already being answered")
 		return
 	}
 	p.h.mu.Lock()
@@ -230,19 +319,19 @@ func (p *peer) onJoin(payload []byte) {
 		p.pending.Store(false)
 		switch msg.(type) {
 		case *wire.Resume:
-			p.sendError(wire.CodeBadToken, 0, joinID, "unknown or expired resume token")
+			p.refuseJoin(wire.CodeBadToken, joinID, "unknown or expired resume token")
 		default:
 			if p.h.expiredGrant(token) {
-				p.sendError(wire.CodeGrantExpired, 0, joinID, "grant expired")
+				p.refuseJoin(wire.CodeGrantExpired, joinID, "grant expired")
 			} else {
-				p.sendError(wire.CodeBadGrant, 0, joinID, "unknown or used grant")
+				p.refuseJoin(wire.CodeBadGrant, joinID, "unknown or used grant")
 			}
 		}
 		return
 	}
 	if !ha.joining(p, joinID) {
 		p.pending.Store(false)
-		p.sendError(wire.CodeInternal, 0, joinID, "the area failed; join it again")
+		p.refuseJoin(wire.CodeInternal, joinID, "the area failed; join it again")
 		return
 	}
 	// Taken in at once, on this event loop, when the Area is not running
@@ -257,6 +346,18 @@ func (p *peer) onJoin(payload []byte) {
 			ha.resume(p, m)
 		}
 	})
+}
+
+// refuseJoin answers a hello or resume refused before it reached an
+// Area, and counts it with the other messages answered without a session
+// (Config.UnboundClose): a connection that keeps guessing grants or
+// tokens is closed (1008) like one that keeps sending intents unbound.
+// Event loop.
+func (p *peer) refuseJoin(code wire.Code, joinID uint64, detail string) {
+	p.sendError(code, 0, joinID, detail)
+	if p.unbound++; p.unbound >= p.h.cfg.UnboundClose {
+		p.conn.Close(gate.ClosePolicyViolation, "too many refused joins without a session")
+	}
 }
 
 func (p *peer) malformedMsg(code wire.Code, seq uint32, joinID uint64, detail string) {

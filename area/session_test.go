@@ -1,7 +1,10 @@
 package area
 
 import (
+	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -231,6 +234,87 @@ func TestRateLimitAndFloodClose(t *testing.T) {
 	}
 	if limited < 20 {
 		t.Fatalf("%d RATE_LIMITED answers before the close; want the flood answered", limited)
+	}
+}
+
+// sendAt sends stop intents evenly at perSecond (as many every 10 ms as
+// are due) from seq 1 until n are sent or the connection ends; it reports
+// how many RATE_LIMITED answers came and the connection's end (nil while
+// open).
+func sendAt(c *client, perSecond, n int) (limited int, end error) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	start := time.Now()
+	sent := 0
+	for sent < n {
+		for due := min(n, int(time.Since(start).Seconds()*float64(perSecond))+1); sent < due; {
+			sent++
+			b, _ := wire.Encode(&wire.Intent{Seq: uint32(sent), Kind: wire.IntentStop})
+			if c.c.WriteMessage(b) != nil {
+				break
+			}
+		}
+		<-tick.C
+	drain:
+		for {
+			select {
+			case m, ok := <-c.msgs:
+				if !ok {
+					return limited, <-c.errs
+				}
+				if r, is := m.(*wire.IntentResult); is && r.Code == wire.CodeRateLimited {
+					limited++
+				}
+			default:
+				break drain
+			}
+		}
+	}
+	return limited, nil
+}
+
+// TestFloodMeterClosesASustainedFlood is the regression test of N12
+// (issue 29): a client sending ten times, or twice, the intent rate has
+// some intents accepted every second, and must be closed (1008) all the
+// same; one at the rate never is. (The old counter counted refusals in a
+// row, reset by every accepted intent: neither flood was ever closed.)
+func TestFloodMeterClosesASustainedFlood(t *testing.T) {
+	const rate = 40
+	// n is enough for the 2x flood to fill the meter four times over
+	// (+rate/2 a second past the burst: 20 in 1 s), and for the client at
+	// the rate to spend its burst twice over.
+	cases := []struct {
+		name         string
+		perSecond, n int
+		closed       bool
+	}{
+		{"10x", 10 * rate, 8 * 2 * rate, true},
+		{"2x", 2 * rate, 8 * 2 * rate, true},
+		{"at the rate", rate, 3 * rate, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h, d := testHost(t, func(c *Config) {
+				c.IntentRate, c.IntentBurst, c.FloodClose = rate, rate, 20
+			})
+			d.spawn(1, 16, 16)
+			c := dial(t, h)
+			c.hello(d.grant(1, 100, 1, 0, 0, time.Minute), 1)
+			limited, end := sendAt(c, tc.perSecond, tc.n)
+			if !tc.closed {
+				if end != nil {
+					t.Fatalf("a client at the rate was closed: %v (%d refused)", end, limited)
+				}
+				return
+			}
+			var ce *gate.CloseError
+			if end == nil {
+				t.Fatalf("%d intents at %d/s (rate %d/s), %d refused RATE_LIMITED: still open; want closed 1008", tc.n, tc.perSecond, rate, limited)
+			}
+			if !errors.As(end, &ce) || ce.Code != gate.ClosePolicyViolation {
+				t.Fatalf("flooding peer closed with %v; want 1008", end)
+			}
+		})
 	}
 }
 
@@ -496,5 +580,123 @@ func TestNewSessionStartsItsOwnSeqs(t *testing.T) {
 		if s := expectMsg[*wire.Snapshot](second, 5*time.Second); s.AckSeq == 1 {
 			break
 		}
+	}
+}
+
+// TestNoResumeWhileOutOfTouch: a host whose link to the director is down
+// cannot know whether the character joined another Area meanwhile, so it
+// refuses a resume (BAD_TOKEN: join through the director); once linked
+// again, the same token resumes.
+func TestNoResumeWhileOutOfTouch(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.ResumeGrace = time.Minute })
+	d.spawn(1, 16, 16)
+	c := d.grant(1, 100, 1, 6, 6, time.Minute)
+	cl := dial(t, h)
+	ack := cl.hello(c, 1)
+	cl.c.Close(1000, "bye")
+	waitFor(t, "peer gone", func() bool { return h.peers.Load() == 0 })
+	d.Away(true) // it will not take the host back for now
+	d.DropLink()
+	waitFor(t, "the link down", func() bool { return !h.link.up.Load() })
+	r := dial(t, h)
+	r.send(&wire.Resume{Token: ack.ResumeToken, JoinID: 5})
+	if e := expectMsg[*wire.Error](r, 5*time.Second); e.Code != wire.CodeBadToken || e.JoinID != 5 {
+		t.Fatalf("resume while out of touch: %+v; want BAD_TOKEN for join 5", e)
+	}
+	d.Away(false)
+	waitFor(t, "the link up again", func() bool { return h.link.up.Load() })
+	r2 := dial(t, h)
+	r2.send(&wire.Resume{Token: ack.ResumeToken, JoinID: 6})
+	if a := expectMsg[*wire.HelloAck](r2, 5*time.Second); a.Entity != ack.Entity {
+		t.Fatalf("resume once linked again: %+v", a)
+	}
+}
+
+// TestSessionsEndPastTheLease: a host whose director stops answering its
+// heartbeats for its lease (a partition, a director gone) ends every
+// session (rehello{UNAVAILABLE}; the body stays, away) and binds no one,
+// not even with a grant the director gave before: past the lease the
+// director may have let the character into another Area. Once the
+// director answers again, the host binds players again, and the body
+// that waited is the one a grant binds.
+func TestSessionsEndPastTheLease(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.ResumeGrace = time.Minute; c.HeartbeatEvery = 100 * time.Millisecond })
+	d.LeaseMS.Store(600)
+	d.DropLink() // register again, now with a lease
+	waitFor(t, "the lease given", func() bool { return h.link.leaseMS.Load() == 600 && h.link.up.Load() })
+	d.spawn(1, 16, 16)
+	cl := dial(t, h)
+	ack := cl.hello(d.grant(1, 100, 1, 6, 6, time.Minute), 1)
+	later := d.grant(1, 101, 2, 8, 8, time.Minute) // given while in touch, used once out of touch
+
+	d.Mute.Store(true)
+	for {
+		m := cl.next(5 * time.Second)
+		if r, ok := m.(*wire.Rehello); ok {
+			if r.Code != wire.CodeUnavailable {
+				t.Fatalf("the session ended with rehello{%v}; want UNAVAILABLE", r.Code)
+			}
+			break
+		}
+	}
+	if err := cl.closed(5 * time.Second); err == nil || !strings.Contains(err.Error(), "1001") {
+		t.Fatalf("the connection closed with %v; want 1001 (going away)", err)
+	}
+	if h.link.inTouch() {
+		t.Fatal("the host is in touch with no heartbeat answered for its lease")
+	}
+	late := dial(t, h)
+	late.send(&wire.Hello{Grant: later, JoinID: 2, Versions: []uint16{wire.Version}})
+	if e := expectMsg[*wire.Error](late, 5*time.Second); e.Code != wire.CodeUnavailable || e.JoinID != 2 {
+		t.Fatalf("hello while out of touch: %+v; want UNAVAILABLE for join 2", e)
+	}
+	resume := dial(t, h)
+	resume.send(&wire.Resume{Token: ack.ResumeToken, JoinID: 3})
+	if e := expectMsg[*wire.Error](resume, 5*time.Second); e.Code != wire.CodeBadToken {
+		t.Fatalf("resume while out of touch: %+v; want BAD_TOKEN (join through the director)", e)
+	}
+
+	d.Mute.Store(false)
+	waitFor(t, "back in touch", h.link.inTouch)
+	again := dial(t, h)
+	again.send(&wire.Resume{Token: ack.ResumeToken, JoinID: 4})
+	if a := expectMsg[*wire.HelloAck](again, 5*time.Second); a.Entity != ack.Entity {
+		t.Fatalf("resume once in touch again: %+v; want the body that waited (%d)", a, ack.Entity)
+	}
+}
+
+// TestOrphanedHostStops: a host no director takes for its orphan timeout
+// stops (Run returns, its Areas closed), rather than run for ever.
+func TestOrphanedHostStops(t *testing.T) {
+	d := newDirector(t)
+	cfg := DefaultConfig()
+	cfg.Director = d.Addr()
+	cfg.SpawnToken = "spawn-token"
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.ShutdownGrace = 50 * time.Millisecond
+	cfg.FinalAckTimeout = 100 * time.Millisecond
+	cfg.OrphanTimeout = 500 * time.Millisecond
+	h, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.Run(context.Background()) }()
+	if _, err := d.Registered(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		t.Fatal("the host stopped while its director had it")
+	case <-time.After(time.Second):
+	}
+	d.Close() // the director goes, and none comes
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run of an orphaned host: %v; want nil (a clean stop)", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("an orphaned host still runs 20 s after its director went (orphan timeout 500 ms)")
 	}
 }

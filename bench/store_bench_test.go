@@ -67,7 +67,7 @@ func benchSnapshot(b *testing.B, s store.Store) {
 		}
 		chars = append(chars, store.CharacterState{Account: a.ID, X: 1, Y: 2, State: make([]byte, 256)})
 	}
-	epoch, err := s.BeginIncarnation(ctx, area.ID)
+	epoch, err := s.BeginIncarnation(ctx, area.ID, store.TokenHash{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,16 +15,21 @@ import (
 // The folder has the embedded content's layout, and every part of it is
 // optional:
 //
-//   - rules.json, creatures.json, templates.json: each entry is merged
-//     into the embedded ones by name. An entry named like an embedded one
-//     replaces it (a "village" template of the operator's replaces the
-//     embedded "village"); a new name is added. Nothing can be removed.
+//   - rules.json, creatures.json, templates.json, items.json: each entry
+//     is merged into the embedded ones by name (a source of items.json: by
+//     class). An entry named like an embedded one replaces it (a "village"
+//     template of the operator's replaces the embedded "village"); a new
+//     name is added. Nothing can be removed. An item kind keeps its code:
+//     one that replaces an embedded kind must have the embedded kind's
+//     code, and a new kind takes a code from [MinOperatorItemCode] to
+//     65535 that no other kind has (the codes below are ley's, so a kind
+//     ley ships later never takes an operator's code).
 //   - any other file (maps/*.tmj, tilesets): read in preference to the
 //     embedded file of the same path, so a maps/village.tmj of the
 //     operator's replaces the village map for every template naming it,
 //     and an operator's map may use the embedded tileset maps/ley.tsj.
 //
-// A .json file at the folder's top other than the three index files is
+// A .json file at the folder's top other than the four index files is
 // an error (most likely a misspelt name). Errors about the operator's
 // files name them with the folder in front.
 func LoadDir(dir string) (*Library, error) {
@@ -51,7 +56,9 @@ func LoadDir(dir string) (*Library, error) {
 	if err != nil {
 		return nil, err
 	}
-	ix.merge(over)
+	if err := ix.merge(over); err != nil {
+		return nil, err
+	}
 	return build(ix, o, o.display)
 }
 
@@ -66,8 +73,8 @@ func checkTop(fsys fs.FS, dir string) error {
 		if e.IsDir() || !strings.EqualFold(path.Ext(name), ".json") {
 			continue
 		}
-		if name != RulesFile && name != CreaturesFile && name != TemplatesFile {
-			return &Error{Path: filepath.Join(dir, name), Err: invalidf("unknown file (want %s, %s or %s)", RulesFile, CreaturesFile, TemplatesFile)}
+		if name != RulesFile && name != CreaturesFile && name != TemplatesFile && name != ItemsFile {
+			return &Error{Path: filepath.Join(dir, name), Err: invalidf("unknown file (want %s, %s, %s or %s)", RulesFile, CreaturesFile, TemplatesFile, ItemsFile)}
 		}
 	}
 	return nil

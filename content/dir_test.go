@@ -85,6 +85,53 @@ func TestLoadDirMerges(t *testing.T) {
 	}
 }
 
+// TestLoadDirItems: an operator's items.json adds kinds and replaces
+// kinds and sources; the rest stay.
+func TestLoadDirItems(t *testing.T) {
+	dir := operatorDir(t, map[string]string{
+		"items.json": `{"items": [
+			{"name": "chair", "code": 1, "label": "Oak chair", "stack": 4, "placed": {"slot": "occupant", "blocks": true, "look": 100}},
+			{"name": "sofa", "code": 32768, "label": "Sofa", "stack": 1, "placed": {"slot": "occupant", "blocks": true, "look": 101},
+			 "yields": [{"item": "plank", "count": 3}, {"item": "cloth", "count": 1}]},
+			{"name": "cloth", "code": 65535, "label": "Cloth", "stack": 20}],
+		  "sources": [{"class": "tree", "yields": [{"item": "wood", "count": 1}, {"item": "berries", "count": 1}], "cooldown_ticks": 100},
+			{"class": "sign", "yields": [{"item": "plank", "count": 1}], "cooldown_ticks": 1}]}`,
+	})
+	lib, err := LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(lib.Items()), len(Default().Items())+2; got != want {
+		t.Errorf("%d kinds; want %d (the shipped ones and two)", got, want)
+	}
+	chair, _ := lib.ItemByCode(1)
+	if chair.Name != "chair" || chair.Label != "Oak chair" || chair.Stack != 4 || chair.Placed.Look != 100 {
+		t.Errorf("ItemByCode(1) = %+v; want the operator's chair", chair)
+	}
+	sofa, ok := lib.Item("sofa")
+	if !ok || sofa.Code != 32768 || !reflect.DeepEqual(sofa.Yields, []Yield{{"plank", 3}, {"cloth", 1}}) {
+		t.Errorf("Item(sofa) = %+v, %v; want the operator's", sofa, ok)
+	}
+	if cloth, ok := lib.ItemByCode(65535); !ok || cloth.Name != "cloth" {
+		t.Errorf("ItemByCode(65535) = %+v, %v; want cloth", cloth, ok)
+	}
+	if items := lib.Items(); items[len(items)-2].Name != "sofa" || items[len(items)-1].Name != "cloth" {
+		t.Errorf("Items() ends %v; want sofa and cloth, by code", items[len(items)-2:])
+	}
+	if tree, _ := lib.Source(ClassTree); tree.CooldownTicks != 100 || len(tree.Yields) != 2 {
+		t.Errorf("Source(tree) = %+v; want the operator's", tree)
+	}
+	if _, ok := lib.Source(ClassSign); !ok {
+		t.Error("no sign source; want the operator's")
+	}
+	if rock, ok := lib.Source(ClassRock); !ok || rock.Yields[0].Item != "stone" {
+		t.Errorf("Source(rock) = %+v, %v; want the shipped one", rock, ok)
+	}
+	if c, _ := Default().Item("chair"); c.Label != "Chair" {
+		t.Errorf("Default's chair is %q after LoadDir; want Chair", c.Label)
+	}
+}
+
 func TestLoadDirEmpty(t *testing.T) {
 	lib, err := LoadDir(t.TempDir())
 	if err != nil {
@@ -92,6 +139,9 @@ func TestLoadDirEmpty(t *testing.T) {
 	}
 	if !reflect.DeepEqual(lib.Kinds(), Default().Kinds()) || len(lib.Templates()) != len(Default().Templates()) {
 		t.Errorf("an empty folder gives kinds %v; want the defaults' %v", lib.Kinds(), Default().Kinds())
+	}
+	if !reflect.DeepEqual(lib.Items(), Default().Items()) {
+		t.Errorf("an empty folder gives items %v; want the defaults' %v", lib.Items(), Default().Items())
 	}
 }
 
@@ -106,7 +156,7 @@ func TestLoadDirErrors(t *testing.T) {
 		want  string
 	}{
 		{"misspelt index file", map[string]string{"rule.json": `{}`}, "rule.json",
-			"unknown file (want rules.json, creatures.json or templates.json)"},
+			"unknown file (want rules.json, creatures.json, templates.json or items.json)"},
 		{"broken operator map", map[string]string{"maps/village.tmj": string(encode(t, badMap))}, "maps/village.tmj",
 			`layer "wall": unknown layer`},
 		{"default template with other rules", map[string]string{
@@ -116,6 +166,18 @@ func TestLoadDirErrors(t *testing.T) {
 			"rules.json", `"arena": "max_players" is 0`},
 		{"unknown creature field", map[string]string{"creatures.json": `{"creatures": [{"name": "x", "hp": 1, "speed": 3}]}`},
 			"creatures.json", `unknown field "speed"`},
+		{"item that changes its code", map[string]string{"items.json": `{"items": [{"name": "chair", "code": 40000, "label": "Chair", "stack": 1}]}`},
+			"items.json", `"chair": "code" is 40000, but the kind it replaces has 1 (a kind's code never changes)`},
+		{"new item on ley's codes", map[string]string{"items.json": `{"items": [{"name": "sofa", "code": 17, "label": "Sofa", "stack": 1}]}`},
+			"items.json", `"sofa": "code" is 17: a new kind takes a code from 32768 to 65535 (the codes below are ley's)`},
+		{"new items on one code", map[string]string{"items.json": `{"items": [{"name": "sofa", "code": 40000, "label": "Sofa", "stack": 1},
+			{"name": "stool", "code": 40000, "label": "Stool", "stack": 1}]}`},
+			"items.json", `"stool": "code" 40000 is "sofa"'s already (a code names one kind)`},
+		{"item yielding an unknown kind", map[string]string{"items.json": `{"items": [{"name": "sofa", "code": 40000, "label": "Sofa", "stack": 1,
+			"placed": {"slot": "occupant", "look": 1}, "yields": [{"item": "cushion", "count": 2}]}]}`},
+			"items.json", `"sofa": yields "cushion": no such item kind (known: bed, berries, chair, chest,`},
+		{"bad source", map[string]string{"items.json": `{"sources": [{"class": "tree", "yields": [{"item": "wood", "count": 1}], "cooldown_ticks": 0}]}`},
+			"items.json", `"tree": source: "cooldown_ticks" is 0 (1..65535)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := operatorDir(t, tc.files)

@@ -1,6 +1,7 @@
 // Package content is a realm's content as data: the maps (Tiled JSON
-// files), the rule sets, the creature kinds and the templates that join a
-// rule set to a map. The defaults are embedded in the binary; an operator
+// files), the rule sets, the creature kinds, the item kinds and what the
+// map's objects yield when gathered, and the templates that join a rule
+// set to a map. The defaults are embedded in the binary; an operator
 // may lay a folder of their own over them ([LoadDir]).
 //
 // content only loads and checks. It runs no simulation and imports no
@@ -15,7 +16,9 @@
 //     merges an operator's folder over it.
 //   - A [Library] answers lookups: [Library.Template], [Library.Rules],
 //     [Library.Creature], [Library.Kind] (the area-kind check the director
-//     makes), [Library.Templates], [Library.Kinds].
+//     makes), [Library.Templates], [Library.Kinds], and for items
+//     [Library.Item], [Library.ItemByCode] (the protocol's code),
+//     [Library.Items] and [Library.Source].
 //   - [LoadMap] reads and checks one Tiled map into a [Map]: per-square
 //     [FloorKind] and walls, static [Object] values, spawn points,
 //     [Spawner] and [Portal] values, with [Map.Walkable] and [Map.Opaque].
@@ -28,11 +31,13 @@
 //	rules.json       the rule sets ([RuleSet] shows the format)
 //	creatures.json   the creature kinds ([Creature] shows the format)
 //	templates.json   the templates ([Template] shows the format)
+//	items.json       the item kinds and the sources (see "Items" below)
 //	maps/*.tmj       Tiled maps; maps/ley.tsj is the shipped tileset
 //
 // The embedded content has the rule sets and templates home, village,
 // arena and offline (offline plays on the home map), and the creature
-// kinds wolf, deer and slime. A template named like a rule set is the
+// kinds wolf, deer and slime, and the item kinds and sources listed under
+// "Items" below. A template named like a rule set is the
 // default template of that area kind. The shipped maps are written by
 // the program in internal/gen (go generate); they open in Tiled.
 //
@@ -40,15 +45,54 @@
 //
 // ley's operator may point the server at a folder of their own with the
 // embedded layout (see [LoadDir]). Every file is optional. Entries of its
-// rules.json, creatures.json and templates.json replace the embedded
-// entries of the same name and add new ones; any other file (a map, a
-// tileset) is read in preference to the embedded file of the same path.
+// rules.json, creatures.json, templates.json and items.json replace the
+// embedded entries of the same name (a source: of the same class) and add
+// new ones; any other file (a map, a tileset) is read in preference to the
+// embedded file of the same path. An item kind's code is for ever: an
+// operator's kind named like an embedded one must keep the embedded
+// kind's code (it may change anything else), and a new kind takes a code
+// from [MinOperatorItemCode] (32768) to 65535 that no other kind has.
+// Codes 1 to 32767 are ley's, so a kind a later ley ships never takes a
+// code an operator's realm already stores.
 // So to give the village a new map, save it from Tiled as
 // maps/village.tmj in the folder; to add an area kind "forest", add a
 // "forest" rule set and a "forest" template naming maps/forest.tmj. The
 // whole is checked at start-up, and the first problem stops it with a
 // message naming the file. [Embedded] gives the embedded files to copy
 // from.
+//
+// # Items
+//
+// items.json lists the item kinds (the format is [Item]'s, the "placed"
+// object [Placement]'s) and the sources, what gathering from a map's
+// objects gives (the format is [Source]'s). Both tables are optional
+// within the file. For example:
+//
+//	{
+//	  "items": [
+//	    {"name": "wood", "code": 13, "label": "Wood", "stack": 99},
+//	    {"name": "plank", "code": 15, "label": "Plank", "stack": 99},
+//	    {"name": "chest", "code": 6, "label": "Chest", "stack": 1,
+//	     "placed": {"slot": "occupant", "blocks": true, "look": 6, "container": 16}},
+//	    {"name": "door_wood", "code": 10, "label": "Wooden door", "stack": 10,
+//	     "placed": {"slot": "occupant", "door": true, "look": 10}},
+//	    {"name": "floor_wood", "code": 11, "label": "Wooden floor", "stack": 99,
+//	     "placed": {"slot": "floor", "look": 11},
+//	     "yields": [{"item": "plank", "count": 2}]}
+//	  ],
+//	  "sources": [
+//	    {"class": "tree", "yields": [{"item": "wood", "count": 2}], "cooldown_ticks": 40}
+//	  ]
+//	}
+//
+// Names are like the other names (lower-case letters, digits, '-' and
+// '_', starting with a letter; at most [MaxName] bytes). Every kind a
+// yields list names must be listed. A kind with no "placed" stays in
+// inventories; a placed one sits in a square's floor slot (a floor tile:
+// walkable, never blocking sight) or its occupant slot (furniture, walls,
+// doors), and taking it back gives its yields, by default itself, once.
+// At most [MaxYields] entries of at most [MaxYieldCount] each; a stack of
+// 1 to [MaxStack]; look and cooldown_ticks in 0..65535 and 1..65535.
 //
 // # Authoring maps in Tiled
 //
@@ -154,11 +198,38 @@
 // Code 0 of the object classes is "none" and is never sent for an object.
 // A wall is not a floor kind: the walls layer is sent on its own.
 //
+// Item kinds carry their code in items.json (1..65535; 0 is no item, codes
+// from [MinOperatorItemCode] up are an operator's). The shipped kinds:
+//
+//	item kind     code  placed    blocks       blocks sight  stack
+//	chair            1  occupant  yes          no               10
+//	table            2  occupant  yes          no                5
+//	bed              3  occupant  yes          no                1
+//	lamp             4  occupant  yes          no               10
+//	rug              5  occupant  no           no               10
+//	chest            6  occupant  yes          no                1  (a container of 16 slots)
+//	wall_wood        7  occupant  yes          yes              99
+//	wall_stone       8  occupant  yes          yes              99
+//	fence            9  occupant  yes          no               99
+//	door_wood       10  occupant  when closed  when closed      10
+//	floor_wood      11  floor     no           no               99
+//	floor_stone     12  floor     no           no               99
+//	wood            13  -                                       99
+//	stone           14  -                                       99
+//	plank           15  -                                       99
+//	berries         16  -                                       50
+//
+// The shipped sources: a tree gives 2 wood every 40 ticks, a rock 2
+// stone every 60.
+//
 // # Caveats
 //
 //   - A door's Open is its state when the map loads; whether players may
 //     open and close doors is the simulation's business, not this
 //     package's. [Map.Walkable] and [Map.Opaque] describe the map as loaded.
+//   - An [Item] describes a kind, never a held or placed item: ids,
+//     inventories, placement, taking, gathering and a source's cooldown
+//     are the simulation's, as is a placed door's open state.
 //   - A [Library] and its maps never change after loading; callers must
 //     not write to a Map's slices.
 package content

@@ -10,8 +10,8 @@ import (
 var embedded embed.FS
 
 // Embedded returns the content built into the binary (rules.json,
-// creatures.json, templates.json and maps/), a starting point for an
-// operator's own folder.
+// creatures.json, templates.json, items.json and maps/), a starting point
+// for an operator's own folder.
 func Embedded() fs.FS {
 	sub, err := fs.Sub(embedded, "data")
 	if err != nil {

@@ -39,8 +39,9 @@ type Error struct {
 	Layer string
 	// Object is the Tiled object's id, or 0.
 	Object int
-	// Name is the object's name (or the template's, rule set's, creature's
-	// in an index file), or "".
+	// Name is the object's name (or, in an index file, the template's, rule
+	// set's, creature kind's or item kind's name, or a source's class), or
+	// "".
 	Name string
 	// Err is what went wrong.
 	Err error

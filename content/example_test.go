@@ -51,3 +51,20 @@ func ExampleMap() {
 	// door "front door" at (6, 10): open true, blocks false
 	// door "bedroom door" at (11, 5): open false, blocks true
 }
+
+// The area host turns an item code from the protocol into its kind, and
+// finds what gathering a tree gives.
+func ExampleLibrary_ItemByCode() {
+	lib := content.Default()
+	door, ok := lib.ItemByCode(10)
+	fmt.Println(door.Name, ok, door.Placed.Slot, door.Placed.Door, door.Yields)
+	if _, ok := lib.ItemByCode(0); !ok {
+		fmt.Println("code 0 is no item")
+	}
+	tree, _ := lib.Source(content.ClassTree)
+	fmt.Println(tree.Yields, tree.CooldownTicks)
+	// Output:
+	// door_wood true occupant true [{door_wood 1}]
+	// code 0 is no item
+	// [{wood 2}] 40
+}

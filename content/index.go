@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
+	"slices"
 )
 
 // The index files of a content folder.
@@ -13,6 +15,7 @@ const (
 	RulesFile     = "rules.json"
 	CreaturesFile = "creatures.json"
 	TemplatesFile = "templates.json"
+	ItemsFile     = "items.json"
 )
 
 // maxEntries bounds the entries of one index file.
@@ -24,12 +27,14 @@ type named[T any] struct {
 	file string
 }
 
-// index is the content of the three index files, checked entry by entry
-// and unique by name within each.
+// index is the content of the index files, checked entry by entry and
+// unique by name (a source: by class) within each.
 type index struct {
 	rules     map[string]named[RuleSet]
 	creatures map[string]named[Creature]
 	templates map[string]named[rawTemplate]
+	items     map[string]named[Item]
+	sources   map[ObjectClass]named[Source]
 }
 
 func newIndex() *index {
@@ -37,6 +42,8 @@ func newIndex() *index {
 		rules:     make(map[string]named[RuleSet]),
 		creatures: make(map[string]named[Creature]),
 		templates: make(map[string]named[rawTemplate]),
+		items:     make(map[string]named[Item]),
+		sources:   make(map[ObjectClass]named[Source]),
 	}
 }
 
@@ -54,10 +61,11 @@ func readIndex(fsys fs.FS, required bool, display func(string) string) (*index, 
 	var tf struct {
 		Templates []rawTemplate `json:"templates"`
 	}
+	var items itemsFile
 	files := []struct {
 		name string
 		v    any
-	}{{RulesFile, &rf}, {CreaturesFile, &cf}, {TemplatesFile, &tf}}
+	}{{RulesFile, &rf}, {CreaturesFile, &cf}, {TemplatesFile, &tf}, {ItemsFile, &items}}
 	for _, f := range files {
 		if !required {
 			if _, err := fs.Stat(fsys, f.name); errors.Is(err, fs.ErrNotExist) {
@@ -71,7 +79,8 @@ func readIndex(fsys fs.FS, required bool, display func(string) string) (*index, 
 	for _, n := range []struct {
 		file string
 		n    int
-	}{{RulesFile, len(rf.Rules)}, {CreaturesFile, len(cf.Creatures)}, {TemplatesFile, len(tf.Templates)}} {
+	}{{RulesFile, len(rf.Rules)}, {CreaturesFile, len(cf.Creatures)}, {TemplatesFile, len(tf.Templates)},
+		{ItemsFile, len(items.Items)}, {ItemsFile, len(items.Sources)}} {
 		if n.n > maxEntries {
 			return nil, &Error{Path: display(n.file), Err: tooLargef("%d entries (at most %d)", n.n, maxEntries)}
 		}
@@ -109,7 +118,42 @@ func readIndex(fsys fs.FS, required bool, display func(string) string) (*index, 
 		}
 		ix.templates[r.Name] = named[rawTemplate]{r, file}
 	}
+	if err := ix.readItems(items, display(ItemsFile)); err != nil {
+		return nil, err
+	}
 	return ix, nil
+}
+
+// itemsFile is items.json.
+type itemsFile struct {
+	Items   []rawItem   `json:"items"`
+	Sources []rawSource `json:"sources"`
+}
+
+// readItems checks items.json's entries, each on its own, into ix. file
+// is the file as errors name it.
+func (ix *index) readItems(f itemsFile, file string) error {
+	for _, r := range f.Items {
+		it, err := r.item()
+		if err == nil {
+			err = unique(ix.items, r.Name)
+		}
+		if err != nil {
+			return &Error{Path: file, Name: r.Name, Err: err}
+		}
+		ix.items[it.Name] = named[Item]{it, file}
+	}
+	for _, r := range f.Sources {
+		s, err := r.source()
+		if _, dup := ix.sources[s.Class]; err == nil && dup {
+			err = invalidf("listed twice")
+		}
+		if err != nil {
+			return &Error{Path: file, Name: r.Class, Err: &problem{kindOf(err), "source: " + err.Error()}}
+		}
+		ix.sources[s.Class] = named[Source]{s, file}
+	}
+	return nil
 }
 
 func unique[T any](m map[string]named[T], name string) error {
@@ -137,9 +181,37 @@ func readJSON(fsys fs.FS, p string, v any) error {
 	return nil
 }
 
-// merge lays over's entries over ix's: an entry of the same name replaces
-// the one below, new names are added.
-func (ix *index) merge(over *index) {
+// merge lays over's entries over ix's: an entry of the same name (a
+// source: of the same class) replaces the one below, new names are added.
+// An item kind that replaces one must keep its code, and a new kind must
+// take a code from [MinOperatorItemCode] up that no kind below has.
+func (ix *index) merge(over *index) error {
+	codes := make(map[uint16]string, len(ix.items))
+	for name, it := range ix.items {
+		codes[it.val.Code] = name
+	}
+	for _, name := range slices.Sorted(maps.Keys(over.items)) {
+		it := over.items[name]
+		fail := func(err error) error { return &Error{Path: it.file, Name: name, Err: err} }
+		if below, ok := ix.items[name]; ok {
+			if below.val.Code != it.val.Code {
+				return fail(invalidf("\"code\" is %d, but the kind it replaces has %d (a kind's code never changes)", it.val.Code, below.val.Code))
+			}
+			continue
+		}
+		if it.val.Code < MinOperatorItemCode {
+			return fail(invalidf("\"code\" is %d: a new kind takes a code from %d to 65535 (the codes below are ley's)", it.val.Code, MinOperatorItemCode))
+		}
+		if other, taken := codes[it.val.Code]; taken {
+			return fail(invalidf("\"code\" %d is %q's already", it.val.Code, other))
+		}
+	}
+	for k, v := range over.items {
+		ix.items[k] = v
+	}
+	for k, v := range over.sources {
+		ix.sources[k] = v
+	}
 	for k, v := range over.rules {
 		ix.rules[k] = v
 	}
@@ -149,6 +221,7 @@ func (ix *index) merge(over *index) {
 	for k, v := range over.templates {
 		ix.templates[k] = v
 	}
+	return nil
 }
 
 // fixPath rewrites the path an *Error names for display.

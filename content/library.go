@@ -10,7 +10,8 @@ import (
 // Library is a realm's content, loaded and checked as a whole: every
 // template's rule set and map exist, every spawner's creature kind exists,
 // every portal's target template exists and its arrival square is
-// walkable there.
+// walkable there, every item kind has a code of its own and every yield
+// names an item kind.
 //
 // A Library never changes after it is loaded and is safe for concurrent
 // use. Its maps are shared: callers read them, never write them.
@@ -18,11 +19,14 @@ type Library struct {
 	templates map[string]Template
 	rules     map[string]RuleSet
 	creatures map[string]Creature
+	items     map[string]Item
+	byCode    map[uint16]string
+	sources   map[ObjectClass]Source
 }
 
-// Load reads a whole content folder: rules.json, creatures.json and
-// templates.json at its root (all three required) and the maps the
-// templates name. It returns the first problem found, as an [*Error].
+// Load reads a whole content folder: rules.json, creatures.json,
+// templates.json and items.json at its root (all four required) and the
+// maps the templates name. It returns the first problem found, as an [*Error].
 // Load reads only fsys: use [LoadDir] to lay an operator's folder over
 // the embedded content.
 func Load(fsys fs.FS) (*Library, error) {
@@ -40,6 +44,9 @@ func build(ix *index, fsys fs.FS, display func(string) string) (*Library, error)
 		templates: make(map[string]Template, len(ix.templates)),
 		rules:     make(map[string]RuleSet, len(ix.rules)),
 		creatures: make(map[string]Creature, len(ix.creatures)),
+		items:     make(map[string]Item, len(ix.items)),
+		byCode:    make(map[uint16]string, len(ix.items)),
+		sources:   make(map[ObjectClass]Source, len(ix.sources)),
 	}
 	for name, r := range ix.rules {
 		lib.rules[name] = r.val
@@ -54,6 +61,9 @@ func build(ix *index, fsys fs.FS, display func(string) string) (*Library, error)
 				return nil, &Error{Path: c.file, Name: name, Err: invalidf("hunts %q: no such creature kind (known: %s)", h, list(lib.creatures))}
 			}
 		}
+	}
+	if err := lib.buildItems(ix); err != nil {
+		return nil, err
 	}
 	loaded := make(map[string]*Map)
 	for _, name := range slices.Sorted(maps.Keys(ix.templates)) {
@@ -81,6 +91,42 @@ func build(ix *index, fsys fs.FS, display func(string) string) (*Library, error)
 		}
 	}
 	return lib, nil
+}
+
+// buildItems fills in the item kinds and sources of ix, checking that no
+// two kinds share a code and that every yield names a kind.
+func (l *Library) buildItems(ix *index) error {
+	for name, it := range ix.items {
+		l.items[name] = it.val
+	}
+	for _, name := range slices.Sorted(maps.Keys(ix.items)) {
+		it := ix.items[name]
+		if other, dup := l.byCode[it.val.Code]; dup {
+			return &Error{Path: it.file, Name: name, Err: invalidf("\"code\" %d is %q's already (a code names one kind)", it.val.Code, other)}
+		}
+		l.byCode[it.val.Code] = name
+		if err := l.checkYields(it.val.Yields); err != nil {
+			return &Error{Path: it.file, Name: name, Err: err}
+		}
+	}
+	for _, class := range slices.Sorted(maps.Keys(ix.sources)) {
+		s := ix.sources[class]
+		if err := l.checkYields(s.val.Yields); err != nil {
+			return &Error{Path: s.file, Name: class.String(), Err: invalidf("source: %v", err)}
+		}
+		l.sources[class] = s.val
+	}
+	return nil
+}
+
+// checkYields checks that every yield names an item kind.
+func (l *Library) checkYields(ys []Yield) error {
+	for _, y := range ys {
+		if _, ok := l.items[y.Item]; !ok {
+			return invalidf("yields %q: no such item kind (known: %s)", y.Item, list(l.items))
+		}
+	}
+	return nil
 }
 
 // checkRefs checks the names a map refers to against the library.
@@ -207,4 +253,41 @@ func (l *Library) Kind(name string) (RuleSet, error) {
 		return RuleSet{}, &Error{Err: notFoundf("unknown area kind %q (known: %s)", name, strings.Join(l.Kinds(), ", "))}
 	}
 	return r, nil
+}
+
+// Item returns the item kind called name (its Yields a fresh copy), and
+// whether there is one.
+func (l *Library) Item(name string) (Item, bool) {
+	it, ok := l.items[name]
+	it.Yields = slices.Clone(it.Yields)
+	return it, ok
+}
+
+// ItemByCode returns the item kind whose code is code (its Yields a fresh
+// copy), and whether there is one. Code 0 is never a kind.
+func (l *Library) ItemByCode(code uint16) (Item, bool) {
+	name, ok := l.byCode[code]
+	if !ok {
+		return Item{}, false
+	}
+	return l.Item(name)
+}
+
+// Items returns every item kind, sorted by code, in a fresh slice (their
+// Yields fresh copies).
+func (l *Library) Items() []Item {
+	its := make([]Item, 0, len(l.items))
+	for _, code := range slices.Sorted(maps.Keys(l.byCode)) {
+		it, _ := l.Item(l.byCode[code])
+		its = append(its, it)
+	}
+	return its
+}
+
+// Source returns what gathering from an object of class gives (its Yields
+// a fresh copy), and whether objects of that class can be gathered.
+func (l *Library) Source(class ObjectClass) (Source, bool) {
+	s, ok := l.sources[class]
+	s.Yields = slices.Clone(s.Yields)
+	return s, ok
 }

@@ -1,6 +1,7 @@
 package content
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -242,5 +243,80 @@ func TestShippedArena(t *testing.T) {
 	}
 	if walls < m.W*m.H/20 {
 		t.Errorf("the arena has %d wall squares; want a maze of them", walls)
+	}
+}
+
+func TestShippedItems(t *testing.T) {
+	lib := Default()
+	var got []string
+	for _, it := range lib.Items() {
+		got = append(got, fmt.Sprintf("%d %s", it.Code, it.Name))
+	}
+	want := []string{"1 chair", "2 table", "3 bed", "4 lamp", "5 rug", "6 chest", "7 wall_wood", "8 wall_stone",
+		"9 fence", "10 door_wood", "11 floor_wood", "12 floor_stone", "13 wood", "14 stone", "15 plank", "16 berries"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Items() = %q; want %q (a shipped code never changes)", got, want)
+	}
+	for _, tc := range []struct {
+		name   string
+		placed Placement
+	}{
+		{"chair", Placement{Slot: SlotOccupant, Blocks: true, Look: 1}},
+		{"rug", Placement{Slot: SlotOccupant, Look: 5}},
+		{"chest", Placement{Slot: SlotOccupant, Blocks: true, Look: 6, Container: 16}},
+		{"wall_stone", Placement{Slot: SlotOccupant, Blocks: true, BlocksSight: true, Look: 8}},
+		{"fence", Placement{Slot: SlotOccupant, Blocks: true, Look: 9}},
+		{"door_wood", Placement{Slot: SlotOccupant, Blocks: true, BlocksSight: true, Door: true, Look: 10}},
+		{"floor_wood", Placement{Slot: SlotFloor, Look: 11}},
+		{"wood", Placement{}},
+	} {
+		it, ok := lib.Item(tc.name)
+		if !ok {
+			t.Fatalf("no item %q", tc.name)
+		}
+		if it.Placed != tc.placed {
+			t.Errorf("%s.Placed = %+v; want %+v", tc.name, it.Placed, tc.placed)
+		}
+		if by, ok := lib.ItemByCode(it.Code); !ok || by.Name != tc.name {
+			t.Errorf("ItemByCode(%d) = %q, %v; want %q", it.Code, by.Name, ok, tc.name)
+		}
+	}
+	for _, it := range lib.Items() {
+		if it.Placeable() && !reflect.DeepEqual(it.Yields, []Yield{{it.Name, 1}}) {
+			t.Errorf("%s yields %v; want itself, once", it.Name, it.Yields)
+		}
+	}
+	for _, tc := range []struct {
+		class ObjectClass
+		item  string
+	}{{ClassTree, "wood"}, {ClassRock, "stone"}} {
+		s, ok := lib.Source(tc.class)
+		if !ok || s.Class != tc.class || len(s.Yields) != 1 || s.Yields[0].Item != tc.item || s.CooldownTicks == 0 {
+			t.Errorf("Source(%s) = %+v, %v; want %s on a cooldown", tc.class, s, ok, tc.item)
+		}
+	}
+	for _, c := range []ObjectClass{ClassNone, ClassDoor, ClassSign, ClassChest, ClassPortal} {
+		if s, ok := lib.Source(c); ok {
+			t.Errorf("Source(%s) = %+v; want none", c, s)
+		}
+	}
+	if it, ok := lib.Item("nope"); ok {
+		t.Errorf("Item(nope) = %+v", it)
+	}
+	if it, ok := lib.ItemByCode(0); ok {
+		t.Errorf("ItemByCode(0) = %+v", it)
+	}
+	// Item, Items and Source hand out copies: changing one changes nothing
+	// in the library.
+	chair, _ := lib.Item("chair")
+	chair.Yields[0].Count = 7
+	lib.Items()[0].Yields[0].Count = 7
+	tree, _ := lib.Source(ClassTree)
+	tree.Yields[0].Count = 7
+	if again, _ := lib.Item("chair"); again.Yields[0].Count != 1 {
+		t.Errorf("chair yields %v after a caller's change; want 1", again.Yields)
+	}
+	if again, _ := lib.Source(ClassTree); again.Yields[0].Count != 2 {
+		t.Errorf("tree yields %v after a caller's change; want 2", again.Yields)
 	}
 }

@@ -1,16 +1,17 @@
 package director
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
-	"net/netip"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/leyworks/ley/director/apijson"
 	"github.com/leyworks/ley/director/auth"
 	"github.com/leyworks/ley/store"
 )
@@ -40,6 +41,15 @@ func internalErr(err error) *apiError {
 	return &apiError{Status: 500, Code: "INTERNAL", Message: "internal error", cause: err}
 }
 
+// storeErr answers a store failure: UNAVAILABLE for an outage (nothing
+// changed), INTERNAL with its error id otherwise.
+func storeErr(err error) *apiError {
+	if errors.Is(err, store.ErrUnavailable) {
+		return withCause(errUnavailable, err)
+	}
+	return internalErr(err)
+}
+
 var (
 	errBadRequest   = func(msg string) *apiError { return apiErr(400, "BAD_REQUEST", msg) }
 	errUnauthorized = apiErr(401, "UNAUTHORIZED", "a valid session token is required")
@@ -47,6 +57,7 @@ var (
 	errBadLogin     = apiErr(401, "BAD_CREDENTIALS", "wrong email or password")
 	errForbidden    = apiErr(403, "FORBIDDEN", "not allowed")
 	errEmailTaken   = apiErr(409, "EMAIL_TAKEN", "an account with this email exists")
+	errNameTaken    = apiErr(409, "NAME_TAKEN", "another account has this name; choose another")
 )
 
 // handler is an API endpoint: it returns a value to encode as JSON (with
@@ -73,7 +84,7 @@ func (d *Director) serve(h handler) http.HandlerFunc {
 				d.log.Error("api", "error_id", e.ErrorID, "method", r.Method, "path", r.URL.Path, "status", e.Status, "err", apiE.cause)
 				apiE = &e
 			}
-			if apiE.Status == http.StatusTooManyRequests {
+			if apiE.Status == http.StatusTooManyRequests || apiE.retry > 0 {
 				w.Header().Set("Retry-After", retryAfter(apiE.retry))
 			}
 			w.WriteHeader(apiE.Status)
@@ -122,6 +133,12 @@ func (d *Director) routeTable() []route {
 		api("GET /v1/admin/hosts", d.authed(d.hostsStats)),
 		api("GET /v1/admin/areas", d.authed(d.liveAreas)),
 		api("GET /v1/admin/inspect", d.authed(d.inspect)),
+		api("GET /v1/admin/samples", d.authed(d.samples)),
+		api("GET /v1/admin/audit", d.authed(d.audit)),
+		api("GET /v1/admin/accounts", d.authed(d.findAccounts)),
+		api("POST /v1/admin/accounts/{account}/logout", d.authed(d.endSessions)),
+		api("PUT /v1/admin/areas/{id}/members/{account}", d.authed(d.giveMembership)),
+		api("DELETE /v1/admin/areas/{id}/members/{account}", d.authed(d.takeMembership)),
 		api("GET /director/info", d.info),
 		{"GET /v1/openapi.yaml", http.HandlerFunc(serveOpenAPIYAML)},
 		api("GET /v1/openapi.json", d.openAPIJSONDoc),
@@ -148,7 +165,15 @@ func (d *Director) routes() http.Handler {
 
 // decode reads a JSON body strictly into v.
 func decode(r *http.Request, v any) *apiError {
-	dec := json.NewDecoder(r.Body)
+	body := io.Reader(r.Body)
+	if !jsonBody(r) {
+		var first [1]byte
+		if n, _ := io.ReadFull(r.Body, first[:]); n == 1 {
+			return errMediaType // a form or text/plain: perhaps a page of another site
+		}
+		body = bytes.NewReader(nil) // no body at all: the decoder says so
+	}
+	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var tooBig *http.MaxBytesError
@@ -163,15 +188,6 @@ func decode(r *http.Request, v any) *apiError {
 	return nil
 }
 
-// clientKey is the rate limiter's key for the request's client address.
-func clientKey(r *http.Request) string {
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return "addr:" + r.RemoteAddr
-	}
-	return auth.IPKey(ap.Addr())
-}
-
 type ctxKey struct{}
 
 // authed requires a valid session and passes its account on.
@@ -181,18 +197,22 @@ func (d *Director) authed(h func(w http.ResponseWriter, r *http.Request, acct st
 		if !ok {
 			return 0, nil, errUnauthorized
 		}
-		sess, err := d.store.TouchSession(r.Context(), store.HashToken(tok), time.Now())
+		hash := store.HashToken(tok)
+		if !d.apiLimiter.Allow(string(hash[:])) {
+			return 0, nil, rateLimited(d.apiLimiter.Retry(string(hash[:])), "too many requests with this session; slow down")
+		}
+		account, err := d.sessions.touch(r.Context(), d.store, hash, time.Now())
 		switch {
 		case errors.Is(err, store.ErrExpired) || errors.Is(err, store.ErrRevoked):
 			return 0, nil, errExpired
 		case errors.Is(err, store.ErrNotFound):
 			return 0, nil, errUnauthorized
 		case err != nil:
-			return 0, nil, internalErr(err)
+			return 0, nil, storeErr(err)
 		}
-		acct, err := d.store.Account(r.Context(), sess.Account)
+		acct, err := d.store.Account(r.Context(), account)
 		if err != nil {
-			return 0, nil, internalErr(err)
+			return 0, nil, storeErr(err)
 		}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, tok))
 		return h(w, r, acct)
@@ -227,7 +247,7 @@ func (d *Director) signUp(w http.ResponseWriter, r *http.Request) (int, any, *ap
 	if e := decode(r, &c); e != nil {
 		return 0, nil, e
 	}
-	if e := d.limitAddr(clientKey(r)); e != nil {
+	if e := d.limitAddr(d.clientKey(r)); e != nil {
 		return 0, nil, e
 	}
 	email, err := auth.ParseEmail(c.Email)
@@ -238,7 +258,7 @@ func (d *Director) signUp(w http.ResponseWriter, r *http.Request) (int, any, *ap
 		return 0, nil, errBadRequest(auth.Refusal(err))
 	}
 	if c.Name == "" {
-		c.Name = email[:strings.LastIndexByte(email, '@')]
+		c.Name = "player-" + randomHex(3) // not the email's local part: others would read the address
 	}
 	name, err := auth.ParseName(c.Name)
 	if err != nil {
@@ -246,34 +266,25 @@ func (d *Director) signUp(w http.ResponseWriter, r *http.Request) (int, any, *ap
 	}
 	phc, err := d.hasher.Hash(r.Context(), c.Password)
 	if err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	acct, err := d.store.CreateAccount(r.Context(), store.NewAccount{Email: email, Name: name, PasswordPHC: phc, Created: time.Now()})
 	switch {
 	case errors.Is(err, store.ErrDuplicate):
 		return 0, nil, errEmailTaken
+	case errors.Is(err, store.ErrNameTaken):
+		return 0, nil, errNameTaken
 	case err != nil:
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	if err := d.joinStarterAreas(r.Context(), acct.ID); err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	return http.StatusCreated, accountJSON(acct), nil
 }
 
-// accountOut is an account in JSON. Account (and Area) ids stay JSON
-// numbers: they are database sequences, one per row created, far below
-// the 2^53 past which JavaScript's numbers round (join_id, which is not,
-// is a string).
-type accountOut struct {
-	ID    uint64 `json:"id"`
-	Email string `json:"email"`
-	Name  string `json:"name"`
-	Admin bool   `json:"admin"`
-}
-
-func accountJSON(a store.Account) accountOut {
-	return accountOut{ID: uint64(a.ID), Email: a.Email, Name: a.Name, Admin: a.Admin}
+func accountJSON(a store.Account) apijson.Account {
+	return apijson.Account{ID: uint64(a.ID), Email: a.Email, Name: a.Name, Admin: a.Admin}
 }
 
 // login: POST /v1/session {email, password} -> {token, account, expires}.
@@ -286,7 +297,7 @@ func (d *Director) login(w http.ResponseWriter, r *http.Request) (int, any, *api
 	if c.Email == "" || c.Password == "" {
 		return 0, nil, errBadRequest("email and password are required")
 	}
-	addr := clientKey(r)
+	addr := d.clientKey(r)
 	if e := d.limitAddr(addr); e != nil {
 		return 0, nil, e
 	}
@@ -302,11 +313,11 @@ func (d *Director) login(w http.ResponseWriter, r *http.Request) (int, any, *api
 		d.logins.Fail(key)                              // and the same delays
 		return 0, nil, errBadLogin
 	} else if err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	ok, rehash, err := d.hasher.Verify(r.Context(), id.PasswordPHC, c.Password)
 	if err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	if !ok {
 		d.logins.Fail(key)
@@ -319,92 +330,72 @@ func (d *Director) login(w http.ResponseWriter, r *http.Request) (int, any, *api
 		}
 	}
 	if _, err := d.store.RevokeAccountSessions(r.Context(), acct.ID); err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
+	d.sessions.dropAccount(acct.ID)
 	tok, hash := auth.NewToken()
 	sess, err := d.store.CreateSession(r.Context(), store.TokenHash(hash), acct.ID, time.Now(), d.cfg.SessionIdle, d.cfg.SessionAbsolute)
 	if err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	return http.StatusOK, map[string]any{"token": tok, "account": accountJSON(acct), "expires": sess.Expires.UTC()}, nil
 }
 
+// logout: DELETE /v1/session. The session ends, and so does the
+// account's play: a grant it took and has not used binds no more, and a
+// session it plays (or may resume) in an Area ends (taken_over), its body
+// leaving with its state stored, as a join elsewhere would have it.
 func (d *Director) logout(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
 	tok := r.Context().Value(ctxKey{}).(string)
 	if err := d.store.RevokeSession(r.Context(), store.HashToken(tok)); err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
+	}
+	d.sessions.drop(store.HashToken(tok))
+	unlock := d.transfers.Lock(acct.ID)
+	defer unlock()
+	if err := d.registry.EvictElsewhere(r.Context(), acct.ID, 0, 0); err != nil {
+		// The session is over all the same; a grant left behind expires
+		// unused (Config.GrantTTL).
+		d.log.Warn("logout: the account's play did not end everywhere", "account", acct.ID, "err", err)
 	}
 	return http.StatusNoContent, nil, nil
-}
-
-type meOut struct {
-	accountOut
-	// Character is where the player is, if they ever joined an Area.
-	Character *characterOut `json:"character,omitempty"`
-}
-
-type characterOut struct {
-	Area   uint32 `json:"area"`
-	Home   uint32 `json:"home"`
-	X      int32  `json:"x"`
-	Y      int32  `json:"y"`
-	Placed bool   `json:"placed"`
 }
 
 // me: GET /v1/me: the account and where its character is (the Area a
 // client should join to resume play).
 func (d *Director) me(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
-	out := meOut{accountOut: accountJSON(acct)}
+	out := apijson.Me{Account: accountJSON(acct)}
 	ch, err := d.store.Character(r.Context(), acct.ID)
 	switch {
 	case err == nil:
-		out.Character = &characterOut{Area: uint32(ch.Area), Home: uint32(ch.Home), X: ch.X, Y: ch.Y, Placed: ch.Placed}
+		out.Character = &apijson.Character{Area: uint32(ch.Area), Home: uint32(ch.Home), X: ch.X, Y: ch.Y, Placed: ch.Placed}
 	case !errors.Is(err, store.ErrNotFound):
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	return http.StatusOK, out, nil
 }
 
-// areaOut is an Area in JSON.
-type areaOut struct {
-	ID       uint32 `json:"id"`
-	Name     string `json:"name"`
-	Kind     string `json:"kind"`
-	Template string `json:"template"`
-	Owner    uint64 `json:"owner"`
-	W        int    `json:"w"`
-	H        int    `json:"h"`
-}
-
-func areaJSON(a store.Area) areaOut {
-	return areaOut{ID: uint32(a.ID), Name: a.Name, Kind: a.Kind, Template: a.Template, Owner: uint64(a.Owner), W: a.W, H: a.H}
+func areaJSON(a store.Area) apijson.Area {
+	return apijson.Area{ID: uint32(a.ID), Name: a.Name, Kind: a.Kind, Template: a.Template, Owner: uint64(a.Owner), W: a.W, H: a.H}
 }
 
 func (d *Director) myAreas(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
 	areas, err := d.store.AreasOf(r.Context(), acct.ID)
 	if err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
-	out := make([]areaOut, len(areas))
+	out := make([]apijson.Area, len(areas))
 	for i, a := range areas {
 		out[i] = areaJSON(a)
 	}
 	return http.StatusOK, map[string]any{"areas": out}, nil
 }
 
-type newAreaIn struct {
-	Name     string `json:"name"`
-	Kind     string `json:"kind"`
-	Template string `json:"template"`
-	W        int    `json:"w"`
-	H        int    `json:"h"`
-}
-
 // createArea: POST /v1/areas {name, kind, template, w, h}; the creator
 // owns it. See newAreaShape for how kind, template and size go together
 // (a home of the default template when none is named).
 func (d *Director) createArea(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
-	var in newAreaIn
+	var in apijson.NewArea
 	if e := decode(r, &in); e != nil {
 		return 0, nil, e
 	}
@@ -416,14 +407,14 @@ func (d *Director) createArea(w http.ResponseWriter, r *http.Request, acct store
 	if err != nil {
 		return 0, nil, errBadRequest(auth.Refusal(err))
 	}
-	defer d.quotas.creating.lock(acct.ID)()
-	if e := d.ownedAreas(r.Context(), acct); e != nil {
+	defer d.quotas.creating.Lock(acct.ID)()
+	if e := d.ownedAreas(r.Context(), acct, shape.w, shape.h); e != nil {
 		return 0, nil, e
 	}
 	a, err := d.store.CreateArea(r.Context(), store.NewArea{Owner: acct.ID, Kind: shape.kind, Template: shape.template, Name: name,
 		W: shape.w, H: shape.h, Seed: uint64(time.Now().UnixNano()), Created: time.Now()})
 	if err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	return http.StatusCreated, areaJSON(a), nil
 }
@@ -441,18 +432,29 @@ func (d *Director) members(w http.ResponseWriter, r *http.Request, acct store.Ac
 	if e != nil {
 		return 0, nil, e
 	}
-	if ok, err := d.store.IsMember(r.Context(), id, acct.ID); err != nil {
-		return 0, nil, internalErr(err)
-	} else if !ok {
+	role, err := d.store.MemberRole(r.Context(), id, acct.ID)
+	switch {
+	case errors.Is(err, store.ErrNotMember) && acct.Admin:
+		role, err = "", nil // an admin sees any Area's members
+	case errors.Is(err, store.ErrNotMember):
 		return 0, nil, errNotMember
+	case err != nil:
+		return 0, nil, storeErr(err)
 	}
-	ms, err := d.store.Members(r.Context(), id)
-	if err != nil {
-		return 0, nil, internalErr(err)
+	var ms []store.Member
+	if role != "" {
+		ms = []store.Member{{Account: acct.ID, Role: role}}
 	}
-	out := make([]map[string]any, len(ms))
+	if role == store.RoleOwner || acct.Admin {
+		// Only the Area's owner and the realm's admins see who else is in
+		// it: a member learns its own row, not every account id.
+		if ms, err = d.store.Members(r.Context(), id); err != nil {
+			return 0, nil, storeErr(err)
+		}
+	}
+	out := make([]apijson.Member, len(ms))
 	for i, m := range ms {
-		out[i] = map[string]any{"account": uint64(m.Account), "role": string(m.Role)}
+		out[i] = apijson.Member{Account: uint64(m.Account), Role: string(m.Role)}
 	}
 	return http.StatusOK, map[string]any{"members": out}, nil
 }
@@ -485,12 +487,16 @@ func (d *Director) createInvite(w http.ResponseWriter, r *http.Request, acct sto
 	if errors.Is(err, store.ErrNotMember) || (err == nil && role != store.RoleOwner) {
 		return 0, nil, errForbidden
 	} else if err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
+	}
+	defer d.quotas.creating.Lock(acct.ID)()
+	if e := d.liveInvites(r.Context(), acct); e != nil {
+		return 0, nil, e
 	}
 	now := time.Now()
 	code := randomHex(8)
 	if err := d.store.CreateInvite(r.Context(), store.Invite{Code: code, Area: id, CreatedBy: acct.ID, UsesLeft: in.Uses, Expires: now.Add(time.Duration(in.TTLSeconds) * time.Second), Created: now}); err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	return http.StatusCreated, map[string]any{"code": code, "area": uint32(id), "uses": in.Uses}, nil
 }
@@ -506,7 +512,7 @@ func (d *Director) redeem(w http.ResponseWriter, r *http.Request, acct store.Acc
 	case errors.Is(err, store.ErrUsedUp):
 		return 0, nil, apiErr(410, "INVITE_USED_UP", "the invite code has no uses left")
 	case err != nil:
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	return http.StatusOK, map[string]any{"area": uint32(id)}, nil
 }
@@ -528,78 +534,38 @@ func (d *Director) joinArea(w http.ResponseWriter, r *http.Request, acct store.A
 	return http.StatusOK, ans, nil
 }
 
-type realmOut struct {
-	Open              bool   `json:"open"`
-	Cap               int    `json:"cap"`
-	NewPlayersWelcome bool   `json:"new_players_welcome"`
-	Message           string `json:"message"`
-}
-
-func (d *Director) getRealm(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
-	if !acct.Admin {
-		return 0, nil, errForbidden
-	}
-	s, err := d.store.RealmSettings(r.Context())
-	if err != nil {
-		return 0, nil, internalErr(err)
-	}
-	return http.StatusOK, realmOut(s), nil
-}
-
-// putRealm: PUT /v1/realm (admins): closing the door drains the realm.
-func (d *Director) putRealm(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
-	if !acct.Admin {
-		return 0, nil, errForbidden
-	}
-	var in realmOut
-	if e := decode(r, &in); e != nil {
-		return 0, nil, e
-	}
-	if in.Cap < 0 || len(in.Message) > 1024 {
-		return 0, nil, errBadRequest("cap must be >= 0 and message at most 1024 bytes")
-	}
-	old, err := d.store.RealmSettings(r.Context())
-	if err != nil {
-		return 0, nil, internalErr(err)
-	}
-	if err := d.store.UpdateRealmSettings(r.Context(), store.RealmSettings(in)); err != nil {
-		return 0, nil, internalErr(err)
-	}
-	if old.Open && !in.Open {
-		d.drain()
-	}
-	return http.StatusOK, in, nil
-}
-
 // readyz: GET /readyz, public (load balancers and probes): 200
 // {"ready": true, "role": "leader", "hosts": n, "term": t} while the
 // director leads, serves and can start Areas, and 200 {"ready": true,
-// "role": "follower", "leader": url, "term": t, "hosts": 0} while it
+// "role": "follower", "term": t, "hosts": 0} while it
 // follows a leader it forwards to; 503 {"ready": false, "reason": ...}
-// while it waits to lead with no other leader known, is not serving, or
-// while no host is registered and the hosts it spawned exit before they
+// while it waits to lead with no other leader known, is not serving,
+// cannot reach the store (play goes on; joins are refused UNAVAILABLE),
+// or while no host is registered and the hosts it spawned exit before they
 // register (the reason is the last one's own words, e.g. an address
 // already in use). With hosts registered, a failing extra host shows as
 // host_start_failure and the director stays ready.
 func (d *Director) readyz(w http.ResponseWriter, _ *http.Request) {
 	status, out := http.StatusOK, map[string]any{"ready": true}
-	d.mu.Lock()
-	hosts, f := len(d.hosts), d.hostFailure
-	d.mu.Unlock()
+	hosts, f := len(d.registry.Hosts()), d.registry.Failure()
 	ld := d.otherLeader()
 	switch {
 	case !d.leading.Load() && ld != nil:
 		// A follower serves by forwarding to the leader.
-		out["role"], out["leader"], out["term"], hosts = "follower", ld.HTTP, ld.Term, 0
+		// The leader's address is internal: not for a public probe.
+		out["role"], out["term"], hosts = "follower", ld.Term, 0
 	case !d.leading.Load():
 		status, out = http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "waiting for the leadership, and no other director leads"}
 	case !d.ready.Load():
 		status, out = http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "the director is not serving"}
+	case d.registry.StoreInDoubt():
+		status, out = http.StatusServiceUnavailable, map[string]any{"ready": false,
+			"reason": "the store is unavailable: play goes on in the live areas, their snapshots wait in memory; joins and crossings are refused UNAVAILABLE until it is back"}
 	case f != nil && hosts == 0:
-		status, out = http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "area hosts cannot start: " + f.reason,
-			"failed_starts": f.count, "last_failure": f.at.UTC().Format(time.RFC3339)}
+		status, out = http.StatusServiceUnavailable, map[string]any{"ready": false, "reason": "area hosts cannot start: " + f.Reason,
+			"failed_starts": f.Count, "last_failure": f.At.UTC().Format(time.RFC3339)}
 	case f != nil:
-		out["host_start_failure"] = f.reason
+		out["host_start_failure"] = f.Reason
 	}
 	if status == http.StatusOK {
 		out["hosts"] = hosts
@@ -615,22 +581,19 @@ func (d *Director) readyz(w http.ResponseWriter, _ *http.Request) {
 
 // info: GET /director/info, public: the realm door as a player sees it.
 func (d *Director) info(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
-	s, err := d.store.RealmSettings(r.Context())
+	s, err := d.realmSettings(r.Context())
 	if err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
-	d.mu.Lock()
+	areas := d.registry.Areas()
 	players := map[store.AccountID]bool{}
-	live := 0
-	for _, l := range d.areas {
-		live++
-		for _, a := range l.accounts {
+	for _, l := range areas {
+		for _, a := range l.Accounts {
 			players[a] = true
 		}
 	}
-	hosts := len(d.hosts)
-	d.mu.Unlock()
-	return http.StatusOK, map[string]any{
+	live, hosts := len(areas), len(d.registry.Hosts())
+	out := map[string]any{
 		"open": s.Open, "cap": s.Cap, "players": len(players), "new_players_welcome": s.NewPlayersWelcome,
 		"message": s.Message, "live_areas": live, "hosts": hosts,
 		"knobs": map[string]any{
@@ -639,5 +602,9 @@ func (d *Director) info(w http.ResponseWriter, r *http.Request) (int, any, *apiE
 			"snapshot_rate_hz": d.cfg.Spawn.TickRate / max(d.cfg.Spawn.SnapshotEvery, 1), "max_live_areas": d.cfg.Spawn.Pool() * d.cfg.Spawn.MaxHosts,
 			"resume_grace_ms": d.cfg.Spawn.ResumeGrace.Milliseconds(),
 		},
-	}, nil
+	}
+	if demo, ok := d.demoLogin(); ok {
+		out["demo"] = demo
+	}
+	return http.StatusOK, out, nil
 }

@@ -1,6 +1,8 @@
 package director
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,11 +47,15 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	_ = json.NewEncoder(w).Encode(e)
 }
 
-// jsonErrors answers the requests mux has no route for, 404 and 405 (with
-// ServeMux's Allow header), in the API's {code, message} shape rather than
-// ServeMux's plain text; mux serves everything else itself.
+// jsonErrors marks every answer nosniff and answers the requests mux has
+// no route for, 404 and 405 (with ServeMux's Allow header), in the API's
+// {code, message} shape rather than ServeMux's plain text; mux serves
+// everything else itself.
 func jsonErrors(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// No answer is ever to be read as anything but its Content-Type
+		// (a JSON answer holding a player's text, sniffed as HTML).
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		h, pattern := mux.Handler(r)
 		if pattern != "" {
 			mux.ServeHTTP(w, r)
@@ -112,4 +118,11 @@ func decodeMessage(err error) string {
 		return "unknown field"
 	}
 	return "malformed JSON"
+}
+
+// randomHex is n random bytes in hex: error ids and invite codes.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

@@ -17,7 +17,7 @@ func (d *Director) getArea(w http.ResponseWriter, r *http.Request, acct store.Ac
 	}
 	member, err := d.store.IsMember(r.Context(), id, acct.ID)
 	if err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	if !member {
 		return 0, nil, errNoSuchArea
@@ -26,7 +26,7 @@ func (d *Director) getArea(w http.ResponseWriter, r *http.Request, acct store.Ac
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, nil, errNoSuchArea
 	} else if err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	return http.StatusOK, areaJSON(a), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,13 @@ type Config struct {
 	// operator trusts). Without it such a host is refused: it must come
 	// over TLS.
 	ControlInsecure bool
+	// TrustedProxies are the addresses of the proxies in front of the
+	// director whose X-Forwarded-For it believes: the other directors of
+	// the realm (a follower forwards its requests here), a load balancer.
+	// The client address that rate limits and login delays key on is then
+	// the rightmost untrusted one. Empty: every request's peer is its
+	// client.
+	TrustedProxies []netip.Prefix
 	// AdvertiseHTTP (a base URL, http://host:port) and AdvertiseControl
 	// (host:port) are where this director is reached when it leads: other
 	// directors forward API requests there, and send hosts there. Empty:
@@ -81,6 +89,11 @@ type Config struct {
 	// refuses to start while one does not exist.
 	StarterAreas []store.AreaID
 
+	// GrantHold is how long a join grant not yet used holds a seat against
+	// the realm's player cap (at most GrantTTL): a player uses a grant
+	// within seconds, and grants never used must not keep the realm full
+	// (one used later still binds: the cap may be passed by as many).
+	GrantHold time.Duration
 	// GrantTTL is a join grant's life; JoinTimeout bounds each step of a
 	// join (spawning a host, hydrating the Area, registering the grant).
 	GrantTTL    time.Duration
@@ -91,7 +104,16 @@ type Config struct {
 	AreaIdleGrace time.Duration
 	CloseGrace    time.Duration
 	// HeartbeatTimeout marks a host gone when no heartbeat came for it.
+	// HostLease is how long a host keeps its players without hearing the
+	// director answer its heartbeats: a host cut off from the director (a
+	// partition, a director restart) plays on that long, and the director
+	// makes its Areas live elsewhere only once it ran out (and, after a
+	// start, waits as long for its predecessor's hosts to come back). 0
+	// turns leases off: a host cut off keeps its players for ever, even
+	// once its Areas are live elsewhere; only for a realm whose hosts
+	// cannot be cut off from it without dying.
 	HeartbeatTimeout time.Duration
+	HostLease        time.Duration
 
 	// Session lifetimes.
 	SessionIdle     time.Duration
@@ -104,6 +126,10 @@ type Config struct {
 	// AuthEvery.
 	AuthEvery time.Duration
 	AuthBurst int
+	// APIEvery and APIBurst limit each session's authenticated requests:
+	// APIBurst at once, then one per APIEvery (429 RATE_LIMITED).
+	APIEvery time.Duration
+	APIBurst int
 	// LoginFreeFailures wrong passwords for one account from one client
 	// address are answered at once; after each further one that address
 	// waits before trying that account again, LoginDelay doubling up to
@@ -119,11 +145,30 @@ type Config struct {
 	// provisioned Areas); MaxPendingGrants the joins answered whose grant
 	// is neither used nor expired yet (each holds a live Area slot);
 	// JoinsPerMinute the joins an account may ask for a minute (a burst of
-	// that many, then one each 1/JoinsPerMinute minute). A refusal is
+	// that many, then one each 1/JoinsPerMinute minute); MaxLiveInvites
+	// the invites an account (not an admin) has that can still be
+	// redeemed; MaxOwnedSquares the squares an account's Areas cover
+	// together (its memory on the hosts grows with them). A refusal is
 	// QUOTA_EXCEEDED, naming the quota.
 	MaxOwnedAreas    int
+	MaxOwnedSquares  int64
 	MaxPendingGrants int
 	JoinsPerMinute   int
+	MaxLiveInvites   int
+
+	// HostSnapshotRate and HostSnapshotBurst are each host's snapshot
+	// budget in bytes: HostSnapshotBurst at once, then HostSnapshotRate a
+	// second; a snapshot past it waits unacked on its host (which sends it
+	// again), never decoded here (a host's 1 MiB snapshots at 18 a second
+	// cost a director 79% of a core).
+	HostSnapshotRate  int64
+	HostSnapshotBurst int64
+
+	// LoadProvisioning serves POST /v1/admin/provision, the load driver's
+	// bulk accounts, Areas and memberships (ley load, ley ladder): for a
+	// realm run for load tests. Off (the default), the route answers 404
+	// NOT_FOUND as if it did not exist.
+	LoadProvisioning bool
 
 	// SampleEvery is the director_samples cadence; StatsEvery that of the
 	// director's own stats log line (0: off).
@@ -163,6 +208,14 @@ type SpawnConfig struct {
 	OOMScoreAdj int
 	// LogLevel is the hosts' log level.
 	LogLevel string
+	// MaxConnsPerAddr, when positive, is the handshakes and connections
+	// one client address may hold on each host (the hosts' default, 256,
+	// otherwise): raise it for players behind one NAT, or a load driver.
+	MaxConnsPerAddr int
+	// OrphanTimeout is how long a spawned host waits for a director to
+	// take it after its own stopped or died, before it closes its Areas
+	// and exits (the next director adopts it within that time).
+	OrphanTimeout time.Duration
 	// Content is the operator's content folder passed to every host as
 	// --content, the folder Config.Content was loaded from; "" for the
 	// embedded content.
@@ -178,20 +231,28 @@ func DefaultConfig() Config {
 		ControlMaxUnregistered: 64,
 		ControlRegisterTimeout: 5 * time.Second,
 		GrantTTL:               90 * time.Second,
+		GrantHold:              15 * time.Second,
 		JoinTimeout:            10 * time.Second,
 		AreaIdleGrace:          60 * time.Second,
 		CloseGrace:             10 * time.Second,
 		HeartbeatTimeout:       5 * time.Second,
+		HostLease:              10 * time.Second,
 		SessionIdle:            7 * 24 * time.Hour,
 		SessionAbsolute:        30 * 24 * time.Hour,
 		MaxConcurrentHashes:    4,
 		AuthEvery:              6 * time.Second,
 		AuthBurst:              10,
+		APIEvery:               20 * time.Millisecond,
+		APIBurst:               200,
 		LoginFreeFailures:      5,
 		LoginDelay:             time.Second,
 		LoginMaxDelay:          15 * time.Minute,
 		Content:                content.Default(),
 		MaxOwnedAreas:          16,
+		MaxLiveInvites:         50,
+		MaxOwnedSquares:        4 << 20, // four 1024x1024 Areas, ~150 MiB of host memory
+		HostSnapshotRate:       4 << 20,
+		HostSnapshotBurst:      128 << 20,
 		MaxPendingGrants:       3,
 		JoinsPerMinute:         30,
 		SampleEvery:            time.Minute,
@@ -212,6 +273,7 @@ func DefaultConfig() Config {
 			NoFile:          65536,
 			OOMScoreAdj:     500,
 			LogLevel:        "info",
+			OrphanTimeout:   5 * time.Minute,
 		},
 	}
 }
@@ -237,11 +299,17 @@ func (c *Config) validate() error {
 	if c.ControlMaxUnregistered < 1 || c.ControlRegisterTimeout <= 0 {
 		bad("control: %d unregistered connections, %v to register", c.ControlMaxUnregistered, c.ControlRegisterTimeout)
 	}
-	if c.GrantTTL <= 0 || c.JoinTimeout <= 0 || c.AreaIdleGrace < 0 || c.CloseGrace < 0 || c.HeartbeatTimeout <= 0 {
+	if c.GrantTTL <= 0 || c.GrantHold <= 0 || c.JoinTimeout <= 0 || c.AreaIdleGrace < 0 || c.CloseGrace < 0 || c.HeartbeatTimeout <= 0 {
 		bad("durations must be positive")
+	}
+	if c.HostLease != 0 && c.HostLease < c.HeartbeatTimeout {
+		bad("the host lease (%v) must be at least the heartbeat timeout (%v): a host must not give up its players before the director could see it gone", c.HostLease, c.HeartbeatTimeout)
 	}
 	if c.SessionIdle <= 0 || c.SessionAbsolute < c.SessionIdle {
 		bad("sessions: idle %v, absolute %v", c.SessionIdle, c.SessionAbsolute)
+	}
+	if c.APIEvery <= 0 || c.APIBurst < 1 {
+		bad("the API's rate (every %v, burst %d) must be positive", c.APIEvery, c.APIBurst)
 	}
 	if c.MaxConcurrentHashes < 1 || c.AuthEvery <= 0 || c.AuthBurst < 1 {
 		bad("auth limits")
@@ -249,7 +317,7 @@ func (c *Config) validate() error {
 	if c.LoginFreeFailures < 0 || c.LoginDelay <= 0 || c.LoginMaxDelay < c.LoginDelay {
 		bad("login delays: %d free failures, delay %v, max delay %v", c.LoginFreeFailures, c.LoginDelay, c.LoginMaxDelay)
 	}
-	if c.MaxOwnedAreas < 0 || c.MaxPendingGrants < 0 || c.JoinsPerMinute < 0 {
+	if c.MaxOwnedAreas < 0 || c.MaxPendingGrants < 0 || c.JoinsPerMinute < 0 || c.MaxLiveInvites < 0 || c.MaxOwnedSquares < 0 {
 		bad("quotas must not be negative")
 	}
 	if c.Content == nil {

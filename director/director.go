@@ -12,32 +12,61 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/leyworks/ley/director/auth"
+	"github.com/leyworks/ley/director/registry"
+	"github.com/leyworks/ley/director/spawner"
+	"github.com/leyworks/ley/director/transfer"
+	"github.com/leyworks/ley/internal/loglimit"
 	"github.com/leyworks/ley/store"
 )
 
-// Director runs a realm: the HTTP API, the control channel, the host
-// registry and spawner, Area lifecycle, and all persistence.
+// logEvery is the most often one kind of the director's repeated log
+// lines (refusals, forwarding failures) is written.
+const logEvery = time.Second
+
+// stopGrace bounds how long a realm that stops waits for each of its
+// hosts to close its Areas (final snapshots included) before killing it.
+const stopGrace = 15 * time.Second
+
+// Director runs a realm: the HTTP shell over its owners. The registry
+// (director/registry) holds the area hosts and live Areas and serves the
+// control channel; the transfers (director/transfer) move characters
+// (crossings, moves by the door) and reconcile; the spawner
+// (director/spawner) starts host processes; the realm door, the
+// accounts and the quotas are the shell's own (door.go, api.go,
+// quota.go). All database access goes through the store.
 //
-// Concurrency: HTTP handlers, one goroutine per host link, and the
-// housekeeping loops share the registries below under mu; the store is
-// safe for concurrent use.
+// Concurrency: HTTP handlers, the control links and the loops of Run share
+// the Director; each owner has its own lock, and the shell's own state is
+// in atomics or under mu (the starter Areas).
 type Director struct {
 	cfg     Config
 	log     *slog.Logger
 	store   store.Store
 	hasher  *auth.Hasher
 	limiter *auth.Limiter // sign-ups and logins per client address
-	logins  *auth.Backoff // failed logins per (client address, account)
-	quotas  *quotas
-	spawner *spawner
-	joinSeq atomic.Uint64
+	// apiLimiter limits the authenticated requests of each session;
+	// sessions believes sessions the store confirmed, for a while.
+	apiLimiter *auth.Limiter
+	sessions   *sessionCache
+	logins     *auth.Backoff // failed logins per (client address, account)
+	quotas     *quotas
+	registry   *registry.Registry
+	transfers  *transfer.Transfers
+	spawner    *spawner.Spawner
+	metrics    *prometheus.Registry
+	counters   counters
 
 	controlAddr string
 	httpAddr    string
 	metricsAddr string
 	metricsLn   net.Listener // set by Listen (or Run) when cfg.Metrics is set
 	ready       atomic.Bool
+	// stopHosts is set by StopRealm: Run stops the hosts it spawned as it
+	// stops (otherwise they outlive it, for the next director).
+	stopHosts atomic.Bool
 	// leading is set while this director leads the realm (see leader.go);
 	// leader is who leads as last read while it follows; term is the
 	// term it leads in (set before leading, then read-only).
@@ -45,72 +74,17 @@ type Director struct {
 	leader  atomic.Pointer[store.Leader]
 	term    store.Term
 	lost    *store.Leadership // the leadership held; set with term
-	// unregistered counts control connections that have not registered
-	// yet (capped by cfg.ControlMaxUnregistered).
-	unregistered atomic.Int64
-	logs         logLimiter // refusals: at most one line a reason a second
-	warned       warnOnce   // content warnings: once a key
+	logs    loglimit.Limiter  // refusals and forwarding failures: at most one line a key a second
+	// settings caches the realm's settings a moment (see realmSettings).
+	settings atomic.Pointer[cachedSettings]
+	// demo is the login GET /director/info offers (OfferDemoLogin), if any.
+	demo   atomic.Pointer[DemoLogin]
+	warned warnOnce // content warnings: once a key
 
-	mu           sync.Mutex // guards everything below
-	hosts        map[uint32]*host
-	nextHost     uint32
-	inspectSeq   uint64 // the last admin inspection's id
-	areas        map[store.AreaID]*live
-	spawnTokens  map[string]*child
-	hostsChanged chan struct{}   // closed and replaced when hosts come or go
-	crossing     map[string]bool // transfer ids being answered
-	// hostFailure is set while spawned hosts exit before registering:
-	// cleared when any host registers.
-	hostFailure *hostFailure
+	mu sync.Mutex // guards starter
 	// starter are the Areas every new account becomes a member of
 	// (cfg.StarterAreas and AddStarterAreas).
 	starter []store.AreaID
-
-	transfers transferCache
-	counters  counters
-	accounts  accountLocks
-}
-
-// accountLocks serialises what moves one account's character: joins and
-// portal crossings of the same account never interleave, so a join's
-// grant always reflects where the character is.
-type accountLocks struct {
-	mu    sync.Mutex
-	locks map[store.AccountID]*accountLock
-}
-
-// accountLock is one account's lock: a token in held while it is taken.
-// A channel rather than a sync.Mutex: the lock is held across a grant's
-// round trip to a host, and a wait on a channel is one testing/synctest
-// sees as durable, so the transfer model test can run the director in a
-// bubble (a goroutine waiting on a mutex keeps a bubble from settling).
-type accountLock struct {
-	held  chan struct{}
-	users int
-}
-
-// lock takes acct's lock and returns its release.
-func (l *accountLocks) lock(acct store.AccountID) func() {
-	l.mu.Lock()
-	if l.locks == nil {
-		l.locks = map[store.AccountID]*accountLock{}
-	}
-	al := l.locks[acct]
-	if al == nil {
-		al = &accountLock{held: make(chan struct{}, 1)}
-		l.locks[acct] = al
-	}
-	al.users++
-	l.mu.Unlock()
-	al.held <- struct{}{}
-	return func() {
-		<-al.held
-		l.mu.Lock()
-		if al.users--; al.users == 0 {
-			delete(l.locks, acct)
-		}
-		l.mu.Unlock()
-	}
 }
 
 // New returns a Director on st (which it owns from now on: Run closes it).
@@ -119,6 +93,10 @@ func New(cfg Config, st store.Store) (*Director, error) {
 		return nil, err
 	}
 	limiter, err := auth.NewLimiter(auth.LimiterConfig{Every: cfg.AuthEvery, Burst: cfg.AuthBurst, MaxKeys: 100_000})
+	if err != nil {
+		return nil, err
+	}
+	apiLimiter, err := auth.NewLimiter(auth.LimiterConfig{Every: cfg.APIEvery, Burst: cfg.APIBurst, MaxKeys: 100_000})
 	if err != nil {
 		return nil, err
 	}
@@ -132,32 +110,47 @@ func New(cfg Config, st store.Store) (*Director, error) {
 		return nil, err
 	}
 	d := &Director{
-		cfg:          cfg,
-		log:          cfg.Logger.With("role", "director"),
-		store:        st,
-		hasher:       auth.NewHasher(auth.DefaultParams(), cfg.MaxConcurrentHashes),
-		limiter:      limiter,
-		logins:       logins,
-		quotas:       q,
-		hosts:        map[uint32]*host{},
-		areas:        map[store.AreaID]*live{},
-		spawnTokens:  map[string]*child{},
-		hostsChanged: make(chan struct{}),
-		crossing:     map[string]bool{},
-		counters:     newCounters(),
-		logs:         logLimiter{every: logEvery},
-		starter:      slices.Clone(cfg.StarterAreas),
+		cfg:        cfg,
+		log:        cfg.Logger.With("role", "director"),
+		store:      st,
+		hasher:     auth.NewHasher(auth.DefaultParams(), cfg.MaxConcurrentHashes),
+		limiter:    limiter,
+		apiLimiter: apiLimiter,
+		sessions:   newSessionCache(cfg.SessionIdle, 100_000),
+		logins:     logins,
+		quotas:     q,
+		metrics:    prometheus.NewRegistry(),
+		counters:   newCounters(),
+		logs:       loglimit.Limiter{Every: logEvery},
+		starter:    slices.Clone(cfg.StarterAreas),
 	}
-	d.joinSeq.Store(uint64(time.Now().UnixNano()))
-	d.spawner = newSpawner(d)
+	rc := registry.DefaultConfig()
+	rc.HostKey, rc.ControlTLS, rc.ControlInsecure = cfg.HostKey, cfg.ControlTLS, cfg.ControlInsecure
+	rc.MaxUnregistered, rc.RegisterTimeout = cfg.ControlMaxUnregistered, cfg.ControlRegisterTimeout
+	rc.HeartbeatTimeout, rc.Lease = cfg.HeartbeatTimeout, cfg.HostLease
+	rc.JoinTimeout, rc.GrantTTL, rc.AreaIdleGrace = cfg.JoinTimeout, cfg.GrantTTL, cfg.AreaIdleGrace
+	rc.GrantHold = min(cfg.GrantHold, cfg.GrantTTL)
+	rc.SpawnedTickRate = cfg.Spawn.TickRate
+	rc.SnapshotRate, rc.SnapshotBurst = float64(cfg.HostSnapshotRate), float64(cfg.HostSnapshotBurst)
+	rc.Leading = d.leadingForHosts
+	rc.Plan = d.plan
+	rc.Registerer = d.metrics
+	rc.Logger = d.log
+	if d.registry, err = registry.New(rc, st); err != nil {
+		return nil, err
+	}
+	d.transfers = transfer.New(st, d.registry, d.log, d.metrics)
+	d.registerMetrics()
+	d.registry.SetPortalHandler(d.transfers.PortalOut)
 	return d, nil
 }
 
-// notifyHosts wakes everyone waiting for the host registry. d.mu held.
-func (d *Director) notifyHosts() {
-	close(d.hostsChanged)
-	d.hostsChanged = make(chan struct{})
-}
+// StopRealm makes Run stop the hosts it spawned as it stops: the realm
+// itself stops (ley run's Ctrl-C), each host closing its Areas with their
+// final snapshots while the director still takes them. Without it, a
+// director that stops (SIGTERM, a restart, a lost leadership) leaves its
+// hosts running with their Areas, and the next director adopts them.
+func (d *Director) StopRealm() { d.stopHosts.Store(true) }
 
 // Addrs reports the HTTP and control addresses once Run is listening.
 func (d *Director) Addrs() (httpAddr, controlAddr string) { return d.httpAddr, d.controlAddr }
@@ -239,7 +232,7 @@ func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) erro
 	}
 	var wg sync.WaitGroup
 	run := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
-	run(func() { d.serveControl(ctx, controlLn) })
+	run(func() { d.registry.Serve(ctx, controlLn) })
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- srv.Serve(httpLn) }()
 	var metricsSrv *http.Server
@@ -251,8 +244,8 @@ func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) erro
 			}
 		}()
 	}
-	spawnerDone := make(chan struct{})
-	err := d.begin(ctx, &wg, spawnerDone)
+	hostsDone := make(chan struct{})
+	err := d.begin(ctx, &wg, hostsDone)
 	if err == nil {
 		d.log.Info("director up", "http", d.httpAddr, "control", d.controlAddr, "metrics", d.metricsURL(), "term", d.term)
 		err = d.serveLeading(ctx, httpErr)
@@ -267,52 +260,53 @@ func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) erro
 		_ = metricsSrv.Shutdown(shutCtx)
 	}
 	cancel()
-	<-spawnerDone // hosts stopped: they sent their final snapshots while the control loop still ran
+	<-hostsDone // stopped, if the realm stops: they sent their final snapshots while the control loop still ran
 	wg.Wait()
-	d.dropLinks()
+	d.registry.DropLinks() // the hosts left running register again with whichever director leads next
 	if cerr := d.store.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
 	}
 	return err
 }
 
-// dropLinks closes the link of every host still registered (hosts started
-// elsewhere): they reconnect, to whichever director leads next.
-func (d *Director) dropLinks() {
-	d.mu.Lock()
-	hosts := make([]*host, 0, len(d.hosts))
-	for _, h := range d.hosts {
-		hosts = append(hosts, h)
-	}
-	d.mu.Unlock()
-	for _, h := range hosts {
-		h.conn.Close()
-	}
-}
-
-// begin waits for the leadership, checks the starter Areas, and starts the
-// loops of a leading director (on wg, the spawner closing spawnerDone when
-// it stops). On an error (ctx done while following among them) nothing
-// was started and spawnerDone is closed.
-func (d *Director) begin(ctx context.Context, wg *sync.WaitGroup, spawnerDone chan struct{}) error {
+// begin waits for the leadership, checks the starter Areas, recalls the
+// hosts an earlier director spawned, and starts the loops of a leading
+// director (on wg; hostsDone is closed once the spawner is done: its
+// hosts stopped if the realm stops). On an error (ctx done while
+// following among them) nothing was started and hostsDone is closed.
+func (d *Director) begin(ctx context.Context, wg *sync.WaitGroup, hostsDone chan struct{}) error {
 	l, err := d.lead(ctx)
 	if err == nil {
 		d.lost = l
 		d.term = l.Term()
 		err = d.checkStarterAreas(ctx)
 	}
+	if err == nil {
+		err = d.registry.Recall(ctx)
+	}
 	if err != nil {
-		close(spawnerDone)
+		close(hostsDone)
 		return err
 	}
 	d.leading.Store(true)
 	run := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
-	run(func() { d.watchHeartbeats(ctx) })
-	run(func() { d.lifecycle(ctx) })
+	run(func() { d.registry.Run(ctx) })
 	run(func() { d.sample(ctx) })
-	run(func() { d.reconcile(ctx) })
+	run(func() { d.transfers.Reconcile(ctx) })
 	run(func() { d.logStats(ctx) })
-	go func() { d.spawner.run(ctx); close(spawnerDone) }()
+	run(func() { d.watchStore(ctx) })
+	d.spawner = d.newSpawner()
+	d.registry.SetStarter(d.spawner)
+	go func() {
+		d.spawner.Run(ctx, d.registry.Adopted)
+		if d.stopHosts.Load() {
+			var stopping sync.WaitGroup
+			stopping.Go(func() { d.spawner.Stop(stopGrace) })
+			stopping.Go(func() { d.registry.StopAdopted(stopGrace) })
+			stopping.Wait()
+		}
+		close(hostsDone)
+	}()
 	d.ready.Store(true)
 	return nil
 }

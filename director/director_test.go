@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -123,12 +124,42 @@ func TestRealmDoor(t *testing.T) {
 	if i, _ := admin.Info(ctx); i.Hosts == 0 {
 		t.Fatal("the director lost its hosts in a drain")
 	}
+	// Both changes are in the audit log, newest first, with who made them;
+	// a page of one says more follow; a player who is not an admin is
+	// refused it, and its refused change is not recorded.
+	if err := bob.SetRealm(ctx, dirclient.Realm{Open: true, Cap: 99}); refusal(t, err) != "FORBIDDEN" {
+		t.Fatalf("a player changing the realm: %v; want FORBIDDEN", err)
+	}
+	changes, more, err := admin.Audit(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"door closed (the realm drains); cap 1 -> 10", "cap 40 -> 1"}
+	if len(changes) != len(want) || more {
+		t.Fatalf("audit log: %+v (more %v); want %d changes", changes, more, len(want))
+	}
+	for i, ch := range changes {
+		if ch.Detail != want[i] || ch.Action != "realm.update" || ch.Target != "realm" || ch.Actor != adminAcct.ID || ch.ActorName != adminAcct.Name || ch.At.IsZero() {
+			t.Errorf("audit entry %d: %+v; want %q by %s", i, ch, want[i], adminAcct.Name)
+		}
+	}
+	if page, more, err := admin.Audit(ctx, 0, 1); err != nil || len(page) != 1 || !more || page[0].ID != changes[0].ID {
+		t.Errorf("a page of one: %+v, more %v, %v; want the newest and more", page, more, err)
+	}
+	if older, _, err := admin.Audit(ctx, changes[0].ID, 10); err != nil || len(older) != 1 || older[0].ID != changes[1].ID {
+		t.Errorf("the page before the newest: %+v, %v; want the older change", older, err)
+	}
+	if _, _, err := bob.Audit(ctx, 0, 10); refusal(t, err) != "FORBIDDEN" {
+		t.Errorf("a player reading the audit log: %v; want FORBIDDEN", err)
+	}
 }
 
 // TestAreaLifecycle: an Area stays live while a peer is connected, however
 // long past the idle grace, and closes once the last peer left.
 func TestAreaLifecycle(t *testing.T) {
-	r := startRealm(t, nil)
+	// No idle grace: were the director's own count to rule, the Area
+	// would close at once; the host's presence (a peer) rules.
+	r := startRealm(t, func(c *Config) { c.AreaIdleGrace = 0 })
 	ctx := context.Background()
 	c, _ := r.player("ann")
 	area, _ := c.CreateArea(ctx, "Home", "home", 16, 16)
@@ -137,10 +168,6 @@ func TestAreaLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := connect(t, j)
-	// Pretend the director's count says nobody: the host's presence rules.
-	r.d.mu.Lock()
-	r.d.areas[store.AreaID(area.ID)].zeroSince = time.Now().Add(-time.Hour)
-	r.d.mu.Unlock()
 	for i := 0; i < 30; i++ { // well past the idle grace, snapshots still flow
 		p.snapshot(0)
 	}
@@ -167,17 +194,11 @@ func TestDeadHostRehomes(t *testing.T) {
 		ch, err := r.store.Character(ctx, store.AccountID(acct.ID))
 		return err == nil && ch.Placed && ch.Y == s.Y
 	})
-	r.d.mu.Lock()
-	h := r.d.areas[store.AreaID(area.ID)].host
-	r.d.mu.Unlock()
-	if err := h.child.cmd.Process.Kill(); err != nil {
+	h := r.live(area.ID).Host
+	if err := syscall.Kill(h.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the dead host unregistered", func() bool {
-		r.d.mu.Lock()
-		defer r.d.mu.Unlock()
-		return r.d.hosts[h.id] == nil
-	})
+	waitFor(t, "the dead host unregistered", func() bool { _, ok := r.host(h.ID); return !ok })
 	start := time.Now()
 	j2, err := c.Join(ctx, area.ID)
 	if err != nil {
@@ -225,6 +246,19 @@ func TestSessionsAndGrantsExpire(t *testing.T) {
 	e, ok := m.(*wire.Error)
 	if !ok || (e.Code != wire.CodeGrantExpired && e.Code != wire.CodeBadGrant) || e.JoinID != j.JoinID {
 		t.Fatalf("hello with an expired grant: %+v; want GRANT_EXPIRED", m)
+	}
+}
+
+// TestProvisionOffByDefault: a director not started for load tests
+// (LoadProvisioning off, the default) does not serve the bulk path, to an
+// admin either: it answers as for a route that does not exist.
+func TestProvisionOffByDefault(t *testing.T) {
+	r := startRealm(t, func(c *Config) { c.LoadProvisioning = false })
+	admin, acct := r.player("admin")
+	r.admin(acct)
+	req := dirclient.ProvisionRequest{Prefix: "load", Count: 2, Areas: 1, Kind: "village", Template: dirclient.EmptyTemplate, W: 32, H: 32, Password: "load-password"}
+	if _, _, err := admin.Provision(context.Background(), req); refusal(t, err) != "NOT_FOUND" {
+		t.Fatalf("provision on a director without --load-provisioning: %v; want NOT_FOUND", err)
 	}
 }
 
@@ -310,5 +344,92 @@ func TestMetricsExposeTheNamedSeries(t *testing.T) {
 		if !strings.Contains(body, series) {
 			t.Errorf("/metrics lacks %q", series)
 		}
+	}
+}
+
+// TestUnusedGrantsFreeTheirSeat (issue 29, N7): joins answered and never
+// used hold a seat against the realm's cap only for GrantHold: after it a
+// newcomer gets in (not REALM_FULL), and the unused grant still binds if
+// its player comes late.
+func TestUnusedGrantsFreeTheirSeat(t *testing.T) {
+	r := startRealm(t, func(c *Config) { c.GrantHold = 300 * time.Millisecond })
+	ctx := context.Background()
+	admin, adminAcct := r.player("admin")
+	r.admin(adminAcct)
+	area, err := admin.CreateArea(ctx, "Village", "village", 32, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, _ := admin.Invite(ctx, area.ID, 10)
+	if err := admin.SetRealm(ctx, dirclient.Realm{Open: true, Cap: 1, NewPlayersWelcome: true}); err != nil {
+		t.Fatal(err)
+	}
+	idle, _ := r.player("idle")
+	late, _ := r.player("late")
+	for _, c := range []*dirclient.Client{idle, late} {
+		if _, err := c.Redeem(ctx, code); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unused, err := idle.Join(ctx, area.ID) // answered, never used (for now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := late.Join(ctx, area.ID); err == nil || refusal(t, err) != "REALM_FULL" {
+		t.Fatalf("a join while a fresh grant holds the only seat: %v; want REALM_FULL", err)
+	}
+	var j dirclient.Join
+	waitFor(t, "the unused grant's seat freed", func() bool { j, err = late.Join(ctx, area.ID); return err == nil })
+	connect(t, j)
+	p, _ := connect(t, unused) // the idle player comes after all: its grant binds
+	p.snapshot(0)
+}
+
+// TestSamplesServed: the director's samples reach an admin through
+// GET /v1/admin/samples (the console's capacity charts), oldest first,
+// with the players it counted; a non-admin is refused, and a window out
+// of bounds is a BAD_REQUEST.
+func TestSamplesServed(t *testing.T) {
+	r := startRealm(t, func(c *Config) { c.SampleEvery = 50 * time.Millisecond })
+	r.waitHosts(1)
+	ctx := context.Background()
+	admin, acct := r.player("sampler")
+	r.admin(acct)
+	area, err := admin.CreateArea(ctx, "sampled", "home", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := admin.Join(ctx, area.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	connect(t, j)
+	type sample struct {
+		At      time.Time `json:"at"`
+		Players int       `json:"players"`
+		Hosts   int       `json:"hosts"`
+	}
+	var out struct {
+		Samples []sample `json:"samples"`
+		Every   int64    `json:"every_s"`
+	}
+	waitFor(t, "a sample counting the player", func() bool {
+		if err := admin.Do(ctx, "GET", "/v1/admin/samples?since=60", nil, &out); err != nil {
+			t.Fatal(err)
+		}
+		n := len(out.Samples)
+		return n >= 2 && out.Samples[n-1].Players == 1 && out.Samples[n-1].Hosts >= 1
+	})
+	for i := 1; i < len(out.Samples); i++ {
+		if out.Samples[i].At.Before(out.Samples[i-1].At) {
+			t.Fatalf("samples out of order at %d: %v after %v", i, out.Samples[i].At, out.Samples[i-1].At)
+		}
+	}
+	player, _ := r.player("not-admin")
+	if err := player.Do(ctx, "GET", "/v1/admin/samples", nil, nil); refusal(t, err) != "FORBIDDEN" {
+		t.Errorf("a non-admin's samples: %v; want FORBIDDEN", err)
+	}
+	if a := r.call(http.DefaultClient, "GET", "/v1/admin/samples?since=0", admin.Token, ""); a.Code != "BAD_REQUEST" {
+		t.Errorf("since=0: %d %s; want BAD_REQUEST", a.Status, a.Raw)
 	}
 }

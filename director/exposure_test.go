@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/director/spawner"
 	"github.com/leyworks/ley/store/pg/pgtest"
 )
 
@@ -67,8 +68,9 @@ func checkHostExposure(t *testing.T, pid int, secrets map[string]string, failpoi
 			t.Errorf("host %d's environment holds %s", pid, k)
 		}
 	}
+	passed := spawner.PassedEnv()
 	for k := range env {
-		if strings.HasPrefix(k, "LEY_") && k != "LEY_SPAWN_TOKEN" && !slices.Contains(hostEnvPass, k) {
+		if strings.HasPrefix(k, "LEY_") && k != "LEY_SPAWN_TOKEN" && !slices.Contains(passed, k) {
 			t.Errorf("host %d inherited %s", pid, k)
 		}
 	}
@@ -121,12 +123,10 @@ func TestSpawnedHostsGetAMinimalEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	connect(t, j)
-	r.d.mu.Lock()
 	var pids []int
-	for _, h := range r.d.hosts {
-		pids = append(pids, h.pid)
+	for _, h := range r.d.registry.Hosts() {
+		pids = append(pids, h.PID)
 	}
-	r.d.mu.Unlock()
 	for _, pid := range pids {
 		checkHostExposure(t, pid, secrets, "no.such.failpoint@9")
 	}
@@ -216,6 +216,11 @@ func TestRunExposesNoSecret(t *testing.T) {
 	lineRE := regexp.MustCompile(`^\s*(metrics|demo login):\s+(\S+)`)
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() && !strings.Contains(sc.Text(), "Ctrl-C stops the realm") { // the banner's last line
+		for k, v := range secrets {
+			if strings.Contains(sc.Text(), v) {
+				t.Errorf("the start banner shows %s: %q", k, sc.Text())
+			}
+		}
 		if m := lineRE.FindStringSubmatch(sc.Text()); m != nil {
 			banner[m[1]] = m[2]
 		}

@@ -1,3 +1,5 @@
+//go:build leytest
+
 package director
 
 import (
@@ -7,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/leyworks/ley/director/dirclient"
-	"github.com/leyworks/ley/net/control/failpoint"
+	"github.com/leyworks/ley/internal/failpoint"
 	"github.com/leyworks/ley/net/wire"
 )
 
@@ -40,12 +40,10 @@ func TestAreaPanicIsContained(t *testing.T) {
 	if areas[1].ID != 2 {
 		t.Fatalf("the second area got id %d; the failpoint is armed for 2", areas[1].ID)
 	}
-	r.d.mu.Lock()
 	var pid int
-	for _, h := range r.d.hosts {
-		pid = h.pid
+	for _, h := range r.d.registry.Hosts() {
+		pid = h.PID
 	}
-	r.d.mu.Unlock()
 
 	var walkers []*walker
 	for _, a := range areas {
@@ -103,17 +101,16 @@ func TestAreaPanicIsContained(t *testing.T) {
 		}
 	}
 	t.Logf("largest snapshot gap of the other Areas' players while one Area failed: %v; the failed Area's players were back in (hello_ack) after at most %v", worst, back)
-	if n := testutil.ToFloat64(r.d.counters.failures); n != 1 {
+	if n := r.metric("ley_area_failures_total"); n != 1 {
 		t.Fatalf("ley_area_failures_total = %v; want 1", n)
 	}
-	r.d.mu.Lock()
-	defer r.d.mu.Unlock()
-	if len(r.d.hosts) != 1 {
-		t.Fatalf("%d hosts registered; want the one that survived", len(r.d.hosts))
+	hosts := r.d.registry.Hosts()
+	if len(hosts) != 1 {
+		t.Fatalf("%d hosts registered; want the one that survived", len(hosts))
 	}
-	for _, h := range r.d.hosts {
-		if h.pid != pid {
-			t.Fatalf("host pid %d; want %d (the process must survive an Area's panic)", h.pid, pid)
+	for _, h := range hosts {
+		if h.PID != pid {
+			t.Fatalf("host pid %d; want %d (the process must survive an Area's panic)", h.PID, pid)
 		}
 	}
 }

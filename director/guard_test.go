@@ -2,14 +2,19 @@ package director
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/director/registry"
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/wire"
@@ -27,6 +32,20 @@ type fakeHost struct {
 	c    *control.Conn
 	id   uint32
 	msgs chan control.Message
+}
+
+// fakeHostRealm starts a realm that spawns no host and registers hosts
+// by the test's host key: its only hosts are the test's fakeHosts. more,
+// if not nil, changes the rest of its Config.
+func fakeHostRealm(t *testing.T, more func(*Config)) *realm {
+	t.Helper()
+	return startRealm(t, func(c *Config) {
+		c.HostKey = testHostKey
+		c.Spawn.MinHosts, c.Spawn.MaxHosts = 0, 0
+		if more != nil {
+			more(c)
+		}
+	})
 }
 
 func dialFakeHost(t testing.TB, r *realm, name string) *fakeHost {
@@ -104,6 +123,23 @@ func (f *fakeHost) ackOf(area uint32, seq uint64) *control.SnapshotAck {
 	}).(*control.SnapshotAck)
 }
 
+// serveJoin has c join area and plays the Area's host for it: the
+// director places the Area on f, which makes it live and acks the grant.
+// It returns the SpawnArea f was sent.
+func (f *fakeHost) serveJoin(c *dirclient.Client, area uint32) *control.SpawnArea {
+	f.t.Helper()
+	joined := make(chan error, 1)
+	go func() { _, err := c.Join(context.Background(), area); joined <- err }()
+	spawn := f.await("spawn_area", func(m control.Message) bool { _, ok := m.(*control.SpawnArea); return ok }).(*control.SpawnArea)
+	f.send(&control.AreaReady{Area: area, Epoch: spawn.Epoch})
+	grant := f.await("grant", func(m control.Message) bool { _, ok := m.(*control.Grant); return ok }).(*control.Grant)
+	f.send(&control.GrantAck{Area: area, Token: grant.Token})
+	if err := <-joined; err != nil {
+		f.t.Fatal(err)
+	}
+	return spawn
+}
+
 // metric reads one series (name with its labels, as the text format
 // writes them) from the director's metrics listener; a series not there
 // yet reads 0.
@@ -172,10 +208,8 @@ func TestForgedHostMessagesAreRefused(t *testing.T) {
 		_, seq, _, err := r.store.AreaSnapshot(ctx, store.AreaID(home.ID))
 		return err == nil && seq > 0
 	})
-	r.d.mu.Lock()
-	l := r.d.areas[store.AreaID(home.ID)]
-	realHost, epoch := l.host, uint64(l.epoch)
-	r.d.mu.Unlock()
+	l := r.live(home.ID)
+	realHost, epoch := l.Host, uint64(l.Epoch)
 
 	f := dialFakeHost(t, r, "forger")
 	garbage := []byte("not a blob at all")
@@ -186,31 +220,31 @@ func TestForgedHostMessagesAreRefused(t *testing.T) {
 		answered     func(control.Message) bool // the answer the forger gets, if any
 		answeredWhat string
 	}{
-		{&control.Snapshot{Area: home.ID, Epoch: epoch, Seq: 1 << 62, Blob: garbage, Characters: far}, "snapshot", refuseOtherHost,
+		{&control.Snapshot{Area: home.ID, Epoch: epoch, Seq: 1 << 62, Blob: garbage, Characters: far}, "snapshot", registry.RefuseOtherHost,
 			func(m control.Message) bool {
 				a, ok := m.(*control.SnapshotAck)
 				return ok && a.Area == home.ID && a.Error != ""
 			}, "an error ack"},
-		{&control.Snapshot{Area: cold.ID, Epoch: 1, Seq: 1 << 62, Blob: garbage, Characters: far}, "snapshot", refuseNotLive,
+		{&control.Snapshot{Area: cold.ID, Epoch: 1, Seq: 1 << 62, Blob: garbage, Characters: far}, "snapshot", registry.RefuseNotLive,
 			func(m control.Message) bool {
 				a, ok := m.(*control.SnapshotAck)
 				return ok && a.Area == cold.ID && a.Error != ""
 			}, "an error ack"},
-		{&control.Presence{Area: home.ID, Peers: 0}, "presence", refuseOtherHost, nil, ""},
-		{&control.Presence{Area: cold.ID, Peers: 3, Accounts: []uint64{acct.ID}}, "presence", refuseNotLive, nil, ""},
+		{&control.Presence{Area: home.ID, Peers: 0}, "presence", registry.RefuseOtherHost, nil, ""},
+		{&control.Presence{Area: cold.ID, Peers: 3, Accounts: []uint64{acct.ID}}, "presence", registry.RefuseNotLive, nil, ""},
 		{&control.PortalOut{Transfer: "forged-1", Area: home.ID, Epoch: epoch, Account: acct.ID, ToArea: cold.ID, DeadlineMS: time.Now().Add(time.Minute).UnixMilli()},
-			"portal_out", refuseOtherHost,
+			"portal_out", registry.RefuseOtherHost,
 			func(m control.Message) bool {
 				pr, ok := m.(*control.PortalResult)
 				return ok && pr.Transfer == "forged-1" && !pr.OK && pr.Grant == ""
 			},
 			"a refusal without a grant"},
-		{&control.AreaClosed{Area: home.ID, Epoch: epoch, Failed: true, Reason: "forged"}, "area_closed", refuseOtherHost, nil, ""},
-		{&control.AreaClosed{Area: home.ID}, "area_closed", refuseOtherHost, nil, ""},
-		{&control.AreaReady{Area: home.ID, Epoch: epoch}, "area_ready", refuseUnsolicited, nil, ""},
-		{&control.GrantAck{Area: home.ID, Token: j.Grant}, "grant_ack", refuseUnsolicited, nil, ""},
-		{&control.Inspection{ID: 1, Areas: []control.AreaState{{Area: home.ID, Epoch: epoch}}}, "inspection", refuseUnsolicited, nil, ""},
-		{&control.SpawnArea{Area: home.ID}, "spawn_area", refuseUnexpected, nil, ""},
+		{&control.AreaClosed{Area: home.ID, Epoch: epoch, Failed: true, Reason: "forged"}, "area_closed", registry.RefuseOtherHost, nil, ""},
+		{&control.AreaClosed{Area: home.ID}, "area_closed", registry.RefuseOtherHost, nil, ""},
+		{&control.AreaReady{Area: home.ID, Epoch: epoch}, "area_ready", registry.RefuseUnsolicited, nil, ""},
+		{&control.GrantAck{Area: home.ID, Token: j.Grant}, "grant_ack", registry.RefuseUnsolicited, nil, ""},
+		{&control.Inspection{ID: 1, Areas: []control.AreaState{{Area: home.ID, Epoch: epoch}}}, "inspection", registry.RefuseUnsolicited, nil, ""},
+		{&control.SpawnArea{Area: home.ID}, "spawn_area", registry.RefuseUnexpected, nil, ""},
 	}
 	want := map[string]float64{}
 	for _, fm := range forged {
@@ -238,11 +272,8 @@ func TestForgedHostMessagesAreRefused(t *testing.T) {
 	if _, err := r.store.Transfer(ctx, "forged-1"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("forged transfer recorded: %v", err)
 	}
-	r.d.mu.Lock()
-	l = r.d.areas[store.AreaID(home.ID)]
-	still := l != nil && l.host == realHost && uint64(l.epoch) == epoch
-	r.d.mu.Unlock()
-	if !still {
+	l = r.live(home.ID)
+	if still := l != nil && l.Host == realHost && uint64(l.Epoch) == epoch; !still {
 		t.Fatal("home is no longer live on its real host at its epoch")
 	}
 
@@ -265,10 +296,7 @@ func TestForgedHostMessagesAreRefused(t *testing.T) {
 // closes must name the Area's current epoch. Each refusal is answered
 // and counted; the good snapshot after them is written.
 func TestOwnHostSnapshotChecks(t *testing.T) {
-	r := startRealm(t, func(c *Config) {
-		c.HostKey = testHostKey
-		c.Spawn.MinHosts, c.Spawn.MaxHosts = 0, 0
-	})
+	r := fakeHostRealm(t, nil)
 	ctx := context.Background()
 	f := dialFakeHost(t, r, "owner")
 	c, acct := r.player("bo")
@@ -288,7 +316,7 @@ func TestOwnHostSnapshotChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the early answers refused", func() bool {
-		return r.metric(refusedSeries("area_ready", refuseStaleEpoch)) == 1 && r.metric(refusedSeries("grant_ack", refuseUnsolicited)) == 1
+		return r.metric(refusedSeries("area_ready", registry.RefuseStaleEpoch)) == 1 && r.metric(refusedSeries("grant_ack", registry.RefuseUnsolicited)) == 1
 	})
 
 	good := blobOf(t, 16, 16)
@@ -299,13 +327,13 @@ func TestOwnHostSnapshotChecks(t *testing.T) {
 		snap   control.Snapshot
 		reason string // "" for written
 	}{
-		{"a seq of 2^62", control.Snapshot{Seq: 1 << 62, Blob: good}, refuseSeqJump},
-		{"a seq a billion ahead", control.Snapshot{Seq: next + 1<<30, Blob: good}, refuseSeqJump},
-		{"a blob that is not one", control.Snapshot{Seq: next, Blob: []byte("garbage")}, refuseBadBlob},
-		{"a blob of another size", control.Snapshot{Seq: next, Blob: blobOf(t, 8, 8)}, refuseBadBlob},
-		{"a character off the grid", control.Snapshot{Seq: next, Blob: good, Characters: []control.Character{{Account: acct.ID, X: 777, Y: 888}}}, refuseBadCharacter},
-		{"a character at a negative square", control.Snapshot{Seq: next, Blob: good, Characters: []control.Character{{Account: acct.ID, X: -1, Y: 0}}}, refuseBadCharacter},
-		{"another incarnation", control.Snapshot{Seq: next, Blob: good, Epoch: spawn.Epoch + 7}, refuseStaleEpoch},
+		{"a seq of 2^62", control.Snapshot{Seq: 1 << 62, Blob: good}, registry.RefuseSeqJump},
+		{"a seq a billion ahead", control.Snapshot{Seq: next + 1<<30, Blob: good}, registry.RefuseSeqJump},
+		{"a blob that is not one", control.Snapshot{Seq: next, Blob: []byte("garbage")}, registry.RefuseBadBlob},
+		{"a blob of another size", control.Snapshot{Seq: next, Blob: blobOf(t, 8, 8)}, registry.RefuseBadBlob},
+		{"a character off the grid", control.Snapshot{Seq: next, Blob: good, Characters: []control.Character{{Account: acct.ID, X: 777, Y: 888}}}, registry.RefuseBadCharacter},
+		{"a character at a negative square", control.Snapshot{Seq: next, Blob: good, Characters: []control.Character{{Account: acct.ID, X: -1, Y: 0}}}, registry.RefuseBadCharacter},
+		{"another incarnation", control.Snapshot{Seq: next, Blob: good, Epoch: spawn.Epoch + 7}, registry.RefuseStaleEpoch},
 		{"the next snapshot", control.Snapshot{Seq: next, Blob: good, Characters: on}, ""},
 	}
 	for _, tt := range tests {
@@ -342,62 +370,191 @@ func TestOwnHostSnapshotChecks(t *testing.T) {
 
 	// A close of another incarnation is refused; the Area stays live.
 	f.send(&control.AreaClosed{Area: home.ID, Epoch: spawn.Epoch + 1})
-	waitFor(t, "the stale close refused", func() bool { return r.metric(refusedSeries("area_closed", refuseStaleEpoch)) == 1 })
-	r.d.mu.Lock()
-	live := r.d.areas[store.AreaID(home.ID)] != nil
-	r.d.mu.Unlock()
-	if !live {
+	waitFor(t, "the stale close refused", func() bool { return r.metric(refusedSeries("area_closed", registry.RefuseStaleEpoch)) == 1 })
+	if r.live(home.ID) == nil {
 		t.Fatal("a stale close unregistered the Area")
 	}
 }
 
-func TestSeqLimit(t *testing.T) {
-	t0 := time.Unix(1_700_000_000, 0)
-	tests := []struct {
-		name      string
-		from      store.Seq
-		rate      int
-		elapsed   time.Duration
-		allowed   store.Seq // must pass
-		forbidden store.Seq // must be refused
-	}{
-		{"just started, 20 Hz", 5, 20, 0, 5 + 200, 1 << 62},
-		{"an hour at 20 Hz", 100, 20, time.Hour, 100 + 20*3600*3, 100 + 20*3610*maxSnapshotsPerTick + maxSnapshotsPerTick + 1},
-		{"a host started elsewhere, 1000 Hz", 0, maxHostTickRate, time.Minute, 1000 * 60 * 10, 1 << 40},
-		{"a clock behind the start", 7, 20, -time.Hour, 7 + 10*20, 1 << 62},
-		{"near the top of int64", 1<<63 - 10, 20, time.Hour, 1<<63 - 1, 1 << 63},
-		{"two centuries", 0, maxHostTickRate, 200 * 365 * 24 * time.Hour, 1 << 40, 1<<40*maxSnapshotsPerTick + 1},
+// TestForgedPresenceIsNotBelieved (issue 29, N8): a host that holds the
+// host key reports presence in its own Area naming accounts the director
+// never let in: they are not believed (not counted against the realm's
+// cap, not shown as players), the refusal is counted, and a real player
+// elsewhere gets in; the account it was granted is believed.
+func TestForgedPresenceIsNotBelieved(t *testing.T) {
+	r := fakeHostRealm(t, nil)
+	ctx := context.Background()
+	f := dialFakeHost(t, r, "forger")
+	admin, adminAcct := r.player("admin")
+	r.admin(adminAcct)
+	c, acct := r.player("granted")
+	home, err := c.CreateArea(ctx, "Home", "home", 16, 16)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tt := range tests {
-		l := &live{seqFrom: tt.from, seqSince: t0, tickRate: tt.rate}
-		got := seqLimit(l, t0.Add(tt.elapsed))
-		if got < tt.allowed || got >= tt.forbidden {
-			t.Errorf("%s: seqLimit = %d; want in [%d, %d)", tt.name, got, tt.allowed, tt.forbidden)
-		}
+	f.serveJoin(c, home.ID)
+	if err := admin.SetRealm(ctx, dirclient.Realm{Open: true, Cap: 3, NewPlayersWelcome: true}); err != nil {
+		t.Fatal(err)
+	}
+	invented := []uint64{acct.ID}
+	for i := range uint64(40) {
+		invented = append(invented, 1000+i)
+	}
+	f.send(&control.Presence{Area: home.ID, Peers: len(invented), Accounts: invented})
+	waitFor(t, "the invented accounts refused", func() bool { return r.metric(refusedSeries("presence", registry.RefuseUnknownAccount)) >= 1 })
+	if i, err := admin.Info(ctx); err != nil || i.Players != 1 {
+		t.Fatalf("players %d (%v) after a presence of %d accounts, one of them granted; want 1", i.Players, err, len(invented))
+	}
+	if inside, n := r.d.registry.Inside(store.AccountID(acct.ID)); !inside || n != 1 {
+		t.Fatalf("the realm's head count: %d (the granted account inside: %v); want 1, true", n, inside)
 	}
 }
 
-func TestLogLimiter(t *testing.T) {
-	l := logLimiter{every: time.Hour}
-	steps := []struct {
-		key      string
-		ok       bool
-		wantHeld int
-	}{
-		{"a", true, 0},
-		{"a", false, 0},
-		{"a", false, 0},
-		{"b", true, 0},
-		{"b", false, 0},
+// TestAGrantOutlivesTheAwayBodyItFound: a player joins an Area where an
+// earlier body of its character waits away (a dropped connection); the
+// host's presence reports that body (the grant counts as used), its grace
+// runs out before the player's hello comes (a presence without it), then
+// the hello binds a new body with the grant. That body is believed: the
+// account the director let in stays known for as long as its grant could
+// bind. (Forgotten at the presence without it, the player was bound on
+// its host and unknown to the director for good: TestCrashPoints saw it
+// under load.)
+func TestAGrantOutlivesTheAwayBodyItFound(t *testing.T) {
+	r := fakeHostRealm(t, nil)
+	ctx := context.Background()
+	f := dialFakeHost(t, r, "slow-hello")
+	admin, adminAcct := r.player("admin")
+	r.admin(adminAcct)
+	c, acct := r.player("late")
+	home, err := c.CreateArea(ctx, "Home", "home", 16, 16)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i, s := range steps {
-		held, ok := l.allow(s.key)
-		if ok != s.ok || held != s.wantHeld {
-			t.Errorf("step %d (%s): allow = %d, %v; want %d, %v", i, s.key, held, ok, s.wantHeld, s.ok)
+	f.serveJoin(c, home.ID)
+	f.send(&control.Presence{Area: home.ID, Away: []uint64{acct.ID}})
+	f.send(&control.Presence{Area: home.ID})
+	f.send(&control.Presence{Area: home.ID, Peers: 1, Accounts: []uint64{acct.ID}})
+	bound := func() bool {
+		areas, err := admin.LiveAreas(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range areas {
+			if l.Area == home.ID && slices.Contains(l.Accounts, acct.ID) {
+				return true
+			}
+		}
+		return false
+	}
+	refused := func() bool { return r.metric(refusedSeries("presence", registry.RefuseUnknownAccount)) > 0 }
+	waitFor(t, "the new body believed or refused", func() bool { return bound() || refused() })
+	if refused() || !bound() {
+		t.Fatalf("the body the grant bound is not believed (bound %v, refused %v)", bound(), refused())
+	}
+}
+
+// TestLateAreaReadyIsClosed: a host answers area_ready after the director
+// gave up on that incarnation (the join timed out): the director tells it
+// to close that incarnation, by its epoch, rather than leave it holding a
+// place on the host that no one counts.
+func TestLateAreaReadyIsClosed(t *testing.T) {
+	r := fakeHostRealm(t, func(c *Config) { c.JoinTimeout = 300 * time.Millisecond })
+	ctx := context.Background()
+	f := dialFakeHost(t, r, "slow-spawner")
+	c, _ := r.player("patient")
+	home, err := c.CreateArea(ctx, "Home", "home", 16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := make(chan error, 1)
+	go func() { _, err := c.Join(ctx, home.ID); joined <- err }()
+	spawn := f.await("spawn_area", func(m control.Message) bool { _, ok := m.(*control.SpawnArea); return ok }).(*control.SpawnArea)
+	if err := <-joined; err == nil {
+		t.Fatal("the join succeeded with no area_ready")
+	}
+	f.send(&control.AreaReady{Area: home.ID, Epoch: spawn.Epoch})
+	cl := f.await("close_area", func(m control.Message) bool { _, ok := m.(*control.CloseArea); return ok }).(*control.CloseArea)
+	if cl.Area != home.ID || cl.Epoch != spawn.Epoch {
+		t.Fatalf("close_area %+v; want area %d at epoch %d", cl, home.ID, spawn.Epoch)
+	}
+}
+
+// TestSnapshotBudget (issue 29, N15): a host's snapshots past its byte
+// budget are neither decoded nor written nor acked (the host keeps them),
+// and counted; the ones within it are written. The budget here: 8 MiB at
+// once, then a byte a second.
+func TestSnapshotBudget(t *testing.T) {
+	r := fakeHostRealm(t, func(c *Config) { c.HostSnapshotRate, c.HostSnapshotBurst = 1, 8<<20 })
+	ctx := context.Background()
+	f := dialFakeHost(t, r, "flooder")
+	c, acct := r.player("budget")
+	home, err := c.CreateArea(ctx, "Home", "home", 16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spawn := f.serveJoin(c, home.ID)
+	good := blobOf(t, 16, 16)
+	state := bytes.Repeat([]byte{7}, 1<<20) // a character's state of 1 MiB: each snapshot costs a little over 1 MiB
+	const sent = 10
+	for i := range sent {
+		f.send(&control.Snapshot{Area: home.ID, Epoch: spawn.Epoch, Seq: spawn.Seq + 1 + uint64(i), Blob: good,
+			Characters: []control.Character{{Account: acct.ID, X: 1, Y: 1, Placed: true, State: state}}})
+	}
+	within := uint64(7) // 7 of a little over 1 MiB fit in 8 MiB
+	f.ackOf(home.ID, spawn.Seq+within)
+	waitFor(t, "the snapshots past the budget counted", func() bool {
+		return r.metric(`ley_snapshot_writes_total{result="over_budget"}`) == sent-float64(within)
+	})
+	if _, seq, _, err := r.store.AreaSnapshot(ctx, store.AreaID(home.ID)); err != nil || seq != store.Seq(spawn.Seq+within) {
+		t.Fatalf("stored seq %d, %v; want %d, the last snapshot within the budget", seq, err, spawn.Seq+within)
+	}
+}
+
+// TestGuessedAreasAreNotAdopted (issue 29, N1): a process holding the
+// host key registers claiming every (Area, epoch) pair it can guess, with
+// no placement credential or a made-up one: the director adopts none of
+// them (it tells the host to close each), counts the refusals, and the
+// Areas stay cold, made live later only where the director places them.
+func TestGuessedAreasAreNotAdopted(t *testing.T) {
+	r := fakeHostRealm(t, nil)
+	ctx := context.Background()
+	c, _ := r.player("victim")
+	var areas []uint32
+	for i := range 3 {
+		a, err := c.CreateArea(ctx, fmt.Sprintf("Guessed %d", i), "home", 16, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		areas = append(areas, a.ID)
+		if _, err := r.store.BeginIncarnation(ctx, store.AreaID(a.ID), store.HashToken("the real placement")); err != nil { // played once, now cold
+			t.Fatal(err)
 		}
 	}
-	l.slots["a"].last = time.Now().Add(-2 * time.Hour) // the period passed
-	if held, ok := l.allow("a"); !ok || held != 2 {
-		t.Errorf("after the period: allow = %d, %v; want 2 held, allowed", held, ok)
+	var refs []control.AreaRef
+	for _, a := range areas {
+		for epoch := range uint64(4) {
+			refs = append(refs, control.AreaRef{Area: a, Epoch: epoch}, control.AreaRef{Area: a, Epoch: epoch, Placement: "a guess"})
+		}
+	}
+	conn, err := control.Dial(r.d.controlAddr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.Send(&control.Register{HostKey: testHostKey, Name: "guesser", WSURL: "ws://127.0.0.1:1/ws", PoolSize: 64, PID: 1, Boot: 1, Areas: refs}); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	m, err := conn.Recv()
+	if reg, ok := m.(*control.Registered); err != nil || !ok || reg.Error != "" {
+		t.Fatalf("register: %#v, %v", m, err)
+	}
+	waitFor(t, "the guesses with the right epoch refused", func() bool {
+		return r.metric(refusedSeries("register", registry.RefuseBadPlacement)) == float64(2*len(areas))
+	})
+	for _, a := range areas {
+		if l := r.live(a); l != nil {
+			t.Errorf("area %d adopted from a host that guessed it (epoch %d)", a, l.Epoch)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/store"
 )
 
@@ -59,6 +61,9 @@ func (r *realm) call(hc *http.Client, method, path, token, body string) answer {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		r.t.Fatal(err)
@@ -66,6 +71,9 @@ func (r *realm) call(hc *http.Client, method, path, token, body string) answer {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	a := answer{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Allow: resp.Header.Get("Allow"), Raw: string(b)}
+	if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		r.t.Errorf("%s %s: %d without X-Content-Type-Options: nosniff", method, path, resp.StatusCode)
+	}
 	if resp.StatusCode/100 != 2 && resp.Header.Get("Content-Type") != "application/json" {
 		r.t.Errorf("%s %s: %d with Content-Type %q; want application/json", method, path, resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -143,12 +151,13 @@ func TestLoginLimitKeys(t *testing.T) {
 	}
 }
 
-// TestQuotas (issue 12, finding 8): owned Areas (admins exempt), pending
-// grants and joins a minute, each refused with QUOTA_EXCEEDED naming it;
+// TestQuotas (issue 12, finding 8): owned Areas and live invites (admins
+// exempt), pending grants and joins a minute, each refused with QUOTA_EXCEEDED naming it;
 // a refused join changes nothing.
 func TestQuotas(t *testing.T) {
 	r := startRealm(t, func(c *Config) {
-		c.MaxOwnedAreas, c.MaxPendingGrants, c.JoinsPerMinute = 2, 1, 3
+		c.MaxOwnedAreas, c.MaxPendingGrants, c.JoinsPerMinute, c.MaxLiveInvites = 2, 1, 3, 3
+		c.MaxOwnedSquares = 2 * 64 * 64
 	})
 	ctx := context.Background()
 	c, acct := r.player("quota")
@@ -164,11 +173,53 @@ func TestQuotas(t *testing.T) {
 	if e := refusalOf(t, err); e.Status != http.StatusForbidden || e.Code != "QUOTA_EXCEEDED" || !strings.Contains(e.Message, "owned_areas") {
 		t.Errorf("third Area: %v; want 403 QUOTA_EXCEEDED naming owned_areas", err)
 	}
+	// Owned squares (issue 29, N2): another account's two Areas may not
+	// cover more than the quota together; admins are exempt.
+	big, _ := r.player("quota-big")
+	if _, err := big.CreateArea(ctx, "Big", "village", 64, 64); err != nil {
+		t.Fatal(err)
+	}
+	_, err = big.CreateArea(ctx, "Bigger", "village", 64, 65)
+	if e := refusalOf(t, err); e.Status != http.StatusForbidden || e.Code != "QUOTA_EXCEEDED" || !strings.Contains(e.Message, "owned_squares") {
+		t.Errorf("an Area past the owned squares: %v; want 403 QUOTA_EXCEEDED naming owned_squares", err)
+	}
+	if _, err := big.CreateArea(ctx, "Small", "village", 64, 64); err != nil {
+		t.Errorf("an Area within the owned squares: %v", err)
+	}
 	admin, adminAcct := r.player("quota-admin")
 	r.admin(adminAcct)
+	var shared uint32
 	for i := range 3 {
-		if _, err := admin.CreateArea(ctx, fmt.Sprintf("Shared %d", i), "village", 16, 16); err != nil {
+		a, err := admin.CreateArea(ctx, fmt.Sprintf("Shared %d", i), "village", 128, 128)
+		if err != nil {
 			t.Errorf("admin's Area %d: %v; want admins exempt from owned_areas", i+1, err)
+		}
+		shared = a.ID
+	}
+	// Live invites (issue 29, N9): two of A's and one of B's are the
+	// account's three; a fourth is refused until one is used up.
+	var codes []string
+	for _, area := range []uint32{a.ID, a.ID, b.ID} {
+		code, err := c.Invite(ctx, area, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		codes = append(codes, code)
+	}
+	_, err = c.Invite(ctx, b.ID, 1)
+	if e := refusalOf(t, err); e.Status != http.StatusForbidden || e.Code != "QUOTA_EXCEEDED" || !strings.Contains(e.Message, "live_invites") {
+		t.Errorf("fourth invite: %v; want 403 QUOTA_EXCEEDED naming live_invites", err)
+	}
+	friend, _ := r.player("quota-friend")
+	if _, err := friend.Redeem(ctx, codes[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Invite(ctx, b.ID, 1); err != nil {
+		t.Errorf("an invite once one was used up: %v", err)
+	}
+	for range 4 {
+		if _, err := admin.Invite(ctx, shared, 1); err != nil {
+			t.Errorf("admin's invite: %v; want admins exempt from live_invites", err)
 		}
 	}
 
@@ -295,7 +346,7 @@ func TestErrorBodiesLeakNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := r.store.BeginIncarnation(ctx, store.AreaID(area.ID))
+	ep, err := r.store.BeginIncarnation(ctx, store.AreaID(area.ID), store.TokenHash{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +435,284 @@ func TestSignUpInput(t *testing.T) {
 	if a := r.call(hc, "POST", "/v1/session", "", credentialsJSON("ａlice@T.LOCAL", "correct horse battery")); a.Status != http.StatusOK {
 		t.Errorf("login as ａlice@T.LOCAL: %d %s; want alice's session", a.Status, a.Raw)
 	}
-	if a := signUp("Bob@Example.org", ""); a.Status != http.StatusCreated || a.Email != "bob@example.org" || a.Name != "bob" {
-		t.Errorf("sign-up without a name: %d %s; want the canonical email and its local part as the name", a.Status, a.Raw)
+	if a := signUp("Bob@Example.org", ""); a.Status != http.StatusCreated || a.Email != "bob@example.org" || !regexp.MustCompile(`^player-[0-9a-f]{6}$`).MatchString(a.Name) {
+		t.Errorf("sign-up without a name: %d %s; want the canonical email and a player-xxxxxx name (never the email's local part)", a.Status, a.Raw)
 	}
+	for _, name := range []string{"alice liddell", "ＡＬＩＣＥ LIDDELL"} { // issue 29, N13: another's name, in any case or width
+		if a := signUp("n13-"+strconv.Itoa(len(name))+"@t.local", name); a.Status != http.StatusConflict || a.Code != "NAME_TAKEN" {
+			t.Errorf("sign-up named %q beside Alice Liddell: %d %s; want 409 NAME_TAKEN", name, a.Status, a.Raw)
+		}
+	}
+	for _, name := range []string{"d\u0435mo", "\u2800"} { // issue 29, N13: a look-alike, a blank
+		if a := signUp("n13@t.local", name); a.Status != http.StatusBadRequest || !strings.HasPrefix(a.Message, "name ") {
+			t.Errorf("sign-up named %q: %d %s; want 400 about the name", name, a.Status, a.Raw)
+		}
+	}
+}
+
+// TestCrossSiteRequestsRefused (issue 29, N10): a page of another site
+// cannot sign up or log in on a visitor's behalf: a body not declared JSON
+// (what a form or a text/plain fetch sends without asking first) is
+// refused 415, and a request naming another site's Origin is refused 403
+// BAD_ORIGIN (checked where the request arrives, before a follower
+// forwards it); the director's own pages and programs (no Origin) go
+// through.
+func TestCrossSiteRequestsRefused(t *testing.T) {
+	r := startRealm(t, func(c *Config) { c.Spawn.MinHosts = 0 })
+	self := strings.TrimPrefix(r.url, "http://")
+	send := func(path, ctype, origin, body string) answer {
+		t.Helper()
+		req, err := http.NewRequest("POST", r.url+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		a := answer{Status: resp.StatusCode, Raw: string(b)}
+		_ = json.Unmarshal(b, &a)
+		return a
+	}
+	signUp := func(n int) string {
+		return fmt.Sprintf(`{"email":"csrf%d@t.local","password":"correct horse battery"}`, n)
+	}
+	login := `{"email":"csrf1@t.local","password":"correct horse battery"}`
+	tests := []struct {
+		name, path, ctype, origin, body string
+		status                          int
+		code                            string
+	}{
+		{"text/plain sign-up from another site", "/v1/accounts", "text/plain", "http://evil.example", signUp(0), 403, "BAD_ORIGIN"},
+		{"text/plain sign-up, no origin", "/v1/accounts", "text/plain;charset=UTF-8", "", signUp(0), 415, "UNSUPPORTED_MEDIA_TYPE"},
+		{"form login", "/v1/session", "application/x-www-form-urlencoded", "http://evil.example", "email=csrf1%40t.local&password=x", 403, "BAD_ORIGIN"},
+		{"JSON sign-up from another site", "/v1/accounts", "application/json", "http://evil.example", signUp(0), 403, "BAD_ORIGIN"},
+		{"JSON sign-up from a sandboxed page", "/v1/accounts", "application/json", "null", signUp(0), 403, "BAD_ORIGIN"},
+		{"JSON sign-up from another port of this host", "/v1/accounts", "application/json", "http://" + strings.Split(self, ":")[0] + ":1", signUp(0), 403, "BAD_ORIGIN"},
+		{"JSON sign-up by a program", "/v1/accounts", "application/json", "", signUp(1), 201, ""},
+		{"JSON sign-up from the director's own page", "/v1/accounts", "application/json; charset=utf-8", "http://" + self, signUp(2), 201, ""},
+		{"JSON login from the director's own page", "/v1/session", "application/json", "http://" + self, login, 200, ""},
+	}
+	for _, tt := range tests {
+		a := send(tt.path, tt.ctype, tt.origin, tt.body)
+		if a.Status != tt.status || a.Code != tt.code {
+			t.Errorf("%s: %d %s; want %d %s", tt.name, a.Status, a.Raw, tt.status, tt.code)
+		}
+	}
+	// Nothing refused was created.
+	if _, _, err := r.store.AccountByEmail(context.Background(), "csrf0@t.local"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an account refused as cross-site exists: %v", err)
+	}
+}
+
+// TestMembersListedToOwnersOnly (issue 29, N14): a member of an Area sees
+// only its own row of the members list; the owner and the realm's admins
+// see them all; a stranger is refused. A follower's public /readyz names
+// no other director's address (TestFollowerForwardsAndTakesOver checks).
+func TestMembersListedToOwnersOnly(t *testing.T) {
+	r := startRealm(t, func(c *Config) { c.Spawn.MinHosts = 0 })
+	ctx := context.Background()
+	owner, _ := r.player("owner")
+	member, macct := r.player("member")
+	stranger, _ := r.player("stranger")
+	admin, aacct := r.player("admin")
+	r.admin(aacct)
+	area, err := owner.CreateArea(ctx, "listed", "home", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := owner.Invite(ctx, area.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := member.Redeem(ctx, code); err != nil {
+		t.Fatal(err)
+	}
+	path := fmt.Sprintf("/v1/areas/%d/members", area.ID)
+	list := func(c *dirclient.Client) ([]uint64, error) {
+		var out struct {
+			Members []struct {
+				Account uint64 `json:"account"`
+			} `json:"members"`
+		}
+		err := c.Do(ctx, "GET", path, nil, &out)
+		var ids []uint64
+		for _, m := range out.Members {
+			ids = append(ids, m.Account)
+		}
+		return ids, err
+	}
+	for _, c := range []*dirclient.Client{owner, admin} {
+		if ids, err := list(c); err != nil || len(ids) != 2 {
+			t.Errorf("the owner's or an admin's list: %v, %v; want both members", ids, err)
+		}
+	}
+	if ids, err := list(member); err != nil || len(ids) != 1 || ids[0] != macct.ID {
+		t.Errorf("a member's list: %v, %v; want only itself (%d)", ids, err, macct.ID)
+	}
+	if _, err := list(stranger); refusal(t, err) != "NOT_MEMBER" {
+		t.Errorf("a stranger's list: %v; want NOT_MEMBER", err)
+	}
+}
+
+// TestLogoutEndsPlay (issue 29, N17): a grant taken before a logout is
+// refused after it, and a session playing when the account logs out ends
+// with taken_over.
+func TestLogoutEndsPlay(t *testing.T) {
+	r := startRealm(t, nil)
+	r.waitHosts(1)
+	ctx := context.Background()
+	c, _ := r.player("leaver")
+	area, err := c.CreateArea(ctx, "left", "home", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	playing, err := c.Join(ctx, area.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := connect(t, playing)
+	unused, err := c.Join(ctx, area.ID) // a second grant, never used before the logout
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(ctx, "DELETE", "/v1/session", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	p.until(func(m wire.Message) bool { _, ok := m.(*wire.TakenOver); return ok }) // the session playing at logout
+	if late, _, err := dialPeer(unused); err == nil || !strings.Contains(err.Error(), wire.CodeBadGrant.String()) {
+		if late != nil {
+			late.c.Close(1000, "")
+		}
+		t.Fatalf("hello with a grant taken before the logout: %v; want BAD_GRANT", err)
+	}
+}
+
+// TestHostsListenOnIPv6 (issue 29): hosts spawned to listen on an IPv6
+// address (--host-listen ::1) start, and players reach them there; the
+// listen address was once joined as "::1:0" and every host exited.
+func TestHostsListenOnIPv6(t *testing.T) {
+	r := startRealm(t, func(c *Config) { c.Spawn.Listen = "::1" })
+	r.waitHosts(1)
+	ctx := context.Background()
+	c, _ := r.player("six")
+	area, err := c.CreateArea(ctx, "six", "home", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := c.Join(ctx, area.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(j.WSURL, "ws://[::1]:") {
+		t.Fatalf("ws_url %q; want the host's IPv6 listener", j.WSURL)
+	}
+	connect(t, j)
+}
+
+// TestSessionRequestsBounded (issue 29, N16): a session's authenticated
+// requests are rate-limited (429 with Retry-After), another account's are
+// not held up by it, and a burst of requests writes the session's row
+// once, not once each; a logout still ends the session at once.
+func TestSessionRequestsBounded(t *testing.T) {
+	r := startRealm(t, func(c *Config) { c.Spawn.MinHosts, c.APIEvery, c.APIBurst = 0, time.Hour, 20 })
+	ctx := context.Background()
+	busy, _ := r.player("busy")
+	calm, _ := r.player("calm")
+	hash := store.HashToken(busy.Token)
+	if _, _, err := busy.Me(ctx); err != nil { // the first request touches the row
+		t.Fatal(err)
+	}
+	before, err := r.store.SessionByTokenHash(ctx, hash, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := 0
+	var limited *dirclient.Error
+	for range 40 {
+		_, _, err := busy.Me(ctx)
+		if err == nil {
+			ok++
+			continue
+		}
+		if !errors.As(err, &limited) || limited.Code != "RATE_LIMITED" {
+			t.Fatalf("request %d: %v; want RATE_LIMITED past the burst", ok, err)
+		}
+		break
+	}
+	if limited == nil || ok != 19 {
+		t.Fatalf("%d more requests went through and then %v; want 19, then RATE_LIMITED", ok, limited)
+	}
+	if _, _, err := calm.Me(ctx); err != nil {
+		t.Fatalf("another account's request: %v", err)
+	}
+	after, err := r.store.SessionByTokenHash(ctx, hash, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.LastSeen.Equal(before.LastSeen) {
+		t.Errorf("the session's row was written by the burst (last seen %v -> %v); want it believed from the cache", before.LastSeen, after.LastSeen)
+	}
+	if err := calm.Do(ctx, "DELETE", "/v1/session", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := calm.Me(ctx); refusal(t, err) != "SESSION_EXPIRED" {
+		t.Fatalf("a request after logout: %v; want SESSION_EXPIRED", err)
+	}
+}
+
+// TestMeShowsTheStoredSquare (issue 28, 8): /v1/me's character is where
+// its Area last stored it: placed, at the body's square, once a snapshot
+// stored it; right after a join of another Area by the door, in that Area
+// and not placed (never placed at a square it does not stand on), until
+// that Area stores its square.
+func TestMeShowsTheStoredSquare(t *testing.T) {
+	r := startRealm(t, nil)
+	r.waitHosts(1)
+	ctx := context.Background()
+	owner, _ := r.player("me-owner")
+	a, b := twoAreas(t, owner)
+	c, _ := r.player("me")
+	for _, area := range []uint32{a.ID, b.ID} {
+		code, err := owner.Invite(ctx, area, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Redeem(ctx, code); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, err := c.Join(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := connect(t, j)
+	p.snapshot(0)
+	you := p.you()
+	waitFor(t, "the body's square stored", func() bool {
+		_, ch, err := c.Me(ctx)
+		return err == nil && ch != nil && ch.Area == a.ID && ch.Placed && ch.X == you.X && ch.Y == you.Y
+	})
+	jb, err := c.Join(ctx, b.ID) // by the door: A lets go of the body
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ch, err := c.Me(ctx); err != nil || ch == nil || ch.Area != b.ID || ch.Placed {
+		t.Fatalf("/v1/me right after a door join of B: %+v, %v; want in B, not placed", ch, err)
+	}
+	pb, _ := connect(t, jb)
+	pb.snapshot(0)
+	youB := pb.you()
+	waitFor(t, "the body's square in B stored", func() bool {
+		_, ch, err := c.Me(ctx)
+		return err == nil && ch != nil && ch.Area == b.ID && ch.Placed && ch.X == youB.X && ch.Y == youB.Y
+	})
 }

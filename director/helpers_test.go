@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/director/registry"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/view"
 	"github.com/leyworks/ley/net/wire"
@@ -33,7 +34,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	leyBin = filepath.Join(dir, "ley")
-	build := exec.Command("go", "build", "-o", leyBin, "../cmd/ley")
+	// The binary carries the test machinery (failpoints) when these tests
+	// do: see leyBuildTags.
+	build := exec.Command("go", "build", "-tags", leyBuildTags, "-o", leyBin, "../cmd/ley")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build ley:", err)
@@ -58,7 +61,11 @@ func testConfig() Config {
 	cfg.AreaIdleGrace = 500 * time.Millisecond
 	cfg.CloseGrace = 300 * time.Millisecond
 	cfg.AuthBurst = 1000
+	cfg.LoadProvisioning = true
 	cfg.Logger = slog.New(slog.DiscardHandler)
+	if os.Getenv("LEY_TEST_LOG") != "" { // the director's log on stderr, to see what a failing test did
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	return cfg
 }
 
@@ -97,6 +104,13 @@ func launchRealmWith(t testing.TB, tune func(*Config), prepare func(*Director)) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runRealm(t, cfg, st, prepare)
+}
+
+// runRealm runs a director of cfg on st until the test ends (prepare, if
+// not nil, is called between Listen and Run).
+func runRealm(t testing.TB, cfg Config, st store.Store, prepare func(*Director)) *realm {
+	t.Helper()
 	d, err := New(cfg, st)
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +126,7 @@ func launchRealmWith(t testing.TB, tune func(*Config), prepare func(*Director)) 
 	done := make(chan error, 1)
 	go func() { done <- d.Run(ctx, httpLn, ctlLn) }()
 	t.Cleanup(func() {
+		d.StopRealm() // its hosts stop with it (they would outlive a director that stops alone)
 		cancel()
 		select {
 		case err := <-done:
@@ -127,11 +142,20 @@ func launchRealmWith(t testing.TB, tune func(*Config), prepare func(*Director)) 
 
 func (r *realm) waitHosts(n int) {
 	r.t.Helper()
-	waitFor(r.t, fmt.Sprintf("%d hosts registered", n), func() bool {
-		r.d.mu.Lock()
-		defer r.d.mu.Unlock()
-		return len(r.d.hosts) >= n
-	})
+	waitFor(r.t, fmt.Sprintf("%d hosts registered", n), func() bool { return len(r.d.registry.Hosts()) >= n })
+}
+
+// live returns area's live record in the registry (nil when not live).
+func (r *realm) live(area uint32) *registry.Live { return r.d.registry.Area(store.AreaID(area)) }
+
+// host returns the registered host id's figures, if it is registered.
+func (r *realm) host(id uint32) (registry.HostStats, bool) {
+	for _, h := range r.d.registry.Hosts() {
+		if h.ID == id {
+			return h, true
+		}
+	}
+	return registry.HostStats{}, false
 }
 
 var accounts atomic.Int64
@@ -357,9 +381,47 @@ func (r *realm) waitFrozen(t testing.TB, area store.AreaID) {
 	t.Helper()
 	since := time.Now()
 	waitFor(t, "the area frozen", func() bool {
-		r.d.mu.Lock()
-		defer r.d.mu.Unlock()
-		l := r.d.areas[area]
-		return l != nil && l.host.lastBeat.After(since.Add(700*time.Millisecond)) && l.host.beat.Active == 0
+		l := r.live(uint32(area))
+		if l == nil {
+			return false
+		}
+		h, ok := r.host(l.Host.ID)
+		return ok && time.Now().Add(-h.BeatAge).After(since.Add(700*time.Millisecond)) && h.Beat.Active == 0
 	})
+}
+
+// counter reads one series of d's metrics by name and label pairs
+// (name, value, ...); a series not there yet reads 0.
+func counter(t testing.TB, d *Director, name string, labels ...string) float64 {
+	t.Helper()
+	mfs, err := d.metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range mf.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == labels[i] && lp.GetValue() == labels[i+1] {
+						found = true
+					}
+				}
+				if !found {
+					continue series
+				}
+			}
+			switch {
+			case m.GetCounter() != nil:
+				return m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return 0
 }

@@ -4,19 +4,12 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/leyworks/ley/director/apijson"
 	"github.com/leyworks/ley/store"
 )
 
 // maxInvitesListed bounds the invites GET /v1/me/invites answers.
 const maxInvitesListed = 500
-
-// inviteOut is an invite as its maker sees it listed.
-type inviteOut struct {
-	Code     string    `json:"code"`
-	Area     uint32    `json:"area"`
-	Expires  time.Time `json:"expires"`
-	UsesLeft int       `json:"uses_left"`
-}
 
 // myInvites: GET /v1/me/invites -> {invites, more}: the invites the
 // account made that can still be redeemed (not expired, a use left),
@@ -25,15 +18,15 @@ type inviteOut struct {
 func (d *Director) myInvites(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
 	invs, err := d.store.InvitesBy(r.Context(), acct.ID, time.Now(), maxInvitesListed+1)
 	if err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	more := len(invs) > maxInvitesListed
 	if more {
 		invs = invs[:maxInvitesListed]
 	}
-	out := make([]inviteOut, len(invs))
+	out := make([]apijson.Invite, len(invs))
 	for i, inv := range invs {
-		out[i] = inviteOut{Code: inv.Code, Area: uint32(inv.Area), Expires: inv.Expires.UTC(), UsesLeft: inv.UsesLeft}
+		out[i] = apijson.Invite{Code: inv.Code, Area: uint32(inv.Area), Expires: inv.Expires.UTC(), UsesLeft: inv.UsesLeft}
 	}
 	return http.StatusOK, map[string]any{"invites": out, "more": more}, nil
 }

@@ -1,30 +1,35 @@
 package director
 
 import (
+	"bytes"
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/internal/machine"
+	"github.com/leyworks/ley/internal/testport"
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/store"
 	"github.com/leyworks/ley/store/pg"
 	"github.com/leyworks/ley/store/pg/pgtest"
 )
 
+// freeAddr returns a loopback address no one listens on, for a process
+// the test may kill and start again on it.
 func freeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testport.Loopback()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 // startDirectorProcess runs `ley director` on Postgres as its own process.
@@ -37,10 +42,7 @@ func startDirectorProcess(t *testing.T, dbURL, httpAddr, ctlAddr string) *exec.C
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
+	t.Cleanup(func() { stopDirectorProcess(t, cmd) })
 	waitFor(t, "the director ready", func() bool {
 		resp, err := http.Get("http://" + httpAddr + "/readyz")
 		if err != nil {
@@ -52,12 +54,60 @@ func startDirectorProcess(t *testing.T, dbURL, httpAddr, ctlAddr string) *exec.C
 	return cmd
 }
 
-// TestDirectorSIGKILLKeepsState: a player moves, the move is persisted,
-// the director is SIGKILLed (its hosts die with it) and started again on
-// the same Postgres: the player comes back where the last acked snapshot
-// left them, or further along (never older).
-func TestDirectorSIGKILLKeepsState(t *testing.T) {
+// stopDirectorProcess stops a director process the way Ctrl-C does
+// (SIGINT: the realm stops, hosts included), or kills it when it does
+// not stop in time. A process that already exited is left alone.
+func stopDirectorProcess(t testing.TB, cmd *exec.Cmd) {
+	if cmd.ProcessState != nil {
+		return
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Errorf("director pid %d did not stop on SIGINT; killed", cmd.Process.Pid)
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// reapHosts kills the area host processes the realm of st still records
+// (spawned by a director that was killed: they outlive it), once the
+// test ends. Only a process that is a ley area host is killed (a pid may
+// have been reused).
+func reapHosts(t testing.TB, dbURL string) {
+	t.Cleanup(func() {
+		st, err := pg.Open(context.Background(), dbURL)
+		if err != nil {
+			t.Logf("reap hosts: %v", err)
+			return
+		}
+		defer st.Close()
+		hs, err := st.Hosts(context.Background())
+		if err != nil {
+			t.Logf("reap hosts: %v", err)
+			return
+		}
+		for _, h := range hs {
+			if cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(h.PID) + "/cmdline"); err == nil && bytes.Contains(cmdline, []byte("areahost")) {
+				_ = syscall.Kill(h.PID, syscall.SIGKILL)
+			}
+		}
+	})
+}
+
+// TestDirectorSIGKILLKeepsPlay: a director is SIGKILLed while a player
+// plays: its spawned host outlives it, the player's session goes on (its
+// steps are applied and answered), and the director started again on the
+// same Postgres adopts the host and its Area as they are (the same host
+// process, the same incarnation): the player is never disconnected, a
+// newcomer joins the same Area on the same host, and the play of the
+// whole time is persisted through the new director.
+func TestDirectorSIGKILLKeepsPlay(t *testing.T) {
 	dbURL := pgtest.NewSchema(t)
+	reapHosts(t, dbURL)
 	httpAddr, ctlAddr := freeAddr(t), freeAddr(t)
 	d1 := startDirectorProcess(t, dbURL, httpAddr, ctlAddr)
 	ctx := context.Background()
@@ -90,26 +140,67 @@ func TestDirectorSIGKILLKeepsState(t *testing.T) {
 		ch, err := st.Character(ctx, store.AccountID(acct.ID))
 		return err == nil && ch.Placed && ch.X == s.X && ch.Y == s.Y
 	})
-	// More steps in flight, then SIGKILL: at most they are lost.
-	for seq := uint32(4); seq <= 6; seq++ {
-		p.send(&wire.Intent{Seq: seq, Kind: wire.IntentStep, Dir: wire.DirE})
+	rec, err := st.Area(ctx, store.AreaID(area.ID))
+	if err != nil {
+		t.Fatal(err)
 	}
+	hosts, err := st.Hosts(ctx)
+	if err != nil || len(hosts) != 1 {
+		t.Fatalf("host records %+v, %v; want the one spawned host", hosts, err)
+	}
+	hostPID := hosts[0].PID
 	if err := d1.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	d1.Wait()
-	if err := <-p.done; err == nil {
-		t.Fatal("the host outlived its director")
+	_ = d1.Wait()
+
+	// No director: the player plays on, within the host's lease.
+	for seq := uint32(4); seq <= 6; seq++ {
+		p.send(&wire.Intent{Seq: seq, Kind: wire.IntentStep, Dir: wire.DirE})
+	}
+	p.snapshot(6)
+	moved := p.you()
+	if moved.X != s.X+3 {
+		t.Fatalf("with no director the player is at x=%d; want %d (its steps applied)", moved.X, s.X+3)
 	}
 
 	startDirectorProcess(t, dbURL, httpAddr, ctlAddr)
+	c2 := dirclient.New("http://" + httpAddr)
+	if _, err := c2.Register(ctx, "kill2@test.ley", "correct horse battery", "kill2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.Login(ctx, "kill2@test.ley", "correct horse battery"); err != nil {
+		t.Fatal(err)
+	}
+	code, err := c.Invite(ctx, area.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.Redeem(ctx, code); err != nil {
+		t.Fatal(err)
+	}
 	var j2 dirclient.Join
-	waitFor(t, "a join after the restart", func() bool { j2, err = c.Join(ctx, area.ID); return err == nil })
+	waitFor(t, "a newcomer's join after the restart", func() bool { j2, err = c2.Join(ctx, area.ID); return err == nil })
+	if j2.WSURL != j.WSURL {
+		t.Errorf("after the restart the area is served at %s; want %s (the same host, adopted)", j2.WSURL, j.WSURL)
+	}
 	p2, _ := connect(t, j2)
 	p2.snapshot(0)
-	if s2 := p2.you(); s2.Y != s.Y || s2.X < s.X || s2.X > s.X+3 {
-		t.Fatalf("after the restart you = (%d,%d); want (%d..%d, %d): the last acked snapshot or later", s2.X, s2.Y, s.X, s.X+3, s.Y)
+	if after, err := st.Area(ctx, store.AreaID(area.ID)); err != nil || after.Epoch != rec.Epoch {
+		t.Errorf("area epoch %d after the restart (%v); want %d: adopted, not made live again", after.Epoch, err, rec.Epoch)
 	}
+	if !machine.Alive(hostPID) {
+		t.Error("the spawned host died with its director")
+	}
+	// The first player never left: it steps on, and the new director
+	// persists where it is.
+	p.send(&wire.Intent{Seq: 7, Kind: wire.IntentStep, Dir: wire.DirE})
+	p.snapshot(7)
+	last := p.you()
+	waitFor(t, "the play of the whole time persisted through the new director", func() bool {
+		ch, err := st.Character(ctx, store.AccountID(acct.ID))
+		return err == nil && ch.Placed && ch.X == last.X && ch.Y == last.Y
+	})
 }
 
 // TestHostsRunContained: spawned hosts run with GOMEMLIMIT and a raised
@@ -118,13 +209,7 @@ func TestDirectorSIGKILLKeepsState(t *testing.T) {
 // director serving joins.
 func TestHostsRunContained(t *testing.T) {
 	r := startRealm(t, nil)
-	r.d.mu.Lock()
-	var h *host
-	for _, x := range r.d.hosts {
-		h = x
-	}
-	r.d.mu.Unlock()
-	pid := h.child.cmd.Process.Pid
+	pid := r.d.registry.Hosts()[0].PID
 	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +224,7 @@ func TestHostsRunContained(t *testing.T) {
 	if got := string(adj); got != "500\n" {
 		t.Fatalf("host oom_score_adj = %q; want 500", got)
 	}
-	h.child.cmd.Process.Kill()
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 	ctx := context.Background()
 	c, _ := r.player("after")
 	area, _ := c.CreateArea(ctx, "Home", "home", 16, 16)

@@ -122,7 +122,7 @@ func (d *Director) follow(ctx context.Context, me store.Leader) {
 			}
 		case errors.Is(err, store.ErrNotFound) || ctx.Err() != nil:
 		default:
-			if held, ok := d.logs.allow("follow"); ok {
+			if held, ok := d.logs.Allow("follow"); ok {
 				d.log.Warn("cannot read who leads", "err", err, "suppressed", held)
 			}
 		}
@@ -179,6 +179,10 @@ func (d *Director) front(api http.Handler) http.Handler {
 			api.ServeHTTP(w, r)
 			return
 		}
+		if !d.sameSite(r) { // checked here: a forwarded request's Host is the leader's
+			writeError(w, errOrigin)
+			return
+		}
 		d.settle(r.Context(), settleWait)
 		if d.leading.Load() {
 			api.ServeHTTP(w, r)
@@ -211,7 +215,7 @@ func (d *Director) forward(w http.ResponseWriter, r *http.Request, tr http.Round
 		},
 		Transport: tr,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			if held, ok := d.logs.allow("forward"); ok {
+			if held, ok := d.logs.Allow("forward"); ok {
 				d.log.Warn("the leader did not answer a forwarded request", "leader", target.String(), "path", r.URL.Path, "err", err, "suppressed", held)
 			}
 			writeNotLeader(w)

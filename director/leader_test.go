@@ -4,15 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/director/registry"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/store"
 	"github.com/leyworks/ley/store/pg"
@@ -80,7 +80,7 @@ type readiness struct {
 	Ready  bool   `json:"ready"`
 	Role   string `json:"role"`
 	Reason string `json:"reason"`
-	Leader string `json:"leader"`
+	Leader string `json:"leader"` // never set: a public probe learns no internal address
 	Term   uint64 `json:"term"`
 	Hosts  int    `json:"hosts"`
 }
@@ -134,7 +134,7 @@ func TestFollowerForwardsAndTakesOver(t *testing.T) {
 	b := runDirector(t, db, nil)
 	waitFor(t, "the second director following the first", func() bool {
 		r, err := readyz(b.url)
-		return err == nil && r.status == http.StatusOK && r.Role == "follower" && r.Leader == a.url && r.Term == ra.Term
+		return err == nil && r.status == http.StatusOK && r.Role == "follower" && r.Leader == "" && r.Term == ra.Term
 	})
 
 	startHost(t, nil, []string{"LEY_HOST_KEY=leadership-test-key"},
@@ -143,7 +143,7 @@ func TestFollowerForwardsAndTakesOver(t *testing.T) {
 		r, err := readyz(a.url)
 		return err == nil && r.Hosts == 1
 	})
-	if n := testutil.ToFloat64(b.d.counters.controlRefusals.WithLabelValues(controlNotLeader)); n < 1 {
+	if n := counter(t, b.d, "ley_control_refusals_total", "reason", registry.ControlNotLeader); n < 1 {
 		t.Errorf("the follower refused %v registrations as not the leader; want >= 1", n)
 	}
 
@@ -221,7 +221,7 @@ func TestFollowerOfASilentLeader(t *testing.T) {
 	b := runDirector(t, db, nil)
 	waitFor(t, "the director following the silent leader", func() bool {
 		r, err := readyz(b.url)
-		return err == nil && r.Role == "follower" && r.Leader == "http://"+dead
+		return err == nil && r.Role == "follower" && r.Leader == ""
 	})
 	resp, err := http.Get(b.url + "/director/info")
 	if err != nil {
@@ -271,4 +271,36 @@ func apiCode(t *testing.T, resp *http.Response) string {
 		t.Fatalf("answer %d: %v", resp.StatusCode, err)
 	}
 	return body.Code
+}
+
+// TestLimitsKeyOnTheClientBehindAFollower (issue 29, N6): a follower
+// forwards every client's request to the leader from its own address.
+// With the follower among the leader's trusted proxies, the leader's
+// login limits key on the client behind it: one client's wrong passwords
+// make that client wait, and another client, through the same follower,
+// logs in.
+func TestLimitsKeyOnTheClientBehindAFollower(t *testing.T) {
+	db := pgtest.NewSchema(t)
+	a := runDirector(t, db, func(c *Config) {
+		c.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")} // the follower's address
+		c.AuthBurst, c.AuthEvery = 100, time.Hour
+		c.LoginFreeFailures, c.LoginDelay, c.LoginMaxDelay = 3, time.Minute, time.Hour
+	})
+	waitFor(t, "the first director leading", func() bool { r, err := readyz(a.url); return err == nil && r.Role == "leader" })
+	b := runDirector(t, db, nil)
+	waitFor(t, "the second director following", func() bool { r, err := readyz(b.url); return err == nil && r.Role == "follower" })
+	via := &realm{t: t, d: b.d, url: b.url} // requests through the follower
+	const pw = "correct horse battery"
+	if got := via.call(from("127.0.9.1"), "POST", "/v1/accounts", "", credentialsJSON("owner@t.local", pw)); got.Status != http.StatusCreated {
+		t.Fatalf("sign-up through the follower: %d %s", got.Status, got.Raw)
+	}
+	guesser := from("127.0.9.2")
+	var last answer
+	for range 5 {
+		last = via.call(guesser, "POST", "/v1/session", "", credentialsJSON("owner@t.local", "wrong password"))
+	}
+	wantRetryAfter(t, "the guesser's 5th try through the follower", last, 3600)
+	if got := via.call(from("127.0.9.3"), "POST", "/v1/session", "", credentialsJSON("owner@t.local", pw)); got.Status != http.StatusOK {
+		t.Fatalf("the owner's login from another address, through the same follower: %d %s; want 200 (the guesser's wait is the guesser's)", got.Status, got.Raw)
+	}
 }

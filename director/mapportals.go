@@ -114,28 +114,6 @@ func (d *Director) resolveTarget(ctx context.Context, area store.Area, target st
 	return t
 }
 
-// leadsTo reports whether a crossing m may leave src: one of the portals
-// its live incarnation m.Epoch was spawned with (an owner's or its map's)
-// leads where m goes, or its stored rules hold such a portal. It is the
-// check of portal.go's cross, which map portals need too.
-func (d *Director) leadsTo(src store.Area, m *control.PortalOut) bool {
-	if rules, _ := parseRules(src.Rules); rules.leadsTo(m) {
-		return true
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	l := d.areas[src.ID]
-	if l == nil || uint64(l.epoch) != m.Epoch {
-		return false
-	}
-	for _, p := range l.portals {
-		if p.ToArea == m.ToArea && p.ToX == m.ToX && p.ToY == m.ToY {
-			return true
-		}
-	}
-	return false
-}
-
 // areaSize is the size an Area runs at: its template's map's for a map
 // template (an Area stored before templates keeps the size it was made
 // with in the store, but its host builds the map), else the stored one.

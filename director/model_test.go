@@ -1,3 +1,5 @@
+//go:build leytest
+
 package director
 
 import (
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/area"
+	"github.com/leyworks/ley/director/registry"
+	"github.com/leyworks/ley/director/transfer"
 	"pgregory.net/rapid"
 )
 
@@ -49,8 +53,8 @@ import (
 // The fences and the mutation check: settling (area.SetSettling), the
 // store's epoch check of a crossing's source (MoveCharacter's FromEpoch),
 // the director's check that a portal_out comes from the source's live
-// incarnation (sourceEpochOff) and a crossing's hold on its account's
-// lock against joins (accountLockOff) can each be removed. Removing
+// incarnation (noSourceEpoch) and a crossing's hold on its account's
+// lock against joins (noAccountLock) can each be removed. Removing
 // settling makes the model fail. The other three back each other up:
 // removed alone, none makes it fail (each interleaving one refuses, another
 // refuses too); removed in pairs (store+lock, store+source) they do. The
@@ -81,7 +85,7 @@ var modelActions = func() []string {
 	}{
 		{"deliver", 10}, {"player", 8}, {"time", 5}, {"deliver_all", 2},
 		{"host_start", 2}, {"director_start", 2}, {"director_arm", 3},
-		{"client_drop", 1}, {"link_reset", 1}, {"host_crash", 1}, {"director_crash", 1},
+		{"client_drop", 1}, {"door", 1}, {"link_reset", 1}, {"host_crash", 1}, {"director_crash", 1},
 		{"deliver", 4}, // last: an index drawn past the end lands here
 	} {
 		for range a.weight {
@@ -102,7 +106,7 @@ var modelWrites = []string{"BeginTransfer", "MoveCharacter", "RejectTransfer", "
 // the faults they undo.
 func swarm(rt *rapid.T) []string {
 	off := map[string]bool{}
-	for _, f := range []string{"host_crash", "link_reset", "client_drop", "director_crash", "director_arm"} {
+	for _, f := range []string{"host_crash", "link_reset", "client_drop", "door", "director_crash", "director_arm"} {
 		off[f] = !rapid.Bool().Draw(rt, "with "+f)
 	}
 	off["host_start"] = off["host_crash"] && off["link_reset"]
@@ -170,6 +174,19 @@ func (m *model) randomStep(rt *rapid.T, actions []string) {
 		if len(online) > 0 {
 			m.drop(online[rapid.IntRange(0, len(online)-1).Draw(rt, "dropper")])
 		}
+	case "door":
+		// An offline player (whose body may still wait for a resume where
+		// it dropped) joins the other Area by the door: its body there
+		// must go before it is let in.
+		var offline []*mPlayer
+		for _, p := range m.players {
+			if p.state == pOffline && m.dir != nil {
+				offline = append(offline, p)
+			}
+		}
+		if len(offline) > 0 {
+			m.startJoinElsewhere(offline[rapid.IntRange(0, len(offline)-1).Draw(rt, "walker")])
+		}
 	case "link_reset":
 		if h := m.hosts[slot()]; h != nil && h.link != nil {
 			m.tracef("the connection of %s breaks", h.name)
@@ -199,8 +216,14 @@ func (m *model) randomStep(rt *rapid.T, actions []string) {
 // setMutation removes one fence (or none, for ""), before any director or
 // host of the run starts.
 func setMutation(mutation string) {
-	sourceEpochOff = mutated(mutation, mutSourceEpoch)
-	accountLockOff = mutated(mutation, mutAccountLock)
+	transfer.NoSourceEpoch = mutated(mutation, mutSourceEpoch)
+	transfer.NoAccountLock = mutated(mutation, mutAccountLock)
+	transfer.NoFromSeq = mutated(mutation, mutFromSeq)
+	noJoinRecheck = mutated(mutation, mutJoinRecheck)
+	registry.NoAdoptEvict = mutated(mutation, mutAdoptEvict)
+	registry.NoJoinEvict = mutated(mutation, mutJoinEvict)
+	registry.NoCrossingEvict = mutated(mutation, mutCrossEvict)
+	registry.NoAdoptLock = mutated(mutation, mutAdoptLock)
 	area.SetSettling(!mutated(mutation, mutSettling))
 }
 
@@ -306,7 +329,9 @@ var modelMutationChecks = []struct {
 	slots    int
 }{
 	{mutSettling, 2},
-	{mutStoreEpoch + "+" + mutAccountLock, 2},
+	{mutJoinEvict, 2},
+	{mutAdoptEvict, 2},
+	{mutStoreEpoch + "+" + mutAccountLock + "+" + mutJoinRecheck, 2},
 	{mutStoreEpoch + "+" + mutSourceEpoch, 3},
 }
 
@@ -321,10 +346,11 @@ var modelMutationChecks = []struct {
 //	go test -run TestTransferModelMutations -v ./director/
 //
 // Each fence alone: removing settling makes the model fail. Removing the
-// store's epoch check, the director's source check or the account lock
-// alone does not: each of the interleavings it refuses is refused by
-// another fence too (see the fence scripts in modelcases_test.go, which
-// show each pair), so the check removes them in pairs.
+// store's epoch check, the director's source check, the account lock or
+// the join's second read of the character alone does not: each of the
+// interleavings it refuses is refused by another fence too (see the
+// fence scripts in modelcases_test.go, which show each pair or triple),
+// so the check removes them together.
 func TestTransferModelMutations(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("the mutation check runs the model thousands of times: run it without -race or -short")

@@ -1,3 +1,5 @@
+//go:build leytest
+
 package director
 
 import (
@@ -119,6 +121,21 @@ func (m *model) recoverDirector(late bool) {
 	}
 }
 
+// joinBWhileCutOffCrossing has player 0 step onto its portal in A, then
+// A's host lose its link and the player its connection, and the player
+// join B by the door (started, not answered): the body in A still
+// crosses, on a host the director cannot reach.
+func (m *model) joinBWhileCutOffCrossing() *mPlayer {
+	m.withB()
+	p := m.players[0]
+	m.beginCrossing(p)
+	m.cut(m.hosts[0].link)
+	m.drop(p)
+	m.run(nil)
+	m.startJoinElsewhere(p)
+	return p
+}
+
 // holding returns a hold for run: messages of type typ from (toDir) or to
 // host h's connection stay in flight.
 func holding(h *mHost, toDir bool, typ control.Type) func(*mLink, bool, control.Message) bool {
@@ -192,8 +209,12 @@ var transferScripts = []transferScript{
 	{name: "director crash before MoveCharacter, recovered at once", script: directorCrash("MoveCharacter", false, false, true), want: "B"},
 	{name: "director crash before MoveCharacter, recovered late", script: directorCrash("MoveCharacter", false, true, true), want: "A", expired: 1},
 	{name: "director crash after MoveCharacter, recovered at once", script: directorCrash("MoveCharacter", true, false, true), want: "B"},
+	// Recovered after the host gave up, the host restored the player in A:
+	// settling asks on and follows the store's answer; and the host's
+	// registration with the new director lets go of the body of a
+	// character the store has in B. Without both, the player is a ghost.
 	{name: "director crash after MoveCharacter, recovered late: settling", script: directorCrash("MoveCharacter", true, true, true), want: "B",
-		breaks: []string{mutSettling}},
+		breaks: []string{mutSettling + "+" + mutAdoptEvict}, survives: []string{mutSettling, mutAdoptEvict}},
 	// A refused crossing (no host has room for B): the crash before the
 	// refusal is recorded leaves the transfer pending, and a resend the next
 	// director takes in time completes it (B can start by then); after the
@@ -242,9 +263,17 @@ var transferScripts = []transferScript{
 	// grant; the player comes back by the door into a new incarnation of
 	// A. The account's lock holds the join until the crossing is decided;
 	// without it, the store's epoch check refuses the stale incarnation's
-	// move. Without both, the move commits under the player's feet.
+	// move (the join made A's new incarnation before anything else), and
+	// the join reads the character again after its evictions and refuses
+	// to grant on a character that moved; and the store refuses a move
+	// whose snapshot at the portal A never stored (whether A's crash came
+	// before that write is the machine's timing, so the three alone may or
+	// may not hold it). Without all four, the move commits under the
+	// player's feet.
 	{name: "stale incarnation's crossing against a player back in A", want: "A",
-		breaks: []string{mutStoreEpoch + "+" + mutAccountLock}, survives: []string{mutStoreEpoch, mutAccountLock, mutSourceEpoch},
+		breaks: []string{mutStoreEpoch + "+" + mutAccountLock + "+" + mutJoinRecheck + "+" + mutFromSeq},
+		survives: []string{mutStoreEpoch, mutAccountLock, mutSourceEpoch, mutJoinRecheck, mutFromSeq,
+			mutStoreEpoch + "+" + mutAccountLock, mutStoreEpoch + "+" + mutJoinRecheck, mutAccountLock + "+" + mutJoinRecheck},
 		script: func(m *model) {
 			m.withB()
 			p := m.players[0]
@@ -259,15 +288,53 @@ var transferScripts = []transferScript{
 			m.hello(p)
 			m.run(nil)
 		}},
+	// A host whose connection broke keeps the crossing player's body,
+	// dropped, still crossing; the player joins B by the door meanwhile
+	// (the director cannot reach A's host to evict it) and says hello
+	// there; A's host registers again. Its adoption evicts the body of a
+	// character the store has in B even while it crosses: answered Busy,
+	// it would be restored in A once its crossing is refused, and the
+	// player would have bodies in A and in B.
+	{name: "crossing body of a player who joined B by the door while its host was cut off", want: "B",
+		breaks: []string{mutCrossEvict},
+		script: func(m *model) {
+			p := m.joinBWhileCutOffCrossing()
+			m.run(nil)
+			m.hello(p)
+			m.connect(m.hosts[0])
+			m.advance(modelTransferTimeout + time.Second) // A's host resends its crossing, then gives up on it
+			m.run(nil)
+		}},
+	// The same, with the host registering again while the join is under
+	// way (its grant in B answered, the move not yet made): the adoption
+	// finds the account's lock held (a join of it is under way) and lets
+	// go of the body. Adopting without the locks, it reads the character
+	// still in A, the join's evictions have already looked, and the
+	// player has bodies in A and in B.
+	{name: "crossing body adopted while its player's join of B by the door is under way", want: "B",
+		breaks: []string{mutAdoptLock},
+		script: func(m *model) {
+			p := m.joinBWhileCutOffCrossing()
+			hold := holding(m.hosts[1], true, control.TypeGrantAck)
+			m.run(hold)
+			m.connect(m.hosts[0])
+			m.run(nil)
+			m.hello(p)
+			m.advance(modelTransferTimeout + time.Second)
+			m.run(nil)
+		}},
 	// A host whose connection broke keeps its Area (a zombie incarnation)
 	// with the crossing player's body, dropped, still crossing; the player
 	// comes back by the door into a new incarnation elsewhere; the zombie
 	// registers again and resends its crossing. The director refuses a
 	// portal_out from anything but the source's live incarnation; without
-	// that, the store's epoch check refuses the move. Without both, it
-	// commits and the player in A is a ghost.
+	// that, the store's epoch check refuses the move, and the from-seq
+	// fence too (the zombie's snapshot at the portal was never stored).
+	// Without all three, it commits and the player in A is a ghost.
 	{name: "zombie incarnation's crossing after the player came back", slots: 3, want: "A",
-		breaks: []string{mutStoreEpoch + "+" + mutSourceEpoch}, survives: []string{mutStoreEpoch, mutSourceEpoch, mutAccountLock},
+		breaks: []string{mutStoreEpoch + "+" + mutSourceEpoch + "+" + mutFromSeq},
+		survives: []string{mutStoreEpoch, mutSourceEpoch, mutAccountLock, mutFromSeq,
+			mutStoreEpoch + "+" + mutSourceEpoch, mutSourceEpoch + "+" + mutFromSeq, mutStoreEpoch + "+" + mutFromSeq},
 		script: func(m *model) {
 			m.withB()
 			m.startHost(2)
@@ -307,9 +374,9 @@ func TestTransferScripts(t *testing.T) {
 				t.Errorf("reconciliation rolled back %d pending transfers; want %d", stats.expired, sc.expired)
 			}
 			for _, mut := range sc.breaks {
-				failure, _, _, _ := runScript(t, template, slots, mut, sc.script)
+				failure, _, _, trace := runScript(t, template, slots, mut, sc.script)
 				if failure == "" {
-					t.Errorf("with %s removed, the script still ends consistent", mut)
+					t.Errorf("with %s removed, the script still ends consistent; the run:\n  %s", mut, strings.Join(trace, "\n  "))
 					continue
 				}
 				if i := strings.Index(failure, "\nstate:"); i >= 0 {

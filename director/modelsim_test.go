@@ -1,3 +1,5 @@
+//go:build leytest
+
 package director
 
 import (
@@ -9,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +21,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/area"
+	"github.com/leyworks/ley/director/transfer"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/store"
@@ -55,12 +59,18 @@ const (
 // joined by "+"): with them gone, the model must fail.
 const (
 	mutStoreEpoch  = "store_epoch"  // the store's epoch check of a crossing's source (MoveCharacter's FromEpoch)
-	mutSourceEpoch = "source_epoch" // the director's epoch check of a portal_out's sender (sourceEpochOff)
-	mutAccountLock = "account_lock" // a crossing holding its account's lock against joins (accountLockOff)
+	mutSourceEpoch = "source_epoch" // the director's epoch check of a portal_out's sender (noSourceEpoch)
+	mutAccountLock = "account_lock" // a crossing holding its account's lock against joins (noAccountLock)
+	mutJoinRecheck = "join_recheck" // a join reading the character again after its evictions (noJoinRecheck)
+	mutAdoptEvict  = "adopt_evict"  // a re-registering host letting go of the bodies of characters the store has elsewhere (noAdoptEvict)
+	mutJoinEvict   = "join_evict"   // a join evicting the character's bodies elsewhere first (noJoinEvict)
+	mutCrossEvict  = "cross_evict"  // an adoption evicting even a crossing body of a character the store has elsewhere (noCrossingEvict)
+	mutAdoptLock   = "adopt_lock"   // an adoption holding the account locks of the bodies it adopts (noAdoptLock)
 	mutSettling    = "settling"     // the hosts' asking on after a crossing timed out (area.SetSettling)
+	mutFromSeq     = "from_seq"     // a crossing's move only once the source's snapshot at the portal is stored (transfer.NoFromSeq, MoveCharacter's FromSeq)
 )
 
-var modelFences = []string{mutStoreEpoch, mutSourceEpoch, mutAccountLock, mutSettling}
+var modelFences = []string{mutStoreEpoch, mutSourceEpoch, mutAccountLock, mutSettling, mutJoinRecheck, mutAdoptEvict, mutJoinEvict, mutCrossEvict, mutAdoptLock, mutFromSeq}
 
 // mutated reports whether mutation removes fence.
 func mutated(mutation, fence string) bool {
@@ -206,6 +216,9 @@ func (s *modelStore) MoveCharacter(ctx context.Context, t store.Transfer, now ti
 	if mutated(s.m.mutation, mutStoreEpoch) {
 		t.FromEpoch = 0 // the fence removed: the move ignores the source's incarnation
 	}
+	if mutated(s.m.mutation, mutFromSeq) {
+		t.FromSeq = 0 // the fence removed: the move ignores whether the source's snapshot at the portal is stored
+	}
 	err = s.write("MoveCharacter", func() (err error) { out, err = s.Store.MoveCharacter(ctx, t, now); return err })
 	return out, err
 }
@@ -222,8 +235,8 @@ func (s *modelStore) RejectTransfer(ctx context.Context, id store.TransferID, r 
 	return out, err
 }
 
-func (s *modelStore) BeginIncarnation(ctx context.Context, a store.AreaID) (out store.Epoch, err error) {
-	err = s.write("BeginIncarnation", func() (err error) { out, err = s.Store.BeginIncarnation(ctx, a); return err })
+func (s *modelStore) BeginIncarnation(ctx context.Context, a store.AreaID, placement store.TokenHash) (out store.Epoch, err error) {
+	err = s.write("BeginIncarnation", func() (err error) { out, err = s.Store.BeginIncarnation(ctx, a, placement); return err })
 	return out, err
 }
 
@@ -412,21 +425,34 @@ func modelTemplate(t testing.TB) string {
 // inBubble runs f in a synctest bubble and re-raises, outside it, a panic
 // f raised (a rapid.T's failure is one): rapid sees its own failure, and
 // the bubble's goroutines were all stopped first (f's deferred cleanup).
+//
+// The first failure of each test is also logged with where it was
+// raised: rapid tells a failure it could replay from one it could not by
+// the place of the panic, which for every failure is here, so when a
+// run does not replay (its goroutines' order is not the one drawn), what
+// rapid reports is the replay's failure, not the one found.
 func inBubble(t *testing.T, f func()) {
 	var p any
+	var stack []byte
 	failed := false
 	synctest.Test(t, func(*testing.T) {
 		defer func() {
 			if r := recover(); r != nil {
-				p, failed = r, true
+				p, failed, stack = r, true, debug.Stack()
 			}
 		}()
 		f()
 	})
 	if failed {
+		if _, logged := firstFailure.LoadOrStore(t, true); !logged && !strings.HasPrefix(fmt.Sprintf("%T", p), "rapid.invalidData") {
+			t.Logf("first failure found (rapid may report a different one if the run does not replay): %v\n%s", p, stack)
+		}
 		panic(p)
 	}
 }
+
+// firstFailure holds the tests whose first failure inBubble logged.
+var firstFailure sync.Map
 
 // newModel returns a model that has not started (see start): its
 // deferred close stops whatever start got to.
@@ -518,6 +544,12 @@ func (m *model) directorConfig() Config {
 	cfg.GrantTTL = modelGrantTTL
 	cfg.JoinTimeout = modelJoinTimeout
 	cfg.MaxPendingGrants, cfg.JoinsPerMinute = 0, 0
+	// The model's hosts (area.Sim) keep no lease, so the registry waiting
+	// out a cut-off host's lease would only delay re-homing its Areas:
+	// leases are off. The lease's fence is tested over real hosts (area's
+	// TestSessionsEndPastTheLease, this package's
+	// TestHostsInNetworkNamespaces).
+	cfg.HostLease = 0
 	cfg.Logger = m.log
 	return cfg
 }
@@ -533,9 +565,12 @@ func (m *model) startDirector() {
 		m.tb.Fatal(err)
 	}
 	d.leading.Store(true)
+	// Its spawner, as Run would make it: with a rail of 0 hosts it starts
+	// none, and a join that finds no room is refused at once.
+	d.registry.SetStarter(d.newSpawner())
 	ctx, cancel := context.WithCancel(context.Background())
 	m.dir = &mDirector{gen: m.dirGen, d: d, st: st, ctx: ctx, cancel: cancel}
-	go d.reconcile(ctx)
+	go d.transfers.Reconcile(ctx)
 	m.tracef("director %d starts", m.dirGen)
 	synctest.Wait()
 }
@@ -634,8 +669,7 @@ func (m *model) connect(h *mHost) {
 	m.mu.Lock()
 	h.link = l
 	m.mu.Unlock()
-	D.d.unregistered.Add(1) // as serveControl counts it
-	go D.d.serveHost(D.ctx, dirEnd)
+	go D.d.registry.ServeConn(D.ctx, dirEnd)
 	go func() { // the link's reader
 		for {
 			msg, err := l.conn.Recv()
@@ -659,11 +693,18 @@ func (m *model) connect(h *mHost) {
 		first, l.toHost = l.toHost[0], l.toHost[1:]
 	}
 	m.mu.Unlock()
+	if first == nil && D.st.dead.Load() {
+		// The director died during the registration (its armed crash
+		// fired at a store call): no answer; the host dials the next one.
+		m.tracef("%s: director %d died before answering its registration", h.name, D.gen)
+		m.cut(l)
+		return
+	}
 	reg, ok := first.(*control.Registered)
 	if !ok || reg.Error != "" {
 		m.fatalf("%s: registration answered %#v", h.name, first)
 	}
-	h.sim.Linked(reg.HostID)
+	h.sim.Linked(reg)
 	m.tracef("%s connects to director %d (link %d, host id %d)", h.name, D.gen, l.id, reg.HostID)
 	synctest.Wait()
 }
@@ -858,6 +899,36 @@ func (m *model) walk(p *mPlayer) {
 	synctest.Wait()
 }
 
+// startJoinElsewhere is startJoin to the Area the store does not have p's
+// character in: a move by the door.
+func (m *model) startJoinElsewhere(p *mPlayer) {
+	D := m.dir
+	if D == nil || p.state != pOffline {
+		return
+	}
+	ch, err := m.db.Character(m.ctx, p.acct)
+	if err != nil {
+		m.fatalf("player %d: character: %v", p.acct, err)
+	}
+	to := m.areas[0]
+	if ch.Area == to {
+		to = m.areas[1]
+	}
+	acct, err := m.db.Account(m.ctx, p.acct)
+	if err != nil {
+		m.fatalf("player %d: account: %v", p.acct, err)
+	}
+	res := make(chan joinResult, 1)
+	p.state, p.join = pJoining, res
+	m.tracef("player %d joins area %d by the door, its character being in area %d", p.acct, to, ch.Area)
+	m.count(func(s *modelStats) { s.joins++ })
+	go func() {
+		ans, e := D.d.join(D.ctx, acct, to)
+		res <- joinResult{ans, e}
+	}()
+	synctest.Wait()
+}
+
 // drop ends an online player's connection: its body stays for a resume
 // (which the model's clients never use: they join again by the door).
 func (m *model) drop(p *mPlayer) {
@@ -874,10 +945,16 @@ func (m *model) drop(p *mPlayer) {
 // answered join, a body moved out (portal_moved, with the result's grant)
 // or lost (its host died or the Area closed), a crossing restored. It
 // reads the bodies from the hosts' worlds and returns them by account.
-func (m *model) observe() map[uint64][]bodyAt {
+// reapDirector takes a director whose armed crash fired (its store died
+// under it) out of the realm, as its process's death would.
+func (m *model) reapDirector() {
 	if point := m.died.Swap(nil); point != nil && m.dir != nil && m.dir.st.dead.Load() {
 		m.crashDirector(*point)
 	}
+}
+
+func (m *model) observe() map[uint64][]bodyAt {
+	m.reapDirector()
 	bodies := map[uint64][]bodyAt{}
 	for _, h := range m.hosts {
 		if h == nil || !h.alive {
@@ -960,13 +1037,22 @@ func (m *model) check() {
 		if ch.Area != m.areas[0] && ch.Area != m.areas[1] {
 			m.fatalf("player %d's character is in area %d, neither A nor B", p.acct, ch.Area)
 		}
-		// A dropped body (its client left) stays for its resume grace, and
-		// may outlive a crossing its player made since by the door: it is
-		// nobody's, and goes. Every other body is the one its player's
-		// client drives, where the client believes it is: one at most.
+		// One character, one Area: a body of the Area's current incarnation
+		// (the store's epoch), dropped or driven, is the character's only
+		// one. (A body in an older incarnation, a zombie on a host cut off
+		// while the Area was made live elsewhere, can never write: the
+		// store fences it, and it is told to close when it comes back.)
 		var held []bodyAt
 		for _, b := range bodies[uint64(p.acct)] {
-			if !b.b.Dropped {
+			a, err := m.db.Area(m.ctx, store.AreaID(b.area))
+			if err != nil {
+				m.fatalf("area %d: %v", b.area, err)
+			}
+			// A dropped body on a host cut off from the director cannot be
+			// resumed (the host refuses), and goes when the host registers
+			// again: it binds no one.
+			linked := b.h.link != nil && b.h.link.up
+			if uint64(a.Epoch) == b.epoch && (!b.b.Dropped || linked) {
 				held = append(held, b)
 			}
 		}
@@ -977,7 +1063,7 @@ func (m *model) check() {
 			}
 			m.fatalf("player %d has bodies in %d Areas: %s", p.acct, len(held), strings.Join(where, ", "))
 		}
-		if len(held) == 1 && (p.state != pOnline || held[0].h != p.host || held[0].area != p.area) {
+		if len(held) == 1 && !held[0].b.Dropped && (p.state != pOnline || held[0].h != p.host || held[0].area != p.area) {
 			m.fatalf("player %d has a body in area %d on %s that its client does not drive (%v)", p.acct, held[0].area, held[0].h.name, p)
 		}
 	}
@@ -1068,7 +1154,8 @@ func (m *model) quiesce() {
 	}
 	settled := false
 	for round := 0; round < 300 && !settled; round++ {
-		if m.dir == nil { // an armed crash may have fired just before
+		m.reapDirector() // an armed crash may have fired just before: a dead director answers no host
+		if m.dir == nil {
 			m.startDirector()
 		}
 		for slot, h := range m.hosts {
@@ -1110,7 +1197,7 @@ func (m *model) quiesce() {
 	if !settled {
 		m.fatalf("the realm did not settle")
 	}
-	m.advance(reconcileEvery + time.Second) // a reconciliation pass past every pending transfer's expiry
+	m.advance(transfer.ReconcileEvery + time.Second) // a reconciliation pass past every pending transfer's expiry
 	m.drain()
 	m.check()
 	bodies := m.observe()
@@ -1128,12 +1215,8 @@ func (m *model) quiesce() {
 		if n := len(bodies[uint64(p.acct)]); n != 1 {
 			m.fatalf("player %d has %d bodies after quiescence", p.acct, n)
 		}
-		d := m.dir.d
-		d.mu.Lock()
-		l := d.areas[ch.Area]
-		live := l != nil && l.host != nil && l.host.wsURL == p.host.url
-		d.mu.Unlock()
-		if !live {
+		l := m.dir.d.registry.Area(ch.Area)
+		if live := l != nil && l.Host != nil && l.Host.WSURL == p.host.url; !live {
 			m.fatalf("player %d plays in area %d on %s, which the director does not have live there", p.acct, p.area, p.host.name)
 		}
 	}

@@ -19,9 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
-
 	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/director/registry"
 	"github.com/leyworks/ley/internal/testpki"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/store"
@@ -283,11 +282,14 @@ func TestHostsInNetworkNamespaces(t *testing.T) {
 		c.ControlTLS = srvTLS
 		c.HostKey = hostKey
 		c.HeartbeatTimeout = 3 * time.Second
+		// A join within a cut host's lease waits at most JoinTimeout for it
+		// to run out: a lease past that answers at once.
+		c.HostLease, c.JoinTimeout = 12*time.Second, 4*time.Second
 		c.Spawn.MinHosts, c.Spawn.MaxHosts = 0, 0
 	}, nil)
 	ctl := r.d.controlAddr
 	refusals := func(reason string) float64 {
-		return testutil.ToFloat64(r.d.counters.controlRefusals.WithLabelValues(reason))
+		return counter(t, r.d, "ley_control_refusals_total", "reason", reason)
 	}
 
 	// Refused: the host key in clear text, by the host itself and by the
@@ -299,13 +301,13 @@ func TestHostsInNetworkNamespaces(t *testing.T) {
 	if out, err := runHostIn(l, 0, 20*time.Second, []string{"LEY_HOST_KEY=" + hostKey}, append(plain, "--control-insecure")...); err == nil || !strings.Contains(out, "unencrypted link from another machine") {
 		t.Errorf("a host key in clear text from another machine: exit %v, output %q; want the director's refusal", err, out)
 	}
-	if n := refusals(controlCleartext); n < 1 {
+	if n := refusals(registry.ControlCleartext); n < 1 {
 		t.Errorf("cleartext refusals = %v; want >= 1", n)
 	}
 	bad := stranger.Client(t, "intruder")
 	intruder := startHost(t, l.exec(0), nil, "--director", ctl, "--listen", l.hosts[0].ip+":7102", "--name", "intruder",
 		"--control-tls-cert", bad.Cert, "--control-tls-key", bad.Key, "--control-tls-ca", ca.Cert, "--log-level", "error")
-	waitFor(t, "the intruder's handshake refused", func() bool { return refusals(controlHandshake) >= 1 })
+	waitFor(t, "the intruder's handshake refused", func() bool { return refusals(registry.ControlHandshake) >= 1 })
 	intruder.Process.Kill()
 
 	// Two hosts over mutual TLS, the first behind a TLS-terminating proxy.
@@ -330,22 +332,20 @@ func TestHostsInNetworkNamespaces(t *testing.T) {
 			"--persist-every", "300ms", "--resume-grace", "1s", "--transfer-timeout", "4s", "--log-level", "warn")
 	}
 	r.waitHosts(2)
-	hostByName := func(name string) *host {
-		r.d.mu.Lock()
-		defer r.d.mu.Unlock()
-		for _, h := range r.d.hosts {
-			if h.name == name {
-				return h
+	hostByName := func(name string) *registry.HostStats {
+		for _, h := range r.d.registry.Hosts() {
+			if h.Name == name {
+				return &h
 			}
 		}
 		return nil
 	}
 	for i := range l.hosts {
 		h := hostByName(fmt.Sprintf("h%d", i))
-		if h == nil || !h.conn.Secure() || h.conn.PeerCertificate() == nil || h.conn.PeerCertificate().Subject.CommonName != h.name {
+		if h == nil || !h.TLS || h.Certificate != h.Name {
 			t.Fatalf("host h%d is not registered over mutual TLS with its certificate", i)
 		}
-		if from := h.conn.RemoteAddr().(*net.TCPAddr).IP.String(); from != l.hosts[i].ip {
+		if from, _, _ := net.SplitHostPort(h.Addr); from != l.hosts[i].ip {
 			t.Errorf("host h%d registered from %s; want its namespace's %s", i, from, l.hosts[i].ip)
 		}
 	}
@@ -370,9 +370,7 @@ func TestHostsInNetworkNamespaces(t *testing.T) {
 	}
 	pb, _ := connect(t, dirclient.Join{Grant: moved.Grant, WSURL: moved.WSURL, JoinID: moved.JoinID})
 	pb.snapshot(0)
-	r.d.mu.Lock()
-	zombie := r.d.areas[store.AreaID(b.ID)].host.name
-	r.d.mu.Unlock()
+	zombie := r.live(b.ID).Host.Name
 	zi := 0
 	if zombie == "h1" {
 		zi = 1
@@ -382,11 +380,20 @@ func TestHostsInNetworkNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// B's host loses its link: declared dead, B re-homed by the next join.
+	// B's host loses its link: unregistered, but it may still run B (it
+	// does: it is cut off, not dead), so B is made live elsewhere only
+	// once its lease ran out (by then the host, which heard nothing from
+	// the director for it, has ended its sessions itself: area's
+	// TestSessionsEndPastTheLease), and a join meanwhile is refused.
+	cut := time.Now()
 	l.cut(zi, false)
-	waitFor(t, "the cut host declared dead", func() bool { return hostByName(zombie) == nil })
+	waitFor(t, "the cut host unregistered", func() bool { return hostByName(zombie) == nil })
+	if _, err := c.Join(ctx, b.ID); err == nil || (refusal(t, err) != "GRANT_FAILED" && refusal(t, err) != "IN_ANOTHER_AREA") {
+		t.Fatalf("a join of B while its host is cut off, within its lease: %v; want GRANT_FAILED (out of touch) or IN_ANOTHER_AREA", err)
+	}
 	var j2 dirclient.Join
-	waitFor(t, "a join re-homing B", func() bool { j2, err = c.Join(ctx, b.ID); return err == nil })
+	waitFor(t, "a join re-homing B once the lease ran out", func() bool { j2, err = c.Join(ctx, b.ID); return err == nil })
+	t.Logf("netns: B re-homed %v after its host was cut off (lease %v)", time.Since(cut).Round(time.Millisecond), r.d.cfg.HostLease)
 	pb2, _ := connect(t, j2)
 	pb2.snapshot(0)
 	after, err := r.store.Area(ctx, store.AreaID(b.ID))
@@ -401,8 +408,8 @@ func TestHostsInNetworkNamespaces(t *testing.T) {
 	// The link comes back: the zombie re-registers, is fenced, and closes B.
 	staleSnapshots := func() float64 {
 		n := 0.0
-		for _, reason := range []string{refuseOtherHost, refuseStaleEpoch, refuseNotLive} {
-			n += testutil.ToFloat64(r.d.counters.hostRefusals.WithLabelValues("snapshot", reason))
+		for _, reason := range []string{registry.RefuseOtherHost, registry.RefuseStaleEpoch, registry.RefuseNotLive} {
+			n += counter(t, r.d, "ley_host_message_refusals_total", "type", "snapshot", "reason", reason)
 		}
 		return n
 	}

@@ -35,7 +35,7 @@ func serveOpenAPIYAML(w http.ResponseWriter, _ *http.Request) {
 func (d *Director) openAPIJSONDoc(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
 	b, err := openAPIJSON()
 	if err != nil { // the tests convert the document: a broken one never ships
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	return http.StatusOK, json.RawMessage(b), nil
 }

@@ -120,7 +120,7 @@ func TestPortalRefusals(t *testing.T) {
 	}
 
 	// B cannot start: give it an unreadable snapshot, then let the owner try.
-	ep, err := r.store.BeginIncarnation(ctx, store.AreaID(b.ID))
+	ep, err := r.store.BeginIncarnation(ctx, store.AreaID(b.ID), store.TokenHash{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/leyworks/ley/director/apijson"
 	"github.com/leyworks/ley/director/auth"
 	"github.com/leyworks/ley/store"
 )
@@ -13,37 +14,24 @@ import (
 // maxProvision bounds one bulk provisioning call.
 const maxProvision = 20000
 
-type provisionIn struct {
-	Prefix   string `json:"prefix"`   // accounts are <prefix>-<i>@load.ley
-	Count    int    `json:"count"`    // accounts
-	Areas    int    `json:"areas"`    // Areas, owned by the caller; account i joins Area i % Areas
-	Kind     string `json:"kind"`     // the Areas' kind (default village, or the template's)
-	Template string `json:"template"` // the Areas' template (default the kind's; "empty" for an open floor of W x H)
-	W        int    `json:"w"`        // the Areas' size: the template's map's, or any for "empty"
-	H        int    `json:"h"`        //
-	Password string `json:"password"` // every account's password
-	// Pairs also makes account i a member of Area (i % Areas) ^ 1, the
-	// other Area of its pair (for portal hopping); Areas must be even.
-	Pairs bool `json:"pairs,omitempty"`
-}
-
-type provisioned struct {
-	Email   string `json:"email"`
-	Account uint64 `json:"account"`
-	Area    uint32 `json:"area"`
-}
-
 // provision: POST /v1/admin/provision (admins). The bulk path the load
 // driver uses: it creates (or reuses, by email) accounts and Areas (an
 // Area reused by name keeps its kind, template and size) and
 // grants membership through the same store operations as the single-item
 // endpoints, so the realm's rules hold for load as for players. The
 // password is hashed once for the whole batch.
+//
+// It is served only by a director started for load tests
+// (Config.LoadProvisioning, --load-provisioning); otherwise the route
+// answers 404 NOT_FOUND as if it did not exist.
 func (d *Director) provision(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	if !d.cfg.LoadProvisioning {
+		return 0, nil, errNoRoute
+	}
 	if !acct.Admin {
 		return 0, nil, errForbidden
 	}
-	var in provisionIn
+	var in apijson.ProvisionRequest
 	if e := decode(r, &in); e != nil {
 		return 0, nil, e
 	}
@@ -67,7 +55,7 @@ func (d *Director) provision(w http.ResponseWriter, r *http.Request, acct store.
 	// The Areas: reuse the caller's Areas named <prefix>-<j>, create the rest.
 	owned, err := d.store.AreasOf(ctx, acct.ID)
 	if err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
 	byName := map[string]store.AreaID{}
 	for _, a := range owned {
@@ -85,15 +73,15 @@ func (d *Director) provision(w http.ResponseWriter, r *http.Request, acct store.
 		a, err := d.store.CreateArea(ctx, store.NewArea{Owner: acct.ID, Kind: shape.kind, Template: shape.template, Name: name,
 			W: shape.w, H: shape.h, Seed: uint64(j + 1), Created: now})
 		if err != nil {
-			return 0, nil, internalErr(err)
+			return 0, nil, storeErr(err)
 		}
 		areas[j] = a.ID
 	}
 	phc, err := d.hasher.Hash(ctx, in.Password)
 	if err != nil {
-		return 0, nil, internalErr(err)
+		return 0, nil, storeErr(err)
 	}
-	out := make([]provisioned, in.Count)
+	out := make([]apijson.Provisioned, in.Count)
 	for i := range out {
 		email := fmt.Sprintf("%s-%d@load.ley", in.Prefix, i)
 		a, _, err := d.store.AccountByEmail(ctx, email)
@@ -101,7 +89,7 @@ func (d *Director) provision(w http.ResponseWriter, r *http.Request, acct store.
 			a, err = d.store.CreateAccount(ctx, store.NewAccount{Email: email, Name: fmt.Sprintf("%s-%d", in.Prefix, i), PasswordPHC: phc, Created: now})
 		}
 		if err != nil {
-			return 0, nil, internalErr(err)
+			return 0, nil, storeErr(err)
 		}
 		area := areas[i%len(areas)]
 		member := []store.AreaID{area}
@@ -110,10 +98,10 @@ func (d *Director) provision(w http.ResponseWriter, r *http.Request, acct store.
 		}
 		for _, m := range member {
 			if err := d.store.AddMember(ctx, m, a.ID, store.RoleMember, now); err != nil && !errors.Is(err, store.ErrDuplicate) {
-				return 0, nil, internalErr(err)
+				return 0, nil, storeErr(err)
 			}
 		}
-		out[i] = provisioned{Email: email, Account: uint64(a.ID), Area: uint32(area)}
+		out[i] = apijson.Provisioned{Email: email, Account: uint64(a.ID), Area: uint32(area)}
 	}
 	ids := make([]uint32, len(areas))
 	for j, a := range areas {
@@ -122,45 +110,20 @@ func (d *Director) provision(w http.ResponseWriter, r *http.Request, acct store.
 	return http.StatusOK, map[string]any{"accounts": out, "areas": ids}, nil
 }
 
-type hostOut struct {
-	ID        uint32 `json:"id"`
-	Name      string `json:"name"`
-	PID       int    `json:"pid"`
-	WSURL     string `json:"ws_url"`
-	Spawned   bool   `json:"spawned"`
-	Areas     int    `json:"areas"`
-	Active    int    `json:"active"`
-	Peers     int    `json:"peers"`
-	RSSKiB    int64  `json:"rss_kib"`
-	TickP99us int64  `json:"tick_p99_us"`
-	BeatAgeMS int64  `json:"beat_age_ms"`
-}
-
 // hostsStats: GET /v1/admin/hosts (admins): every registered host with
 // its last heartbeat (Areas, active Areas, peers, RSS, worst tick p99).
 func (d *Director) hostsStats(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
 	if !acct.Admin {
 		return 0, nil, errForbidden
 	}
-	d.mu.Lock()
-	out := make([]hostOut, 0, len(d.hosts))
-	for _, h := range d.hosts {
-		out = append(out, hostOut{ID: h.id, Name: h.name, PID: h.pid, WSURL: h.wsURL, Spawned: h.child != nil,
-			Areas: h.beat.Areas, Active: h.beat.Active, Peers: h.beat.Peers, RSSKiB: h.beat.RSSKiB,
-			TickP99us: h.beat.TickP99, BeatAgeMS: time.Since(h.lastBeat).Milliseconds()})
+	hosts := d.registry.Hosts()
+	out := make([]apijson.HostStats, 0, len(hosts))
+	for _, h := range hosts {
+		out = append(out, apijson.HostStats{ID: h.ID, Name: h.Name, PID: h.PID, WSURL: h.WSURL, Spawned: h.Spawned,
+			Areas: h.Beat.Areas, Active: h.Beat.Active, Peers: h.Beat.Peers, RSSKiB: h.Beat.RSSKiB,
+			TickP99us: h.Beat.TickP99, BeatAgeMS: h.BeatAge.Milliseconds()})
 	}
-	d.mu.Unlock()
 	return http.StatusOK, map[string]any{"hosts": out}, nil
-}
-
-type liveOut struct {
-	Area     uint32   `json:"area"`
-	Template string   `json:"template"`
-	Host     uint32   `json:"host"`
-	Epoch    uint64   `json:"epoch"`
-	Peers    int      `json:"peers"`
-	Accounts []uint64 `json:"accounts"`
-	Closing  bool     `json:"closing"`
 }
 
 // liveAreas: GET /v1/admin/areas (admins): every live Area, its host,
@@ -169,19 +132,15 @@ func (d *Director) liveAreas(w http.ResponseWriter, r *http.Request, acct store.
 	if !acct.Admin {
 		return 0, nil, errForbidden
 	}
-	d.mu.Lock()
-	out := make([]liveOut, 0, len(d.areas))
-	for _, l := range d.areas {
-		if l.host == nil {
-			continue
-		}
-		lo := liveOut{Area: uint32(l.id), Template: l.template, Host: l.host.id, Epoch: uint64(l.epoch), Peers: l.peers, Closing: l.closing,
-			Accounts: make([]uint64, 0, len(l.accounts))} // [] rather than null when none
-		for _, a := range l.accounts {
+	areas := d.registry.Areas()
+	out := make([]apijson.LiveArea, 0, len(areas))
+	for _, l := range areas {
+		lo := apijson.LiveArea{Area: uint32(l.ID), Template: l.Template, Host: l.Host, Epoch: uint64(l.Epoch), Peers: l.Peers, Closing: l.Closing,
+			Accounts: make([]uint64, 0, len(l.Accounts))} // [] rather than null when none
+		for _, a := range l.Accounts {
 			lo.Accounts = append(lo.Accounts, uint64(a))
 		}
 		out = append(out, lo)
 	}
-	d.mu.Unlock()
 	return http.StatusOK, map[string]any{"areas": out}, nil
 }

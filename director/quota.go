@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/director/auth"
+	"github.com/leyworks/ley/internal/keylock"
 	"github.com/leyworks/ley/store"
 )
 
@@ -16,6 +17,8 @@ const (
 	quotaOwnedAreas    = "owned_areas"
 	quotaPendingGrants = "pending_grants"
 	quotaJoinsPerMin   = "joins_per_minute"
+	quotaLiveInvites   = "live_invites"
+	quotaOwnedSquares  = "owned_squares"
 )
 
 // quotas holds the state of the per-account quotas (Config.MaxOwnedAreas,
@@ -27,7 +30,7 @@ type quotas struct {
 	joins *auth.Limiter
 	// creating serialises one account's Area creations, so that the
 	// owned count checked is the count the creation adds to.
-	creating accountLocks
+	creating keylock.Map[store.AccountID]
 }
 
 func newQuotas(cfg Config) (*quotas, error) {
@@ -74,47 +77,61 @@ func (d *Director) pendingGrants(acct store.AccountID, area store.AreaID) *apiEr
 	if d.cfg.MaxPendingGrants == 0 {
 		return nil
 	}
-	now := time.Now()
-	n := 0
-	var first time.Time
-	d.mu.Lock()
-	for id, l := range d.areas {
-		if until, ok := l.grants[acct]; ok && id != area && now.Before(until) {
-			n++
-			if first.IsZero() || until.Before(first) {
-				first = until
-			}
-		}
-	}
-	d.mu.Unlock()
+	n, first := d.registry.PendingGrants(acct, area)
 	if n < d.cfg.MaxPendingGrants {
 		return nil
 	}
 	return quotaExceeded(http.StatusTooManyRequests, quotaPendingGrants,
 		fmt.Sprintf("at most %d joins answered and not yet used at once: connect with one, or wait for one to lapse", d.cfg.MaxPendingGrants),
-		first.Sub(now))
+		time.Until(first))
 }
 
-// ownedAreas refuses (403 QUOTA_EXCEEDED) a new Area to an account that
-// owns MaxOwnedAreas already. Admins are exempt: they own the realm's
-// shared Areas and the load driver's provisioned ones. The caller holds
-// acct's creating lock.
-func (d *Director) ownedAreas(ctx context.Context, acct store.Account) *apiError {
-	if acct.Admin || d.cfg.MaxOwnedAreas == 0 {
+// ownedAreas refuses (403 QUOTA_EXCEEDED) a new Area of w x h squares to
+// an account that owns MaxOwnedAreas already, or whose Areas would then
+// cover more than MaxOwnedSquares (an Area's memory on its host grows
+// with its squares: three accounts' 1024x1024 Areas once filled a host).
+// Admins are exempt: they own the realm's shared Areas and the load
+// driver's provisioned ones. The caller holds acct's creating lock.
+func (d *Director) ownedAreas(ctx context.Context, acct store.Account, w, h int) *apiError {
+	if acct.Admin || (d.cfg.MaxOwnedAreas == 0 && d.cfg.MaxOwnedSquares == 0) {
 		return nil
 	}
 	areas, err := d.store.AreasOf(ctx, acct.ID)
 	if err != nil {
-		return internalErr(err)
+		return storeErr(err)
 	}
-	owned := 0
+	owned, squares := 0, int64(w)*int64(h)
 	for _, a := range areas {
 		if a.Owner == acct.ID {
 			owned++
+			squares += int64(a.W) * int64(a.H)
 		}
 	}
-	if owned < d.cfg.MaxOwnedAreas {
+	if d.cfg.MaxOwnedAreas > 0 && owned >= d.cfg.MaxOwnedAreas {
+		return quotaExceeded(http.StatusForbidden, quotaOwnedAreas, fmt.Sprintf("an account owns at most %d Areas", d.cfg.MaxOwnedAreas), 0)
+	}
+	if d.cfg.MaxOwnedSquares > 0 && squares > d.cfg.MaxOwnedSquares {
+		return quotaExceeded(http.StatusForbidden, quotaOwnedSquares,
+			fmt.Sprintf("an account's Areas cover at most %d squares (this one would make %d)", d.cfg.MaxOwnedSquares, squares), 0)
+	}
+	return nil
+}
+
+// liveInvites refuses (403 QUOTA_EXCEEDED) a new invite to an account
+// with MaxLiveInvites invites that can still be redeemed (the probe made
+// 300 invites of 10,000 uses in 0.6 s). Admins are exempt. The caller
+// holds acct's creating lock.
+func (d *Director) liveInvites(ctx context.Context, acct store.Account) *apiError {
+	if acct.Admin || d.cfg.MaxLiveInvites == 0 {
 		return nil
 	}
-	return quotaExceeded(http.StatusForbidden, quotaOwnedAreas, fmt.Sprintf("an account owns at most %d Areas", d.cfg.MaxOwnedAreas), 0)
+	invs, err := d.store.InvitesBy(ctx, acct.ID, time.Now(), d.cfg.MaxLiveInvites)
+	if err != nil {
+		return storeErr(err)
+	}
+	if len(invs) < d.cfg.MaxLiveInvites {
+		return nil
+	}
+	return quotaExceeded(http.StatusForbidden, quotaLiveInvites,
+		fmt.Sprintf("an account has at most %d invites that can still be redeemed; wait for one to be used up or to expire", d.cfg.MaxLiveInvites), 0)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leyworks/ley/director/registry"
 	"github.com/leyworks/ley/net/control"
 )
 
@@ -25,12 +26,13 @@ func closedByPeer(nc net.Conn, within time.Duration) bool {
 	return !errors.Is(err, os.ErrDeadlineExceeded)
 }
 
-// TestControlBeforeRegistration (issue 12, finding 4): a control
-// connection that has not registered may send a small frame only, must
-// register within the deadline, and only so many may wait at once. A
-// large frame closes the connection at once (its body never read), past
-// the cap a new connection is closed at once, slow registrants are cut at
-// the deadline, and real hosts still register.
+// TestControlBeforeRegistration (issue 12, finding 4; issue 29, N5): a
+// control connection that has not registered may send a small frame
+// only, must register within the deadline, and only so many may wait at
+// once. A large frame closes the connection at once (its body never
+// read); past the cap a new connection sheds the oldest waiting one, so
+// strangers holding every slot cannot keep a real host from registering;
+// slow registrants are cut at the deadline.
 func TestControlBeforeRegistration(t *testing.T) {
 	const maxWaiting = 3
 	r := startRealm(t, func(c *Config) {
@@ -56,7 +58,7 @@ func TestControlBeforeRegistration(t *testing.T) {
 	if !closedByPeer(big, time.Second) {
 		t.Fatal("a connection announcing a 1 MiB frame before registering is still open")
 	}
-	waitFor(t, "the large frame counted", func() bool { return r.metric(controlRefusals(controlFrameSize)) == 1 })
+	waitFor(t, "the large frame counted", func() bool { return r.metric(controlRefusals(registry.ControlFrameSize)) == 1 })
 
 	// The first message must be a register, with valid credentials.
 	notReg := dial()
@@ -76,10 +78,10 @@ func TestControlBeforeRegistration(t *testing.T) {
 	if m, err := badKey.Recv(); err != nil || m.(*control.Registered).Error == "" {
 		t.Fatalf("register with a wrong key: %#v, %v; want refused", m, err)
 	}
-	waitFor(t, "no connection waiting", func() bool { return r.d.unregistered.Load() == 0 })
+	waitFor(t, "no connection waiting", func() bool { return r.d.registry.Unregistered() == 0 })
 
 	// maxWaiting slow registrants (one trickles half a frame, the rest say
-	// nothing) fill the cap: the next connection is closed at once.
+	// nothing) fill the cap: the next connection sheds the oldest.
 	var slow []net.Conn
 	for i := range maxWaiting {
 		nc := dial()
@@ -87,35 +89,38 @@ func TestControlBeforeRegistration(t *testing.T) {
 			nc.Write(append(binary.BigEndian.AppendUint32(nil, 100), make([]byte, 10)...))
 		}
 		slow = append(slow, nc)
+		waitFor(t, "the slow registrant waiting", func() bool { return r.d.registry.Unregistered() == i+1 })
 	}
-	waitFor(t, "the cap filled", func() bool { return r.d.unregistered.Load() == maxWaiting })
 	over := dial()
-	if !closedByPeer(over, time.Second) {
-		t.Fatal("a connection past the cap is still open")
+	if !closedByPeer(slow[0], time.Second) {
+		t.Fatal("the oldest waiting connection is still open after a new one came past the cap")
 	}
-	if got := r.metric(controlRefusals(controlCap)); got != 1 {
-		t.Fatalf("refusals past the cap = %v; want 1", got)
+	if got := r.metric(controlRefusals(registry.ControlShed)); got != 1 {
+		t.Fatalf("connections shed past the cap = %v; want 1", got)
 	}
-	if n := r.d.unregistered.Load(); n != maxWaiting {
-		t.Fatalf("%d connections waiting after the refusal; want the %d slow ones", n, maxWaiting)
+	if n := r.d.registry.Unregistered(); n != maxWaiting {
+		t.Fatalf("%d connections waiting after the shedding; want %d", n, maxWaiting)
 	}
 
-	// The slow ones are cut at the deadline.
-	for i, nc := range slow {
+	// While strangers hold every slot, a real host still registers: its
+	// connection sheds the oldest stranger's.
+	if err := r.d.spawner.StartExtra(0); err != nil {
+		t.Fatal(err)
+	}
+	r.waitHosts(2)
+
+	// The strangers left are cut at the deadline.
+	for i, nc := range append(slow[1:], over) {
 		if !closedByPeer(nc, 10*time.Second) {
 			t.Fatalf("slow registrant %d still open after the deadline", i)
 		}
 	}
-	waitFor(t, "the slow registrants counted", func() bool { return r.metric(controlRefusals(controlDeadline)) == maxWaiting })
-	for reason, want := range map[string]float64{controlNotReg: 1, controlBadCreds: 1} {
+	waitFor(t, "the slow registrants counted", func() bool {
+		return r.metric(controlRefusals(registry.ControlDeadline))+r.metric(controlRefusals(registry.ControlShed)) == maxWaiting+1
+	})
+	for reason, want := range map[string]float64{registry.ControlNotReg: 1, registry.ControlBadCreds: 1} {
 		if got := r.metric(controlRefusals(reason)); got != want {
 			t.Errorf("%s = %v; want %v", reason, got, want)
 		}
 	}
-
-	// Real hosts still register: one spawned now.
-	if err := r.d.spawner.startExtra(); err != nil {
-		t.Fatal(err)
-	}
-	r.waitHosts(2)
 }

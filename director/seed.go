@@ -45,6 +45,9 @@ func (d *Director) SeedDemo(ctx context.Context, email, password string) (Demo, 
 			return demo, herr
 		}
 		acct, err = d.store.CreateAccount(ctx, store.NewAccount{Email: email, Name: "demo", PasswordPHC: phc, Admin: true, Created: time.Now()})
+		if errors.Is(err, store.ErrNameTaken) { // a player took the name first
+			acct, err = d.store.CreateAccount(ctx, store.NewAccount{Email: email, Name: "demo admin " + randomHex(2), PasswordPHC: phc, Admin: true, Created: time.Now()})
+		}
 	}
 	if err != nil {
 		return demo, fmt.Errorf("seed demo account: %w", err)

@@ -283,12 +283,10 @@ func TestPoolSizedByCapacity(t *testing.T) {
 // spawned (from /proc).
 func spawnedHostArgs(t *testing.T, r *realm) []string {
 	t.Helper()
-	r.d.mu.Lock()
 	var pid int
-	for _, h := range r.d.hosts {
-		pid = h.pid
+	for _, h := range r.d.registry.Hosts() {
+		pid = h.PID
 	}
-	r.d.mu.Unlock()
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
 		t.Fatalf("read the host's command line: %v", err)

@@ -2,30 +2,37 @@ package director
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/leyworks/ley/web"
 )
 
-// webCSP is the Content-Security-Policy of the web client's page: its
+// webCSP is the Content-Security-Policy of the web client's pages: their
 // own scripts and styles only, no eval, and WebSockets to the area hosts
 // (other ports of this host or other machines, so any ws: or wss:).
 const webCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// webFile is one file of the embedded web client, ready to serve.
+// webFile is one file of the embedded web client, ready to serve: as it
+// is, and gzipped once at start (gz, nil when gzip would not make it
+// smaller), each with its own ETag.
 type webFile struct {
-	name  string
-	data  []byte
-	etag  string
-	ctype string
+	name   string
+	data   []byte
+	etag   string
+	gz     []byte
+	gzEtag string
+	ctype  string
 }
 
 // webFiles reads the embedded web client once.
@@ -44,19 +51,30 @@ var webFiles = sync.OnceValues(func() ([]webFile, error) {
 		if ctype == "" {
 			ctype = "application/octet-stream"
 		}
-		out = append(out, webFile{name: p, data: b, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, ctype: ctype})
+		f := webFile{name: p, data: b, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, ctype: ctype}
+		var z bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression) // a valid level: no error
+		_, _ = zw.Write(b)                                     // into memory: no error
+		_ = zw.Close()
+		if z.Len() < len(b) {
+			f.gz, f.gzEtag = z.Bytes(), `"`+hex.EncodeToString(sum[:12])+`-gz"`
+		}
+		out = append(out, f)
 		return nil
 	})
 	return out, err
 })
 
 // webRoutes returns the routes of the web client (package web, bundled
-// in web/dist): index.html at / and each other file at its name. They are
-// pages, not API operations, so they are kept out of the route table that
-// openapi.yaml documents; paths they do not name keep the API's JSON 404.
-// The files are served with an ETag and Cache-Control: no-cache, so a
-// browser revalidates and gets a new bundle as soon as the director has
-// one.
+// in web/dist): index.html at /, the operator's console (console.html)
+// at /console, and each other file at its name, and the
+// favicon also at /favicon.ico (where a browser looks for one on a page
+// that names none, such as this API's JSON). They are pages, not API
+// operations, so they are kept out of the route table that openapi.yaml
+// documents; paths they do not name keep the API's JSON 404. The files
+// are served with an ETag and Cache-Control: no-cache, so a browser
+// revalidates and gets a new bundle as soon as the director has one, and
+// gzipped to a client that accepts it (Vary: Accept-Encoding).
 func (d *Director) webRoutes() []route {
 	files, err := webFiles()
 	if err != nil { // the files are embedded: only a broken build gets here
@@ -65,12 +83,44 @@ func (d *Director) webRoutes() []route {
 	routes := make([]route, 0, len(files))
 	for _, f := range files {
 		pattern := "GET /" + f.name
-		if f.name == "index.html" {
+		switch f.name {
+		case "index.html":
 			pattern = "GET /{$}"
+		case "console.html":
+			pattern = "GET /console"
 		}
 		routes = append(routes, route{pattern, serveWebFile(f)})
+		if f.name == "favicon.svg" {
+			routes = append(routes, route{"GET /favicon.ico", serveWebFile(f)})
+		}
 	}
 	return routes
+}
+
+// acceptsGzip reports whether a request's Accept-Encoding takes gzip: named
+// (or "*") with a quality above 0 (RFC 9110, section 12.5.3).
+func acceptsGzip(r *http.Request) bool {
+	star := false
+	for _, v := range r.Header.Values("Accept-Encoding") {
+		for part := range strings.SplitSeq(v, ",") {
+			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			q := 1.0
+			for p := range strings.SplitSeq(params, ";") {
+				if k, val, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+					if f, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
+						q = f
+					}
+				}
+			}
+			switch strings.ToLower(strings.TrimSpace(coding)) {
+			case "gzip", "x-gzip":
+				return q > 0
+			case "*":
+				star = q > 0
+			}
+		}
+	}
+	return star
 }
 
 // serveWebFile serves f (GET and HEAD, conditional on its ETag).
@@ -78,13 +128,46 @@ func serveWebFile(f webFile) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Type", f.ctype)
-		h.Set("ETag", f.etag)
 		h.Set("Cache-Control", "no-cache")
+		body, etag := f.data, f.etag
+		if f.gz != nil {
+			h.Set("Vary", "Accept-Encoding")
+			if acceptsGzip(r) {
+				body, etag = f.gz, f.gzEtag
+				h.Set("Content-Encoding", "gzip")
+			}
+		}
+		h.Set("ETag", etag)
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
-		if f.name == "index.html" {
+		if path.Ext(f.name) == ".html" {
 			h.Set("Content-Security-Policy", webCSP)
 		}
-		http.ServeContent(w, r, f.name, time.Time{}, bytes.NewReader(f.data))
+		http.ServeContent(w, r, f.name, time.Time{}, bytes.NewReader(body))
 	})
+}
+
+// DemoLogin is a login a realm offers to anyone who opens its web client:
+// the demo account `ley run` seeds, while its password is the documented
+// default (printed by `ley run` and written in the README, so no secret).
+type DemoLogin struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// OfferDemoLogin makes GET /director/info offer the login email/password
+// to anyone, so that the web client's landing can play the demo in one
+// click. Call it only for a login that is public anyway (`ley run`'s demo
+// account with its default password): the info route needs no session.
+// Safe for concurrent use.
+func (d *Director) OfferDemoLogin(email, password string) {
+	d.demo.Store(&DemoLogin{Email: email, Password: password})
+}
+
+// demoLogin returns the login d offers, if any.
+func (d *Director) demoLogin() (DemoLogin, bool) {
+	if l := d.demo.Load(); l != nil {
+		return *l, true
+	}
+	return DemoLogin{}, false
 }

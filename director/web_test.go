@@ -1,6 +1,8 @@
 package director
 
 import (
+	"bytes"
+	"compress/gzip"
 	"io"
 	"io/fs"
 	"net/http"
@@ -82,5 +84,77 @@ func TestWebRoutesApart(t *testing.T) {
 		if api[rt.pattern] || strings.HasPrefix(rt.pattern, "GET /v1/") || strings.HasPrefix(rt.pattern, "GET /director/") {
 			t.Errorf("web route %q is an API path", rt.pattern)
 		}
+	}
+}
+
+// TestWebClientGzipped: a client that accepts gzip gets the web client's
+// files gzipped (and told so, with Vary), each with an ETag of its own
+// that revalidates; one that does not, or refuses it with q=0, gets them
+// as they are; the favicon answers at /favicon.ico too.
+func TestWebClientGzipped(t *testing.T) {
+	h := (&Director{}).routes()
+	get := func(path string, header map[string]string) *http.Response {
+		req := httptest.NewRequest("GET", path, nil)
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Result()
+	}
+	js, err := fs.ReadFile(web.Files(), "app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		accept string
+		gzip   bool
+	}{
+		{"gzip, deflate, br", true},
+		{"br;q=1.0, gzip;q=0.8", true},
+		{"*", true},
+		{"", false},
+		{"br", false},
+		{"gzip;q=0", false},
+		{"gzip;q=0, *", false},
+	}
+	for _, tt := range tests {
+		t.Run("Accept-Encoding="+tt.accept, func(t *testing.T) {
+			resp := get("/app.js", map[string]string{"Accept-Encoding": tt.accept})
+			body, _ := io.ReadAll(resp.Body)
+			if got := resp.Header.Get("Vary"); got != "Accept-Encoding" {
+				t.Errorf("Vary = %q; want Accept-Encoding", got)
+			}
+			if got := resp.Header.Get("Content-Encoding") == "gzip"; got != tt.gzip {
+				t.Fatalf("gzipped = %v; want %v", got, tt.gzip)
+			}
+			if tt.gzip {
+				zr, err := gzip.NewReader(bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				plain, err := io.ReadAll(zr)
+				if err != nil || !bytes.Equal(plain, js) {
+					t.Fatalf("the gzipped body is not app.js (%v)", err)
+				}
+				if len(body) >= len(js)/2 {
+					t.Errorf("gzipped app.js is %d bytes of %d", len(body), len(js))
+				}
+			} else if !bytes.Equal(body, js) {
+				t.Fatalf("the body is not app.js")
+			}
+			again := get("/app.js", map[string]string{"Accept-Encoding": tt.accept, "If-None-Match": resp.Header.Get("ETag")})
+			if again.StatusCode != http.StatusNotModified {
+				t.Errorf("GET /app.js with its ETag = %d; want 304", again.StatusCode)
+			}
+		})
+	}
+	plain, zipped := get("/app.js", nil).Header.Get("ETag"), get("/app.js", map[string]string{"Accept-Encoding": "gzip"}).Header.Get("ETag")
+	if plain == zipped {
+		t.Errorf("the plain and gzipped app.js share the ETag %s", plain)
+	}
+	icon := get("/favicon.ico", nil)
+	if icon.StatusCode != http.StatusOK || icon.Header.Get("Content-Type") != "image/svg+xml" {
+		t.Errorf("GET /favicon.ico = %d %s; want 200 image/svg+xml", icon.StatusCode, icon.Header.Get("Content-Type"))
 	}
 }

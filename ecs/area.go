@@ -102,7 +102,11 @@ type Area struct {
 	Grid     *Grid
 	TickRate int
 
-	// Tick counts the simulation ticks run so far.
+	// Tick is the number of the running (or last) tick. Under a Clock it
+	// counts the clock's slots while the Area ticks, the ones a late host
+	// skipped included, so that budgets kept in ticks (a body's steps, an
+	// attack's cooldown) hold in wall time: a host that falls behind runs
+	// fewer ticks, not slower ones.
 	Tick uint64
 	// Now is the time of the running tick (or poll): its Clock slot's time,
 	// read once for the whole slot. Systems and AfterTick use it rather
@@ -120,6 +124,9 @@ type Area struct {
 	// after AfterTick. Indexes of where bodies stand do not read it: they
 	// are kept in step at once (see BodyIndex).
 	Moves []Move
+	// Events are this tick's events (Emit), for AfterTick; emptied after
+	// it.
+	Events []Event
 	// MovesPending counts the bodies with queued intents or a planned walk:
 	// the intake counts each intent it queues, the movement system recounts
 	// after each pass and skips its pass while the count is zero, so an Area
@@ -137,30 +144,37 @@ type Area struct {
 	// may be half-updated and must not be read for the truth. It runs on
 	// the goroutine that ran the Area, which never runs it again.
 	OnPanic func(a *Area, p Panic)
-	// OnAction, when set, carries out an action intent of body e on the
-	// square next to it in direction d (the movement system calls it, with
-	// the body's movement budget spent if it answers OutcomeApplied). Unset,
-	// actions are answered OutcomeInvalid.
+	// OnAction, when set, is the Area's action rule: it carries out an
+	// action intent of body e on the square next to it in direction d (the
+	// movement system calls it, with the body's movement budget spent if it
+	// answers OutcomeApplied). A system installs it (systems/action), never
+	// the host. Unset, actions are answered OutcomeInvalid.
 	OnAction func(a *Area, e Entity, d Dir) Outcome
-	// OnDeath, when set, runs when Hurt takes a body's last hit point, on
-	// the ticking goroutine at the next point structural changes are
-	// allowed: it says what follows (a player comes back at a spawn point,
-	// a creature is gone). Unset, the body is despawned.
+	// OnDeath, when set, is the Area's death rule: it runs when Hurt takes a
+	// body's last hit point, on the ticking goroutine at the next point
+	// structural changes are allowed, and says what follows (a player comes
+	// back at a spawn point, a creature is gone). A system installs it
+	// (systems/action). Unset, the body is despawned.
 	OnDeath func(a *Area, e Entity)
 	// OnControl, when set, runs after control work PostNow took in at
 	// once, on the goroutine that ran it: the host delivers the answers
 	// that work made (Outbox), which is emptied after.
 	OnControl func(a *Area)
 
-	mode     atomic.Uint32
-	failed   atomic.Bool
-	run      sync.Mutex // held while the Area runs: a tick, a poll, control work taken in at once
-	removed  bool       // taken out of its Clock after failing (the Clock's, under run)
+	mode    atomic.Uint32
+	failed  atomic.Bool
+	run     sync.Mutex // held while the Area runs: a tick, a poll, control work taken in at once
+	removed bool       // taken out of its Clock after failing (the Clock's, under run)
+	// lastSlot is the Clock slot the Area last ticked in, and slotted
+	// whether it has (both the Clock's, under run).
+	lastSlot uint64
+	slotted  bool
+	steps    uint64 // ticks run, for sampling the systems' times
 	inbox    inbox
 	deferred []func(*Area)
 	dying    []Entity // killed by Hurt, buried at the next barrier
 	buryFn   func(*Area)
-	timer    atomic.Int64 // when OnTimer is due (Unix ns); 0: none. The clock reads it between runs
+	timer    atomic.Int64 // when OnTimer is due (timerAt); 0: none. The clock reads it between runs
 
 	byID      []Entity // entity ID -> entity, for bodies found on the grid
 	indexes   []BodyIndex
@@ -333,17 +347,36 @@ func (a *Area) guard(fn func()) {
 // never blocks. Safe from any goroutine.
 func (a *Area) PostNow(fn func(*Area)) {
 	a.inbox.postControl(fn)
-	if !a.run.TryLock() {
-		return
+	a.runControlNow()
+}
+
+// runControlNow runs the control work waiting in the inbox if the Area is
+// not running now; a run in progress does it when it ends (its runner
+// calls this after it lets go), so work PostNow queued while the Area ran
+// is never left for a next run that may not come (an Area its Clock has
+// let go of runs no more). Posting, then trying, on one side, and letting
+// go, then trying, on the other, leave nothing behind.
+func (a *Area) runControlNow() {
+	for a.inbox.controlPending() && a.run.TryLock() {
+		ran := a.controlLocked()
+		a.run.Unlock()
+		if !ran {
+			return // a failed Area runs nothing more
+		}
 	}
-	defer a.run.Unlock()
+}
+
+// controlLocked runs the waiting control work, and reports whether it
+// could; a.run held.
+func (a *Area) controlLocked() (ran bool) {
 	if a.failed.Load() {
-		return
+		return false
 	}
 	a.guard(func() {
 		if a.World.IsLocked() {
 			return // a query is open: impossible outside a run, but never break it
 		}
+		ran = true
 		ctl := a.inbox.drainControl()
 		for i, fn := range ctl {
 			fn(a)
@@ -356,6 +389,7 @@ func (a *Area) PostNow(fn func(*Area)) {
 		}
 		a.Outbox = a.Outbox[:0]
 	})
+	return ran
 }
 
 // Mode returns whether the Area is active or frozen. Safe from any goroutine.
@@ -377,13 +411,28 @@ func (a *Area) SetTimer(t time.Time) {
 		a.timer.Store(0)
 		return
 	}
-	a.timer.Store(max(t.UnixNano(), 1))
+	at := timerAt(t)
+	if at == 0 {
+		at = 1 // 0 means none
+	}
+	a.timer.Store(at)
 }
+
+// timerEpoch is the origin of timerAt.
+var timerEpoch = time.Now()
+
+// timerAt is t as ns since timerEpoch, on the monotonic clock where t has
+// a monotonic reading (time.Now and times derived from it by Add): a step
+// of the wall clock (NTP, an operator, a VM resumed) must not hold back a
+// frozen Area's timers (grant expiry, snapshot resends, a close) by as
+// much as it stepped, nor fire them early. Times without one (a test's
+// simulated slot times) compare by their wall readings, as before.
+func timerAt(t time.Time) int64 { return int64(t.Sub(timerEpoch)) }
 
 // timerDue reports whether a timer is set and due at now. Any goroutine.
 func (a *Area) timerDue(now time.Time) bool {
 	at := a.timer.Load()
-	return a.OnTimer != nil && at != 0 && now.UnixNano() >= at
+	return a.OnTimer != nil && at != 0 && timerAt(now) >= at
 }
 
 // Post queues an intent for entity e for the next tick. It reports false,
@@ -408,9 +457,10 @@ func (a *Area) Defer(fn func(*Area)) { a.deferred = append(a.deferred, fn) }
 // Clock drives. It runs whatever the Area's mode.
 func (a *Area) Step() {
 	a.run.Lock()
-	defer a.run.Unlock()
 	now := time.Now()
-	a.step(now, now)
+	a.step(now, now, 0)
+	a.run.Unlock()
+	a.runControlNow() // what PostNow queued meanwhile
 }
 
 // systemSampleEvery is how often (in ticks) each system's time is taken:
@@ -418,13 +468,16 @@ func (a *Area) Step() {
 // Area's tick, and the mean over sampled ticks tells the same story.
 const systemSampleEvery = 8
 
-// step runs one tick begun at start; now is the tick's time for the timer
-// and for Now (the Clock passes its slot time, so simulated time drives
-// timers too).
-func (a *Area) step(now, start time.Time) {
+// step runs one tick begun at start, skipped ticks after the last one
+// (slots its Clock could not run in time); now is the tick's time for the
+// timer and for Now (the Clock passes its slot time, so simulated time
+// drives timers too).
+func (a *Area) step(now, start time.Time, skipped uint64) {
 	a.Now = now
+	a.Tick += skipped
 	a.drainInbox()
-	sample := a.Tick%systemSampleEvery == 0
+	sample := a.steps%systemSampleEvery == 0
+	a.steps++
 	t := start
 	for i, s := range a.systems {
 		s.Update(a)
@@ -442,6 +495,7 @@ func (a *Area) step(now, start time.Time) {
 	}
 	a.Outbox = a.Outbox[:0]
 	a.Moves = a.Moves[:0]
+	a.Events = a.Events[:0]
 	a.stats.record(time.Since(start), a, sample)
 }
 
@@ -465,6 +519,7 @@ func (a *Area) poll(now time.Time) {
 		a.Outbox = a.Outbox[:0]
 	}
 	a.Moves = a.Moves[:0]
+	a.Events = a.Events[:0]
 }
 
 func (a *Area) fireTimer(now time.Time) {
@@ -686,7 +741,11 @@ func (a *Area) SetHealth(e Entity, h Health) {
 // Hurt takes dmg hit points from e and reports whether that killed it.
 // A kill runs OnDeath (or despawns e) at the next barrier, once: a body
 // already at 0 is not hurt again. A body with no Health is not hurt.
-func (a *Area) Hurt(e Entity, dmg uint16) (killed bool) {
+func (a *Area) Hurt(e Entity, dmg uint16) (killed bool) { return a.HurtBy(e, Entity{}, dmg) }
+
+// HurtBy is Hurt by body by (the zero Entity when nothing did): it emits
+// EventHurt, and EventDied for a kill.
+func (a *Area) HurtBy(e, by Entity, dmg uint16) (killed bool) {
 	if !a.World.Alive(e) {
 		return false
 	}
@@ -694,11 +753,14 @@ func (a *Area) Hurt(e Entity, dmg uint16) (killed bool) {
 	if h == nil || h.HP == 0 || dmg == 0 {
 		return false
 	}
-	h.HP -= min(h.HP, dmg)
+	taken := min(h.HP, dmg)
+	h.HP -= taken
 	a.Touch(e)
+	a.Emit(Event{Kind: EventHurt, Entity: e, By: by, Amount: int32(taken)})
 	if h.HP > 0 {
 		return false
 	}
+	a.Emit(Event{Kind: EventDied, Entity: e, By: by})
 	if len(a.dying) == 0 {
 		a.Defer(a.buryFn) // a method value made once: no allocation per death
 	}

@@ -139,3 +139,15 @@ type systemFunc struct {
 func (s systemFunc) Name() string     { return s.name }
 func (s systemFunc) Init(*Area) error { return nil }
 func (s systemFunc) Update(a *Area)   { s.fn(a) }
+
+// TestOutcomeNames: every outcome has its name (the wire code's).
+func TestOutcomeNames(t *testing.T) {
+	for o := OutcomeApplied; o <= OutcomeNothingThere; o++ {
+		if s := o.String(); s == "OUTCOME?" || s == "" {
+			t.Errorf("outcome %d has no name", o)
+		}
+	}
+	if s := OutcomeNothingThere.String(); s != "NOTHING_THERE" {
+		t.Errorf("OutcomeNothingThere is %q", s)
+	}
+}

@@ -72,9 +72,11 @@ type Clock struct {
 	removes []*Area
 	nextPh  uint64
 
-	slot      uint64
+	slot      uint64    // the running slot's number, the ones skipped counted
+	skipped   uint64    // the slots skipped just before the running one
 	slotAt    time.Time // the running slot's scheduled start, on the wall clock
 	slotNow   time.Time // the running slot's time for timers (simulated under Step)
+	lastNow   time.Time // the previous slot's slotNow (zero before the first)
 	due       []dueArea
 	next      atomic.Int64
 	worstLate atomic.Int64
@@ -151,7 +153,8 @@ func (c *Clock) LateSlots() uint64 { return c.lateSlots.Load() }
 
 // Run drives the Areas in real time until ctx is done. A slot that
 // overruns delays the next; slots that could not start in time are skipped
-// rather than run in a burst, and counted by LateSlots.
+// rather than run in a burst, and counted by LateSlots. A skipped slot
+// still counts in the tick numbers of the Areas ticking (see Area.Tick).
 func (c *Clock) Run(ctx context.Context) error {
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -175,17 +178,24 @@ func (c *Clock) Run(ctx context.Context) error {
 
 // Step runs one slot now on the calling goroutine (and the workers),
 // with now as the slot's time for timers (simulated time); lateness is
-// measured from the moment Step is called. Tests and benchmarks use it; do
-// not mix it with a running Run.
+// measured from the moment Step is called. Whole periods of now beyond
+// one since the previous slot's count as skipped slots. Tests and
+// benchmarks use it; do not mix it with a running Run.
 func (c *Clock) Step(now time.Time) SlotReport { return c.run(now, time.Now()) }
 
 // run runs one slot: at is its time for timers, sched its scheduled start
 // on the wall clock (lateness is measured from it).
 func (c *Clock) run(at, sched time.Time) SlotReport {
-	c.slotAt, c.slotNow = sched, at
+	c.skipped = 0
+	if !c.lastNow.IsZero() {
+		if gap := at.Sub(c.lastNow); gap >= c.period+c.period/2 {
+			c.skipped = uint64((gap+c.period/2)/c.period) - 1
+		}
+		c.slot += c.skipped
+	}
+	c.slotAt, c.slotNow, c.lastNow = sched, at, at
 	c.mu.Lock()
 	c.applyChanges()
-	c.due = c.due[:0]
 	polled := 0
 	var failed []*Area
 	for i, a := range c.areas {
@@ -233,6 +243,11 @@ func (c *Clock) run(at, sched time.Time) SlotReport {
 	}
 	rep.Busy = time.Since(sched)
 	rep.WorstLate = time.Duration(c.worstLate.Load())
+	// The due list is scratch: cleared, not only truncated, so that an Area
+	// removed since is not kept alive by its backing array (its world,
+	// grid and searchers are megabytes).
+	clear(c.due)
+	c.due = c.due[:0]
 	c.slot++
 	return rep
 }
@@ -244,6 +259,7 @@ func (c *Clock) applyChanges() {
 		c.phase = append(c.phase, c.nextPh%c.pollEvery)
 		c.nextPh++
 	}
+	clear(c.adds) // the Areas are in areas now; the scratch keeps none
 	c.adds = c.adds[:0]
 	for _, r := range c.removes {
 		for i, a := range c.areas {
@@ -256,6 +272,7 @@ func (c *Clock) applyChanges() {
 			}
 		}
 	}
+	clear(c.removes) // nor the Areas it let go
 	c.removes = c.removes[:0]
 }
 
@@ -284,6 +301,12 @@ func (c *Clock) work() {
 
 // runArea ticks or polls one Area inside its fault boundary.
 func (c *Clock) runArea(d dueArea) {
+	c.runAreaLocked(d)
+	d.a.runControlNow() // what PostNow queued while it ran: no next run may come
+}
+
+// runAreaLocked is runArea's run, under the Area's run lock.
+func (c *Clock) runAreaLocked(d dueArea) {
 	a := d.a
 	a.run.Lock() // control work taken in at once (PostNow) may hold it a moment
 	defer a.run.Unlock()
@@ -299,7 +322,14 @@ func (c *Clock) runArea(d dueArea) {
 					break
 				}
 			}
-			a.guard(func() { a.step(c.slotNow, start) })
+			// The slots skipped count in its ticks if it ticked in the
+			// slot before them; an Area that was frozen or new starts on.
+			skipped := uint64(0)
+			if a.slotted && a.lastSlot+1+c.skipped == c.slot {
+				skipped = c.skipped
+			}
+			a.lastSlot, a.slotted = c.slot, true
+			a.guard(func() { a.step(c.slotNow, start, skipped) })
 		} else {
 			a.guard(func() { a.poll(c.slotNow) })
 		}

@@ -332,3 +332,64 @@ func TestPostNowRunsControlAtOnce(t *testing.T) {
 		t.Fatalf("the clock still drives %d Areas; want the failed one out", c.Len())
 	}
 }
+
+// tickSeen records the tick number each of its Updates saw.
+type tickSeen struct{ ticks []uint64 }
+
+func (s *tickSeen) Name() string     { return "ticks" }
+func (s *tickSeen) Init(*Area) error { return nil }
+func (s *tickSeen) Update(a *Area)   { s.ticks = append(s.ticks, a.Tick) }
+func (s *tickSeen) equal(w []uint64) bool {
+	if len(s.ticks) != len(w) {
+		return false
+	}
+	for i := range w {
+		if s.ticks[i] != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSkippedSlotsCountInTicks: slots a late clock skipped count in the
+// tick numbers of the Areas that were ticking (their systems see the
+// number of the slot they run in), so that budgets kept in ticks hold in
+// time; an Area that was frozen through them starts on from its own tick.
+func TestSkippedSlotsCountInTicks(t *testing.T) {
+	c := newTestClock(t, 1)
+	a, b := newTestArea(t, 8, 8), newTestArea(t, 8, 8)
+	sa, sb := &tickSeen{}, &tickSeen{}
+	if err := a.Use(sa); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Use(sb); err != nil {
+		t.Fatal(err)
+	}
+	c.Add(a)
+	c.Add(b)
+	a.Wake()
+	now := time.Unix(1000, 0)
+	p := c.Period()
+	// Two slots on time, then one after two skipped (3 periods later),
+	// then one on time, then one 1.4 periods later (on time, rounded).
+	for _, d := range []time.Duration{0, p, 3 * p, p, p + 2*p/5} {
+		now = now.Add(d)
+		c.Step(now)
+	}
+	if want := []uint64{0, 1, 4, 5, 6}; !sa.equal(want) {
+		t.Fatalf("the ticking Area's systems saw ticks %v; want %v", sa.ticks, want)
+	}
+	if a.Tick != 7 {
+		t.Fatalf("after the slots its tick is %d; want 7", a.Tick)
+	}
+	// b was frozen through all of it: woken, it starts on from tick 0, and
+	// a skip while it ticks counts for it too.
+	b.Wake()
+	for _, d := range []time.Duration{p, 4 * p} {
+		now = now.Add(d)
+		c.Step(now)
+	}
+	if want := []uint64{0, 4}; !sb.equal(want) {
+		t.Fatalf("the woken Area's systems saw ticks %v; want %v", sb.ticks, want)
+	}
+}

@@ -27,6 +27,10 @@ type Player struct {
 	// body now: intents of an earlier session (one taken over) still in
 	// flight are refused OutcomeSuperseded, never applied.
 	Session uint32
+	// Away is set while no connection drives the body (its player's
+	// connection dropped, within the resume grace): clients show it, and
+	// nothing may harm it. The host sets it, and Touches the body.
+	Away bool
 }
 
 // Health is a body's hit points: HP of Max. Hurt takes them; a body at 0

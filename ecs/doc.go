@@ -1,10 +1,14 @@
-// Package ecs is ley's engine core, game-agnostic: an [Area] is one world
-// (an arche ECS world plus a flat [Grid]), ticked by a host-level [Clock]
-// that drives many Areas from a small worker pool.
+// Package ecs is ley's engine core: an [Area] is one world (an arche ECS
+// world plus a flat [Grid]), ticked by a host-level [Clock] that drives
+// many Areas from a small worker pool. It knows nothing of sockets,
+// sessions or the director, but it is not game-agnostic: it holds the
+// components every ley game shares (bodies on squares, players, health,
+// creatures' AI state) and the Area kinds' rule sets; the rules that act
+// on them are systems (package systems).
 //
 // # Outline
 //
-//   - [Grid]: the map as flat []int32 layers (floor, occupant, static),
+//   - [Grid]: the map as flat []int32 layers (floor, occupant, sight),
 //     value (layer*h + y)*w + x. Hot loops take a layer with [Grid.Layer]
 //     and index it by [Cell].
 //   - [Area]: world, grid, tick counter, inbox, outbox, rule set and the
@@ -14,9 +18,11 @@
 //     [Area.Despawn] keep grid and ECS in step, [Area.CheckGrid] verifies it.
 //   - [Rules]: what an Area of a [Kind] allows (home, village, arena,
 //     offline); systems consult it instead of branching on the kind.
-//   - Components: [Position], [Body], [Player], [Creature], [Static],
-//     [Mover], [Intents], [Path], [Emitter], [Wander], [Transit]; plain
-//     structs without pointers.
+//   - Components: [Position], [Body], [Player], [Health], [Creature],
+//     [Mover], [Intents], [Path], [Wander], [Transit]; plain structs
+//     without pointers.
+//   - [Event]: what a tick did that the host may tell its players (a hit,
+//     a death, a door), in [Area.Events] until AfterTick has run.
 //   - [Intent] and [Outcome]: every intent is answered exactly once in the
 //     Area's Outbox; the host maps outcomes to wire codes.
 //   - [Clock]: one loop for all of a host's Areas. Active Areas tick at

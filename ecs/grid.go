@@ -52,6 +52,9 @@ var ErrGridSize = errors.New("ecs: grid size out of range")
 type Grid struct {
 	w, h  int32
 	cells []int32
+	// stops marks the squares a planned walk only ends on (portals): nil
+	// until SetStop first marks one, so an Area without them pays nothing.
+	stops []int32
 }
 
 // NewGrid returns a w x h grid with every floor open, clear to sight, and
@@ -105,6 +108,20 @@ func (g *Grid) SetWall(c Cell) {
 	g.Set(LayerFloor, c, FloorWall)
 	g.Set(LayerSight, c, 0)
 }
+
+// SetStop marks c as a square a planned walk (a move-to) steps onto only
+// as its target, never on its way: a portal, which a body crosses only by
+// a step or at the end of its move-to.
+func (g *Grid) SetStop(c Cell) {
+	if g.stops == nil {
+		g.stops = make([]int32, g.Len())
+	}
+	g.stops[c] = 1
+}
+
+// Stops returns the squares SetStop marked (non-zero), indexed by Cell,
+// or nil when there are none. The slice aliases the grid.
+func (g *Grid) Stops() []int32 { return g.stops }
 
 // Walkable reports whether a body could stand on c: a non-wall floor.
 // It ignores occupants; Free adds that check.

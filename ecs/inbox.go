@@ -72,6 +72,17 @@ func (b *inbox) drainControl() []func(*Area) {
 	return ctl
 }
 
+// controlPending reports whether control functions wait: one atomic load
+// when nothing was posted since the last drain.
+func (b *inbox) controlPending() bool {
+	if !b.pending.Load() {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.control) > 0
+}
+
 func (b *inbox) recycle(ctl []func(*Area)) {
 	b.mu.Lock()
 	if b.spareC == nil {

@@ -12,11 +12,15 @@
 //   - store/sqlite: an embedded SQLite file (modernc.org/sqlite, pure Go),
 //     the one-machine default of `ley run`.
 //
-// Each carries its own embedded, versioned SQL migrations, applied by
-// Migrate and at Open. Version 2 is a Go migration in each backend: it
-// rewrote the stored emails into [CanonicalEmail]'s form (SQL files take
-// versions 1 and 3 on). Version 4 gave every Area a template, its kind's
-// name for the Areas stored before.
+// Both run the one SQL core of package store/sqlcore: every transaction
+// is written there once, over a small dialect each backend supplies
+// (placeholders are shared; times, row locks, batch parameters and error
+// codes are not). Each carries its own embedded, versioned SQL
+// migrations, applied by Migrate and at Open. Version 2 is a Go
+// migration shared by both (sqlcore.CanonicalEmails): it rewrote the
+// stored emails into [CanonicalEmail]'s form (SQL files take versions 1
+// and 3 on). Version 4 gave every Area a template, its kind's name for
+// the Areas stored before.
 //
 // # Model
 //
@@ -48,6 +52,17 @@
 // Membership (owner or member, via invite codes redeemed atomically), the
 // single realm settings row and the director's per-minute samples complete
 // the model.
+//
+// # The database goes away
+//
+// A database that restarts, is cut off, fills its disk or stays locked
+// does not stop a Store: its calls fail with errors wrapping
+// [ErrUnavailable] meanwhile (never for a constraint violation or a
+// fence), and succeed again, on the same Store, once the database is
+// back. A leadership is lost only to a newer term, never to a failed
+// connection: while the Store cannot confirm its hold the [Leadership]
+// is in doubt ([Leadership.InDoubt]), and its writes go on being fenced
+// by the term in their own transactions (see [Store.Lead]).
 //
 // # Caveats
 //

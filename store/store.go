@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/text/cases"
 	"golang.org/x/text/secure/precis"
 	"golang.org/x/text/width"
 )
@@ -21,6 +22,9 @@ var (
 	// ErrDuplicate reports that a unique key is already taken: an email, a
 	// second identity for an account, a membership, an invite code.
 	ErrDuplicate = errors.New("store: duplicate")
+	// ErrNameTaken reports a display name another account has (the two
+	// names have one NameKey).
+	ErrNameTaken = errors.New("store: name taken")
 	// ErrConflict reports a transfer id reused for a different crossing
 	// (another account or other areas).
 	ErrConflict = errors.New("store: conflict")
@@ -42,6 +46,21 @@ var (
 	// term is over (see Store.Lead): another director leads the realm now,
 	// and this one must stop writing.
 	ErrDeposed = errors.New("store: deposed (a newer leadership term)")
+	// ErrUnavailable reports that the database could not be reached, or
+	// refused the work for now: a connection refused, reset or closed; a
+	// server shutting down, restarting, recovering from a crash, or out
+	// of connections, memory or disk; for SQLite, a file still locked by
+	// another connection after the busy timeout, full, failing to read or
+	// write, unopenable or read-only. Nothing is wrong with the request:
+	// retry it later, and tell a user the database is unavailable. A
+	// write that failed with it may have been applied all the same (its
+	// connection can fail after the commit was sent): the writes that
+	// matter are idempotent (WriteSnapshot on Seq, BeginTransfer and
+	// MoveCharacter on the transfer id), so a retry answers what was
+	// done. It never wraps a refusal on the data's merits (ErrDuplicate,
+	// ErrNotFound, ErrInvalid, ...) or a fence (ErrFenced, ErrDeposed); a
+	// call whose own context ended returns the context's error instead.
+	ErrUnavailable = errors.New("store: database unavailable")
 )
 
 // AccountID identifies an Account; assigned by the store, never 0.
@@ -79,11 +98,24 @@ type Leader struct {
 
 // Leadership is a Store's hold on its realm's leadership, from Store.Lead.
 // Safe for concurrent use.
+//
+// A leadership ends only when a newer term begins (Lost): losing touch
+// with the database does not end it. While the Store cannot confirm its
+// hold (store/pg: the connection holding its lock failed, and it is
+// reconnecting to take the lock back) the leadership is in doubt
+// (InDoubt): no newer term is known, and every write goes on being fenced
+// by the term in its own transaction, so it either commits in this term
+// or fails (with ErrUnavailable while the database cannot be reached,
+// ErrDeposed once another Store led). The doubt ends when the hold is
+// confirmed in the same term, or with the loss of the leadership.
 type Leadership struct {
 	term Term
 	lost chan struct{}
 	once sync.Once
 	err  error // set before lost is closed
+
+	mu    sync.Mutex // guards doubt
+	doubt error      // why the hold is in doubt; nil while it is sure
 }
 
 // NewLeadership returns a held Leadership of term, for Store backends.
@@ -94,13 +126,14 @@ func NewLeadership(term Term) *Leadership {
 // Term is the term held.
 func (l *Leadership) Term() Term { return l.term }
 
-// Lost is closed when the leadership is lost: the Store's hold on it
-// failed, or a write found a newer term. Every later write of the Store
-// fails with ErrDeposed.
+// Lost is closed when the leadership is lost: a newer term began (the
+// Store's check of its hold, or one of its writes, found it). A failed
+// connection is not a lost leadership (see InDoubt). Every later write of
+// the Store fails with ErrDeposed.
 func (l *Leadership) Lost() <-chan struct{} { return l.lost }
 
 // Err says why the leadership was lost (wrapping ErrDeposed); nil while
-// it is held.
+// it is held, in doubt or not.
 func (l *Leadership) Err() error {
 	select {
 	case <-l.lost:
@@ -111,12 +144,39 @@ func (l *Leadership) Err() error {
 }
 
 // Lose marks the leadership lost because of cause (the first call wins;
-// later ones do nothing), for Store backends.
+// later ones do nothing), for Store backends. A backend calls it only on
+// finding a newer term.
 func (l *Leadership) Lose(cause error) {
 	l.once.Do(func() {
 		l.err = fmt.Errorf("%w: term %d: %w", ErrDeposed, l.term, cause)
 		close(l.lost)
 	})
+}
+
+// InDoubt reports whether the Store is re-establishing its hold on the
+// leadership (see Leadership): a director may report it, and go on
+// leading. It is false once the leadership is lost.
+func (l *Leadership) InDoubt() bool { return l.Doubt() != nil }
+
+// Doubt says why the hold is in doubt (wrapping ErrUnavailable): nil
+// while it is sure, and once the leadership is lost.
+func (l *Leadership) Doubt() error {
+	select {
+	case <-l.lost:
+		return nil
+	default:
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.doubt
+}
+
+// SetDoubt marks the hold in doubt because of cause, which should wrap
+// ErrUnavailable, or sure again with a nil cause, for Store backends.
+func (l *Leadership) SetDoubt(cause error) {
+	l.mu.Lock()
+	l.doubt = cause
+	l.mu.Unlock()
 }
 
 // TokenHash is the SHA-256 of a session token: the store never sees tokens.
@@ -213,6 +273,8 @@ type Role string
 const (
 	RoleOwner  Role = "owner"
 	RoleMember Role = "member"
+	// RoleBuilder is a member its Area's owner let build there.
+	RoleBuilder Role = "builder"
 )
 
 // Area is an Area's durable record, without its state blob (see
@@ -225,13 +287,16 @@ type Area struct {
 	// creatures; see package content), or "empty", an open floor of W x H.
 	// Areas stored before templates existed have their kind's name, the
 	// kind's default template.
-	Template   string
-	Name       string
-	W, H       int
-	Seed       uint64
-	Rules      []byte // opaque rules blob
-	Seq        Seq    // the stored snapshot's seq; 0 before the first
-	Epoch      Epoch  // the current incarnation; 0 before the first
+	Template string
+	Name     string
+	W, H     int
+	Seed     uint64
+	Rules    []byte // opaque rules blob
+	Seq      Seq    // the stored snapshot's seq; 0 before the first
+	Epoch    Epoch  // the current incarnation; 0 before the first
+	// Placement is the hash of the placement credential of the current
+	// incarnation (see BeginIncarnation): zero before the first.
+	Placement  TokenHash
 	LastPlayed time.Time
 	Created    time.Time
 }
@@ -330,6 +395,7 @@ const (
 	ResultNotInSource TransferResult = "not_in_source" // rejected: the character was not in From
 	ResultTimeout     TransferResult = "timeout"       // rejected: the pending transfer expired
 	ResultStaleSource TransferResult = "stale_source"  // rejected: From's incarnation changed (FromEpoch)
+	ResultUnsaved     TransferResult = "unsaved"       // rejected: From's snapshot holding the character's state is not stored (FromSeq)
 )
 
 // Transfer is one portal crossing: the character of Account from From to
@@ -351,6 +417,33 @@ type Transfer struct {
 	// replaced can never move a player who came back into its successor.
 	// It is not stored.
 	FromEpoch Epoch
+	// FromSeq, when set on a MoveCharacter call, fences the move too: it
+	// happens only once From's stored snapshot is FromSeq or newer, the
+	// snapshot that holds the character's final state in From (what it
+	// carries, written with From's blob in one transaction). A move never
+	// writes a character's state: its inventory changes only with the
+	// snapshots of the Area it is in. It is not stored.
+	FromSeq Seq
+	// Placed says whether (X, Y) is a square the character stands on in To
+	// (a portal's landing), or only where the Area puts newcomers (a
+	// move by the door): the character row's Placed. It is not stored.
+	Placed bool
+}
+
+// HostRecord is an area host a director spawned: it outlives the
+// director, and the next one adopts it when it registers with its
+// credential (whose hash keys the record; the credential itself is never
+// stored).
+type HostRecord struct {
+	Credential TokenHash
+	Name       string
+	PID        int
+	// Machine identifies the machine it runs on (its boot id): a director
+	// on the same machine can tell whether the process still lives.
+	Machine string
+	WSURL   string
+	Started time.Time
+	Seen    time.Time
 }
 
 // RealmSettings is the realm door's configuration: a single row.
@@ -365,6 +458,24 @@ type RealmSettings struct {
 func DefaultRealmSettings() RealmSettings {
 	return RealmSettings{Open: true, Cap: 40, NewPlayersWelcome: true}
 }
+
+// Change is one entry of the audit log: a change an admin made to the
+// realm, recorded in the same transaction as the change itself.
+type Change struct {
+	ID     int64     // set by the store, growing
+	At     time.Time // when it was made
+	Actor  AccountID // the admin who made it
+	Action string    // what kind of change, e.g. "realm.update" (1..MaxChangeAction bytes)
+	Target string    // what it changed, e.g. "realm" or "account 42" (..MaxChangeTarget bytes)
+	Detail string    // what it was and became, in words (..MaxChangeDetail bytes)
+}
+
+// Bounds of a Change's words, in bytes; longer ones are ErrInvalid.
+const (
+	MaxChangeAction = 64
+	MaxChangeTarget = 128
+	MaxChangeDetail = 2048
+)
 
 // Sample is one of the director's periodic samples for the capacity charts.
 type Sample struct {
@@ -382,6 +493,11 @@ type Sample struct {
 // every method is one round trip or one transaction unless it says
 // otherwise, and every method that changes more than one row does so
 // atomically. Returned slices and structs are the caller's.
+//
+// A database that goes away does not break a Store: while it cannot be
+// reached (or refuses work for now) every method fails with an error
+// wrapping ErrUnavailable, and works again once the database is back,
+// with no reopening; a leadership survives it (see Lead).
 type Store interface {
 	// Migrate applies the pending schema migrations (Open already did);
 	// `ley migrate` calls it. Safe to run concurrently and repeatedly.
@@ -402,13 +518,22 @@ type Store interface {
 	// ends (the leader's process died, or Close); SQLite serves one
 	// director, which leads at once in a constant term 1. Lead may be
 	// called once per Store.
+	//
+	// Only a newer term ends a leadership. When the database goes away
+	// (a restart, a network cut) the Leadership is in doubt and the
+	// Store works to confirm it (see Leadership); a Store waiting in
+	// Lead goes on waiting through the outage. A Store whose hold
+	// failed takes its lock back, after a restart, before a Store that
+	// was waiting for it does (store/pg's doc says how), so a database
+	// restart does not move the leadership to another director.
 	Lead(ctx context.Context, me Leader) (*Leadership, error)
 	// Leader returns the realm's leader as last recorded by Lead (it may
 	// have died since), or ErrNotFound before any Store led.
 	Leader(ctx context.Context) (Leader, error)
 
 	// CreateAccount creates an account and its password identity in one
-	// transaction. A taken email is ErrDuplicate.
+	// transaction. A taken email is ErrDuplicate; a name another account
+	// has (by NameKey) is ErrNameTaken.
 	CreateAccount(ctx context.Context, a NewAccount) (Account, error)
 	// Account returns the account id, or ErrNotFound.
 	Account(ctx context.Context, id AccountID) (Account, error)
@@ -444,6 +569,15 @@ type Store interface {
 	// PruneSessions deletes sessions revoked or expired before now.
 	PruneSessions(ctx context.Context, now time.Time) (int, error)
 
+	// FindAccounts returns the accounts whose email or display name holds
+	// q (case folded; "" matches every account), newest first, at most
+	// limit (1..1000).
+	FindAccounts(ctx context.Context, q string, limit int) ([]Account, error)
+	// EndAccountSessions revokes every session of the account, as an
+	// admin's act recorded with ch in the audit log in one transaction,
+	// and reports how many it revoked; an unknown account is ErrNotFound.
+	EndAccountSessions(ctx context.Context, account AccountID, ch Change) (int, error)
+
 	// CreateArea creates an Area (epoch 0, seq 0, empty state) and makes
 	// its owner a member with RoleOwner, in one transaction.
 	CreateArea(ctx context.Context, a NewArea) (Area, error)
@@ -463,10 +597,27 @@ type Store interface {
 	AddMember(ctx context.Context, area AreaID, account AccountID, role Role, now time.Time) error
 	// IsMember reports whether account is a member of area.
 	IsMember(ctx context.Context, area AreaID, account AccountID) (bool, error)
+	// MemberArea returns area's record and account's, in one round trip,
+	// when account is a member of area; ErrNotMember otherwise (a missing
+	// Area or account alike).
+	MemberArea(ctx context.Context, area AreaID, account AccountID) (Area, Account, error)
 	// MemberRole returns the account's role in area, or ErrNotMember.
 	MemberRole(ctx context.Context, area AreaID, account AccountID) (Role, error)
+	// SetMemberRole makes a member of area a builder or a plain member
+	// again (RoleBuilder, RoleMember); ErrNotMember for an account that is
+	// none, ErrInvalid for another role or the owner's.
+	SetMemberRole(ctx context.Context, area AreaID, account AccountID, role Role) error
 	// Members returns the Area's members by account id.
 	Members(ctx context.Context, area AreaID) ([]Member, error)
+	// GiveMembership makes account a member of area with role
+	// (RoleMember or RoleBuilder), or changes its role, as an admin's act
+	// recorded with ch in one transaction; ErrInvalid for another role or
+	// the owner's membership, ErrNotFound for an unknown area or account.
+	GiveMembership(ctx context.Context, area AreaID, account AccountID, role Role, ch Change) error
+	// TakeMembership ends account's membership of area, as an admin's act
+	// recorded with ch in one transaction; ErrNotMember for an account
+	// that is none, ErrInvalid for the owner.
+	TakeMembership(ctx context.Context, area AreaID, account AccountID, ch Change) error
 
 	// CreateInvite stores an invite; a taken code is ErrDuplicate.
 	CreateInvite(ctx context.Context, inv Invite) error
@@ -480,9 +631,11 @@ type Store interface {
 	// code), at most limit of them; a limit below 1 is ErrInvalid.
 	InvitesBy(ctx context.Context, account AccountID, now time.Time, limit int) ([]Invite, error)
 
-	// BeginIncarnation increments the Area's epoch atomically and returns
-	// the new one; the director calls it each time it makes the Area live.
-	BeginIncarnation(ctx context.Context, area AreaID) (Epoch, error)
+	// BeginIncarnation increments the Area's epoch atomically, records
+	// placement (the hash of the credential of the host it is placed on)
+	// for the new incarnation, and returns the new epoch; the director
+	// calls it each time it makes the Area live.
+	BeginIncarnation(ctx context.Context, area AreaID, placement TokenHash) (Epoch, error)
 	// WriteSnapshot stores a snapshot in one transaction. An epoch other
 	// than the Area's current one is ErrFenced and changes nothing; a Seq
 	// past math.MaxInt64 (what the databases' signed columns hold) is
@@ -511,9 +664,11 @@ type Store interface {
 	// MoveCharacter performs a crossing in one transaction, idempotent on
 	// t.ID: a finished transfer with that id is returned as recorded and
 	// nothing changes; a pending one past its expiry is rejected with
-	// ResultTimeout; otherwise the character moves from t.From to t.To at
-	// (X, Y) with State (done, ResultMoved), or, when its row does not
-	// name t.From, stays put (rejected, ResultNotInSource). A transfer
+	// ResultTimeout; one fenced by FromEpoch or FromSeq is rejected with
+	// ResultStaleSource or ResultUnsaved; otherwise the character moves
+	// from t.From to t.To at (X, Y), Placed as t says (done, ResultMoved),
+	// or, when its row does not name t.From, stays put (rejected,
+	// ResultNotInSource). The move never writes the character's state. A transfer
 	// with no pending record is recorded by this call (a zero Created or
 	// Expires becomes now) and cannot time out. The id reused for another
 	// crossing is ErrConflict.
@@ -532,10 +687,25 @@ type Store interface {
 	// it never deletes a pending one.
 	PruneTransfers(ctx context.Context, olderThan time.Time) (int, error)
 
+	// PutHost records (or updates, by its credential) an area host the
+	// director spawned, so that a director after it can adopt it.
+	PutHost(ctx context.Context, h HostRecord) error
+	// Hosts returns the recorded hosts, oldest first.
+	Hosts(ctx context.Context) ([]HostRecord, error)
+	// DeleteHost forgets the host of credential (it exited, or did not
+	// come back); an unknown one is not an error.
+	DeleteHost(ctx context.Context, credential TokenHash) error
+
 	// RealmSettings returns the realm's settings row.
 	RealmSettings(ctx context.Context) (RealmSettings, error)
-	// UpdateRealmSettings replaces the realm's settings row.
-	UpdateRealmSettings(ctx context.Context, s RealmSettings) error
+	// UpdateRealmSettings replaces the realm's settings row and records
+	// ch in the audit log, in one transaction: the settings never change
+	// unrecorded.
+	UpdateRealmSettings(ctx context.Context, s RealmSettings, ch Change) error
+
+	// Changes returns the audit log's entries with ids below before (0:
+	// from the newest), newest first, at most limit (1..1000).
+	Changes(ctx context.Context, before int64, limit int) ([]Change, error)
 
 	// AddSample records a director sample.
 	AddSample(ctx context.Context, s Sample) error
@@ -544,6 +714,12 @@ type Store interface {
 	// PruneSamples deletes the samples taken before before.
 	PruneSamples(ctx context.Context, before time.Time) (int, error)
 }
+
+// NameKey is the form in which two accounts' display names must differ:
+// case folded (Unicode's full folding), so that "Demo", "DEMO" and "demo"
+// are one name. Names reach the store in their PRECIS Nickname form
+// already (full-width forms mapped, spaces folded: director/auth).
+func NameKey(name string) string { return cases.Fold().String(name) }
 
 // Validate checks a NewAccount and returns it normalised.
 func (a NewAccount) Validate() (NewAccount, error) {

@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"image/png"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,55 +18,31 @@ import (
 	"github.com/gobwas/ws"
 
 	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/internal/realmtest"
 	"github.com/leyworks/ley/tools/capacity/ladder"
 	"github.com/leyworks/ley/web/internal/chrome"
 )
 
-var updateScreenshot = flag.Bool("screenshot", false, "write the screenshot of the client in play to docs/web-client.png")
+var updateScreenshot = flag.Bool("screenshot", false, "write the screenshots of the client in play to docs/web-client.png (a desktop) and docs/web-client-phone.png (a phone), and of the console to docs/console.png")
 
-// binDir holds the ley binary the client tests build once.
-var binDir string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ley-web-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+// writeScreenshot writes a screenshot taken for -screenshot.
+func writeScreenshot(t *testing.T, path string, png []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
 }
 
-// leyBinary builds cmd/ley once for the package's tests.
-var leyBinary = sync.OnceValues(func() (string, error) {
-	bin := filepath.Join(binDir, "ley")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/ley").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("build ley: %v\n%s", err, out)
-	}
-	return bin, nil
-})
+func TestMain(m *testing.M) { os.Exit(realmtest.Main(m)) }
 
 // startRealm runs `ley run` on free ports until the test ends.
 func startRealm(t *testing.T) *ladder.Realm {
 	t.Helper()
-	bin, err := leyBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := ladder.QuickConfig()
-	cfg.Binary = bin
-	cfg.MaxHosts, cfg.PoolSize = 2, 8
-	// Every sign-up and login of the test comes from one address.
-	cfg.RealmArgs = []string{"--auth-burst", "100", "--resume-grace", "20s", "--close-grace", "2s"}
-	r, err := ladder.StartRealm(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Stop)
-	return r
+	return realmtest.Start(t, func(cfg *ladder.Config) {
+		cfg.MaxHosts, cfg.PoolSize = 2, 8
+		// Every sign-up and login of the test comes from one address.
+		cfg.RealmArgs = []string{"--auth-burst", "100", "--resume-grace", "20s", "--close-grace", "2s"}
+	})
 }
 
 // sessionHook is the page script that hands each Session the play screen
@@ -229,57 +202,81 @@ func (p *page) walk() [2]int {
 // click clicks square (x, y) of the map.
 func (p *page) click(x, y int, opts ...chromedp.MouseOption) {
 	p.t.Helper()
-	xy := p.eval(fmt.Sprintf(`(() => { const c = document.getElementById("map"); const r = c.getBoundingClientRect();
-		const t = +c.dataset.tile; return (r.left + (%d + 0.5 - +c.dataset.originX) * t) + "," + (r.top + (%d + 0.5 - +c.dataset.originY) * t); })()`, x, y))
-	var cx, cy float64
-	if _, err := fmt.Sscanf(xy, "%g,%g", &cx, &cy); err != nil {
-		p.fail("square (%d, %d) on the canvas: %q", x, y, xy)
-	}
+	cx, cy := p.squareXY(x, y) // once the camera stands still
 	p.do(chromedp.MouseClickXY(cx, cy, opts...))
 }
 
 // walkTo walks to square (x, y) with a click (a move_to) and waits until
-// the server confirms the body there.
+// the server confirms the body there. A walk the server ended short (a
+// body in the way that did not move on, a creature of the arena) is sent
+// again, twice at most.
 func (p *page) walkTo(x, y int) {
 	p.t.Helper()
+	there := fmt.Sprintf(`document.getElementById("pos").dataset.x + "," + document.getElementById("pos").dataset.y === "%d,%d"`, x, y)
+	for try := 0; try < 2; try++ {
+		p.click(x, y)
+		ctx, cancel := context.WithTimeout(p.tab.Ctx, 15*time.Second)
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](there, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(10*time.Second)))
+		cancel()
+		if err == nil {
+			return
+		}
+	}
 	p.click(x, y)
-	p.wait(fmt.Sprintf("the walk to (%d, %d)", x, y), fmt.Sprintf(`document.getElementById("pos").dataset.x + "," + document.getElementById("pos").dataset.y === "%d,%d"`, x, y), 20*time.Second)
+	p.wait(fmt.Sprintf("the walk to (%d, %d)", x, y), there, 20*time.Second)
 }
 
-// visible reports the squares the map shows whole: x0 <= x < x1, y0 <= y < y1.
+// visible reports the squares the map shows whole, within the window (a
+// phone's page may be scrolled): x0 <= x < x1, y0 <= y < y1.
 func (p *page) visible() (x0, y0, x1, y1 int) {
 	p.t.Helper()
-	s := p.eval(`(() => { const c = document.getElementById("map"); const t = +c.dataset.tile;
+	s := p.eval(`(() => { const c = document.getElementById("map"); const t = +c.dataset.tile; const r = c.getBoundingClientRect();
 		const ox = +c.dataset.originX, oy = +c.dataset.originY;
-		return [Math.ceil(ox), Math.ceil(oy), Math.floor(ox + c.clientWidth / t), Math.floor(oy + c.clientHeight / t)].join(","); })()`)
+		const top = Math.max(r.top, 0), bottom = Math.min(r.bottom, window.innerHeight), left = Math.max(r.left, 0), right = Math.min(r.right, window.innerWidth);
+		return [Math.ceil(ox + (left - r.left) / t), Math.ceil(oy + (top - r.top) / t), Math.floor(ox + (right - r.left) / t), Math.floor(oy + (bottom - r.top) / t)].join(","); })()`)
 	if _, err := fmt.Sscanf(s, "%d,%d,%d,%d", &x0, &y0, &x1, &y1); err != nil {
 		p.fail("the squares shown: %q: %v", s, err)
 	}
 	return x0, y0, x1, y1
 }
 
-// pixel is the colour ("r,g,b") the canvas shows in the middle of square (x, y).
-func (p *page) pixel(x, y int) string {
+// pixel is the colour ("r,g,b") the canvas shows at (fx, fy) of square
+// (x, y), fractions of a square from its top left.
+func (p *page) pixel(x, y int, fx, fy float64) string {
 	p.t.Helper()
 	return p.eval(fmt.Sprintf(`(() => { const c = document.getElementById("map"); const t = +c.dataset.tile; const dpr = window.devicePixelRatio || 1;
-		const px = Math.floor((%d + 0.5 - +c.dataset.originX) * t * dpr), py = Math.floor((%d + 0.5 - +c.dataset.originY) * t * dpr);
-		const d = c.getContext("2d").getImageData(px, py, 1, 1).data; return d[0] + "," + d[1] + "," + d[2]; })()`, x, y))
+		const px = Math.floor((%d + %g - +c.dataset.originX) * t * dpr), py = Math.floor((%d + %g - +c.dataset.originY) * t * dpr);
+		const d = c.getContext("2d").getImageData(px, py, 1, 1).data; return d[0] + "," + d[1] + "," + d[2]; })()`, x, fx, y, fy))
 }
 
-// waitPixel waits (5 s at most) until the map draws want at square
-// (x, y): the page draws at its next animation frame, and its view follows
-// the player there too, which a loaded machine delays.
+// probes are the points of a square waitPixel reads: its middle and three
+// more inside it, clear of a door's frame, lines and lock, so that a name
+// drawn over part of the square (the player's own, above its body) does
+// not hide what the square is.
+var probes = [][2]float64{{0.5, 0.5}, {0.5, 0.22}, {0.25, 0.55}, {0.62, 0.8}}
+
+// waitPixel waits (5 s at most) until the map draws want at one of the
+// probes of square (x, y): the page draws at its next animation frame,
+// and its view follows the player there too, which a loaded machine
+// delays.
 func (p *page) waitPixel(what string, x, y int, want string) {
 	p.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	got := p.pixel(x, y)
-	for got != want && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		got = p.pixel(x, y)
+	var got []string
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		got = got[:0]
+		for _, f := range probes {
+			c := p.pixel(x, y, f[0], f[1])
+			if c == want {
+				return
+			}
+			got = append(got, c)
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // the next animation frame
 	}
-	if got != want {
-		p.t.Errorf("%s: square (%d, %d) is drawn %s; want %s", what, x, y, got, want)
-	}
+	p.t.Errorf("%s: square (%d, %d) is drawn %v; want %s", what, x, y, got, want)
 }
 
 // sdk evaluates a JavaScript expression of the page's Session
@@ -294,6 +291,20 @@ func (p *page) sdk(js string) string {
 func (p *page) doorState(x, y int) string {
 	p.t.Helper()
 	return p.sdk(fmt.Sprintf(`(() => { const o = s.view.objectAt(%d, %d); return o === undefined || o.kind !== 1 ? "none" : o.state; })()`, x, y))
+}
+
+// cameraInside checks that the map shows nothing past the Area's edges
+// along an axis where the Area is larger than the view (the camera stops
+// at the edges rather than centring the body over the void).
+func (p *page) cameraInside() {
+	p.t.Helper()
+	got := p.eval(`(() => { const c = document.getElementById("map"), v = globalThis.__leySession.view.info, t = +c.dataset.tile;
+		const ox = +c.dataset.originX, oy = +c.dataset.originY, sw = c.clientWidth / t, sh = c.clientHeight / t;
+		const okX = v.w <= sw || (ox >= 0 && ox + sw <= v.w + 0.001), okY = v.h <= sh || (oy >= 0 && oy + sh <= v.h + 0.001);
+		return okX && okY ? "" : "origin " + ox + "," + oy + ", view " + sw.toFixed(1) + "x" + sh.toFixed(1) + " squares, Area " + v.w + "x" + v.h; })()`)
+	if got != "" {
+		p.t.Errorf("%s: the map shows past the Area's edge: %s", p.name, got)
+	}
 }
 
 func (p *page) noExceptions() {
@@ -439,6 +450,7 @@ func TestWebClient(t *testing.T) {
 	step("the village's deer are drawn and named; screenshot", func(t *testing.T) {
 		// Up the north road, beside the meadow where deer graze.
 		ada.walkTo(31, 12)
+		ada.cameraInside()
 		// A deer's body is drawn in its kind's colour: find one on the
 		// canvas, point at it, and the page names it from the SDK's view
 		// (area_info's creature kinds and the entity's look).
@@ -483,9 +495,7 @@ func TestWebClient(t *testing.T) {
 			t.Errorf("screenshot of %v; want the 1280x800 window", b)
 		}
 		if *updateScreenshot {
-			if err := os.WriteFile("../docs/web-client.png", shot, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			writeScreenshot(t, "../docs/web-client.png", shot)
 		}
 	})
 
@@ -522,7 +532,7 @@ func TestWebClient(t *testing.T) {
 		}
 		bad := []ws.Frame{
 			ws.NewBinaryFrame([]byte{0xff, 0x00, 0x13}),                                     // not CBOR
-			ws.NewBinaryFrame([]byte{0x83, 0x02, 0x15, 0x80}),                               // type 21
+			ws.NewBinaryFrame([]byte{0x83, 0x02, 0x16, 0x80}),                               // type 22
 			ws.NewBinaryFrame([]byte{0x83, 0x02, 0x0c, 0x84, 0x05, 0x00, 0x00, 0x41, 0x13}), // a record op 0x13
 			ws.NewBinaryFrame([]byte{0x83, 0x02, 0x0b, 0x82, 0x1a, 0x7f, 0xff, 0xff, 0xff, 0x0f}),
 			ws.NewTextFrame([]byte("hello?")),
@@ -573,6 +583,9 @@ func TestWebClient(t *testing.T) {
 			cancel()
 			if err == nil && x == px {
 				break
+			}
+			if err == nil {
+				ada.cameraInside() // the road's east end is the village's edge
 			}
 			if try == 6 {
 				ada.fail("six clicks along the road did not reach the portal (at %v)", ada.pos())
@@ -653,10 +666,20 @@ func TestWebClient(t *testing.T) {
 		if s := ada.state(); s != "ended" {
 			t.Errorf("the first tab's state %q; want ended", s)
 		}
+		if got := ada.eval(`document.getElementById("rtt").textContent`); got != "" {
+			t.Errorf("the ended session still shows a round-trip time: %q", got)
+		}
 		n := proxy.count("ada")
 		again.walk() // a few round trips of real time, in which a reconnect would start
 		if proxy.count("ada") != n || ada.state() != "ended" {
 			t.Errorf("the first tab reconnected after it was taken over")
+		}
+		// The other tab's login ended this one's: Play here says so and
+		// asks for the login, with the email filled in.
+		ada.eval(`(document.getElementById("banner-action").click(), "")`)
+		ada.wait("the login asked for", `!document.getElementById("auth").hidden && document.getElementById("auth-error").textContent.includes("new login")`, 10*time.Second)
+		if got := ada.eval(`document.querySelector("#login-form input[name=email]").value + "|" + document.querySelector("#login-form input[name=password]").value`); got != adaEmail+"|" {
+			t.Errorf("the login form after Play here holds %q; want the email and no password", got)
 		}
 		again.noExceptions()
 		ada.noExceptions()
@@ -670,6 +693,15 @@ func TestWebClient(t *testing.T) {
 		cy.signUp(base, "cy-"+stamp+"@t.local", "cy", password)
 		cy.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`#areas button[data-join="%d"]`, demo))))
 		cy.wait("realm full", `!document.getElementById("banner").hidden && document.getElementById("banner-text").textContent.startsWith("The realm is full")`, 10*time.Second)
+		// While it waits to try again, the banner counts down and the map
+		// says it is not live.
+		countdown := `(() => { const m = /Trying again in ([0-9.]+) s/.exec(document.getElementById("banner-text").textContent); return m === null ? "" : m[1]; })()`
+		cy.wait("a countdown", countdown+` !== ""`, 10*time.Second)
+		first := cy.eval(countdown)
+		cy.wait("the countdown moving", fmt.Sprintf(`(() => { const v = %s; return v !== "" && v !== %q; })()`, countdown, first), 5*time.Second)
+		if got := cy.eval(`document.getElementById("view").dataset.live + "|" + document.getElementById("offline").textContent`); !strings.HasPrefix(got, "false|") || got == "false|" {
+			t.Errorf("the map while no session is live: %q; want it marked not live, with words", got)
+		}
 		// Closing the door drains the realm: bo's Area closes after the
 		// close grace, and joining again is refused.
 		if err := admin.SetRealm(ctx, dirclient.Realm{Open: false, Cap: 1, NewPlayersWelcome: true}); err != nil {

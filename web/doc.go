@@ -1,11 +1,13 @@
 // Package web is ley's browser side: the TypeScript client SDK (web/sdk,
 // an npm package a game team imports), the web client built on it
-// (web/app), and the bundle of both that the director serves at / and
-// embeds from here.
+// (web/app), the operator's console (web/app/src/console.ts, admins
+// only), and the bundle of them that the director serves at / and
+// /console and embeds from here.
 //
 // # Outline
 //
-//   - [Files]: the bundled web client (index.html, app.js, app.css), as
+//   - [Files]: the bundled web client (index.html, app.js, app.css; the
+//     console's console.html, console.js, console.css), as
 //     committed in web/dist. `go generate ./web` rebuilds it with
 //     esbuild's Go API (package web/bundle), so building and running ley
 //     needs only Go; a test fails when web/dist is not what the sources
@@ -13,8 +15,12 @@
 //   - The SDK's tests and the web client's tests run in a real headless
 //     Chromium (Debian's chromium package) driven by chromedp from
 //     `go test ./web/...`: the SDK against the golden files of
-//     net/wire/testdata and the worked sequence of area/testdata/sequence,
+//     net/wire/testdata and the worked sequence of systems/interest/testdata/sequence,
 //     and the client against a realm started by the test (`ley run`).
+//   - The SDK's codes (web/sdk/src/codes.ts) and message type numbers
+//     (web/sdk/src/protocol.ts) are written by hand; a Go test
+//     (TestSDKMirrorsWire) holds them to net/wire's, name for name and
+//     number for number.
 //
 // # Caveats
 //

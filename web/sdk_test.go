@@ -65,7 +65,7 @@ type frameJSON struct {
 // fixtures are what the SDK's tests check against: every golden message
 // of net/wire/testdata, more messages of the fields and kinds the golden
 // files leave out (encoded here by net/wire), and the worked snapshot
-// sequence of area/testdata/sequence with what net/view makes of each
+// sequence of systems/interest/testdata/sequence with what net/view makes of each
 // frame.
 type fixtures struct {
 	Golden   map[string]string `json:"golden"`
@@ -127,7 +127,7 @@ func buildFixtures(t *testing.T) fixtures {
 	if err := v.Apply(info); err != nil {
 		t.Fatal(err)
 	}
-	frames, err := filepath.Glob("../area/testdata/sequence/*.hex")
+	frames, err := filepath.Glob("../systems/interest/testdata/sequence/*.hex")
 	if err != nil || len(frames) == 0 {
 		t.Fatalf("sequence files: %v (%d found)", err, len(frames))
 	}
@@ -167,7 +167,7 @@ const sdkPage = `<!doctype html><meta charset="utf-8"><title>ley SDK tests</titl
 // TestSDK bundles the SDK's tests (web/sdk/test) with esbuild and runs
 // them in headless Chromium: the codec against every golden message of
 // net/wire/testdata, the view against net/view on the worked sequence of
-// area/testdata/sequence, prediction and reconciliation with scripted
+// systems/interest/testdata/sequence, prediction and reconciliation with scripted
 // snapshots, and the session against a scripted server. Each case is a
 // subtest.
 func TestSDK(t *testing.T) {

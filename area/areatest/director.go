@@ -20,10 +20,16 @@ type Director struct {
 	// AutoAck makes the director ack every snapshot at once, as a real
 	// director with a healthy store would.
 	AutoAck atomic.Bool
+	// LeaseMS is the lease its registrations give (control.Registered):
+	// 0, none. While Mute is set, it answers no heartbeat (the host's
+	// lease runs out as if the director were cut off).
+	LeaseMS atomic.Int64
+	Mute    atomic.Bool
 
-	mu     sync.Mutex // guards conn, refuse
+	mu     sync.Mutex // guards conn, refuse, away
 	conn   *control.Conn
 	refuse string
+	away   bool
 
 	msgs  chan control.Message
 	conns chan *control.Conn
@@ -58,6 +64,14 @@ func (d *Director) Close() {
 func (d *Director) Refuse(reason string) {
 	d.mu.Lock()
 	d.refuse = reason
+	d.mu.Unlock()
+}
+
+// Away makes registrations answered "not the leader" (the host keeps
+// trying) while on: a realm between leaders, as a host sees it.
+func (d *Director) Away(on bool) {
+	d.mu.Lock()
+	d.away = on
 	d.mu.Unlock()
 }
 
@@ -106,13 +120,17 @@ func (d *Director) serve(c *control.Conn) {
 	}
 	d.msgs <- reg
 	d.mu.Lock()
-	refuse := d.refuse
+	refuse, away := d.refuse, d.away
 	d.mu.Unlock()
 	if refuse != "" {
 		_ = c.Send(&control.Registered{Error: refuse})
 		return
 	}
-	if err := c.Send(&control.Registered{HostID: 1}); err != nil {
+	if away {
+		_ = c.Send(&control.Registered{Error: "not the leader", NotLeader: true})
+		return
+	}
+	if err := c.Send(&control.Registered{HostID: 1, LeaseMS: d.LeaseMS.Load()}); err != nil {
 		return
 	}
 	d.mu.Lock()
@@ -126,6 +144,9 @@ func (d *Director) serve(c *control.Conn) {
 		}
 		if s, ok := msg.(*control.Snapshot); ok && d.AutoAck.Load() {
 			_ = c.Send(&control.SnapshotAck{Area: s.Area, Seq: s.Seq})
+		}
+		if hb, ok := msg.(*control.Heartbeat); ok && d.LeaseMS.Load() > 0 && !d.Mute.Load() {
+			_ = c.Send(&control.HeartbeatAck{SentMS: hb.UnixMS})
 		}
 		select {
 		case d.msgs <- msg:

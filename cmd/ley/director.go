@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/leyworks/ley/director"
@@ -18,6 +21,29 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
+
+// realmSignals returns a context a signal ends, and where to put the
+// director it stops: Ctrl-C (SIGINT) stops the whole realm, the director
+// stopping its hosts (each closes its Areas with their final snapshots);
+// SIGTERM stops the director alone (a restart, an upgrade, a rollout):
+// its hosts play on and the next director adopts them.
+func realmSignals(parent context.Context) (context.Context, *atomic.Pointer[director.Director], func()) {
+	ctx, cancel := context.WithCancel(parent)
+	var realm atomic.Pointer[director.Director]
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-sig:
+			if d := realm.Load(); d != nil && s == os.Interrupt {
+				d.StopRealm()
+			}
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, &realm, func() { signal.Stop(sig); cancel() }
+}
 
 // storeFlags selects the store: Postgres when a URL is given, else the
 // embedded SQLite under the data directory.
@@ -74,19 +100,30 @@ func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config, hostKeyFile *strin
 	f.StringVar(&cfg.Spawn.MemLimit, "host-mem-limit", cfg.Spawn.MemLimit, "GOMEMLIMIT of each area host")
 	f.StringVar(&cfg.Spawn.Listen, "host-listen", cfg.Spawn.Listen, "interface the hosts' client listeners bind")
 	f.StringVar(&cfg.Spawn.LogLevel, "host-log-level", cfg.Spawn.LogLevel, "log level of the area hosts")
+	f.IntVar(&cfg.Spawn.MaxConnsPerAddr, "host-max-conns-per-addr", 0, "handshakes and connections one client address may hold on each spawned host (0: the hosts' default, 256; raise for players behind one NAT)")
+	f.DurationVar(&cfg.HostLease, "host-lease", cfg.HostLease, "how long an area host keeps its players without hearing this director answer its heartbeats (a partition, a director restart); the director makes a cut-off host's Areas live elsewhere only after it")
+	f.DurationVar(&cfg.Spawn.OrphanTimeout, "host-orphan-timeout", cfg.Spawn.OrphanTimeout, "how long a spawned host waits for the next director after this one stops or dies, before it closes its Areas and exits")
 	f.DurationVar(&cfg.AreaIdleGrace, "area-idle-grace", cfg.AreaIdleGrace, "how long an Area without players stays loaded")
 	f.DurationVar(&cfg.CloseGrace, "close-grace", cfg.CloseGrace, "grace players get when the realm is drained")
 	f.DurationVar(&cfg.SampleEvery, "sample-every", cfg.SampleEvery, "cadence of director_samples rows")
 	f.DurationVar(&cfg.StatsEvery, "stats-every", cfg.StatsEvery, "cadence of the director's stats log line (0: off)")
 	f.IntVar(&cfg.Spawn.SnapshotEvery, "snapshot-every", cfg.Spawn.SnapshotEvery, "ticks between client snapshots on the hosts")
 	f.IntVar(&cfg.AuthBurst, "auth-burst", cfg.AuthBurst, "login and sign-up attempts a client address may make at once")
+	f.DurationVar(&cfg.APIEvery, "api-every", cfg.APIEvery, "a session may make one authenticated API request per this, past its burst")
+	f.IntVar(&cfg.APIBurst, "api-burst", cfg.APIBurst, "authenticated API requests a session may make at once")
 	f.DurationVar(&cfg.AuthEvery, "auth-every", cfg.AuthEvery, "after the burst, one more attempt per this period")
 	f.IntVar(&cfg.LoginFreeFailures, "login-free-failures", cfg.LoginFreeFailures, "wrong passwords for one account from one address before that address must wait")
 	f.DurationVar(&cfg.LoginDelay, "login-delay", cfg.LoginDelay, "first wait after the free failures; it doubles with each further failure")
 	f.DurationVar(&cfg.LoginMaxDelay, "login-max-delay", cfg.LoginMaxDelay, "longest wait between login attempts for one account from one address")
 	f.IntVar(&cfg.MaxOwnedAreas, "max-owned-areas", cfg.MaxOwnedAreas, "Areas an account may own (admins exempt; 0: no limit)")
+	f.Int64Var(&cfg.MaxOwnedSquares, "max-owned-squares", cfg.MaxOwnedSquares, "squares an account's Areas may cover together (admins exempt; 0: no limit)")
+	f.IntVar(&cfg.MaxLiveInvites, "max-live-invites", cfg.MaxLiveInvites, "invites that can still be redeemed an account (not an admin) may have; 0: no quota")
+	f.Int64Var(&cfg.HostSnapshotRate, "host-snapshot-rate", cfg.HostSnapshotRate, "bytes of snapshots a second each host may send past its burst (more wait unacked on the host)")
+	f.Int64Var(&cfg.HostSnapshotBurst, "host-snapshot-burst", cfg.HostSnapshotBurst, "bytes of snapshots each host may send at once (at least one largest blob, 8 MiB)")
 	f.IntVar(&cfg.MaxPendingGrants, "max-pending-grants", cfg.MaxPendingGrants, "joins an account may hold answered but not yet used (0: no limit)")
 	f.IntVar(&cfg.JoinsPerMinute, "joins-per-minute", cfg.JoinsPerMinute, "joins an account may ask for a minute (0: no limit)")
+	f.BoolVar(&cfg.LoadProvisioning, "load-provisioning", false, "serve POST /v1/admin/provision, the bulk accounts and Areas of ley load and ley ladder (a realm run for load tests; off: the route is 404)")
+	f.Var(prefixList{&cfg.TrustedProxies}, "trusted-proxies", "addresses or CIDRs (comma-separated) of the proxies in front of this director whose X-Forwarded-For it believes: the realm's other directors (followers forward here) and load balancers; rate limits then key on the client behind them")
 	f.Var(areaIDList{&cfg.StarterAreas}, "starter-areas", "Areas (ids, comma-separated) every new account becomes a member of at sign-up; the director refuses to start while one does not exist")
 }
 
@@ -103,6 +140,39 @@ func controlServerTLS(cfg *director.Config, f control.TLSFiles) error {
 	cfg.ControlTLS = c
 	return nil
 }
+
+// prefixList is a flag of comma-separated addresses or CIDRs (an address
+// alone is its /32 or /128); each use adds to the list.
+type prefixList struct{ ps *[]netip.Prefix }
+
+func (l prefixList) String() string {
+	if l.ps == nil {
+		return ""
+	}
+	s := make([]string, len(*l.ps))
+	for i, p := range *l.ps {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ",")
+}
+
+func (l prefixList) Set(v string) error {
+	for f := range strings.SplitSeq(v, ",") {
+		f = strings.TrimSpace(f)
+		if p, err := netip.ParsePrefix(f); err == nil {
+			*l.ps = append(*l.ps, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(f)
+		if err != nil {
+			return fmt.Errorf("%q: not an address or a CIDR", f)
+		}
+		*l.ps = append(*l.ps, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return nil
+}
+
+func (l prefixList) Type() string { return "cidrs" }
 
 // areaIDList is a flag of comma-separated Area ids; each use adds to the
 // list.
@@ -151,7 +221,7 @@ func newDirectorCmd() *cobra.Command {
 			if err := directorContent(&cfg, contentDir); err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, realm, stop := realmSignals(cmd.Context())
 			defer stop()
 			stopObs, err := observe("director", "director", pprofAddr, cfg.Logger)
 			if err != nil {
@@ -168,6 +238,7 @@ func newDirectorCmd() *cobra.Command {
 				st.Close()
 				return err
 			}
+			realm.Store(d)
 			return d.Run(ctx, nil, nil)
 		},
 	}
@@ -201,6 +272,23 @@ func newMigrateCmd() *cobra.Command {
 	return cmd
 }
 
+// defaultDemoPassword is the demo account's documented password.
+const defaultDemoPassword = "demo-password"
+
+// browserAddr is the address a browser on this machine opens for the
+// API's listen address: a wildcard host (all interfaces) is reached on
+// the loopback.
+func browserAddr(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return listen
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
 func newRunCmd() *cobra.Command {
 	cfg := director.DefaultConfig()
 	var sf storeFlags
@@ -220,7 +308,7 @@ func newRunCmd() *cobra.Command {
 			if err := directorContent(&cfg, contentDir); err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, realm, stop := realmSignals(cmd.Context())
 			defer stop()
 			stopObs, err := observe("director", "director", pprofAddr, cfg.Logger)
 			if err != nil {
@@ -236,6 +324,7 @@ func newRunCmd() *cobra.Command {
 				st.Close()
 				return err
 			}
+			realm.Store(d)
 			httpLn, ctlLn, err := d.Listen()
 			if err != nil {
 				st.Close()
@@ -249,22 +338,39 @@ func newRunCmd() *cobra.Command {
 			// A new player of the demo realm joins the village at once, and may
 			// walk through its portal into the arena.
 			d.AddStarterAreas(demo.Area, demo.Arena)
+			// The landing page offers the demo in one click, but only with
+			// the documented password: one set by the operator stays theirs.
+			if demoPassword == defaultDemoPassword {
+				d.OfferDemoLogin(demo.Email, demo.Password)
+			}
 			api, _ := d.Addrs()
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "ley realm up\n  store:        %s\n  director API: http://%s  (GET /director/info)\n", what, api)
+			fmt.Fprintf(out, "ley realm up\n  open http://%s to play (in your browser)\n", browserAddr(api))
+			fmt.Fprintf(out, "  console:      http://%s/console  (admins: the realm's door, hosts and Areas live, capacity charts)\n", browserAddr(api))
+			fmt.Fprintf(out, "  store:        %s\n  director API: http://%s  (GET /director/info)\n", what, api)
 			if m := d.MetricsAddr(); m != "" {
 				fmt.Fprintf(out, "  metrics:      http://%s/metrics  (Prometheus; not on the API port)\n", m)
 			}
 			fmt.Fprintf(out, "  API:          http://%s/v1/openapi.yaml  (OpenAPI 3.1: every route, its answers and errors)\n", api)
 			fmt.Fprintf(out, "  content:      %s\n", contentLine(contentDir))
+			// The documented password is public; one the operator set is a
+			// secret, never printed (a terminal's scrollback, a log file).
+			shown := demo.Password
+			if demoPassword != defaultDemoPassword {
+				shown = "(the password in LEY_DEMO_PASSWORD)"
+			}
 			fmt.Fprintf(out, "  demo login:   %s / %s  (an admin; owns the village Area %d, the arena Area %d, the home Area %d)\n",
-				demo.Email, demo.Password, demo.Area, demo.Arena, demo.Home)
+				demo.Email, shown, demo.Area, demo.Arena, demo.Home)
 			fmt.Fprintf(out, "  the world:    the village's portal leads to the arena and its creatures, the arena's portal back\n")
 			fmt.Fprintf(out, "  new players:  POST /v1/accounts {email, password, name}: each is a member of the village Area %d and the arena Area %d (starter Areas)\n", demo.Area, demo.Arena)
-			fmt.Fprintf(out, "  join it:      curl -s -X POST http://%s/v1/session -d '{\"email\":\"%s\",\"password\":\"%s\"}'\n", api, demo.Email, demo.Password)
+			login := fmt.Sprintf(`'{"email":"%s","password":"%s"}'`, demo.Email, demo.Password)
+			if demoPassword != defaultDemoPassword {
+				login = fmt.Sprintf(`"{\"email\":\"%s\",\"password\":\"$LEY_DEMO_PASSWORD\"}"`, demo.Email) // the shell fills it in
+			}
+			fmt.Fprintf(out, "  join it:      curl -s -X POST -H 'Content-Type: application/json' http://%s/v1/session -d %s\n", api, login)
 			fmt.Fprintf(out, "                curl -s -X POST -H 'Authorization: Bearer <token>' http://%s/v1/areas/%d/join\n", api, demo.Area)
 			fmt.Fprintf(out, "                then open ws_url and send hello{grant, join_id}: join_id is a decimal string in JSON,\n")
-			fmt.Fprintf(out, "                hello carries the uint64 it spells (docs/protocol.md)\n  Ctrl-C stops the realm.\n")
+			fmt.Fprintf(out, "                hello carries the uint64 it spells (docs/protocol.md)\n  Ctrl-C stops the realm (SIGTERM stops the director alone: its hosts play on for the next one).\n")
 			return d.Run(ctx, httpLn, ctlLn)
 		},
 	}
@@ -273,7 +379,7 @@ func newRunCmd() *cobra.Command {
 	addContentFlag(cmd.Flags(), &contentDir)
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.Flags().StringVar(&demoEmail, "demo-email", "demo@ley.local", "email of the seeded demo account")
-	cmd.Flags().StringVar(&demoPassword, "demo-password", "demo-password", "password of the seeded demo account")
+	cmd.Flags().StringVar(&demoPassword, "demo-password", defaultDemoPassword, "password of the seeded demo account")
 	cmd.Flags().StringVar(&pprofAddr, "pprof", "127.0.0.1:0", "loopback address serving /debug/pprof (\"\": off); continuous profiling: set LEY_PYROSCOPE_URL")
 	return cmd
 }

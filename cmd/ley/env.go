@@ -26,7 +26,10 @@ var secretFlags = map[string]func(string) bool{
 	"host-key":      func(string) bool { return true },
 	"spawn-token":   func(string) bool { return true },
 	"demo-password": func(string) bool { return true },
-	"database-url":  dsnHasPassword,
+	// The load tools' admin password is a secret unless it is the demo
+	// account's documented one (a realm `ley run` seeded).
+	"admin-password": func(v string) bool { return v != defaultDemoPassword },
+	"database-url":   dsnHasPassword,
 }
 
 // redactedFlags are the flags whose values /debug/pprof/cmdline hides:

@@ -29,6 +29,9 @@ func TestSecretsRefusedOnTheCommandLine(t *testing.T) {
 		{"host key inline", []string{"--host-key=s3cret"}, nil, true, "", ""},
 		{"spawn token as an argument", []string{"--spawn-token", "tok"}, nil, true, "", ""},
 		{"demo password as an argument", []string{"--demo-password", "pw"}, nil, true, "", ""},
+		{"admin password as an argument", []string{"--admin-password", "pw"}, nil, true, "", ""},
+		{"the demo's documented admin password", []string{"--admin-password", defaultDemoPassword}, nil, false, "admin-password", defaultDemoPassword},
+		{"admin password from the environment", nil, map[string]string{"LEY_ADMIN_PASSWORD": "pw"}, false, "admin-password", "pw"},
 		{"database url with a password", []string{"--database-url", "postgres://ley:pw@db/ley"}, nil, true, "", ""},
 		{"database key=value string with a password", []string{"--database-url", "host=db user=ley password=pw"}, nil, true, "", ""},
 		{"database url with a password parameter", []string{"--database-url", "postgres://ley@db/ley?password=pw"}, nil, true, "", ""},
@@ -45,7 +48,7 @@ func TestSecretsRefusedOnTheCommandLine(t *testing.T) {
 			}
 			ran := false
 			sub := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error { ran = true; return nil }}
-			for _, f := range []string{"host-key", "spawn-token", "demo-password", "database-url", "name"} {
+			for _, f := range []string{"host-key", "spawn-token", "demo-password", "admin-password", "database-url", "name"} {
 				sub.Flags().String(f, "", "a flag")
 			}
 			root := &cobra.Command{Use: "ley", SilenceUsage: true, SilenceErrors: true}

@@ -10,9 +10,17 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// exitReasonFile, when set (ley areahost --exit-reason-file), is where
+// the error the command exits with is written too: the director that
+// spawned the host reads it to say why the host could not start.
+var exitReasonFile string
+
 func main() {
 	if err := newRoot().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ley:", err)
+		if exitReasonFile != "" {
+			_ = os.WriteFile(exitReasonFile, []byte(err.Error()), 0o600)
+		}
 		os.Exit(1)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/mail"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -85,8 +86,10 @@ func plainAddress(s string) bool {
 // forms mapped (full-width letters to plain ones), spaces trimmed and runs
 // of them collapsed to one, NFKC. Control characters (NUL, the ESC of ANSI
 // escapes), bidi overrides and other invisible formatting characters,
-// unassigned code points, an empty result and more than MaxNameLen bytes
-// are refused with an error wrapping ErrBadName that [Refusal] words.
+// unassigned code points, an empty result, a name with no letter or digit,
+// letters of several scripts (but for those written together, as Japanese
+// mixes Han and kana) and more than MaxNameLen bytes are refused with an
+// error wrapping ErrBadName that [Refusal] words.
 // Cost: linear in len(s); over 1 KiB is refused before parsing.
 func ParseName(s string) (string, error) {
 	if len(s) > maxRaw {
@@ -102,7 +105,60 @@ func ParseName(s string) (string, error) {
 	if len(n) > MaxNameLen {
 		return "", badName(fmt.Sprintf("is longer than %d bytes", MaxNameLen))
 	}
+	if !strings.ContainsFunc(n, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+		// A name of blank-looking symbols (U+2800, braille blank) or
+		// punctuation alone reads as no name at all.
+		return "", badName("must have a letter or a digit")
+	}
+	if !oneScript(n) {
+		return "", badName("mixes the letters of several scripts (as look-alike names do: a Cyrillic е among Latin letters)")
+	}
 	return n, nil
+}
+
+// scriptSets are the mixes of scripts a name may use beside one script
+// alone: the writing systems that combine them (UTS #39's Highly
+// Restrictive level). Any other mix is refused, so that "dеmo" with a
+// Cyrillic е is not a second "demo".
+var scriptSets = [][]*unicode.RangeTable{
+	{unicode.Latin, unicode.Han, unicode.Hiragana, unicode.Katakana}, // Japanese
+	{unicode.Latin, unicode.Han, unicode.Bopomofo},                   // Chinese
+	{unicode.Latin, unicode.Han, unicode.Hangul},                     // Korean
+}
+
+// oneScript reports whether the letters of s are of one script (Common and
+// Inherited characters, digits and punctuation among them, go with any),
+// or of one of scriptSets.
+func oneScript(s string) bool {
+	var seen []*unicode.RangeTable
+	for _, r := range s {
+		if !unicode.IsLetter(r) || unicode.In(r, unicode.Common, unicode.Inherited) {
+			continue
+		}
+		t := scriptOf(r)
+		if t == nil || !slices.Contains(seen, t) {
+			seen = append(seen, t)
+		}
+	}
+	if len(seen) <= 1 {
+		return true
+	}
+	for _, set := range scriptSets {
+		if !slices.ContainsFunc(seen, func(t *unicode.RangeTable) bool { return !slices.Contains(set, t) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// scriptOf returns the script table r belongs to, nil if none.
+func scriptOf(r rune) *unicode.RangeTable {
+	for _, t := range unicode.Scripts {
+		if unicode.Is(t, r) {
+			return t
+		}
+	}
+	return nil
 }
 
 // Refusal words an error of ParseEmail, ParseName or CheckPassword for the

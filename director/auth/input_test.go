@@ -73,6 +73,19 @@ func TestParseName(t *testing.T) {
 		{"line\nbreak", "", ErrBadName},
 		{strings.Repeat("n", 65), "", ErrBadName},
 		{strings.Repeat("n", 60_000), "", ErrBadName},
+		// Look-alikes and blanks (issue 29, N13).
+		{"dеmo", "", ErrBadName}, // a Cyrillic е among Latin letters
+		{"⠀", "", ErrBadName},    // braille blank: reads as nothing
+		{"⠀⠀ ⠀", "", ErrBadName},
+		{"...", "", ErrBadName},
+		{"🏠", "", ErrBadName},
+		{"Дима", "Дима", nil},             // one script, not Latin
+		{"Ωmega", "", ErrBadName},         // Greek and Latin
+		{"山田 太郎 taro", "山田 太郎 taro", nil}, // Japanese with Latin
+		{"カタカナ ひらがな 漢字", "カタカナ ひらがな 漢字", nil},
+		{"김 Kim", "김 Kim", nil},
+		{"ｄｅｍｏ", "demo", nil}, // full-width: mapped to the name it looks like
+		{"R2-D2", "R2-D2", nil},
 	}
 	for _, tt := range tests {
 		got, err := ParseName(tt.in)

@@ -9,9 +9,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
-	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/director/apijson"
 )
 
 // Error is a refusal from the API: the HTTP status and its {code, message}
@@ -85,13 +86,37 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	return nil
 }
 
-// Account is an account as the API shows it.
-type Account struct {
-	ID    uint64 `json:"id"`
-	Email string `json:"email"`
-	Name  string `json:"name"`
-	Admin bool   `json:"admin"`
-}
+// The API's JSON shapes, shared with the director (package apijson).
+type (
+	// Account is an account as the API shows it.
+	Account = apijson.Account
+	// Character is where a player's character is.
+	Character = apijson.Character
+	// Area is an Area as the API shows it.
+	Area = apijson.Area
+	// NewAreaRequest is POST /v1/areas's body: a name, and a kind or a
+	// template or both (a template's map sets the size; W and H only for
+	// EmptyTemplate, or equal to the map's).
+	NewAreaRequest = apijson.NewArea
+	// MyInvite is an invite the account made that can still be redeemed.
+	MyInvite = apijson.Invite
+	// Realm is the realm door's settings.
+	Realm = apijson.Realm
+	// ProvisionRequest asks for Count accounts <Prefix>-<i>@load.ley, all
+	// with Password, spread over Areas Areas (see apijson.ProvisionRequest).
+	ProvisionRequest = apijson.ProvisionRequest
+	// Provisioned is one account made by Provision.
+	Provisioned = apijson.Provisioned
+	// HostStats is one host's last heartbeat as GET /v1/admin/hosts shows it.
+	HostStats = apijson.HostStats
+	// LiveArea is a live Area as GET /v1/admin/areas shows it.
+	LiveArea = apijson.LiveArea
+	// HostInspection is one host's answer to GET /v1/admin/inspect: the
+	// ground truth of each of its Areas.
+	HostInspection = apijson.HostInspection
+	// AreaInspection is one Area of a host's inspection.
+	AreaInspection = apijson.AreaInspection
+)
 
 // Register creates an account.
 func (c *Client) Register(ctx context.Context, email, password, name string) (Account, error) {
@@ -118,17 +143,6 @@ func (c *Client) Logout(ctx context.Context) error {
 	return c.Do(ctx, "DELETE", "/v1/session", nil, nil)
 }
 
-// Area is an Area as the API shows it.
-type Area struct {
-	ID       uint32 `json:"id"`
-	Name     string `json:"name"`
-	Kind     string `json:"kind"`
-	Template string `json:"template"`
-	Owner    uint64 `json:"owner"`
-	W        int    `json:"w"`
-	H        int    `json:"h"`
-}
-
 // EmptyTemplate is the built-in template of an open floor of any size,
 // players only.
 const EmptyTemplate = "empty"
@@ -143,17 +157,6 @@ func (c *Client) CreateArea(ctx context.Context, name, kind string, w, h int) (A
 		in.Template, in.W, in.H = EmptyTemplate, w, h
 	}
 	return c.NewArea(ctx, in)
-}
-
-// NewAreaRequest is POST /v1/areas's body: a name, and a kind or a
-// template or both (a template's map sets the size; W and H only for
-// EmptyTemplate, or equal to the map's).
-type NewAreaRequest struct {
-	Name     string `json:"name"`
-	Kind     string `json:"kind,omitempty"`
-	Template string `json:"template,omitempty"`
-	W        int    `json:"w,omitempty"`
-	H        int    `json:"h,omitempty"`
 }
 
 // NewArea creates an Area owned by the session's account.
@@ -177,14 +180,6 @@ func (c *Client) Invite(ctx context.Context, area uint32, uses int) (string, err
 	}
 	err := c.Do(ctx, "POST", fmt.Sprintf("/v1/areas/%d/invites", area), map[string]int{"uses": uses}, &out)
 	return out.Code, err
-}
-
-// MyInvite is an invite the account made that can still be redeemed.
-type MyInvite struct {
-	Code     string    `json:"code"`
-	Area     uint32    `json:"area"`
-	Expires  time.Time `json:"expires"`
-	UsesLeft int       `json:"uses_left"`
 }
 
 // MyInvites lists the invites the account made that can still be
@@ -224,14 +219,6 @@ func (c *Client) Join(ctx context.Context, area uint32) (Join, error) {
 	return j, err
 }
 
-// Realm is the realm door's settings.
-type Realm struct {
-	Open              bool   `json:"open"`
-	Cap               int    `json:"cap"`
-	NewPlayersWelcome bool   `json:"new_players_welcome"`
-	Message           string `json:"message"`
-}
-
 // SetRealm changes the realm settings (admins).
 func (c *Client) SetRealm(ctx context.Context, r Realm) error {
 	return c.Do(ctx, "PUT", "/v1/realm", r, nil)
@@ -256,30 +243,6 @@ func (c *Client) Info(ctx context.Context) (Info, error) {
 	return i, err
 }
 
-// Provisioned is one account made by Provision.
-type Provisioned struct {
-	Email   string `json:"email"`
-	Account uint64 `json:"account"`
-	Area    uint32 `json:"area"`
-}
-
-// ProvisionRequest asks for Count accounts <Prefix>-<i>@load.ley, all with
-// Password, spread over Areas Areas of Kind and Template owned by the
-// caller (W x H for EmptyTemplate; a template's map sets the size).
-type ProvisionRequest struct {
-	Prefix   string `json:"prefix"`
-	Count    int    `json:"count"`
-	Areas    int    `json:"areas"`
-	Kind     string `json:"kind,omitempty"`
-	Template string `json:"template,omitempty"`
-	W        int    `json:"w,omitempty"`
-	H        int    `json:"h,omitempty"`
-	Password string `json:"password"`
-	// Pairs also makes account i a member of the other Area of its pair
-	// (Area index (i % Areas) ^ 1), for portal hopping.
-	Pairs bool `json:"pairs,omitempty"`
-}
-
 // Provision is the admins' bulk path: accounts, Areas and memberships in
 // one call (idempotent by email and Area name).
 func (c *Client) Provision(ctx context.Context, req ProvisionRequest) ([]Provisioned, []uint32, error) {
@@ -289,21 +252,6 @@ func (c *Client) Provision(ctx context.Context, req ProvisionRequest) ([]Provisi
 	}
 	err := c.Do(ctx, "POST", "/v1/admin/provision", req, &out)
 	return out.Accounts, out.Areas, err
-}
-
-// HostStats is one host's last heartbeat as GET /v1/admin/hosts shows it.
-type HostStats struct {
-	ID        uint32 `json:"id"`
-	Name      string `json:"name"`
-	PID       int    `json:"pid"`
-	WSURL     string `json:"ws_url"`
-	Spawned   bool   `json:"spawned"`
-	Areas     int    `json:"areas"`
-	Active    int    `json:"active"`
-	Peers     int    `json:"peers"`
-	RSSKiB    int64  `json:"rss_kib"`
-	TickP99us int64  `json:"tick_p99_us"`
-	BeatAgeMS int64  `json:"beat_age_ms"`
 }
 
 // Hosts lists the registered hosts (admins).
@@ -330,15 +278,6 @@ func (c *Client) SetPortals(ctx context.Context, area uint32, portals []Portal) 
 	return c.Do(ctx, "PUT", fmt.Sprintf("/v1/areas/%d/portals", area), map[string]any{"portals": portals}, nil)
 }
 
-// Character is where a player's character is.
-type Character struct {
-	Area   uint32 `json:"area"`
-	Home   uint32 `json:"home"`
-	X      int32  `json:"x"`
-	Y      int32  `json:"y"`
-	Placed bool   `json:"placed"`
-}
-
 // Me returns the session's account and its character (nil before the
 // first join).
 func (c *Client) Me(ctx context.Context) (Account, *Character, error) {
@@ -350,17 +289,6 @@ func (c *Client) Me(ctx context.Context) (Account, *Character, error) {
 	return out.Account, out.Character, err
 }
 
-// LiveArea is a live Area as GET /v1/admin/areas shows it.
-type LiveArea struct {
-	Area     uint32   `json:"area"`
-	Template string   `json:"template"`
-	Host     uint32   `json:"host"`
-	Epoch    uint64   `json:"epoch"`
-	Peers    int      `json:"peers"`
-	Accounts []uint64 `json:"accounts"`
-	Closing  bool     `json:"closing"`
-}
-
 // LiveAreas lists the live Areas with the accounts bound in each (admins).
 func (c *Client) LiveAreas(ctx context.Context) ([]LiveArea, error) {
 	var out struct {
@@ -368,23 +296,6 @@ func (c *Client) LiveAreas(ctx context.Context) ([]LiveArea, error) {
 	}
 	err := c.Do(ctx, "GET", "/v1/admin/areas", nil, &out)
 	return out.Areas, err
-}
-
-// HostInspection is one host's answer to GET /v1/admin/inspect: the
-// ground truth of each of its Areas.
-type HostInspection struct {
-	Host  uint32           `json:"host"`
-	Name  string           `json:"name"`
-	PID   int              `json:"pid"`
-	Areas []AreaInspection `json:"areas"`
-	Error string           `json:"error,omitempty"`
-}
-
-// AreaInspection is one Area of a host's inspection: the host's ground
-// truth and the Area's template.
-type AreaInspection struct {
-	control.AreaState
-	Template string `json:"template"`
 }
 
 // Inspect asks every host for its Areas' ground truth (admins): bodies
@@ -395,4 +306,70 @@ func (c *Client) Inspect(ctx context.Context) ([]HostInspection, error) {
 	}
 	err := c.Do(ctx, "GET", "/v1/admin/inspect", nil, &out)
 	return out.Hosts, err
+}
+
+// Change is one entry of the audit log.
+type Change = apijson.Change
+
+// Audit reads a page of the audit log (admins), newest first: at most
+// limit changes with ids below before (0: from the newest); more reports
+// older ones past them.
+func (c *Client) Audit(ctx context.Context, before int64, limit int) (changes []Change, more bool, err error) {
+	var out struct {
+		Changes []Change `json:"changes"`
+		More    bool     `json:"more"`
+	}
+	path := fmt.Sprintf("/v1/admin/audit?limit=%d", limit)
+	if before > 0 {
+		path += fmt.Sprintf("&before=%d", before)
+	}
+	err = c.Do(ctx, "GET", path, nil, &out)
+	return out.Changes, out.More, err
+}
+
+// FoundAccount is an account as an admin finds it.
+type FoundAccount = apijson.FoundAccount
+
+// FindAccounts finds the accounts whose email or name holds q (admins),
+// newest first, at most limit; more reports others past them.
+func (c *Client) FindAccounts(ctx context.Context, q string, limit int) (accounts []FoundAccount, more bool, err error) {
+	var out struct {
+		Accounts []FoundAccount `json:"accounts"`
+		More     bool           `json:"more"`
+	}
+	err = c.Do(ctx, "GET", fmt.Sprintf("/v1/admin/accounts?q=%s&limit=%d", url.QueryEscape(q), limit), nil, &out)
+	return out.Accounts, out.More, err
+}
+
+// EndSessions ends every session of an account and its play (admins),
+// and reports how many sessions ended.
+func (c *Client) EndSessions(ctx context.Context, account uint64) (int, error) {
+	var out struct {
+		Sessions int `json:"sessions"`
+	}
+	err := c.Do(ctx, "POST", fmt.Sprintf("/v1/admin/accounts/%d/logout", account), nil, &out)
+	return out.Sessions, err
+}
+
+// GiveMembership makes an account a member or builder of an Area (admins).
+func (c *Client) GiveMembership(ctx context.Context, area uint32, account uint64, role string) error {
+	return c.Do(ctx, "PUT", fmt.Sprintf("/v1/admin/areas/%d/members/%d", area, account), apijson.Membership{Role: role}, nil)
+}
+
+// TakeMembership ends an account's membership of an Area (admins).
+func (c *Client) TakeMembership(ctx context.Context, area uint32, account uint64) error {
+	return c.Do(ctx, "DELETE", fmt.Sprintf("/v1/admin/areas/%d/members/%d", area, account), nil, nil)
+}
+
+// Member is one member of an Area.
+type Member = apijson.Member
+
+// Members lists an Area's members: all of them for its owner and the
+// realm's admins, the caller alone for any other member.
+func (c *Client) Members(ctx context.Context, area uint32) ([]Member, error) {
+	var out struct {
+		Members []Member `json:"members"`
+	}
+	err := c.Do(ctx, "GET", fmt.Sprintf("/v1/areas/%d/members", area), nil, &out)
+	return out.Members, err
 }

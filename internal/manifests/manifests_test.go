@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +29,7 @@ import (
 
 	"github.com/leyworks/ley/area/agones"
 	"github.com/leyworks/ley/internal/containerimage"
+	"github.com/leyworks/ley/internal/realmtest"
 )
 
 // manifestDir is where the manifests live, relative to this package.
@@ -527,38 +527,7 @@ func argValue(args []string, flag string) (string, bool) {
 	return "", false
 }
 
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-	binDir  string
-)
-
-// TestMain removes the binary built for the flag checks.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// leyBinary builds the static ley binary once for this package's tests.
-func leyBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		if binDir, binErr = os.MkdirTemp("", "ley-manifests-"); binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "ley")
-		root, _ := filepath.Abs(filepath.Join("..", ".."))
-		binErr = containerimage.BuildBinary(t.Context(), containerimage.BuildConfig{ModuleDir: root, Out: binPath})
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
+func TestMain(m *testing.M) { os.Exit(realmtest.Main(m)) }
 
 var helpFlag = regexp.MustCompile(`(?m)^\s+(?:-[a-zA-Z], )?--([a-z0-9][a-z0-9-]*)`)
 
@@ -583,7 +552,7 @@ func helpFlags(t *testing.T, bin, sub string) map[string]bool {
 // LEY_* variable it sets is one `ley <subcommand> --help` lists.
 func TestManifestsMatchTheBinary(t *testing.T) {
 	objs := load(t)
-	bin := leyBinary(t)
+	bin := realmtest.Binary(t)
 	known := map[string]map[string]bool{}
 	for _, r := range leyContainers(objs) {
 		if len(r.c.Args) == 0 || strings.HasPrefix(r.c.Args[0], "-") {

@@ -64,16 +64,23 @@ func NewCA(tb testing.TB, dir, name string) *CA {
 // addresses and DNS names.
 func (ca *CA) Server(tb testing.TB, name string, ips []net.IP, dns ...string) Pair {
 	tb.Helper()
-	return ca.issue(tb, name, x509.ExtKeyUsageServerAuth, ips, dns)
+	return ca.issue(tb, name, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, ips, dns)
 }
 
 // Client issues a client certificate (an area host's) for name.
 func (ca *CA) Client(tb testing.TB, name string) Pair {
 	tb.Helper()
-	return ca.issue(tb, name, x509.ExtKeyUsageClientAuth, nil, nil)
+	return ca.issue(tb, name, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, nil, nil)
 }
 
-func (ca *CA) issue(tb testing.TB, name string, usage x509.ExtKeyUsage, ips []net.IP, dns []string) Pair {
+// NoUsage issues a certificate for name that names no extended key usage
+// (which Go's verifier takes as any usage).
+func (ca *CA) NoUsage(tb testing.TB, name string) Pair {
+	tb.Helper()
+	return ca.issue(tb, name, nil, nil, nil)
+}
+
+func (ca *CA) issue(tb testing.TB, name string, usage []x509.ExtKeyUsage, ips []net.IP, dns []string) Pair {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		tb.Fatal(err)
@@ -85,7 +92,7 @@ func (ca *CA) issue(tb testing.TB, name string, usage x509.ExtKeyUsage, ips []ne
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		ExtKeyUsage:  usage,
 		IPAddresses:  ips,
 		DNSNames:     dns,
 	}

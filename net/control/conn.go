@@ -71,8 +71,30 @@ type Conn struct {
 	max uint32     // the longest frame Recv accepts; set before Recv, never during
 	wmu sync.Mutex // guards writes on nc and wbuf
 	// WriteTimeout bounds each Send (default 10 s): a stuck director never
-	// blocks a host's goroutine for ever.
+	// blocks a host's goroutine for ever. Set it before the Conn is shared.
 	WriteTimeout time.Duration
+}
+
+// Reserve takes the Conn's writes for the caller: every Send and SendAll
+// of other goroutines waits until release is called, and the caller sends
+// with send meanwhile (each write bounded by timeout). A director answers
+// a host's registration this way: the answer goes first, before any
+// message another goroutine has for the newly registered host. Call
+// release once.
+func (c *Conn) Reserve(timeout time.Duration) (send func(Message) error, release func()) {
+	c.wmu.Lock()
+	send = func(msg Message) error {
+		frame, err := Encode(msg)
+		if err != nil {
+			return err
+		}
+		_ = c.nc.SetWriteDeadline(time.Now().Add(timeout))
+		if _, err := c.nc.Write(frame); err != nil {
+			return fmt.Errorf("control: send %s: %w", msg.Type(), err)
+		}
+		return nil
+	}
+	return send, c.wmu.Unlock
 }
 
 // NewConn wraps nc.

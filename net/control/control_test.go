@@ -175,3 +175,39 @@ func (c countWrites) Write(p []byte) (int, error) {
 	c.n <- len(p)
 	return c.Conn.Write(p)
 }
+
+// TestReserveSendsFirst: while a Conn's writes are reserved, another
+// goroutine's Send waits, so the reserved message arrives first.
+func TestReserveSendsFirst(t *testing.T) {
+	a, b := net.Pipe()
+	ca, cb := NewConn(a), NewConn(b)
+	defer ca.Close()
+	defer cb.Close()
+	send, release := ca.Reserve(time.Second)
+	other := make(chan error, 1)
+	go func() { other <- ca.Send(&Heartbeat{UnixMS: 2}) }()
+	time.Sleep(20 * time.Millisecond) // the other Send is waiting (were it not, it would go first)
+	got := make(chan Message, 2)
+	go func() {
+		for range 2 {
+			m, err := cb.Recv()
+			if err != nil {
+				return
+			}
+			got <- m
+		}
+	}()
+	if err := send(&Registered{HostID: 7}); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if err := <-other; err != nil {
+		t.Fatal(err)
+	}
+	if m := <-got; m.Type() != TypeRegistered {
+		t.Fatalf("first message %s; want the reserved registered", m.Type())
+	}
+	if m := <-got; m.Type() != TypeHeartbeat {
+		t.Fatalf("second message %s; want the heartbeat that waited", m.Type())
+	}
+}

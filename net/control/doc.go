@@ -26,8 +26,11 @@
 //   - [Conn] reads and writes frames on a net.Conn; writes are serialised
 //     by a mutex so any goroutine may send; one goroutine reads.
 //   - Messages: host -> director ([Register], [Heartbeat], [AreaReady],
-//     [GrantAck], [Snapshot], [Presence], [AreaClosed]) and director ->
-//     host ([Registered], [SpawnArea], [Grant], [SnapshotAck], [CloseArea]).
+//     [GrantAck], [Snapshot], [Presence], [AreaClosed], [PortalOut],
+//     [Inspection], [Evicted]) and director -> host ([Registered],
+//     [SpawnArea], [Grant], [SnapshotAck], [CloseArea], [PortalResult],
+//     [Inspect], [Evict], [HeartbeatAck]). [Type] numbers them; they never
+//     change.
 //
 // # Caveats
 //

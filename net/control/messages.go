@@ -21,6 +21,9 @@ const (
 	TypePortalResult Type = 14 // director -> host
 	TypeInspect      Type = 15 // director -> host
 	TypeInspection   Type = 16 // host -> director
+	TypeEvict        Type = 17 // director -> host
+	TypeEvicted      Type = 18 // host -> director
+	TypeHeartbeatAck Type = 19 // director -> host
 )
 
 var typeNames = [...]string{
@@ -30,6 +33,7 @@ var typeNames = [...]string{
 	TypePresence: "presence", TypeCloseArea: "close_area", TypeAreaClosed: "area_closed",
 	TypePortalOut: "portal_out", TypePortalResult: "portal_result",
 	TypeInspect: "inspect", TypeInspection: "inspection",
+	TypeEvict: "evict", TypeEvicted: "evicted", TypeHeartbeatAck: "heartbeat_ack",
 }
 
 // String returns the type's name.
@@ -49,6 +53,15 @@ type AreaRef struct {
 	Area  uint32 `cbor:"1,keyasint"`
 	Epoch uint64 `cbor:"2,keyasint"`
 	Acked uint64 `cbor:"3,keyasint"`
+	// Accounts are the accounts whose bodies the Area holds (bound, away
+	// or crossing), as of its last presence: a director that adopts the
+	// Area evicts those whose characters it let into another Area while
+	// the host was away.
+	Accounts []uint64 `cbor:"4,keyasint,omitempty"`
+	// Placement is the placement credential the director gave with the
+	// Area's SpawnArea: a director adopts the Area back only from the host
+	// that shows it (an Area is trusted only to the host it was placed on).
+	Placement string `cbor:"5,keyasint,omitempty"`
 }
 
 // Register is a host's first message. A spawned host presents the spawn
@@ -66,6 +79,10 @@ type Register struct {
 	// that restarted has a new Boot, so the director never resumes its
 	// earlier handoffs.
 	Boot uint64 `cbor:"8,keyasint"`
+	// Machine identifies the machine's boot (its kernel's boot id): a
+	// director on the same machine tells from PID whether the host's
+	// process lives once its link ends.
+	Machine string `cbor:"9,keyasint,omitempty"`
 }
 
 // Registered answers Register. A non-empty Error refuses the host, which
@@ -78,6 +95,28 @@ type Registered struct {
 	Error     string `cbor:"2,keyasint,omitempty"`
 	NotLeader bool   `cbor:"3,keyasint,omitempty"`
 	Leader    string `cbor:"4,keyasint,omitempty"`
+	// Close are the Areas of Register.Areas the director does not adopt
+	// (stale incarnations, or Areas live elsewhere now): the host closes
+	// them at once. Evict are the bodies of adopted Areas whose characters
+	// the director let into other Areas while the host was away: the host
+	// lets go of them (as for an Evict message, unanswered). Both are
+	// carried out before the host takes any resume on the new link.
+	Close []uint32 `cbor:"5,keyasint,omitempty"`
+	Evict []Evict  `cbor:"6,keyasint,omitempty"`
+	// LeaseMS is the host's lease: as long as the director answers its
+	// heartbeats (HeartbeatAck) the lease runs on; a host that heard
+	// nothing for LeaseMS ends its sessions (the director may have made
+	// its Areas live elsewhere by then) and keeps its Areas, frozen, for
+	// the director to adopt. 0 is no lease (sessions never end for want of
+	// the director).
+	LeaseMS int64 `cbor:"7,keyasint,omitempty"`
+}
+
+// HeartbeatAck answers a Heartbeat: the director heard the host, and its
+// lease (Registered.LeaseMS) runs on from when the host sent it.
+type HeartbeatAck struct {
+	// SentMS echoes the heartbeat's UnixMS, the time the lease runs from.
+	SentMS int64 `cbor:"1,keyasint"`
 }
 
 // Heartbeat is sent every second; a host missing heartbeats is considered
@@ -101,6 +140,11 @@ type Heartbeat struct {
 	// AreaFailures counts the Areas that panicked on this host and were
 	// failed alone, since it started.
 	AreaFailures uint64 `cbor:"13,keyasint"`
+	// AreaBytes is the host's estimate of the memory its live Areas hold,
+	// in bytes: the sum of each Area's estimate from its size (grid
+	// layers, static map, path-finding buffers, interest cells; see
+	// area.Host), so that a director can place by cost.
+	AreaBytes int64 `cbor:"14,keyasint"`
 }
 
 // SpawnArea asks a host to make an Area live (hydrate it from Blob at Seq,
@@ -119,6 +163,10 @@ type SpawnArea struct {
 	// Template names the Area's content (its map, creatures, rules);
 	// "" is its kind's default.
 	Template string `cbor:"10,keyasint,omitempty"`
+	// Placement is this incarnation's placement credential (a random
+	// token, whose hash the store keeps with the epoch): the host shows it
+	// to have the Area adopted back after a reconnect (AreaRef.Placement).
+	Placement string `cbor:"11,keyasint,omitempty"`
 }
 
 // Portal is a square of an Area leading to a square of another Area.
@@ -151,6 +199,11 @@ type PortalOut struct {
 	// crossing happen only well before that deadline.
 	SentMS     int64 `cbor:"11,keyasint"`
 	DeadlineMS int64 `cbor:"12,keyasint"`
+	// Seq is the Area's snapshot (sent before this message) that holds the
+	// character's state as it stepped onto the portal: the move happens
+	// only once the store holds it (the character's state goes with its
+	// Area's blob, never with a move).
+	Seq uint64 `cbor:"13,keyasint,omitempty"`
 }
 
 // PortalResult answers a PortalOut. OK: the character is in ToArea, where
@@ -228,20 +281,62 @@ type SnapshotAck struct {
 	Error string `cbor:"3,keyasint,omitempty"`
 }
 
-// Presence reports an Area's connected peers and bound accounts.
+// Presence reports an Area's connected peers and the accounts whose
+// bodies are in it: Accounts are bound to a connection, Away wait for a
+// resume (their connection dropped, within the resume grace) or cross a
+// portal. A character has a body in at most one Area: the director
+// evicts it from wherever presence (or a grant) says it may be before it
+// lets the character into another (see Evict).
 type Presence struct {
 	Area     uint32   `cbor:"1,keyasint"`
 	Peers    int      `cbor:"2,keyasint"`
 	Accounts []uint64 `cbor:"3,keyasint"`
+	Away     []uint64 `cbor:"4,keyasint,omitempty"`
+}
+
+// Evict asks the host of Area (at its incarnation Epoch) to let go of the
+// character of Account, because the account joined another Area: its
+// session there ends (the connection gets taken_over), its resume token
+// dies, its grants there are dropped, its final state goes out in a
+// snapshot, and its body leaves the world. The host answers Evicted.
+//
+// Elsewhere says the store already has the character in another Area (a
+// director adopting the Area found it let the account in elsewhere while
+// the host was away): no crossing of this body can commit any more, so
+// even a body crossing a portal leaves, its crossing dropped, rather than
+// be answered Busy and restored here once the crossing is refused.
+type Evict struct {
+	Area      uint32 `cbor:"1,keyasint"`
+	Epoch     uint64 `cbor:"2,keyasint"`
+	Account   uint64 `cbor:"3,keyasint"`
+	Elsewhere bool   `cbor:"4,keyasint,omitempty"`
+}
+
+// Evicted answers Evict. Seq is the snapshot carrying the evicted
+// character's final state (0 when the Area held no body of the account:
+// Absent). Busy reports a body the host cannot let go of now (it is
+// crossing a portal): the join that asked must wait for the crossing.
+type Evicted struct {
+	Area    uint32 `cbor:"1,keyasint"`
+	Account uint64 `cbor:"2,keyasint"`
+	Seq     uint64 `cbor:"3,keyasint"`
+	Absent  bool   `cbor:"4,keyasint,omitempty"`
+	Busy    bool   `cbor:"5,keyasint,omitempty"`
 }
 
 // CloseArea asks a host to unload an Area: peers get area_closing{Reason,
 // GraceMS}, the Area runs through the grace, sends its final snapshot and
 // waits (bounded) for the ack, then answers AreaClosed.
+//
+// Epoch, when set, names the incarnation to close: a host running another
+// one of the Area ignores it (the director closes an incarnation whose
+// area_ready came after it gave up on it, and may have placed a newer one
+// on the same host since).
 type CloseArea struct {
 	Area    uint32 `cbor:"1,keyasint"`
 	Reason  uint16 `cbor:"2,keyasint"` // a wire code, e.g. AREA_CLOSING or REALM_CLOSED
 	GraceMS int64  `cbor:"3,keyasint"`
+	Epoch   uint64 `cbor:"4,keyasint,omitempty"`
 }
 
 // AreaClosed reports an Area unloaded; Seq is its final snapshot's seq and
@@ -295,7 +390,25 @@ type AreaState struct {
 	Grants   int `cbor:"12,keyasint" json:"grants"`   // join grants registered, not yet used
 	// Error is set when the Area did not answer in time.
 	Error string `cbor:"13,keyasint,omitempty" json:"error,omitempty"`
+	// Accounts are the accounts of the player bodies in the world, in
+	// order: a character has a body in at most one Area of the realm.
+	Accounts []uint64 `cbor:"14,keyasint,omitempty" json:"accounts,omitempty"`
+	// SinceUS holds, for each of Accounts, when its body came into this
+	// Area, and ReadUS when the Area was read (Unix µs, the host's clock):
+	// two Areas' readings, taken at different instants, show one body in
+	// both at once only if both bodies were there before both readings.
+	SinceUS []int64 `cbor:"15,keyasint,omitempty" json:"since_us,omitempty"`
+	ReadUS  int64   `cbor:"16,keyasint,omitempty" json:"read_us,omitempty"`
 }
+
+// Type implements Message.
+func (*HeartbeatAck) Type() Type { return TypeHeartbeatAck }
+
+// Type implements Message.
+func (*Evict) Type() Type { return TypeEvict }
+
+// Type implements Message.
+func (*Evicted) Type() Type { return TypeEvicted }
 
 // Type implements Message.
 func (*Inspect) Type() Type { return TypeInspect }
@@ -379,6 +492,12 @@ func newMessage(t Type) Message {
 		return new(Inspect)
 	case TypeInspection:
 		return new(Inspection)
+	case TypeEvict:
+		return new(Evict)
+	case TypeEvicted:
+		return new(Evicted)
+	case TypeHeartbeatAck:
+		return new(HeartbeatAck)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +68,16 @@ func ServerTLS(f TLSFiles) (*tls.Config, error) {
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return kp.get() },
 		ClientAuth:     tls.RequireAndVerifyClientCert,
 		ClientCAs:      pool,
+		// Go takes a certificate naming no extended key usage as good for
+		// any: a realm certificate issued for something else (a web
+		// server's, an operator's) would pass as a host's. A host's must
+		// say client authentication.
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) > 0 && !slices.Contains(cs.PeerCertificates[0].ExtKeyUsage, x509.ExtKeyUsageClientAuth) {
+				return errors.New("the host's certificate does not name client authentication among its extended key usages")
+			}
+			return nil
+		},
 	}, nil
 }
 

@@ -18,6 +18,7 @@ type pki struct {
 	ca, other        *testpki.CA
 	director, host   testpki.Pair
 	stranger, badSrv testpki.Pair
+	noUsage          testpki.Pair
 }
 
 func newPKI(t *testing.T) pki {
@@ -29,6 +30,7 @@ func newPKI(t *testing.T) pki {
 		ca: ca, other: other,
 		director: ca.Server(t, "director", []net.IP{net.IPv4(127, 0, 0, 1)}, "director.test"),
 		host:     ca.Client(t, "host-1"),
+		noUsage:  ca.NoUsage(t, "any-use"),
 		stranger: other.Client(t, "stranger"),
 		badSrv:   other.Server(t, "impostor", []net.IP{net.IPv4(127, 0, 0, 1)}),
 	}
@@ -94,6 +96,8 @@ func TestMutualTLS(t *testing.T) {
 		{name: "TLS host, plain listener", server: nil, client: client(p.host, ""), serverErr: ErrTLSNotConfigured, fails: true},
 		{name: "host certificate of another CA", server: srv, client: client(p.stranger, ""), serverErr: ErrHandshake, fails: true},
 		{name: "no host certificate", server: srv, client: noCert, serverErr: ErrHandshake, fails: true},
+		{name: "realm certificate with no key usage", server: srv, client: client(p.noUsage, ""), serverErr: ErrHandshake, fails: true},
+		{name: "the director's own certificate as a host's", server: srv, client: client(p.director, ""), serverErr: ErrHandshake, fails: true},
 		{name: "director certificate of another CA", server: impostor, client: client(p.host, ""), fails: true},
 		{name: "director certificate for another name", server: srv, client: client(p.host, "elsewhere.test"), fails: true},
 		{name: "TLS 1.2", server: srv, client: tls12, serverErr: ErrHandshake, fails: true},

@@ -25,8 +25,8 @@ type ClientConn struct {
 	nc      net.Conn
 	br      *bufio.Reader
 	wmu     sync.Mutex
+	out     []byte // the frame being written, reused; guarded by wmu
 	maxSize int64
-	hdr     [ws.MaxHeaderSize]byte
 	buf     []byte
 	msg     []byte
 }
@@ -35,28 +35,38 @@ type ClientConn struct {
 // gobwas/ws's dialer. ctx bounds the dial and the handshake. Inbound
 // messages are limited to 64 MiB (see SetMaxMessageSize).
 func Dial(ctx context.Context, url string) (*ClientConn, error) {
-	return DialFrom(ctx, url, nil)
+	return DialWith(ctx, url, DialOptions{})
 }
 
 // DialFrom is Dial from local address local (nil: any). A load driver on
 // one machine spreads its connections over loopback addresses with it, so
 // that the server's per-address caps see many clients, as they would be.
 func DialFrom(ctx context.Context, url string, local net.Addr) (*ClientConn, error) {
-	d := ws.Dialer{}
-	if local != nil {
-		nd := &net.Dialer{LocalAddr: local}
-		d.NetDial = nd.DialContext
-	}
-	return dial(ctx, d, url)
+	return DialWith(ctx, url, DialOptions{LocalAddr: local})
 }
 
 // DialTLS is Dial of a wss:// url whose server certificate cfg verifies
 // (nil: the system's roots, for the URL's host).
 func DialTLS(ctx context.Context, url string, cfg *tls.Config) (*ClientConn, error) {
-	return dial(ctx, ws.Dialer{TLSConfig: cfg}, url)
+	return DialWith(ctx, url, DialOptions{TLS: cfg})
 }
 
-func dial(ctx context.Context, d ws.Dialer, url string) (*ClientConn, error) {
+// DialOptions are the choices of [DialWith]; the zero value is [Dial]'s.
+type DialOptions struct {
+	// LocalAddr is the connection's source address (nil: any).
+	LocalAddr net.Addr
+	// TLS verifies the server of a wss:// URL (nil: the system's roots,
+	// for the URL's host). A ws:// URL ignores it.
+	TLS *tls.Config
+}
+
+// DialWith is Dial with the options o.
+func DialWith(ctx context.Context, url string, o DialOptions) (*ClientConn, error) {
+	d := ws.Dialer{TLSConfig: o.TLS}
+	if o.LocalAddr != nil {
+		nd := &net.Dialer{LocalAddr: o.LocalAddr}
+		d.NetDial = nd.DialContext
+	}
 	nc, br, _, err := d.Dial(ctx, url)
 	if err != nil {
 		return nil, fmt.Errorf("gate: dial %s: %w", url, err)
@@ -73,7 +83,8 @@ func (c *ClientConn) SetMaxMessageSize(n int64) { c.maxSize = n }
 // NetConn returns the underlying connection (for deadlines).
 func (c *ClientConn) NetConn() net.Conn { return c.nc }
 
-// WriteMessage sends p as one masked binary message.
+// WriteMessage sends p as one masked binary message. It does not keep p,
+// and it allocates only when p is larger than every message before it.
 func (c *ClientConn) WriteMessage(p []byte) error {
 	return c.writeFrame(ws.OpBinary, p)
 }
@@ -82,21 +93,20 @@ func (c *ClientConn) writeFrame(op ws.OpCode, p []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	mask := ws.NewMask()
-	h := c.hdr[:0]
-	h = append(h, 0x80|byte(op))
+	out := append(c.out[:0], 0x80|byte(op))
 	switch n := len(p); {
 	case n < 126:
-		h = append(h, 0x80|byte(n))
+		out = append(out, 0x80|byte(n))
 	case n <= 0xffff:
-		h = binary.BigEndian.AppendUint16(append(h, 0x80|126), uint16(n))
+		out = binary.BigEndian.AppendUint16(append(out, 0x80|126), uint16(n))
 	default:
-		h = binary.BigEndian.AppendUint64(append(h, 0x80|127), uint64(n))
+		out = binary.BigEndian.AppendUint64(append(out, 0x80|127), uint64(n))
 	}
-	h = append(h, mask[:]...)
-	out := make([]byte, 0, len(h)+len(p))
-	out = append(out, h...)
+	out = append(out, mask[:]...)
+	h := len(out)
 	out = append(out, p...)
-	ws.Cipher(out[len(h):], mask, 0)
+	ws.Cipher(out[h:], mask, 0)
+	c.out = out
 	_, err := c.nc.Write(out)
 	return err
 }

@@ -347,6 +347,11 @@ func (c *Conn) consume(b []byte) int {
 			break
 		}
 		if code, err := c.check(h); err != nil {
+			if code == CloseTooBig && c.srv.h.OnTooBig != nil {
+				// The application's last word (queued before the close
+				// frame): the oversized message itself is never read.
+				c.srv.h.OnTooBig(c, c.srv.cfg.MaxMessageSize)
+			}
 			c.fail(code, err)
 			return len(b)
 		}

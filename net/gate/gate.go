@@ -80,15 +80,18 @@ type Config struct {
 	CloseTimeout time.Duration
 	// MaxHeaderBytes bounds the upgrade request (request line and headers).
 	MaxHeaderBytes int
-	// MaxHandshakes bounds concurrent in-progress handshakes; connections
-	// accepted beyond it are closed at once.
+	// MaxHandshakes bounds concurrent in-progress handshakes; a connection
+	// accepted beyond it sheds the oldest handshake in progress (closed),
+	// so that idle handshakes cannot lock newcomers out.
 	MaxHandshakes int
 	// MaxHandshakesPerAddr bounds one client address's handshakes in
 	// progress, and MaxConnsPerAddr its handshakes and open connections
 	// together: past either, its new connections are closed at accept, so
 	// that one address holding half-open or idle connections sheds itself
-	// rather than other players. Clients behind one NAT share an address:
-	// raise them for such a venue.
+	// rather than other players. An address is an IPv4 address (an
+	// IPv4-mapped IPv6 address counts as its IPv4) or an IPv6 /64 prefix,
+	// the block one subscriber is given. Clients behind one NAT (or one
+	// /64) share an address: raise them for such a venue.
 	MaxHandshakesPerAddr int
 	MaxConnsPerAddr      int
 	// PingRate and PingBurst are each connection's token bucket for
@@ -165,6 +168,12 @@ type Handler struct {
 	// OnMessage receives one whole binary message. payload is valid only
 	// during the call (it points into a reused read buffer).
 	OnMessage func(c *Conn, payload []byte)
+	// OnTooBig, when set, runs on the connection's event loop when an
+	// inbound frame or message exceeds MaxFrameSize or MaxMessageSize
+	// (limit is MaxMessageSize), before the connection is closed with
+	// 1009: a message it sends with Send is written before the close
+	// frame. The oversized payload is never read.
+	OnTooBig func(c *Conn, limit int64)
 	// OnClose runs exactly once per opened connection, after its socket is
 	// closed and its queues released. err says why: nil after Conn.Close,
 	// *CloseError when the peer closed, or one of the sentinel errors
@@ -183,7 +192,14 @@ type Server struct {
 	shards []*shard
 	log    *slog.Logger
 
-	hsSlots  chan struct{} // semaphore of in-progress handshakes
+	// hsMu guards the handshake table: the handshakes in progress, oldest
+	// first, and how many of them are live (not shed).
+	hsMu     sync.Mutex
+	hsHead   *handshaking
+	hsTail   *handshaking
+	hsLive   int
+	shed     atomic.Uint64
+	lingers  chan struct{} // semaphore of refused connections being answered
 	addrMu   sync.Mutex    // guards addrs
 	addrs    map[netip.Addr]*addrUse
 	refused  atomic.Uint64
@@ -218,7 +234,7 @@ func Listen(ctx context.Context, cfg Config, h Handler) (*Server, error) {
 		ln:      ln,
 		poller:  p,
 		log:     cfg.Logger,
-		hsSlots: make(chan struct{}, cfg.MaxHandshakes),
+		lingers: make(chan struct{}, refuseLingers),
 		addrs:   map[netip.Addr]*addrUse{},
 	}
 	for i := 0; i < p.Len(); i++ {

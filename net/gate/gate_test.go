@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -540,14 +541,24 @@ func TestPerAddressCapsShedTheCrowder(t *testing.T) {
 		u := s.addrs[netip.MustParseAddr("127.0.30.1")]
 		return u != nil && u.handshakes == 4
 	})
-	// The fifth from the crowder is shed at accept: closed without an answer.
+	// The fifth from the crowder is shed at accept: answered 503 with
+	// Retry-After (not a bare close a client cannot tell from a broken
+	// network), then closed.
 	nc, err := crowder.Dial("tcp", s.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := nc.Write([]byte("GET /ws HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
 	_ = nc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if n, err := nc.Read(make([]byte, 1)); n != 0 || err == nil || isTimeout(err) {
-		t.Fatalf("the crowder's fifth connection: read %d, %v; want closed at once", n, err)
+	answer, err := io.ReadAll(nc)
+	if isTimeout(err) {
+		t.Fatalf("the crowder's fifth connection stayed open: %v", err)
+	}
+	if !strings.HasPrefix(string(answer), "HTTP/1.1 503 ") || !strings.Contains(string(answer), "Retry-After: 1\r\n") ||
+		!strings.Contains(string(answer), "too many connections from your address") {
+		t.Fatalf("the crowder's fifth connection was answered %q; want 503 with Retry-After saying why", answer)
 	}
 	nc.Close()
 	if s.Refused() == 0 {

@@ -6,14 +6,15 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"github.com/gobwas/ws"
 )
 
 // acceptLoop accepts TCP connections and starts one handshake goroutine per
-// connection, at most Config.MaxHandshakes at a time (beyond that a new
-// connection is closed at once). Handshakes block on Go's netpoller with a
+// connection, at most Config.MaxHandshakes live at a time (beyond that a
+// new connection sheds the oldest handshake, see startHandshake). Handshakes block on Go's netpoller with a
 // deadline, never on an event loop, so slow clients cost a parked goroutine
 // each until HandshakeTimeout and cannot delay other handshakes or traffic.
 func (s *Server) acceptLoop() {
@@ -33,31 +34,72 @@ func (s *Server) acceptLoop() {
 		backoff = 0
 		ip := addrOf(nc.RemoteAddr())
 		if !s.admit(ip) {
-			nc.Close()
+			s.refuse(nc, "too many connections from your address")
 			continue
 		}
-		select {
-		case s.hsSlots <- struct{}{}:
-		default:
-			s.handshakeDone(ip, false)
-			s.refused.Add(1)
-			nc.Close()
-			continue
-		}
+		hs := s.startHandshake(nc)
 		s.hsWG.Add(1)
-		go s.handshake(nc, ip)
+		go s.handshake(nc, ip, hs)
 	}
+}
+
+// refuseLingers bounds the refused connections whose answer is still
+// being flushed: refusing must stay cheaper than accepting, so past it a
+// refused socket is just closed.
+const refuseLingers = 64
+
+// refuseLinger is how long a refused connection may take to read its
+// answer.
+const refuseLinger = time.Second
+
+// refuse answers a connection shed at accept with 503 Service Unavailable
+// and Retry-After, so that a client tells "too many connections" from a
+// broken network, then closes it. The answer is written without waiting
+// (a new socket's send buffer is empty) and the client's request is read
+// and dropped for a moment, so the close does not reset the connection
+// before the answer arrives; at most refuseLingers at a time.
+func (s *Server) refuse(nc net.Conn, why string) {
+	select {
+	case s.lingers <- struct{}{}:
+	default:
+		nc.Close()
+		return
+	}
+	body := why + "\n"
+	resp := "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nContent-Length: " +
+		strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	_ = nc.SetDeadline(time.Now().Add(refuseLinger))
+	if _, err := nc.Write([]byte(resp)); err != nil {
+		nc.Close()
+		<-s.lingers
+		return
+	}
+	go func() {
+		defer func() { <-s.lingers }()
+		if tc, ok := nc.(*net.TCPConn); ok {
+			_ = tc.CloseWrite()
+		}
+		var buf [512]byte
+		for {
+			if _, err := nc.Read(buf[:]); err != nil {
+				break
+			}
+		}
+		nc.Close()
+	}()
 }
 
 var originKey = []byte("Origin")
 
 // handshake upgrades nc with gobwas/ws's zero-copy Upgrader under a deadline
 // and a bound on the request size, then attaches it to a loop.
-func (s *Server) handshake(nc net.Conn, ip netip.Addr) {
+func (s *Server) handshake(nc net.Conn, ip netip.Addr, hs *handshaking) {
 	upgraded := false
 	defer func() {
+		if hs != nil {
+			s.endHandshake(hs)
+		}
 		s.handshakeDone(ip, upgraded)
-		<-s.hsSlots
 		s.hsWG.Done()
 	}()
 	if s.closed.Load() {
@@ -85,7 +127,11 @@ func (s *Server) handshake(nc net.Conn, ip netip.Addr) {
 		nc.Close()
 		return
 	}
-	if s.closed.Load() {
+	// Out of the table before the socket changes hands: a shed from now on
+	// cannot pick it, and one that picked it already owns its close.
+	shed := s.endHandshake(hs)
+	hs = nil
+	if shed || s.closed.Load() {
 		nc.Close()
 		return
 	}

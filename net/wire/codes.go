@@ -43,8 +43,9 @@ const (
 	CodeAreaFull           Code = 26 // the Area holds its maximum of players
 	CodeStaleSeq           Code = 27 // intent seq not after the last accepted one
 	CodeNothingThere       Code = 28 // an action on a square with nothing to act on
+	CodeUnavailable        Code = 29 // the realm cannot do this now (its database is away); try again
 
-	numCodes = 29
+	numCodes = 30
 )
 
 var codeNames = [numCodes]string{
@@ -54,6 +55,7 @@ var codeNames = [numCodes]string{
 	"VERSION_UNSUPPORTED", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "TIMEOUT",
 	"NOT_MEMBER", "REALM_CLOSED", "REALM_FULL", "INTERNAL", "UNKNOWN_TYPE",
 	"BAD_TOKEN", "NOT_ALLOWED", "AREA_FULL", "STALE_SEQ", "NOTHING_THERE",
+	"UNAVAILABLE",
 }
 
 var codeMeanings = [numCodes]string{
@@ -86,6 +88,7 @@ var codeMeanings = [numCodes]string{
 	"the Area already holds its maximum of players",
 	"the intent's seq is not after the last one this session accepted (serial order); it was not applied",
 	"the action's square holds nothing to act on (no door, no creature, no player that may be hurt)",
+	"the realm cannot do this right now (its database is unavailable); nothing changed: try again in a moment",
 }
 
 // String returns the code's registry name, such as "NOT_HELLO", or

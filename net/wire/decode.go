@@ -229,20 +229,45 @@ func plainCBORError(err error) string {
 // decode can still be answered by its seq. It reports false when there is
 // no such seq to read. It never allocates or panics.
 func IntentSeq(b []byte) (uint32, bool) {
+	seq, ok := firstUint(b, TypeIntent, 0, math.MaxUint32)
+	return uint32(seq), ok
+}
+
+// JoinIDOf reads the join id of a hello or resume whose body may not
+// decode (a wrong field, too many versions, another envelope version): the
+// second element of the body, when it is an unsigned integer. A server
+// echoes it in the error it answers such a join with, so that the client
+// can tell which of its attempts was refused. It does not allocate.
+func JoinIDOf(b []byte) (uint64, bool) {
+	for _, t := range [...]Type{TypeHello, TypeResume} {
+		if id, ok := firstUint(b, t, 1, math.MaxUint64); ok {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// firstUint reads element i of the body of a message of type t (any
+// envelope version) when elements 0..i-1 are well-formed CBOR items of
+// the body and element i is an unsigned integer at most max.
+func firstUint(b []byte, t Type, i int, max uint64) (uint64, bool) {
 	r := reader{b: b}
 	if major, n := r.head(); r.err != nil || major != majorArray || n != 3 {
 		return 0, false
 	}
 	r.uint(1<<16 - 1)
-	if t := r.uint(255); r.err != nil || Type(t) != TypeIntent {
+	if got := r.uint(255); r.err != nil || Type(got) != t {
 		return 0, false
 	}
-	if major, n := r.head(); r.err != nil || major != majorArray || n == 0 {
+	if major, n := r.head(); r.err != nil || major != majorArray || n <= uint64(i) {
 		return 0, false
 	}
-	seq := r.uint(math.MaxUint32)
+	for ; i > 0; i-- {
+		r.skip()
+	}
+	v := r.uint(max)
 	if r.err != nil {
 		return 0, false
 	}
-	return uint32(seq), true
+	return v, true
 }

@@ -14,19 +14,27 @@
 //   - Versions: [Version], [Versions] and [Negotiate].
 //   - Encoding: [Encode] and [AppendEncode] for control-rate messages;
 //     allocation-free append encoders for per-tick frames:
-//     [AppendSnapshotHeader] with shared [AppendCellChunk] chunks,
-//     [AppendIntentResult], [AppendIntent].
+//     [AppendSnapshotHeader] over records built once per cell with
+//     [AppendCell] and [AppendEntity] (and [AppendStep], [AppendPos],
+//     [AppendState], [AppendEnter], [AppendGone]), [AppendIntentResult],
+//     [AppendIntent].
 //   - Decoding: [Decode] (either direction), [DecodeClient] (a server
 //     reading a client), [DecodeIntent] (0 allocations into a caller's
-//     struct), [Peek] (route by type). Errors wrap [ErrMalformed],
+//     struct), [Peek] (route by type), and for a client reading at rate
+//     the head readers [DecodeSnapshotHead] (tick, ack_seq, flags; the
+//     records left undecoded) and [DecodeIntentResult], 0 allocations
+//     each. Errors wrap [ErrMalformed],
 //     [ErrTooLarge], [ErrVersion] or [ErrUnknownType]; [CodeOf] maps them to
 //     the [Code] to answer with.
 //
 // A snapshot round encodes each spatial-hash cell once:
 //
-//	shared = wire.AppendCellChunk(shared[:0], cell, ents) // per cell, once
-//	hdr = wire.AppendSnapshotHeader(hdr[:0], &h, len(cells)) // per peer
-//	// write hdr, then the shared chunk of each cell in cells, with writev
+//	rec = wire.AppendCell(rec[:0], cell, len(ents)) // per cell, once
+//	for i := range ents {
+//		rec = wire.AppendEntity(rec, &ents[i])
+//	}
+//	hdr = wire.AppendSnapshotHeader(hdr[:0], tick, ackSeq, flags, n) // per peer: n bytes of records follow
+//	// write hdr, then the records of each cell the peer sees, with writev
 //
 // # Caveats
 //
@@ -45,8 +53,9 @@
 //   - Range checks of game values (an intent's kind and direction, a
 //     target inside the grid) are the caller's; this package checks only
 //     what the encoding can express.
-//   - Decoded messages never alias the input buffer; append encoders write
-//     only into the caller's dst and keep nothing.
+//   - Decoded messages never alias the input buffer, except the records
+//     of [DecodeSnapshotHead], which it leaves in place; append encoders
+//     write only into the caller's dst and keep nothing.
 //   - Everything here is safe for concurrent use; the package holds only
 //     read-only state built at init.
 package wire

@@ -36,8 +36,8 @@ var errNilMessage = errors.New("wire: encode nil message")
 
 // Encode returns msg in its envelope as a new byte slice. It is for
 // control-rate messages; it allocates. For per-tick frames use
-// [AppendSnapshotHeader], [AppendCellChunk], [AppendIntentResult] and
-// [AppendIntent].
+// [AppendSnapshotHeader] and the record appenders ([AppendCell],
+// [AppendEntity], ...), [AppendIntentResult] and [AppendIntent].
 func Encode(msg Message) ([]byte, error) { return AppendEncode(nil, msg) }
 
 // AppendEncode appends msg in its envelope to dst and returns the extended

@@ -51,6 +51,22 @@ func Negotiate(clientVersions []uint16) (uint16, bool) {
 	return 0, false
 }
 
+// VersionsDetail is the detail of a VERSION_UNSUPPORTED refusal: the
+// versions this side speaks, e.g. "this server speaks protocol version 2".
+func VersionsDetail() string {
+	if len(Versions) == 1 {
+		return fmt.Sprintf("this server speaks protocol version %d", Versions[0])
+	}
+	s := "this server speaks protocol versions"
+	for i, v := range Versions {
+		if i > 0 {
+			s += ","
+		}
+		s += fmt.Sprintf(" %d", v)
+	}
+	return s
+}
+
 // supported reports whether v is in Versions.
 func supported(v uint64) bool {
 	for _, s := range Versions {

@@ -1,6 +1,9 @@
 package wire
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Decoding errors. Every error returned by a decoder in this package wraps
 // exactly one of these with %w; use [errors.Is] or [CodeOf].
@@ -41,4 +44,15 @@ func CodeOf(err error) Code {
 	default:
 		return CodeInternal
 	}
+}
+
+// Detail is err as a server may send it back to a peer (an error's detail):
+// what was wrong with the peer's message, in the protocol's words, with
+// none of this package's names. It never names the server's internals:
+// decode errors say which message and field broke which rule.
+func Detail(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.ReplaceAll(err.Error(), "wire: ", "")
 }

@@ -107,3 +107,47 @@ func FuzzDecodeIntent(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHeadReaders: the head readers never panic, and accept what the full
+// decoder accepts for their type, with the same fields (the records
+// aliased rather than copied), and nothing else. The one difference: the
+// full decoder also takes an array of small integers where the records'
+// byte string belongs (fxamacker fills a []byte from either), which the
+// schema does not allow and DecodeSnapshotHead refuses (a wrong shape).
+func FuzzHeadReaders(f *testing.F) {
+	seed(f)
+	f.Add([]byte{0x83, 0x02, 0x0c, 0x84, 0x1b})
+	f.Add([]byte{0x83, 0x02, 0x0c, 0x84, 0x00, 0x1a, 0, 1, 0x11, 0x70, 0x00, 0x40})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var s Snapshot
+		serr := DecodeSnapshotHead(in, &s)
+		var r IntentResult
+		rerr := DecodeIntentResult(in, &r)
+		for _, err := range []error{serr, rerr} {
+			if err != nil && !isDecodeError(err) {
+				t.Fatalf("head reader of %x = %v; want a sentinel", in, err)
+			}
+		}
+		m, err := Decode(in)
+		ms, isSnap := m.(*Snapshot)
+		if err == nil && isSnap && errors.Is(serr, errShape) {
+			// Decode took the body, so its shape and integers are right:
+			// the shape DecodeSnapshotHead refused is the records' (see
+			// above).
+			return
+		}
+		if (err == nil && isSnap) != (serr == nil) {
+			t.Fatalf("DecodeSnapshotHead(%x) = %v; Decode = %T, %v", in, serr, m, err)
+		}
+		if serr == nil && (s.Tick != ms.Tick || s.AckSeq != ms.AckSeq || s.Flags != ms.Flags || !bytes.Equal(s.Records, ms.Records)) {
+			t.Fatalf("DecodeSnapshotHead(%x) = %+v; Decode = %+v", in, s, ms)
+		}
+		mr, isRes := m.(*IntentResult)
+		if (err == nil && isRes) != (rerr == nil) {
+			t.Fatalf("DecodeIntentResult(%x) = %v; Decode = %T, %v", in, rerr, m, err)
+		}
+		if rerr == nil && r != *mr {
+			t.Fatalf("DecodeIntentResult(%x) = %+v; Decode = %+v", in, r, *mr)
+		}
+	})
+}

@@ -136,3 +136,34 @@ func (r *reader) array(n uint64) {
 		r.err = errShape
 	}
 }
+
+// skip reads past one data item of the kinds the protocol uses (integers,
+// byte and text strings, arrays nested at most maxNesting deep): anything
+// else, or input that ends inside the item, is malformed.
+func (r *reader) skip() { r.skipDepth(0) }
+
+func (r *reader) skipDepth(depth int) {
+	m, v := r.head()
+	if r.err != nil {
+		return
+	}
+	switch m {
+	case majorUint, majorNeg:
+	case majorBytes, majorText:
+		if v > uint64(len(r.b)) {
+			r.err = errTruncated
+			return
+		}
+		r.b = r.b[v:]
+	case majorArray:
+		if depth >= maxNesting || v > uint64(len(r.b)) { // an element takes a byte at least
+			r.err = errShape
+			return
+		}
+		for i := uint64(0); i < v && r.err == nil; i++ {
+			r.skipDepth(depth + 1)
+		}
+	default:
+		r.err = errShape
+	}
+}

@@ -12,6 +12,7 @@ const (
 	TypeHello  Type = 1 // client -> server
 	TypeResume Type = 2 // client -> server
 	TypeIntent Type = 3 // client -> server
+	TypeLeave  Type = 4 // client -> server
 
 	TypeHelloAck               Type = 8  // server -> client
 	TypeError                  Type = 9  // server -> client
@@ -26,10 +27,11 @@ const (
 	TypePortalTransferRejected Type = 18 // server -> client
 	TypePortalMoved            Type = 19 // server -> client
 	TypeAreaInfo               Type = 20 // server -> client
+	TypeLeft                   Type = 21 // server -> client
 )
 
 var typeNames = [...]string{
-	TypeHello: "hello", TypeResume: "resume", TypeIntent: "intent",
+	TypeHello: "hello", TypeResume: "resume", TypeIntent: "intent", TypeLeave: "leave",
 	TypeHelloAck: "hello_ack", TypeError: "error", TypeRehello: "rehello",
 	TypeIntentResult: "intent_result", TypeSnapshot: "snapshot",
 	TypeStatic: "static", TypePresence: "presence",
@@ -38,6 +40,7 @@ var typeNames = [...]string{
 	TypePortalTransferRejected: "portal_transfer_rejected",
 	TypePortalMoved:            "portal_moved",
 	TypeAreaInfo:               "area_info",
+	TypeLeft:                   "left",
 }
 
 // String returns the protocol name of the type, such as "hello_ack", or
@@ -53,7 +56,7 @@ func (t Type) String() string {
 func (t Type) Known() bool { return int(t) < len(typeNames) && typeNames[t] != "" }
 
 // FromClient reports whether t is a client-to-server type.
-func (t Type) FromClient() bool { return t >= TypeHello && t <= TypeIntent }
+func (t Type) FromClient() bool { return t >= TypeHello && t <= TypeLeave }
 
 // Message is one message body of the catalogue. Only this package's types
 // implement it; they are plain structs whose exported fields are the body
@@ -293,6 +296,20 @@ type AreaClosing struct {
 	GraceMS uint32
 }
 
+// Leave ends the session on purpose: the player quits the Area (a page's
+// Leave or Log out, a closing tab). The body leaves the world at once,
+// its state stored, and its resume token dies; the server answers [Left]
+// and closes (1000). Its body is empty.
+type Leave struct {
+	_ struct{} `cbor:",toarray"`
+}
+
+// Left answers [Leave]: the body has left the Area, and the connection
+// closes (1000) after it. Its body is empty.
+type Left struct {
+	_ struct{} `cbor:",toarray"`
+}
+
 // TakenOver is sent to the old peer when a second login of the same account
 // takes the session over, just before its close. Its body is empty.
 type TakenOver struct {
@@ -358,6 +375,12 @@ func (*AreaClosing) Type() Type { return TypeAreaClosing }
 // Type implements [Message].
 func (*TakenOver) Type() Type { return TypeTakenOver }
 
+// Type implements Message.
+func (*Leave) Type() Type { return TypeLeave }
+
+// Type implements Message.
+func (*Left) Type() Type { return TypeLeft }
+
 // Type implements [Message].
 func (*PortalBlocked) Type() Type { return TypePortalBlocked }
 
@@ -382,6 +405,8 @@ func (*Static) message()                 {}
 func (*Presence) message()               {}
 func (*AreaClosing) message()            {}
 func (*TakenOver) message()              {}
+func (*Leave) message()                  {}
+func (*Left) message()                   {}
 func (*PortalBlocked) message()          {}
 func (*PortalTransferRejected) message() {}
 func (*PortalMoved) message()            {}
@@ -414,6 +439,10 @@ func newMessage(t Type) Message {
 		return new(AreaClosing)
 	case TypeTakenOver:
 		return new(TakenOver)
+	case TypeLeave:
+		return new(Leave)
+	case TypeLeft:
+		return new(Left)
 	case TypePortalBlocked:
 		return new(PortalBlocked)
 	case TypePortalTransferRejected:

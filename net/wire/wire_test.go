@@ -31,6 +31,8 @@ var examples = []Message{
 	&Presence{Area: 5, Players: []Player{{Entity: 1001, Name: "ada"}, {Entity: 1002, Name: "bo"}}},
 	&AreaClosing{Reason: CodeAreaClosing, GraceMS: 5000},
 	&TakenOver{},
+	&Leave{},
+	&Left{},
 	&PortalBlocked{Reason: CodeTimeout},
 	&PortalTransferRejected{Reason: CodeNotMember},
 	&PortalMoved{Area: 6, WSURL: "wss://h2.example/ws", Grant: "g-0b11", JoinID: 44},
@@ -168,7 +170,7 @@ func TestCodeRegistry(t *testing.T) {
 		{CodeUnknownType, 23, "UNKNOWN_TYPE"}, {CodeBadToken, 24, "BAD_TOKEN"},
 		{CodeNotAllowed, 25, "NOT_ALLOWED"}, {CodeAreaFull, 26, "AREA_FULL"},
 		{CodeStaleSeq, 27, "STALE_SEQ"}, {CodeNothingThere, 28, "NOTHING_THERE"},
-		{Code(29), 29, "CODE(29)"},
+		{CodeUnavailable, 29, "UNAVAILABLE"}, {Code(30), 30, "CODE(30)"},
 	}
 	for _, tt := range tests {
 		if got := uint16(tt.code); got != tt.num {

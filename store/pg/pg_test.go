@@ -49,22 +49,8 @@ func TestMigrateConcurrently(t *testing.T) {
 // TestLegacyEmails: migration 2 on rows stored before it.
 func TestLegacyEmails(t *testing.T) {
 	storetest.RunLegacyEmails(t, func(t *testing.T, legacy []string) (store.Store, []store.AccountID) {
-		ctx := t.Context()
 		s := pgtest.Open(t)
-		if err := s.RollBack(ctx, 1); err != nil {
-			t.Fatal(err)
-		}
-		ids := make([]store.AccountID, len(legacy))
-		for i, e := range legacy {
-			var err error
-			if ids[i], err = s.InsertLegacyAccount(ctx, e); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return s, ids
+		return s, storetest.SeedLegacyEmails(t, s, legacy)
 	})
 }
 

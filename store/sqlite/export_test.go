@@ -43,3 +43,17 @@ func (s *Store) InsertLegacyArea(ctx context.Context, owner store.AccountID, kin
 	}
 	return store.AreaID(id), nil
 }
+
+// Pragma runs PRAGMA name = value on the Store's one connection (so it
+// applies to every later statement of the Store).
+func (s *Store) Pragma(ctx context.Context, name string, value int64) error {
+	_, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA %s = %d", name, value))
+	return err
+}
+
+// PragmaValue reads PRAGMA name on the Store's connection.
+func (s *Store) PragmaValue(ctx context.Context, name string) (int64, error) {
+	var v int64
+	err := s.db.QueryRowContext(ctx, "PRAGMA "+name).Scan(&v)
+	return v, err
+}

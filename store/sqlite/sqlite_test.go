@@ -10,18 +10,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "data", "ley.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := s.Close(); err != nil {
-				t.Error(err)
-			}
-		})
-		return s
-	})
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t, filepath.Join(t.TempDir(), "data", "ley.db")) })
 }
 
 // TestReopen checks that a reopened file keeps its data and migrates as a
@@ -52,38 +41,31 @@ func TestReopen(t *testing.T) {
 // TestLegacyEmails: migration 2 on rows stored before it.
 func TestLegacyEmails(t *testing.T) {
 	storetest.RunLegacyEmails(t, func(t *testing.T, legacy []string) (store.Store, []store.AccountID) {
-		ctx := t.Context()
-		s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ley.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		if err := s.RollBack(ctx, 1); err != nil {
-			t.Fatal(err)
-		}
-		ids := make([]store.AccountID, len(legacy))
-		for i, e := range legacy {
-			if ids[i], err = s.InsertLegacyAccount(ctx, e); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return s, ids
+		s := open(t, filepath.Join(t.TempDir(), "ley.db"))
+		return s, storetest.SeedLegacyEmails(t, s, legacy)
 	})
 }
 
 // TestLegacyTemplates: migration 4 on Areas stored before it.
 func TestLegacyTemplates(t *testing.T) {
 	storetest.RunLegacyTemplates(t, func(t *testing.T, legacy []storetest.LegacyArea) store.Store {
-		ctx := t.Context()
-		s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ley.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
+		s := open(t, filepath.Join(t.TempDir(), "ley.db"))
 		storetest.SeedLegacy(t, s, 2, legacy)
 		return s
 	})
+}
+
+// open opens the database at path, closed at cleanup.
+func open(t *testing.T, path string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
 }

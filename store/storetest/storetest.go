@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,10 +48,16 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TransferPendingAndExpiry", testTransferPendingAndExpiry},
 		{"PruneTransfers", testPruneTransfers},
 		{"RealmSettings", testRealmSettings},
+		{"Changes", testChanges},
+		{"AdminActs", testAdminActs},
 		{"Samples", testSamples},
 		{"ConcurrentSnapshots", testConcurrentSnapshots},
 		{"ConcurrentTransferReplay", testConcurrentTransferReplay},
+		{"OpposingCrossings", testOpposingCrossings},
 		{"Leadership", testLeadership},
+		{"MemberRoles", testMemberRoles},
+		{"MemberArea", testMemberArea},
+		{"HostRecords", testHostRecords},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.f(t, open(t)) })
@@ -439,14 +447,21 @@ func testIncarnations(t *testing.T, s store.Store) {
 	a := mkAccount(t, s, "a@x")
 	area := mkArea(t, s, a.ID, "home")
 	for want := store.Epoch(1); want <= 3; want++ {
-		if e, err := s.BeginIncarnation(ctx, area.ID); err != nil || e != want {
+		if e, err := s.BeginIncarnation(ctx, area.ID, store.TokenHash{}); err != nil || e != want {
 			t.Errorf("BeginIncarnation = %d, %v; want %d", e, err, want)
 		}
 	}
-	if got, _ := s.Area(ctx, area.ID); got.Epoch != 3 {
-		t.Errorf("Area.Epoch = %d; want 3", got.Epoch)
+	if got, _ := s.Area(ctx, area.ID); got.Epoch != 3 || got.Placement != (store.TokenHash{}) {
+		t.Errorf("Area = epoch %d, placement %x; want 3, none", got.Epoch, got.Placement)
 	}
-	_, err := s.BeginIncarnation(ctx, 99999)
+	placed := store.HashToken("placement credential")
+	if e, err := s.BeginIncarnation(ctx, area.ID, placed); err != nil || e != 4 {
+		t.Fatalf("BeginIncarnation with a placement = %d, %v", e, err)
+	}
+	if got, _ := s.Area(ctx, area.ID); got.Epoch != 4 || got.Placement != placed {
+		t.Errorf("Area = epoch %d, placement %x; want 4, %x", got.Epoch, got.Placement, placed)
+	}
+	_, err := s.BeginIncarnation(ctx, 99999, store.TokenHash{})
 	wantErr(t, "unknown area", err, store.ErrNotFound)
 }
 
@@ -456,7 +471,7 @@ func live(t *testing.T, s store.Store, email string) (store.Account, store.Area,
 	t.Helper()
 	a := mkAccount(t, s, email)
 	area := mkArea(t, s, a.ID, "home of "+email)
-	e, err := s.BeginIncarnation(t.Context(), area.ID)
+	e, err := s.BeginIncarnation(t.Context(), area.ID, store.TokenHash{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -530,7 +545,7 @@ func testEpochFencing(t *testing.T, s store.Store) {
 	if _, err := write(e1, 5, "old incarnation", 5); err != nil {
 		t.Fatal(err)
 	}
-	e2, err := s.BeginIncarnation(ctx, area.ID)
+	e2, err := s.BeginIncarnation(ctx, area.ID, store.TokenHash{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,7 +585,7 @@ func testFencedCharacterWrites(t *testing.T, s store.Store) {
 	if err := s.AddMember(ctx, village.ID, a.ID, store.RoleMember, t0); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := s.MoveCharacter(ctx, store.Transfer{ID: "t1", Account: a.ID, From: home.ID, To: village.ID, X: 3, Y: 4, State: []byte("moved"), Created: t0, Expires: at(time.Minute)}, t0)
+	tr, err := s.MoveCharacter(ctx, store.Transfer{ID: "t1", Account: a.ID, From: home.ID, To: village.ID, X: 3, Y: 4, Placed: true, Created: t0, Expires: at(time.Minute)}, t0)
 	if err != nil || tr.Status != store.TransferDone {
 		t.Fatalf("MoveCharacter = %+v, %v", tr, err)
 	}
@@ -581,8 +596,8 @@ func testFencedCharacterWrites(t *testing.T, s store.Store) {
 		t.Errorf("stale Area's snapshot = %+v, %v; want applied, 0 characters", res, err)
 	}
 	c, _ := s.Character(ctx, a.ID)
-	if c.Area != village.ID || c.X != 3 || c.Y != 4 || string(c.State) != "moved" {
-		t.Errorf("character after the stale write = %+v; want in village at (3,4) 'moved'", c)
+	if c.Area != village.ID || c.X != 3 || c.Y != 4 || len(c.State) != 0 {
+		t.Errorf("character after the stale write = %+v; want in village at (3,4), its state untouched", c)
 	}
 	// The village writes both of its players.
 	res, err = s.WriteSnapshot(ctx, store.Snapshot{Area: village.ID, Epoch: ev, Seq: 1, Blob: []byte("v"),
@@ -632,15 +647,21 @@ func testTransfers(t *testing.T, s store.Store) {
 	a, home, _ := live(t, s, "a@x")
 	_, village, _ := live(t, s, "b@x")
 	_, arena, _ := live(t, s, "c@x")
-	mv := store.Transfer{ID: "portal-1", Account: a.ID, From: home.ID, To: village.ID, X: 10, Y: 11, State: []byte("hp=9"), Created: t0, Expires: at(time.Minute)}
+	// The character's state is what its Area's last snapshot wrote; a move
+	// carries the character, never writes its state.
+	if _, err := s.WriteSnapshot(ctx, store.Snapshot{Area: home.ID, Epoch: 1, Seq: 1, Blob: []byte("home"),
+		Characters: []store.CharacterState{{Account: a.ID, X: 1, Y: 1, State: []byte("inventory")}}, At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	mv := store.Transfer{ID: "portal-1", Account: a.ID, From: home.ID, To: village.ID, X: 10, Y: 11, State: []byte("hp=9"), Placed: true, Created: t0, Expires: at(time.Minute)}
 
 	first, err := s.MoveCharacter(ctx, mv, at(time.Second))
 	if err != nil || first.Status != store.TransferDone || first.Result != store.ResultMoved {
 		t.Fatalf("MoveCharacter = %+v, %v; want done, moved", first, err)
 	}
 	c, _ := s.Character(ctx, a.ID)
-	if c.Area != village.ID || c.X != 10 || c.Y != 11 || string(c.State) != "hp=9" || !c.Placed || c.Version != 2 {
-		t.Errorf("character after the move = %+v", c)
+	if c.Area != village.ID || c.X != 10 || c.Y != 11 || string(c.State) != "inventory" || !c.Placed || c.Version != 3 {
+		t.Errorf("character after the move = %+v; want in village at (10,11), placed, its state the snapshot's", c)
 	}
 
 	tests := []struct {
@@ -664,7 +685,7 @@ func testTransfers(t *testing.T, s store.Store) {
 			t.Errorf("%s: result = %q; want %q", tt.name, got.Result, tt.wantResult)
 		}
 		// Nothing but the first move ever changed the character.
-		if c, _ := s.Character(ctx, a.ID); c.Area != village.ID || c.X != 10 || c.Version != 2 {
+		if c, _ := s.Character(ctx, a.ID); c.Area != village.ID || c.X != 10 || c.Version != 3 {
 			t.Errorf("%s: character = %+v; want unchanged in village", tt.name, c)
 		}
 	}
@@ -678,7 +699,7 @@ func testTransfers(t *testing.T, s store.Store) {
 	}
 	// A move fenced on the source's incarnation: refused once the source
 	// was made live again (a new epoch), done while it is current.
-	ep, err := s.BeginIncarnation(ctx, arena.ID)
+	ep, err := s.BeginIncarnation(ctx, arena.ID, store.TokenHash{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -693,8 +714,22 @@ func testTransfers(t *testing.T, s store.Store) {
 	if err != nil || current.Result != store.ResultMoved {
 		t.Errorf("move fenced on the current epoch = %+v, %v; want moved", current, err)
 	}
-	if _, err := s.MoveCharacter(ctx, store.Transfer{ID: "portal-8", Account: a.ID, From: home.ID, To: arena.ID}, at(5*time.Second)); err != nil {
+	// A move fenced on the source's stored snapshot: refused while the
+	// snapshot holding the character's final state there is not stored,
+	// done once it is; a move by the door leaves it unplaced.
+	hm, _ := s.Area(ctx, home.ID)
+	unsaved, err := s.MoveCharacter(ctx, store.Transfer{ID: "portal-9", Account: a.ID, From: home.ID, To: arena.ID, FromSeq: hm.Seq + 1}, at(5*time.Second))
+	if err != nil || unsaved.Result != store.ResultUnsaved {
+		t.Errorf("move fenced on an unstored snapshot = %+v, %v; want %q", unsaved, err, store.ResultUnsaved)
+	}
+	if c, _ := s.Character(ctx, a.ID); c.Area != home.ID {
+		t.Errorf("an unsaved move moved the character to %d", c.Area)
+	}
+	if _, err := s.MoveCharacter(ctx, store.Transfer{ID: "portal-8", Account: a.ID, From: home.ID, To: arena.ID, FromSeq: hm.Seq}, at(5*time.Second)); err != nil {
 		t.Fatal(err) // back to the arena, where the checks below expect it
+	}
+	if c, _ := s.Character(ctx, a.ID); c.Area != arena.ID || c.Placed {
+		t.Errorf("character moved by the door = %+v; want in the arena, not placed", c)
 	}
 	_, err = s.BeginTransfer(ctx, store.Transfer{ID: "portal-5", Account: a.ID, From: arena.ID, To: home.ID})
 	wantErr(t, "BeginTransfer without expiry", err, store.ErrInvalid)
@@ -741,10 +776,10 @@ func testTransferPendingAndExpiry(t *testing.T, s store.Store) {
 	// ta completes before its expiry; tb expires; tc is rejected.
 	done, err := s.MoveCharacter(ctx, store.Transfer{ID: "ta", Account: a.ID, From: home.ID, To: village.ID}, at(30*time.Second))
 	if err != nil || done.Result != store.ResultMoved || string(done.State) != "ta" {
-		t.Errorf("MoveCharacter(pending ta) = %+v, %v; want moved with the recorded state", done, err)
+		t.Errorf("MoveCharacter(pending ta) = %+v, %v; want moved, the record keeping its state", done, err)
 	}
-	if ch, _ := s.Character(ctx, a.ID); ch.Area != village.ID || string(ch.State) != "ta" {
-		t.Errorf("character after completing ta = %+v", ch)
+	if ch, _ := s.Character(ctx, a.ID); ch.Area != village.ID || len(ch.State) != 0 {
+		t.Errorf("character after completing ta = %+v; want in the village, its state untouched", ch)
 	}
 	exp, err := s.ExpireTransfers(ctx, at(2*time.Minute))
 	if err != nil || len(exp) != 1 || exp[0].ID != "tb" || exp[0].Status != store.TransferRejected || exp[0].Result != store.ResultTimeout {
@@ -814,18 +849,88 @@ func testRealmSettings(t *testing.T, s store.Store) {
 	if err != nil || got != store.DefaultRealmSettings() {
 		t.Errorf("RealmSettings = %+v, %v; want defaults %+v", got, err, store.DefaultRealmSettings())
 	}
+	admin := mkAccount(t, s, "realm-admin@example.com")
+	change := func(detail string) store.Change {
+		return store.Change{At: at(0), Actor: admin.ID, Action: "realm.update", Target: "realm", Detail: detail}
+	}
 	for _, want := range []store.RealmSettings{
 		{Open: false, Cap: 5, NewPlayersWelcome: false, Message: "maintenance"},
 		{Open: true, Cap: 0, NewPlayersWelcome: true, Message: ""},
 	} {
-		if err := s.UpdateRealmSettings(ctx, want); err != nil {
+		if err := s.UpdateRealmSettings(ctx, want, change(want.Message)); err != nil {
 			t.Fatal(err)
 		}
 		if got, err := s.RealmSettings(ctx); err != nil || got != want {
 			t.Errorf("RealmSettings = %+v, %v; want %+v", got, err, want)
 		}
 	}
-	wantErr(t, "negative cap", s.UpdateRealmSettings(ctx, store.RealmSettings{Cap: -1}), store.ErrInvalid)
+	before, err := s.Changes(ctx, 0, 10)
+	if err != nil || len(before) != 2 {
+		t.Fatalf("Changes = %d entries, %v; want the 2 updates", len(before), err)
+	}
+	// A refused update changes nothing, and records nothing.
+	wantErr(t, "negative cap", s.UpdateRealmSettings(ctx, store.RealmSettings{Cap: -1}, change("refused")), store.ErrInvalid)
+	// An unrecorded change is no change: without its actor, action or
+	// time, or with words past their bounds, the settings stay.
+	for name, ch := range map[string]store.Change{
+		"no actor":    {At: at(0), Action: "realm.update"},
+		"no action":   {At: at(0), Actor: admin.ID},
+		"no time":     {Actor: admin.ID, Action: "realm.update"},
+		"long detail": {At: at(0), Actor: admin.ID, Action: "realm.update", Detail: strings.Repeat("x", store.MaxChangeDetail+1)},
+	} {
+		wantErr(t, name, s.UpdateRealmSettings(ctx, store.RealmSettings{Cap: 7}, ch), store.ErrInvalid)
+	}
+	if got, err := s.RealmSettings(ctx); err != nil || got.Cap != 0 {
+		t.Errorf("RealmSettings after refused updates = %+v, %v; want cap 0 still", got, err)
+	}
+	if after, err := s.Changes(ctx, 0, 10); err != nil || len(after) != 2 {
+		t.Errorf("Changes after refused updates = %d entries, %v; want 2 still", len(after), err)
+	}
+}
+
+func testChanges(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	admin := mkAccount(t, s, "auditor@example.com")
+	const n = 7
+	for i := range n {
+		ch := store.Change{At: at(time.Duration(i) * time.Second), Actor: admin.ID, Action: "realm.update", Target: "realm",
+			Detail: fmt.Sprintf("cap %d", i)}
+		if err := s.UpdateRealmSettings(ctx, store.RealmSettings{Open: true, Cap: i}, ch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Newest first, in pages by id.
+	var all []store.Change
+	before := int64(0)
+	for {
+		page, err := s.Changes(ctx, before, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		all = append(all, page...)
+		before = page[len(page)-1].ID
+	}
+	if len(all) != n {
+		t.Fatalf("paged through %d changes; want %d", len(all), n)
+	}
+	for i, ch := range all {
+		want := fmt.Sprintf("cap %d", n-1-i)
+		if ch.Detail != want || ch.Actor != admin.ID || ch.Action != "realm.update" || ch.Target != "realm" ||
+			!ch.At.Equal(at(time.Duration(n-1-i)*time.Second)) {
+			t.Errorf("change %d = %+v; want %q by %d at %v", i, ch, want, admin.ID, at(time.Duration(n-1-i)*time.Second))
+		}
+		if i > 0 && ch.ID >= all[i-1].ID {
+			t.Errorf("change ids not falling: %d after %d", ch.ID, all[i-1].ID)
+		}
+	}
+	for _, bad := range [][2]int64{{0, 0}, {0, 1001}, {-1, 10}} {
+		if _, err := s.Changes(ctx, bad[0], int(bad[1])); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("Changes(%d, %d) = %v; want ErrInvalid", bad[0], bad[1], err)
+		}
+	}
 }
 
 func testSamples(t *testing.T, s store.Store) {
@@ -926,6 +1031,47 @@ func testConcurrentTransferReplay(t *testing.T, s store.Store) {
 	}
 }
 
+// testOpposingCrossings: two characters cross at the same instant in
+// opposite directions between two Areas, each fenced on its source's
+// incarnation, round after round. Each crossing locks its source's row and
+// moves a character into the other Area (whose row a reference to it
+// must see unchanged): no lock order may let the two wait on each other,
+// and every crossing is decided, moved.
+func testOpposingCrossings(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a, home, he := live(t, s, "a@x")
+	b, village, ve := live(t, s, "b@x")
+	const rounds = 40
+	for r := range rounds {
+		from, to := home.ID, village.ID
+		fromEpoch, toEpoch := he, ve
+		if r%2 == 1 {
+			from, to, fromEpoch, toEpoch = to, from, toEpoch, fromEpoch
+		}
+		moves := [2]store.Transfer{
+			{ID: store.TransferID(fmt.Sprintf("a-%d", r)), Account: a.ID, From: from, To: to, FromEpoch: fromEpoch, Created: t0, Expires: at(time.Minute)},
+			{ID: store.TransferID(fmt.Sprintf("b-%d", r)), Account: b.ID, From: to, To: from, FromEpoch: toEpoch, Created: t0, Expires: at(time.Minute)},
+		}
+		var results [2]store.Transfer
+		var errs [2]error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range moves {
+			wg.Go(func() { <-start; results[i], errs[i] = s.MoveCharacter(ctx, moves[i], t0) })
+		}
+		close(start)
+		wg.Wait()
+		for i := range moves {
+			if errs[i] != nil || results[i].Result != store.ResultMoved {
+				t.Fatalf("round %d: MoveCharacter %s = %+v, %v; want moved", r, moves[i].ID, results[i], errs[i])
+			}
+		}
+	}
+	if c, _ := s.Character(ctx, a.ID); c.Area != home.ID || c.Version != 1+rounds {
+		t.Errorf("a's character = %+v; want back home after %d moves", c, rounds)
+	}
+}
+
 // testLeadership: before any Lead there is no Leader; Lead begins a term,
 // records the leader's addresses, and leaves the Store writing; a second
 // Lead of the same Store is refused. (Postgres's own tests take a
@@ -964,4 +1110,170 @@ func testLeadership(t *testing.T, s store.Store) {
 		t.Errorf("the leadership was lost: %v", l.Err())
 	default:
 	}
+}
+
+func testMemberRoles(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	owner := mkAccount(t, s, "o@x")
+	m := mkAccount(t, s, "m@x")
+	stranger := mkAccount(t, s, "s@x")
+	area := mkArea(t, s, owner.ID, "home")
+	if err := s.AddMember(ctx, area.ID, m.ID, store.RoleMember, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetMemberRole(ctx, area.ID, m.ID, store.RoleBuilder); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.MemberRole(ctx, area.ID, m.ID); err != nil || r != store.RoleBuilder {
+		t.Errorf("role after SetMemberRole = %q, %v; want builder", r, err)
+	}
+	if err := s.SetMemberRole(ctx, area.ID, m.ID, store.RoleMember); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := s.MemberRole(ctx, area.ID, m.ID); r != store.RoleMember {
+		t.Errorf("role = %q; want member again", r)
+	}
+	wantErr(t, "the owner's role", s.SetMemberRole(ctx, area.ID, owner.ID, store.RoleBuilder), store.ErrInvalid)
+	wantErr(t, "a stranger's role", s.SetMemberRole(ctx, area.ID, stranger.ID, store.RoleBuilder), store.ErrNotMember)
+	wantErr(t, "another role", s.SetMemberRole(ctx, area.ID, m.ID, store.RoleOwner), store.ErrInvalid)
+	if err := s.AddMember(ctx, area.ID, stranger.ID, store.RoleBuilder, t0); err != nil {
+		t.Errorf("AddMember as a builder: %v", err)
+	}
+}
+
+func testHostRecords(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a := store.HostRecord{Credential: store.HashToken("a"), Name: "host-a", PID: 100, Machine: "m1", WSURL: "ws://a/ws", Started: t0, Seen: t0}
+	b := store.HostRecord{Credential: store.HashToken("b"), Name: "host-b", PID: 200, Machine: "m1", WSURL: "ws://b/ws", Started: at(time.Second), Seen: at(time.Second)}
+	for _, h := range []store.HostRecord{a, b} {
+		if err := s.PutHost(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Seen, a.WSURL = at(time.Minute), "ws://a2/ws"
+	if err := s.PutHost(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	hs, err := s.Hosts(ctx)
+	if err != nil || len(hs) != 2 || hs[0].Name != "host-a" || hs[0].WSURL != "ws://a2/ws" || !hs[0].Seen.Equal(at(time.Minute)) ||
+		!hs[0].Started.Equal(t0) || hs[0].Credential != a.Credential || hs[1].PID != 200 {
+		t.Fatalf("Hosts = %+v, %v", hs, err)
+	}
+	if err := s.DeleteHost(ctx, a.Credential); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteHost(ctx, store.HashToken("nobody")); err != nil {
+		t.Errorf("DeleteHost of an unknown host: %v", err)
+	}
+	if hs, _ := s.Hosts(ctx); len(hs) != 1 || hs[0].Name != "host-b" {
+		t.Errorf("Hosts after DeleteHost = %+v", hs)
+	}
+}
+
+func testMemberArea(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	owner := mkAccount(t, s, "o@x")
+	stranger := mkAccount(t, s, "s@x")
+	area := mkArea(t, s, owner.ID, "home")
+	a, acct, err := s.MemberArea(ctx, area.ID, owner.ID)
+	if err != nil || a.ID != area.ID || a.Name != area.Name || a.Owner != owner.ID || acct.ID != owner.ID || acct.Email != owner.Email {
+		t.Errorf("MemberArea = %+v, %+v, %v", a, acct, err)
+	}
+	_, _, err = s.MemberArea(ctx, area.ID, stranger.ID)
+	wantErr(t, "a stranger's area", err, store.ErrNotMember)
+	_, _, err = s.MemberArea(ctx, 99999, owner.ID)
+	wantErr(t, "an unknown area", err, store.ErrNotMember)
+}
+
+func testAdminActs(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	admin := mkAccount(t, s, "root@admin.test")
+	ann := mkAccount(t, s, "ann@find.test")
+	bob := mkAccount(t, s, "bob_x@find.test")
+	change := func(action string) store.Change {
+		return store.Change{At: at(0), Actor: admin.ID, Action: action, Target: "x", Detail: action}
+	}
+	changes := func() int {
+		t.Helper()
+		chs, err := s.Changes(ctx, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(chs)
+	}
+
+	// Found by a part of the email or of the name, case folded, newest
+	// first; LIKE's wildcards match only themselves.
+	for _, tt := range []struct {
+		q    string
+		want []store.AccountID
+	}{
+		{"find.test", []store.AccountID{bob.ID, ann.ID}},
+		{"ANN@", []store.AccountID{ann.ID}},
+		{"N BOB", []store.AccountID{bob.ID}},
+		{"_x", []store.AccountID{bob.ID}},
+		{"%", nil},
+		{"nobody", nil},
+	} {
+		got, err := s.FindAccounts(ctx, tt.q, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []store.AccountID
+		for _, a := range got {
+			ids = append(ids, a.ID)
+		}
+		if !slices.Equal(ids, tt.want) {
+			t.Errorf("FindAccounts(%q) = %v; want %v", tt.q, ids, tt.want)
+		}
+	}
+	if all, err := s.FindAccounts(ctx, "", 2); err != nil || len(all) != 2 || all[0].ID != bob.ID {
+		t.Errorf(`FindAccounts("", 2) = %v, %v; want the 2 newest`, all, err)
+	}
+	wantErr(t, "limit 0", func() error { _, err := s.FindAccounts(ctx, "", 0); return err }(), store.ErrInvalid)
+
+	// Ending an account's sessions revokes them all, recorded.
+	for i := range 2 {
+		h := store.TokenHash{byte(i + 1), 0xad}
+		if _, err := s.CreateSession(ctx, h, ann.ID, t0, time.Hour, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.EndAccountSessions(ctx, ann.ID, change("account.logout")); err != nil || n != 2 {
+		t.Errorf("EndAccountSessions = %d, %v; want 2", n, err)
+	}
+	if _, err := s.SessionByTokenHash(ctx, store.TokenHash{1, 0xad}, t0); err == nil {
+		t.Error("a session survived EndAccountSessions")
+	}
+	wantErr(t, "unknown account", func() error { _, err := s.EndAccountSessions(ctx, 999999, change("account.logout")); return err }(), store.ErrNotFound)
+	if n := changes(); n != 1 {
+		t.Errorf("%d changes recorded after one act and one refused; want 1", n)
+	}
+
+	// Membership given, changed, taken; the owner's is neither.
+	area := mkArea(t, s, admin.ID, "Admin's")
+	if err := s.GiveMembership(ctx, area.ID, ann.ID, store.RoleMember, change("member.give")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.GiveMembership(ctx, area.ID, ann.ID, store.RoleBuilder, change("member.give")); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := s.MemberRole(ctx, area.ID, ann.ID); err != nil || r != store.RoleBuilder {
+		t.Errorf("role after giving builder: %q, %v", r, err)
+	}
+	wantErr(t, "owner's role", s.GiveMembership(ctx, area.ID, admin.ID, store.RoleMember, change("member.give")), store.ErrInvalid)
+	wantErr(t, "owner role given", s.GiveMembership(ctx, area.ID, bob.ID, store.RoleOwner, change("member.give")), store.ErrInvalid)
+	wantErr(t, "unknown account", s.GiveMembership(ctx, area.ID, 999999, store.RoleMember, change("member.give")), store.ErrNotFound)
+	wantErr(t, "owner taken", s.TakeMembership(ctx, area.ID, admin.ID, change("member.take")), store.ErrInvalid)
+	wantErr(t, "non-member taken", s.TakeMembership(ctx, area.ID, bob.ID, change("member.take")), store.ErrNotMember)
+	if err := s.TakeMembership(ctx, area.ID, ann.ID, change("member.take")); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.IsMember(ctx, area.ID, ann.ID); err != nil || ok {
+		t.Errorf("ann still a member after TakeMembership (%v)", err)
+	}
+	if n := changes(); n != 4 {
+		t.Errorf("%d changes recorded; want 4 (logout, give, give, take): a refused act records nothing", n)
+	}
+	wantErr(t, "unrecorded act", s.TakeMembership(ctx, area.ID, ann.ID, store.Change{}), store.ErrInvalid)
 }

@@ -193,3 +193,26 @@ func SeedLegacy(t *testing.T, s LegacyStore, version int64, legacy []LegacyArea)
 		t.Fatal(err)
 	}
 }
+
+// SeedLegacyEmails rolls s back to schema version 1, stores an account
+// (and its password identity) with each of legacy's emails exactly as
+// given, and migrates s up again: what RunLegacyEmails' open function
+// does on any backend. It returns the accounts' ids in legacy's order.
+func SeedLegacyEmails(t *testing.T, s LegacyStore, legacy []string) []store.AccountID {
+	t.Helper()
+	ctx := t.Context()
+	if err := s.RollBack(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]store.AccountID, len(legacy))
+	for i, e := range legacy {
+		var err error
+		if ids[i], err = s.InsertLegacyAccount(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}

@@ -52,6 +52,9 @@ type Query struct {
 	Floor []int32
 	// Occupant, when not nil, blocks every non-zero square but the goal.
 	Occupant []int32
+	// Avoid, when not nil, blocks every non-zero square but the goal too:
+	// squares a path may end on but never cross (portals).
+	Avoid []int32
 	// From and To are the start and goal squares (y*w + x).
 	From, To int32
 	// Diagonal allows the four diagonal steps (cost as an orthogonal one).
@@ -65,7 +68,7 @@ type Query struct {
 // empty path. It answers ErrNoPath or ErrBudget when it finds none.
 func (s *Searcher) Search(q Query, dst []int32) ([]int32, error) {
 	n := s.w * s.h
-	if int32(len(q.Floor)) != n || (q.Occupant != nil && int32(len(q.Occupant)) != n) {
+	if int32(len(q.Floor)) != n || (q.Occupant != nil && int32(len(q.Occupant)) != n) || (q.Avoid != nil && int32(len(q.Avoid)) != n) {
 		return dst, fmt.Errorf("astar: layers of %d squares for a %dx%d searcher", len(q.Floor), s.w, s.h)
 	}
 	if q.From < 0 || q.From >= n || q.To < 0 || q.To >= n {
@@ -115,6 +118,9 @@ func (s *Searcher) Search(q Query, dst []int32) ([]int32, error) {
 			nc := ny*s.w + nx
 			cost := q.Floor[nc]
 			if cost == 0 || s.closed[nc] == gen {
+				continue
+			}
+			if q.Avoid != nil && q.Avoid[nc] != 0 && nc != q.To {
 				continue
 			}
 			if q.Occupant != nil && q.Occupant[nc] != 0 && nc != q.To {

@@ -29,7 +29,7 @@ func (s *System) think(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Move
 			if a.Tick >= c.NextAttack {
 				c.NextAttack = a.Tick + uint64(max(k.AttackEvery, 1))
 				s.Attacks++
-				if a.Hurt(c.Target, k.Damage) {
+				if a.HurtBy(c.Target, e, k.Damage) {
 					s.Kills++
 					c.Target, c.Goal = ecs.Entity{}, -1
 				}
@@ -99,8 +99,8 @@ func (s *System) prey(a *ecs.Area, k *Kind, t ecs.Entity) bool {
 	if h, ok := a.HealthOf(t); ok && h.HP == 0 {
 		return false // dead: on its way out
 	}
-	if s.playerMap.Has(t) {
-		return k.HuntsPlayers && a.Rules.CreaturesHuntPlayers && !s.transit.Has(t)
+	if pl := s.playerMap.Get(t); pl != nil {
+		return k.HuntsPlayers && a.Rules.CreaturesHuntPlayers && !s.transit.Has(t) && !pl.Away
 	}
 	if c := s.critMap.Get(t); c != nil {
 		for _, p := range k.Prey {
@@ -140,7 +140,7 @@ func (s *System) sense(a *ecs.Area, e ecs.Entity, k *Kind, sp *Spawner, pos *ecs
 				if pk := s.seen[id].kind; int(pk) >= len(preys) || !preys[pk] {
 					continue // a creature it does not hunt
 				}
-			} else if !players || !s.playerMap.Has(t) || s.transit.Has(t) {
+			} else if pl := s.playerMap.Get(t); !players || pl == nil || pl.Away || s.transit.Has(t) {
 				continue // not a creature, and not a player it may hunt
 			}
 			tx, ty := g.XY(h.Square(id))

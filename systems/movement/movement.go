@@ -173,6 +173,7 @@ func (s *Movement) replan(a *ecs.Area, pos *ecs.Position, path *ecs.Path, avoidB
 		To:       int32(path.Target),
 		Diagonal: a.Rules.Diagonal,
 		Budget:   s.SearchBudget,
+		Avoid:    g.Stops(), // portals: a walk crosses one only as its target
 	}
 	if avoidBodies {
 		q.Occupant = g.Layer(ecs.LayerOccupant)

@@ -190,6 +190,42 @@ func TestMoveToWalksAroundWall(t *testing.T) {
 	}
 }
 
+// TestMoveToNeverCrossesAStop: a walk plans around stop squares (portals)
+// on its way, and ends on one only when it is the walk's target.
+func TestMoveToNeverCrossesAStop(t *testing.T) {
+	w := newWorld(t, ecs.RulesFor(ecs.KindVillage), 12, 12)
+	g := w.a.Grid
+	stop := g.Cell(5, 5)
+	g.SetStop(stop)
+	e := w.player(1, 5, 1)
+	crossed := false
+	w.a.AfterTick = func(a *ecs.Area) {
+		w.answers = append(w.answers, a.Outbox...)
+		for _, m := range a.Moves {
+			if m.Entity == e && m.To == stop {
+				crossed = true
+			}
+		}
+	}
+	w.a.Post(e, ecs.Intent{Seq: 1, Kind: ecs.IntentMoveTo, X: 9, Y: 5}) // the straight line crosses (5,5)
+	for i := 0; i < 60; i++ {
+		w.a.Step()
+	}
+	if x, y := w.pos(e); x != 9 || y != 5 {
+		t.Fatalf("body at (%d,%d); want (9,5)", x, y)
+	}
+	if crossed {
+		t.Fatal("the walk stepped onto the stop square on its way")
+	}
+	w.a.Post(e, ecs.Intent{Seq: 2, Kind: ecs.IntentMoveTo, X: 5, Y: 5}) // the stop itself as the target
+	for i := 0; i < 60; i++ {
+		w.a.Step()
+	}
+	if x, y := w.pos(e); x != 5 || y != 5 {
+		t.Fatalf("body at (%d,%d); want on the stop square (5,5), the walk's target", x, y)
+	}
+}
+
 func TestMoveToAroundABodyInTheWay(t *testing.T) {
 	w := newWorld(t, ecs.RulesFor(ecs.KindVillage), 10, 3)
 	e := w.player(0, 1, 1)

@@ -29,9 +29,13 @@ var (
 // uses, kept in web/third_party/cbor-x.
 var VendorFiles = []string{"LICENSE", "package.json", "index.js", "encode.js", "decode.js", "iterators.js", "scan.js"}
 
-// banner heads app.js: what it is and whose code is inside.
-const banner = "/* ley web client: web/app and web/sdk bundled by web/cmd/bundle (go generate ./web). " +
-	"Includes cbor-x (MIT, Kris Zyp: web/third_party/cbor-x/LICENSE). */"
+// banners head the scripts: what each is and whose code is inside (the
+// console uses the SDK's HTTP client alone, without cbor-x).
+var banners = map[string]string{
+	"app": "/* ley web client: web/app and web/sdk bundled by web/cmd/bundle (go generate ./web). " +
+		"Includes cbor-x (MIT, Kris Zyp: web/third_party/cbor-x/LICENSE). */",
+	"console": "/* ley operator's console: web/app/src/console.ts and web/sdk bundled by web/cmd/bundle (go generate ./web). */",
+}
 
 // File is one output file, by its name in web/dist.
 type File struct {
@@ -82,45 +86,64 @@ func buildErr(msgs []api.Message) error {
 	return fmt.Errorf("%w:%s", ErrBuild, b.String())
 }
 
+// entries are the pages of the web client: each TypeScript entry under
+// app/src, bundled with its CSS into <name>.js and <name>.css.
+var entries = []string{"app", "console"}
+
+// pages are the files of app/ copied as they are.
+var pages = []string{"index.html", "console.html", "favicon.svg"}
+
 // App bundles the web client found under web (the web/ directory): the
-// TypeScript entry app/src/main.ts with its CSS into app.js and app.css,
-// and app/index.html as is. The files come sorted by name.
+// TypeScript entries app/src/main.ts (the player's page) and
+// app/src/console.ts (the operator's console), each with its CSS, into
+// app.js and app.css, console.js and console.css; and app/index.html,
+// app/console.html and app/favicon.svg as they are. The files come
+// sorted by name.
 func App(web string) ([]File, error) {
 	web, err := filepath.Abs(web)
 	if err != nil {
 		return nil, err
 	}
-	res := api.Build(api.BuildOptions{
-		EntryPoints:       []string{filepath.Join(web, "app", "src", "main.ts")},
-		Outfile:           filepath.Join(web, "dist", "app.js"),
-		AbsWorkingDir:     web,
-		Bundle:            true,
-		Write:             false,
-		Format:            api.FormatIIFE,
-		Platform:          api.PlatformBrowser,
-		Target:            api.ES2022,
-		MinifyWhitespace:  true,
-		MinifyIdentifiers: true,
-		MinifySyntax:      true,
-		Charset:           api.CharsetUTF8,
-		LegalComments:     api.LegalCommentsEndOfFile,
-		Banner:            map[string]string{"js": banner},
-		Plugins:           []api.Plugin{vendorPlugin(web)},
-		LogLevel:          api.LogLevelSilent,
-	})
-	if len(res.Errors) > 0 {
-		return nil, buildErr(res.Errors)
+	var files []File
+	for _, name := range entries {
+		src := name
+		if name == "app" {
+			src = "main"
+		}
+		res := api.Build(api.BuildOptions{
+			EntryPoints:       []string{filepath.Join(web, "app", "src", src+".ts")},
+			Outfile:           filepath.Join(web, "dist", name+".js"),
+			AbsWorkingDir:     web,
+			Bundle:            true,
+			Write:             false,
+			Format:            api.FormatIIFE,
+			Platform:          api.PlatformBrowser,
+			Target:            api.ES2022,
+			MinifyWhitespace:  true,
+			MinifyIdentifiers: true,
+			MinifySyntax:      true,
+			Charset:           api.CharsetUTF8,
+			LegalComments:     api.LegalCommentsEndOfFile,
+			Banner:            map[string]string{"js": banners[name]},
+			Plugins:           []api.Plugin{vendorPlugin(web)},
+			LogLevel:          api.LogLevelSilent,
+		})
+		if len(res.Errors) > 0 {
+			return nil, buildErr(res.Errors)
+		}
+		if len(res.Warnings) > 0 {
+			return nil, buildErr(res.Warnings)
+		}
+		for _, o := range res.OutputFiles {
+			files = append(files, File{Name: filepath.Base(o.Path), Data: o.Contents})
+		}
 	}
-	if len(res.Warnings) > 0 {
-		return nil, buildErr(res.Warnings)
-	}
-	html, err := os.ReadFile(filepath.Join(web, "app", "index.html"))
-	if err != nil {
-		return nil, fmt.Errorf("bundle: %w", err)
-	}
-	files := []File{{Name: "index.html", Data: html}}
-	for _, o := range res.OutputFiles {
-		files = append(files, File{Name: filepath.Base(o.Path), Data: o.Contents})
+	for _, name := range pages {
+		b, err := os.ReadFile(filepath.Join(web, "app", name))
+		if err != nil {
+			return nil, fmt.Errorf("bundle: %w", err)
+		}
+		files = append(files, File{Name: name, Data: b})
 	}
 	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Name, b.Name) })
 	return files, nil

@@ -6,7 +6,8 @@
 // # Outline
 //
 //   - [App] bundles the web client into its files (index.html, app.js,
-//     app.css), minified, byte for byte the same on every run.
+//     app.css, and the console's console.html, console.js, console.css),
+//     minified, byte for byte the same on every run.
 //   - [Write] writes them into web/dist; [Check] reports a difference
 //     between a fresh bundle and web/dist (the test that keeps the
 //     committed bundle current).

@@ -3,40 +3,20 @@ package ladder_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/leyworks/ley/internal/realmtest"
 	"github.com/leyworks/ley/tools/capacity/ladder"
 )
 
-// leyBin is the ley binary built once for the tests.
-var leyBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ley-ladder-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	leyBin = filepath.Join(dir, "ley")
-	build := exec.Command("go", "build", "-o", leyBin, "../../../cmd/ley")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build ley:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(realmtest.Main(m)) }
 
 func TestQuickLadderWritesReport(t *testing.T) {
 	cfg := ladder.QuickConfig()
-	cfg.Binary = leyBin
+	cfg.Binary = realmtest.Binary(t)
 	cfg.Command = "go test ./tools/capacity/ladder"
 	rep, err := ladder.Run(context.Background(), cfg)
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/leyworks/ley/internal/testport"
 )
 
 // Realm is a `ley run` subprocess on free loopback ports with its own
@@ -48,16 +50,22 @@ type realm struct {
 	done       chan struct{}
 }
 
-// freePort returns a loopback port that was free a moment ago: bind :0,
-// read the port, close. `ley run` does not print the ports it bound, so
-// the ladder picks them.
+// freePort returns a loopback port that was free a moment ago. `ley run`
+// does not print the ports it bound, so the ladder picks them, below the
+// kernel's ephemeral range (testport): a port handed out for ":0" is an
+// ephemeral one, which any outgoing connection on the machine may take as
+// its own end before `ley run` binds it ("address already in use", seen
+// under load).
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := testport.Loopback()
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(port)
 }
 
 // startRealm runs `ley run` on free loopback ports with a temporary data
@@ -91,6 +99,7 @@ func startRealm(ctx context.Context, cfg Config) (*realm, error) {
 		"--max-hosts", strconv.Itoa(cfg.MaxHosts),
 		"--pool-size", strconv.Itoa(cfg.PoolSize),
 		"--log-level", "warn", "--host-log-level", "warn",
+		"--load-provisioning",
 		"--demo-email", cfg.AdminEmail)
 	if cfg.Content != "" {
 		abs, err := filepath.Abs(cfg.Content)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/director/dirclient"
-	"github.com/leyworks/ley/net/gate"
+	"github.com/leyworks/ley/net/client"
 	"github.com/leyworks/ley/net/view"
 	"github.com/leyworks/ley/net/wire"
 )
@@ -142,23 +142,39 @@ func (cs *churnStats) summary(seed uint64) *ChurnSummary {
 	return out
 }
 
-// cframe is one message read from one of a churner's connections.
-type cframe struct {
-	gen int
-	m   wire.Message
-	n   int
-	err error // the connection ended (m is nil)
+// cevent is one thing a churner's client handed over: a frame (decoded),
+// an answer or an event.
+type cevent struct {
+	kind  ceventKind
+	frame client.Frame // Bytes cleared (they were the reader's): m is the message, n its size
+	m     wire.Message
+	n     int
+	err   error // the frame did not decode
+	a     client.Answer
+	e     client.Event
 }
 
-// inflight is one intent waiting for its answer.
+type ceventKind uint8
+
+const (
+	cframeKind ceventKind = iota + 1
+	canswerKind
+	ceventKindEvent
+)
+
+// inflight is one intent waiting for its answer, as the churner accounts
+// the position it expects.
 type inflight struct {
-	at  time.Time
 	dir wire.Dir
 	to  bool // a move-to: its squares are not known, so no ground truth
 }
 
-// churner is one player of the churn pattern, run by one goroutine; only
-// its connections' reader goroutines share in (and they only send).
+// churner is one player of the churn pattern, run by one goroutine. The
+// session itself (seqs, answers, resumes, crossings) is net/client's; the
+// churner chooses what the player does and checks the ground truth: the
+// position the server shows against the session's start plus the steps
+// it said it applied. Its client's reader goroutines only hand it what
+// they read, through in.
 type churner struct {
 	r    *runner
 	p    *player
@@ -170,58 +186,63 @@ type churner struct {
 	// linked in pairs.
 	portals bool
 
-	in    chan cframe
-	gen   int
-	conn  *gate.ClientConn
-	wsURL string
-	token string // this session's resume token
+	cl      *client.Client
+	in      chan cevent
+	session uint64 // the current session and connection, as handled so far
+	conn    uint64
 
-	// The session: seqs and their answers, the position accounting.
-	seq         uint32
-	pending     map[uint32]inflight
-	v           *view.View // the current connection's view (net/view)
-	entity      uint32     // the player's entity, from hello_ack
+	// The session's position accounting.
+	seq         uint32              // the last seq sent
+	pending     map[uint32]inflight // sent, not yet answered as handled so far
+	v           *view.View          // the current connection's view (net/view)
+	entity      uint32              // the player's entity, from hello_ack
 	started     bool
-	rebase      bool                // resumed: the next snapshot is the new baseline (answers sent on the lost connection were lost with it)
-	resent      map[uint32]struct{} // seqs sent again after a resume: a STALE_SEQ for one says only that the server had the first copy
-	resumes     int                 // this session's resumes
-	rejectedNow int                 // this session's refused intents
+	resumes     int // this session's resumes
+	rejectedNow int // this session's refused intents
 	expX        int32
 	expY        int32
 	truthful    bool             // no move-to or portal restore in this session
 	you         wire.EntityState // the player's entity, as the last snapshot left the view
-	snapAt      time.Time        // the last snapshot's arrival
 	snapN       int64            // snapshots this session
-
-	// Intent accounting, added to the run's summary at the end.
-	sent, answered, applied, dups int64
-	rejected                      [32]int64
 
 	joinTook []time.Duration // each join (HTTP join, dial, hello)
 	everIn   bool            // bound at least once
 
-	// Signals from the frames handled.
-	oldSaw    map[int][]string // message types each earlier connection got, for a failed takeover's report
-	oldMoved  *wire.PortalMoved
-	takenOver bool
-	moved     *wire.PortalMoved
-	restored  bool
-	closedGen map[int]bool
+	// Signals from what was handled.
+	oldSaw     map[uint64][]string // message types each earlier connection got, for a failed takeover's report
+	oldMoved   *wire.PortalMoved
+	takenOver  bool
+	moved      *wire.PortalMoved // portal_moved on the current connection: the client follows it
+	restored   bool
+	closedConn map[uint64]bool
 }
-
-// refusal is a join or resume the server answered with an error.
-type refusal struct{ code wire.Code }
-
-func (r *refusal) Error() string { return "refused: " + r.code.String() }
 
 // errSession is a session that ended in a way the pattern did not choose.
 var errSession = errors.New("session ended unexpectedly")
 
-func newChurner(r *runner, p *player, cs *churnStats, seed uint64, i int, portals bool) *churner {
-	return &churner{
+func newChurner(r *runner, p *player, cs *churnStats, seed uint64, i int, portals bool) (*churner, error) {
+	c := &churner{
 		r: r, p: p, cs: cs, cfg: r.cfg.Churn, rng: rand.New(rand.NewPCG(seed, uint64(i)+1)),
-		area: p.acct.Area, portals: portals, in: make(chan cframe, 256), closedGen: map[int]bool{}, oldSaw: map[int][]string{},
+		area: p.acct.Area, portals: portals, in: make(chan cevent, 256), closedConn: map[uint64]bool{}, oldSaw: map[uint64][]string{},
 	}
+	cfg := client.DefaultConfig()
+	cfg.LocalAddr, cfg.Window = p.local, window
+	cfg.Handler = client.Handler{
+		Frame: func(f client.Frame) {
+			m, err := wire.Decode(f.Bytes)
+			n := len(f.Bytes)
+			f.Bytes = nil
+			c.in <- cevent{kind: cframeKind, frame: f, m: m, n: n, err: err}
+		},
+		Answer: func(a client.Answer) { c.in <- cevent{kind: canswerKind, a: a} },
+		Event:  func(e client.Event) { c.in <- cevent{kind: ceventKindEvent, e: e} },
+	}
+	cl, err := client.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	c.cl, p.cl = cl, cl
+	return c, nil
 }
 
 // exp draws an exponential duration of the given mean.
@@ -233,6 +254,7 @@ func (c *churner) exp(mean time.Duration) time.Duration {
 // (after every player still in has reached the end, see endGate).
 func (c *churner) run(ctx context.Context, arrive, end time.Time) {
 	defer c.r.churnEnd.finish()
+	defer c.cl.Close()
 	if !sleepUntil(ctx, arrive) {
 		return
 	}
@@ -274,7 +296,7 @@ func (c *churner) run(ctx context.Context, arrive, end time.Time) {
 
 // recover brings a player whose session broke back with a new join.
 func (c *churner) recover(ctx context.Context, end time.Time) bool {
-	c.closeConn()
+	c.leave()
 	for time.Now().Before(end) && ctx.Err() == nil {
 		err := c.join(ctx)
 		c.cs.event(EventArrive, err)
@@ -358,110 +380,38 @@ func (c *churner) join(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("join: %s", errCode(err))
 	}
-	return c.hello(ctx, j.WSURL, j.Grant, j.JoinID)
-}
-
-// hello opens a connection and binds it with grant: a fresh session.
-func (c *churner) hello(ctx context.Context, wsURL, grant string, joinID uint64) error {
-	conn, gen, err := c.dial(ctx, wsURL)
+	ack, err := c.cl.Hello(ctx, j.WSURL, j.Grant, j.JoinID)
 	if err != nil {
 		return err
 	}
-	if err := send(conn, &wire.Hello{Grant: grant, JoinID: joinID, Versions: []uint16{wire.Version}}); err != nil {
-		return err
-	}
-	ack, err := c.awaitAck(gen, joinID)
-	if err != nil {
-		return err
-	}
-	c.switchTo(conn, wsURL, ack)
+	c.bound(ack)
 	c.newSession()
 	c.everIn = true
 	return nil
 }
 
-// dial opens a connection with its reader goroutine.
-func (c *churner) dial(ctx context.Context, wsURL string) (*gate.ClientConn, int, error) {
-	conn, err := gate.DialFrom(ctx, wsURL, c.p.local)
-	if err != nil {
-		return nil, 0, fmt.Errorf("dial: %w", err)
-	}
-	c.v = view.New() // the server resets a new connection's view
-	c.gen++
-	gen := c.gen
-	go func() {
-		for {
-			b, err := conn.ReadMessage()
-			if err != nil {
-				c.in <- cframe{gen: gen, err: err}
-				return
-			}
-			m, err := wire.Decode(b)
-			if err != nil {
-				c.in <- cframe{gen: gen, err: fmt.Errorf("decode: %w", err)}
-				conn.Close(1000, "")
-				return
-			}
-			c.in <- cframe{gen: gen, m: m, n: len(b)}
-		}
-	}()
-	return conn, gen, nil
-}
-
-// awaitAck handles frames until the connection gen answers the join
-// joinID with hello_ack (or refuses it).
-func (c *churner) awaitAck(gen int, joinID uint64) (*wire.HelloAck, error) {
-	timeout := time.After(15 * time.Second)
-	for {
-		select {
-		case f := <-c.in:
-			if f.gen != gen {
-				c.handle(f)
-				continue
-			}
-			if f.err != nil {
-				return nil, fmt.Errorf("before hello_ack: %w", f.err)
-			}
-			c.count(f.n)
-			switch m := f.m.(type) {
-			case *wire.HelloAck:
-				if m.JoinID != joinID {
-					return nil, fmt.Errorf("hello_ack for join %d; want %d", m.JoinID, joinID)
-				}
-				return m, nil
-			case *wire.Error:
-				return nil, &refusal{m.Code}
-			}
-		case <-timeout:
-			return nil, errors.New("no hello_ack within 15 s")
-		}
-	}
-}
-
-// switchTo makes conn (generation gen) the player's connection. The
-// caller has closed or dropped the previous one, or expects the server to
-// (a takeover).
-func (c *churner) switchTo(conn *gate.ClientConn, wsURL string, ack *wire.HelloAck) {
-	if c.conn == nil {
-		c.p.st.connected.Add(1) // a takeover replaces a connection the count has
-	}
-	c.conn, c.wsURL, c.token = conn, wsURL, ack.ResumeToken
+// bound makes the client's current connection the churner's, with a
+// fresh view (the server resets a new connection's view).
+func (c *churner) bound(ack *wire.HelloAck) {
+	st := c.cl.State()
+	c.session, c.conn = st.Session, st.Conn
 	c.area, c.entity = ack.Area, ack.Entity
-	c.snapAt = time.Time{}
+	c.v = view.New()
+	c.p.setUp(true)
 }
 
-// newSession starts a session's seq space and position accounting.
+// newSession starts a session's position accounting.
 func (c *churner) newSession() {
 	c.seq = 0
 	c.pending = map[uint32]inflight{}
 	c.started, c.truthful, c.snapN = false, true, 0
-	c.resent, c.resumes, c.rejectedNow = map[uint32]struct{}{}, 0, 0
+	c.resumes, c.rejectedNow = 0, 0
 	c.moved, c.restored = nil, false
 }
 
 // walk steps in random directions within the budget (one step per 200
-// ms) until stop, handling frames meanwhile. A portal crossing it walks
-// into is followed.
+// ms) until stop, handling what comes meanwhile. A portal crossing it
+// walks into is followed.
 func (c *churner) walk(ctx context.Context, stop time.Time) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
@@ -477,113 +427,110 @@ func (c *churner) walk(ctx context.Context, stop time.Time) error {
 			if !c.started || len(c.pending) > 2 {
 				continue // no view yet, or answers lagging: do not pile up
 			}
-			if err := c.step(wire.Dir(c.rng.IntN(8))); err != nil {
-				if !c.crossedBeforeClose() {
-					return err
-				}
-				if err := c.follow(ctx, EventStray); err != nil {
+			if err := c.send(wire.Intent{Kind: wire.IntentStep, Dir: wire.Dir(c.rng.IntN(8))}); err != nil {
+				// The session is not bound any more: what ended it is
+				// still to be handled (a stray crossing's portal_moved,
+				// which the client is following).
+				if err := c.explain(err); err != nil {
 					return err
 				}
 			}
-		case f := <-c.in:
-			if err := c.handle(f); err != nil {
+		case ev := <-c.in:
+			if err := c.handle(ev); err != nil {
 				return err
 			}
-			if c.moved != nil {
-				if err := c.follow(ctx, EventStray); err != nil {
-					return err
-				}
+		}
+		if c.moved != nil {
+			if err := c.crossed(EventStray); err != nil {
+				return err
 			}
 		}
 	}
 }
 
-// crossedBeforeClose reads what the server sent on the current connection
-// before closing it (2 s at most), after a write on it failed: a stray
-// crossing's portal_moved can still be unread when the next step goes out
-// (the server closes the connection right after it). It reports whether
-// one was there.
-func (c *churner) crossedBeforeClose() bool {
+// explain handles what the client read before a send failed (2 s at
+// most), until it says why: a crossing (nil, c.moved set) or the
+// session's end (its error). Without either it returns the send's error.
+func (c *churner) explain(sendErr error) error {
 	deadline := time.After(2 * time.Second)
 	for c.moved == nil {
 		select {
-		case f := <-c.in:
-			if err := c.handle(f); err != nil {
-				return c.moved != nil // the close: nothing more comes
+		case ev := <-c.in:
+			if err := c.handle(ev); err != nil {
+				return err
 			}
 		case <-deadline:
-			return false
+			return sendErr
 		}
-	}
-	return true
-}
-
-// step sends one step intent.
-func (c *churner) step(d wire.Dir) error {
-	c.seq++
-	c.pending[c.seq] = inflight{at: time.Now(), dir: d}
-	c.sent++
-	return send(c.conn, &wire.Intent{Seq: c.seq, Kind: wire.IntentStep, Dir: d})
-}
-
-// handle applies one frame to the player's state. Frames of earlier
-// connections only close or announce a takeover.
-func (c *churner) handle(f cframe) error {
-	if f.err != nil {
-		c.closedGen[f.gen] = true
-		if f.gen == c.gen {
-			return fmt.Errorf("%w: %v", errSession, f.err)
-		}
-		return nil
-	}
-	c.count(f.n)
-	if f.gen != c.gen {
-		if saw := c.oldSaw[f.gen]; len(saw) < 16 {
-			c.oldSaw[f.gen] = append(saw, f.m.Type().String())
-		}
-		switch m := f.m.(type) {
-		case *wire.TakenOver:
-			c.takenOver = true
-		case *wire.PortalMoved:
-			// A crossing the old session began (a step onto the portal still
-			// in flight) ended it first: its body lives in m.Area now.
-			c.oldMoved = m
-		case *wire.Rehello, *wire.Snapshot, *wire.IntentResult, *wire.Presence, *wire.Static, *wire.AreaInfo:
-		default:
-			return fmt.Errorf("an old connection got %s", f.m.Type())
-		}
-		return nil
-	}
-	if err := c.v.Apply(f.m); err != nil {
-		return fmt.Errorf("%w: the server broke the protocol: %v", errSession, err)
-	}
-	switch m := f.m.(type) {
-	case *wire.Snapshot:
-		c.snapshot(m)
-	case *wire.IntentResult:
-		c.result(m)
-	case *wire.PortalMoved:
-		c.moved = m
-	case *wire.PortalBlocked, *wire.PortalTransferRejected:
-		c.restored, c.truthful = true, false
-	case *wire.Presence, *wire.Static, *wire.AreaInfo:
-	default:
-		return fmt.Errorf("%w: %s", errSession, describeMsg(f.m))
 	}
 	return nil
 }
 
-// snapshot records the gap and the seqs its ack_seq answers (applied),
-// moving the expected position by their steps.
-func (c *churner) snapshot(s *wire.Snapshot) {
-	now := time.Now()
-	sh := c.p.sh
-	sh.mu.Lock()
-	if !c.snapAt.IsZero() {
-		gap := now.Sub(c.snapAt)
-		us := max(gap.Microseconds(), histMin)
+// send sends an intent in the churner's session.
+func (c *churner) send(in wire.Intent) error {
+	seq, err := c.cl.SendIn(c.session, in)
+	if err != nil {
+		return err
+	}
+	c.seq = seq
+	c.pending[seq] = inflight{dir: in.Dir, to: in.Kind == wire.IntentMoveTo}
+	if in.Kind == wire.IntentMoveTo {
+		c.truthful = false
+	}
+	return nil
+}
+
+// handle applies one thing the client handed over to the player's state.
+// What earlier connections and sessions send only closes them or
+// announces a takeover.
+func (c *churner) handle(ev cevent) error {
+	switch ev.kind {
+	case cframeKind:
+		return c.onFrame(ev)
+	case canswerKind:
+		c.onAnswer(ev.a)
+		return nil
+	}
+	return c.onEvent(ev.e)
+}
+
+func (c *churner) onFrame(ev cevent) error {
+	f := ev.frame
+	c.count(ev.n)
+	if f.Conn != c.conn {
+		if saw := c.oldSaw[f.Conn]; len(saw) < 16 {
+			c.oldSaw[f.Conn] = append(saw, f.Type.String())
+		}
+		switch f.Type {
+		case wire.TypeTakenOver, wire.TypePortalMoved, wire.TypeRehello, wire.TypeSnapshot, wire.TypeIntentResult,
+			wire.TypePresence, wire.TypeStatic, wire.TypeAreaInfo:
+			return nil
+		}
+		return fmt.Errorf("an old connection got %s", f.Type)
+	}
+	if ev.err != nil {
+		return fmt.Errorf("%w: decode: %v", errSession, ev.err)
+	}
+	if err := c.v.Apply(ev.m); err != nil {
+		return fmt.Errorf("%w: the server broke the protocol: %v", errSession, err)
+	}
+	if s, ok := ev.m.(*wire.Snapshot); ok {
+		c.snapshot(f, s)
+	}
+	return nil
+}
+
+// snapshot records the gap, and the player's entity as the view shows
+// it; the first snapshot of a connection is the new baseline of the
+// position accounting (its position holds the effect of every intent it
+// acknowledges: answers sent on a lost connection were lost with it).
+func (c *churner) snapshot(f client.Frame, _ *wire.Snapshot) {
+	if !f.First {
+		sh := c.p.sh
+		sh.mu.Lock()
+		us := max(f.Gap.Microseconds(), histMin)
 		_ = sh.gapSec.RecordValue(us)
-		stutter := gap > StutterGap
+		stutter := f.Gap > StutterGap
 		if stutter {
 			sh.stutters++
 		}
@@ -593,76 +540,122 @@ func (c *churner) snapshot(s *wire.Snapshot) {
 				sh.steadyStutters++
 			}
 		}
+		sh.mu.Unlock()
 	}
-	sh.mu.Unlock()
-	c.snapAt = now
 	c.snapN++
 	you, ok := c.v.Entities[c.entity]
 	if !ok {
 		c.p.st.fail("churn: the player's own entity is not in its view")
 		return
 	}
-	if !c.started || c.rebase {
-		// The first snapshot of a session, or of a resumed connection: its
-		// position already holds the effect of every intent it acknowledges
-		// (answers sent on a lost connection were lost with it).
-		c.started, c.rebase = true, false
+	if f.First {
+		c.started = true
 		c.expX, c.expY = you.X, you.Y
-		for seq := range c.pending {
-			if seq <= s.AckSeq {
-				delete(c.pending, seq)
-				c.answered++
-			}
-		}
-	}
-	for seq, in := range c.pending {
-		if seq > s.AckSeq {
-			continue
-		}
-		delete(c.pending, seq)
-		c.answered++
-		c.applied++
-		c.rtt(in.at)
-		if in.to {
-			c.truthful = false
-			continue
-		}
-		dx, dy := stepDelta(in.dir)
-		c.expX += dx
-		c.expY += dy
 	}
 	c.you = you
 }
 
-// result records a rejection.
-func (c *churner) result(r *wire.IntentResult) {
-	if _, copied := c.resent[r.Seq]; copied {
-		delete(c.resent, r.Seq)
-		if r.Code == wire.CodeStaleSeq {
-			return // the server had the first copy; its answer is the one that counts
-		}
+// onAnswer records one intent's answer: an applied step moves the
+// expected position.
+func (c *churner) onAnswer(a client.Answer) {
+	switch a.Outcome {
+	case client.Void:
+		// Sent after the crossing's last snapshot, or after a takeover or
+		// a rehello ended the session: neither applied nor answered.
+		c.cs.mu.Lock()
+		c.cs.void++
+		c.cs.mu.Unlock()
+	case client.Abandoned:
+		// Left unanswered by a new hello or a close: the churner counted
+		// what it still waited for (lose), and forgot it.
 	}
-	in, ok := c.pending[r.Seq]
-	if !ok {
-		c.dups++
-		c.p.st.fail(fmt.Sprintf("intent_result for a seq not in flight (%s)", r.Code))
+	if a.Outcome == client.Refused {
+		c.p.refused(a.Code)
+	}
+	if (a.Outcome == client.Applied || a.Outcome == client.Refused) && c.p.st.measuring.Load() {
+		sh := c.p.sh
+		sh.mu.Lock()
+		_ = sh.rtt.RecordValue(max(a.RTT.Microseconds(), histMin))
+		sh.mu.Unlock()
+	}
+	if a.Session != c.session {
 		return
 	}
-	delete(c.pending, r.Seq)
-	c.answered++
-	c.rejectedNow++
-	c.rejected[min(int(r.Code), len(c.rejected)-1)]++
-	c.rtt(in.at)
+	in, ok := c.pending[a.Intent.Seq]
+	if !ok {
+		return
+	}
+	delete(c.pending, a.Intent.Seq)
+	switch a.Outcome {
+	case client.Refused:
+		c.rejectedNow++
+	case client.Applied:
+		if in.to {
+			c.truthful = false
+			return
+		}
+		dx, dy := in.dir.Delta()
+		c.expX += dx
+		c.expY += dy
+	}
 }
 
-func (c *churner) rtt(at time.Time) {
-	if !c.p.st.measuring.Load() {
-		return
+func (c *churner) onEvent(e client.Event) error {
+	current := e.Conn == c.conn
+	switch e.Kind {
+	case client.EventBound:
+		if e.Followed && e.Session != c.session {
+			// The client followed the crossing of c.moved: a fresh
+			// session in the next Area.
+			c.bound(e.Ack)
+			c.newSession()
+		}
+	case client.EventMoved:
+		if current {
+			c.moved = e.Moved
+		} else {
+			// A crossing the old session began (a step onto the portal still
+			// in flight) ended it first: its body lives in e.Moved.Area now.
+			c.oldMoved = e.Moved
+		}
+	case client.EventEnded:
+		switch {
+		case e.Session == c.session && e.Err != nil:
+			c.p.setUp(false)
+			return fmt.Errorf("%w: %v", errSession, e.Err)
+		case current && e.Type == wire.TypeTakenOver:
+			return fmt.Errorf("%w: taken_over", errSession)
+		case current:
+			return fmt.Errorf("%w: rehello: %s", errSession, e.Code)
+		case e.Type == wire.TypeTakenOver:
+			c.takenOver = true
+		}
+	case client.EventDropped, client.EventDisconnected:
+		c.closedConn[e.Conn] = true
+		if current && e.Kind == client.EventDropped {
+			return fmt.Errorf("%w: %v", errSession, e.Err)
+		}
+	case client.EventRestored:
+		if current {
+			c.restored, c.truthful = true, false
+		}
+	case client.EventClosing:
+		if current {
+			return fmt.Errorf("%w: area_closing: %s", errSession, e.Code)
+		}
+	case client.EventError:
+		if !current {
+			return fmt.Errorf("an old connection got error %s", e.Code)
+		}
+		return fmt.Errorf("%w: error: %s", errSession, e.Code)
+	case client.EventUnmatched:
+		c.p.st.fail(fmt.Sprintf("intent_result for a seq not in flight (%s)", e.Code))
+	case client.EventProtocol:
+		if current {
+			return fmt.Errorf("%w: the server broke the protocol: %v", errSession, e.Err)
+		}
 	}
-	sh := c.p.sh
-	sh.mu.Lock()
-	_ = sh.rtt.RecordValue(max(time.Since(at).Microseconds(), histMin))
-	sh.mu.Unlock()
+	return nil
 }
 
 func (c *churner) count(n int) {
@@ -671,6 +664,26 @@ func (c *churner) count(n int) {
 	sh.frames++
 	sh.bytes += int64(n)
 	sh.mu.Unlock()
+}
+
+// crossed waits for the client to follow the crossing c.moved ended the
+// session with (portal_moved on the current connection) into the next
+// Area; kind, if set, counts it as that event.
+func (c *churner) crossed(kind string) error {
+	deadline := time.After(30 * time.Second) // the client's hello is bounded by 15 s
+	var err error
+	for c.moved != nil && err == nil {
+		select {
+		case ev := <-c.in:
+			err = c.handle(ev)
+		case <-deadline:
+			err = fmt.Errorf("the crossing to Area %d was not followed within 30 s", c.moved.Area)
+		}
+	}
+	if kind != "" {
+		c.cs.event(kind, err)
+	}
+	return err
 }
 
 // quiesce stops sending and waits (5 s at most) for every answer, then
@@ -685,8 +698,8 @@ func (c *churner) quiesce() {
 	for {
 		for c.onPortal() && c.moved == nil && !c.restored {
 			select {
-			case f := <-c.in:
-				if !c.quiesceTake(f) {
+			case ev := <-c.in:
+				if !c.quiesceTake(ev) {
 					return
 				}
 			case <-crossing:
@@ -699,12 +712,12 @@ func (c *churner) quiesce() {
 		}
 		before := c.snapN
 		// A crossing that ends meanwhile ends the session: what is still
-		// in flight after its last snapshot is void (see follow), and
-		// the connection's close follows portal_moved.
+		// in flight after its last snapshot is void (the client says so),
+		// and the client follows portal_moved.
 		for (len(c.pending) > 0 || c.snapN == before) && c.moved == nil {
 			select {
-			case f := <-c.in:
-				if !c.quiesceTake(f) {
+			case ev := <-c.in:
+				if !c.quiesceTake(ev) {
 					return
 				}
 				if len(c.pending) > 0 {
@@ -722,7 +735,7 @@ func (c *churner) quiesce() {
 		}
 	}
 	if c.moved != nil {
-		if err := c.follow(context.Background(), EventStray); err != nil {
+		if err := c.crossed(EventStray); err != nil {
 			c.p.st.fail("churn follow: " + short(err))
 		}
 		return
@@ -747,10 +760,10 @@ func (c *churner) quiesce() {
 	}
 }
 
-// quiesceTake handles f while quiescing; on an error it counts the
+// quiesceTake handles ev while quiescing; on an error it counts the
 // failure and what is still in flight, and reports false.
-func (c *churner) quiesceTake(f cframe) bool {
-	if err := c.handle(f); err != nil {
+func (c *churner) quiesceTake(ev cevent) bool {
+	if err := c.handle(ev); err != nil {
 		c.p.st.fail("churn quiesce: " + short(err))
 		c.lose()
 		return false
@@ -778,14 +791,14 @@ func (c *churner) mayBeCrossing() bool {
 	for seq := range c.pending {
 		seqs = append(seqs, seq)
 	}
-	slices.SortFunc(seqs, func(a, b uint32) int { return cmp.Compare(c.seq-b, c.seq-a) }) // oldest first
+	slices.SortFunc(seqs, func(a, b uint32) int { return cmp.Compare(c.seq-b, c.seq-a) }) // oldest first (serial order, ending at c.seq)
 	x, y := c.expX, c.expY
 	for _, seq := range seqs {
 		in := c.pending[seq]
 		if in.to {
 			return true
 		}
-		dx, dy := stepDelta(in.dir)
+		dx, dy := in.dir.Delta()
 		x, y = x+dx, y+dy
 		if x == portalX && y == portalY {
 			return true
@@ -806,61 +819,45 @@ func (c *churner) lose() {
 }
 
 // leave closes the connection cleanly.
-func (c *churner) leave() { c.closeConn() }
-
-func (c *churner) closeConn() {
-	if c.conn != nil {
-		c.conn.Close(1000, "bye")
-		c.conn = nil
-		c.p.st.connected.Add(-1)
-	}
+func (c *churner) leave() {
+	clear(c.pending) // what is left unanswered was counted lost, or is Abandoned by the client
+	_ = c.cl.Leave()
+	c.p.setUp(false)
 }
 
 // drop cuts the connection without a close handshake, as a lost network
 // would.
 func (c *churner) drop() {
-	if c.conn != nil {
-		c.conn.NetConn().Close()
-		c.conn = nil
-		c.p.st.connected.Add(-1)
-	}
+	c.cl.Drop()
+	c.p.setUp(false)
 }
 
 // resume drops the socket and resumes within the grace on a new one: the
-// same session (its seqs and position go on).
+// same session (its seqs and position go on; the client sends what was
+// in flight again).
 func (c *churner) resume(ctx context.Context) error {
-	wsURL, token := c.wsURL, c.token
 	c.drop()
 	dropped := time.Now()
 	wait := time.Duration(float64(c.cfg.ResumeGrace) * (0.1 + 0.3*c.rng.Float64()))
 	if !sleepUntil(ctx, time.Now().Add(wait)) {
 		return ctx.Err()
 	}
-	conn, gen, err := c.dial(ctx, wsURL)
-	if err != nil {
-		return err
-	}
-	joinID := c.rng.Uint64() >> 12
-	if err := send(conn, &wire.Resume{Token: token, JoinID: joinID}); err != nil {
-		return err
-	}
-	ack, err := c.awaitAck(gen, joinID)
+	ack, err := c.cl.Resume(ctx)
 	inTransit := c.mayBeCrossing()
-	if r := (*refusal)(nil); errors.As(err, &r) && r.code == wire.CodeBadToken && inTransit {
+	var re *client.RefusedError
+	if errors.As(err, &re) && re.Code == wire.CodeBadToken && inTransit {
 		// The body was (or may have been) crossing a portal when the socket
 		// dropped: the crossing went on without its player and its token
 		// died with it (docs/protocol.md, Resuming). A client asks the
 		// director where its character lives now and joins there; the
 		// director must show it in another Area (rejoinAfterCrossing
 		// fails otherwise: a token lost without a crossing).
-		conn.Close(1000, "")
 		return c.rejoinAfterCrossing(ctx)
 	}
-	if r := (*refusal)(nil); errors.As(err, &r) && r.code == wire.CodeBadToken && time.Since(dropped) > c.cfg.ResumeGrace {
+	if errors.As(err, &re) && re.Code == wire.CodeBadToken && time.Since(dropped) > c.cfg.ResumeGrace {
 		// The grace ran out before the answer came: the server may have
 		// taken the resume in after it (this driver, overloaded, dialled
 		// late). A client joins again.
-		conn.Close(1000, "")
 		c.cs.mu.Lock()
 		c.cs.lateResumes++
 		c.cs.mu.Unlock()
@@ -870,27 +867,8 @@ func (c *churner) resume(ctx context.Context) error {
 		return fmt.Errorf("%w (%v after the drop, grace %v, in transit %v, %d intents in flight)", err, time.Since(dropped).Round(time.Millisecond),
 			c.cfg.ResumeGrace, inTransit, len(c.pending))
 	}
-	c.switchTo(conn, wsURL, ack)
-	// Intents in flight at the drop may not have reached the server: send
-	// them again, in order, with their seqs (docs/protocol.md, Resuming).
-	seqs := make([]uint32, 0, len(c.pending))
-	for seq := range c.pending {
-		seqs = append(seqs, seq)
-	}
-	slices.SortFunc(seqs, func(a, b uint32) int { return cmp.Compare(c.seq-b, c.seq-a) }) // oldest first (serial order, ending at c.seq)
+	c.bound(ack)
 	c.resumes++
-	for _, seq := range seqs {
-		in := c.pending[seq]
-		c.resent[seq] = struct{}{}
-		it := &wire.Intent{Seq: seq, Kind: wire.IntentStep, Dir: in.dir}
-		if in.to {
-			it = &wire.Intent{Seq: seq, Kind: wire.IntentMoveTo, Target: wire.Cell{X: portalX, Y: portalY}}
-		}
-		if err := send(conn, it); err != nil {
-			return err
-		}
-	}
-	c.rebase = true
 	return nil
 }
 
@@ -925,9 +903,8 @@ func (c *churner) rejoinAfterCrossing(ctx context.Context) error {
 // takeover logs in a second time and binds a second connection while the
 // first is still open: the first must be told taken_over and closed.
 func (c *churner) takeover(ctx context.Context) error {
-	old, oldConn := c.gen, c.conn
+	old := c.conn
 	c.takenOver, c.oldMoved = false, nil
-	defer oldConn.Close(1000, "") // the server closed it; free the socket
 	lc := c.r.churnLoginClient()
 	err := retry(ctx, func() error { _, err := lc.Login(ctx, c.p.acct.Email, c.r.cfg.Password); return err })
 	if err != nil {
@@ -938,14 +915,14 @@ func (c *churner) takeover(ctx context.Context) error {
 		return err
 	}
 	deadline := time.After(5 * time.Second)
-	for !(c.takenOver || c.oldMoved != nil) || !c.closedGen[old] {
+	for !(c.takenOver || c.oldMoved != nil) || !c.closedConn[old] {
 		select {
-		case f := <-c.in:
-			if err := c.handle(f); err != nil {
+		case ev := <-c.in:
+			if err := c.handle(ev); err != nil {
 				return err
 			}
 		case <-deadline:
-			return fmt.Errorf("old connection: taken_over %v, closed %v; it got %v", c.takenOver, c.closedGen[old], c.oldSaw[old])
+			return fmt.Errorf("old connection: taken_over %v, closed %v; it got %v", c.takenOver, c.closedConn[old], c.oldSaw[old])
 		}
 	}
 	if m := c.oldMoved; m != nil && !c.takenOver && m.Area != c.area {
@@ -971,14 +948,15 @@ func (c *churner) takeover(ctx context.Context) error {
 	return nil
 }
 
-// hop walks onto the Area's portal and follows the crossing.
+// hop walks onto the Area's portal and waits for the client to follow
+// the crossing.
 func (c *churner) hop(ctx context.Context) error {
 	moveTo := func() error {
-		c.seq++
-		c.pending[c.seq] = inflight{at: time.Now(), to: true}
-		c.sent++
-		c.truthful = false
-		return send(c.conn, &wire.Intent{Seq: c.seq, Kind: wire.IntentMoveTo, Target: wire.Cell{X: portalX, Y: portalY}})
+		err := c.send(wire.Intent{Kind: wire.IntentMoveTo, Target: wire.Cell{X: portalX, Y: portalY}})
+		if err != nil {
+			return c.explain(err)
+		}
+		return nil
 	}
 	if err := moveTo(); err != nil {
 		return err
@@ -989,8 +967,8 @@ func (c *churner) hop(ctx context.Context) error {
 	at, still := [2]int32{c.you.X, c.you.Y}, time.Now()
 	for c.moved == nil {
 		select {
-		case f := <-c.in:
-			if err := c.handle(f); err != nil {
+		case ev := <-c.in:
+			if err := c.handle(ev); err != nil {
 				return err
 			}
 			if c.restored {
@@ -1016,29 +994,7 @@ func (c *churner) hop(ctx context.Context) error {
 			return errors.New("no portal_moved within 20 s")
 		}
 	}
-	return c.follow(ctx, "")
-}
-
-// follow reconnects in the Area a portal_moved names, with its grant.
-// kind, if set, counts the crossing as that event.
-func (c *churner) follow(ctx context.Context, kind string) error {
-	m := c.moved
-	// What the server took in before the crossing was answered before
-	// portal_moved (its last snapshot is reliable); intents still in flight
-	// reached it after it ended the session, and are void.
-	if n := len(c.pending); n > 0 {
-		c.cs.mu.Lock()
-		c.cs.void += int64(n)
-		c.cs.mu.Unlock()
-		c.sent -= int64(n)
-		clear(c.pending)
-	}
-	c.closeConn()
-	err := c.hello(ctx, m.WSURL, m.Grant, m.JoinID)
-	if kind != "" {
-		c.cs.event(kind, err)
-	}
-	return err
+	return c.crossed("")
 }
 
 // churnLoginClient returns a director client on a source address of its
@@ -1071,12 +1027,16 @@ func (r *runner) runChurn(ctx context.Context, players []*player, portals bool) 
 			continue
 		}
 		at = at.Add(time.Duration(-math.Log(1-master.Float64()) / rate * float64(time.Second)))
-		churners = append(churners, newChurner(r, p, cs, cfg.Seed, i, portals))
+		c, err := newChurner(r, p, cs, cfg.Seed, i, portals)
+		if err != nil {
+			r.st.fail(err.Error())
+			continue
+		}
+		churners = append(churners, c)
 		arrive := at
 		if last := start.Add(cfg.Ramp); arrive.After(last) {
 			arrive = last
 		}
-		c := churners[len(churners)-1]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -1094,15 +1054,6 @@ func (r *runner) runChurn(ctx context.Context, players []*player, portals bool) 
 		if !c.everIn {
 			never++
 		}
-		c.p.mu.Lock()
-		c.p.sent += uint32(c.sent)
-		c.p.answered += c.answered
-		c.p.applied += c.applied
-		c.p.dups += c.dups
-		for i, n := range c.rejected {
-			c.p.rejected[i] += n
-		}
-		c.p.mu.Unlock()
 	}
 	return cs.summary(cfg.Seed), joins, never
 }
@@ -1220,34 +1171,6 @@ func (r *runner) churnPhases(ctx context.Context, start time.Time) {
 		r.cfg.OnSteady(false)
 	}
 	r.setPhase("drain")
-}
-
-// stepDelta is a step's move on the grid (north is -y).
-func stepDelta(d wire.Dir) (int32, int32) {
-	return [8]int32{0, 1, 1, 1, 0, -1, -1, -1}[d&7], [8]int32{-1, -1, 0, 1, 1, 1, 0, -1}[d&7]
-}
-
-// send encodes m and writes it.
-func send(conn *gate.ClientConn, m wire.Message) error {
-	b, err := wire.Encode(m)
-	if err != nil {
-		return err
-	}
-	return conn.WriteMessage(b)
-}
-
-// describeMsg names a message for the error counts.
-func describeMsg(m wire.Message) string {
-	switch m := m.(type) {
-	case *wire.Error:
-		return "error: " + m.Code.String()
-	case *wire.Rehello:
-		return "rehello: " + m.Code.String()
-	case *wire.AreaClosing:
-		return "area_closing: " + m.Reason.String()
-	default:
-		return m.Type().String()
-	}
 }
 
 // sleepUntil sleeps until t; it reports false if ctx ended first.

@@ -30,12 +30,15 @@
 //
 // # Cost
 //
-// One reader and one sender goroutine per connection. A received frame is
-// read into the connection's reused buffer; snapshots and intent results
-// are parsed by their CBOR heads only (tick, ack_seq; seq, code) without
-// decoding the cells, so a frame costs a few hundred nanoseconds and no
-// allocation. Rare messages (errors, closings) are decoded fully. The
-// driver reports its own CPU time (getrusage) in [Summary.Driver].
+// The session protocol is net/client's (hello, seqs, answers, resumes,
+// crossings): each player is one client.Client, with one reader goroutine
+// per connection, and a sender goroutine for its pattern. A snapshot or an
+// intent_result is read by its head only (wire.DecodeSnapshotHead,
+// wire.DecodeIntentResult: tick, ack_seq; seq, code) without decoding the
+// cells, so a frame costs a few hundred nanoseconds and no allocation;
+// the churn pattern decodes every frame whole, to keep a view (net/view)
+// for its ground truth. The driver reports its own CPU time (getrusage)
+// in [Summary.Driver].
 //
 // # Caveats
 //
@@ -52,8 +55,8 @@
 // The portal pattern links the provisioned Areas in pairs, a portal at
 // (W/2+3, H/2) of each leading to (W/2-3, H/2) of the other: every session
 // walks onto its portal, crosses, and reconnects in the other Area with the
-// grant from portal_moved; seqs go on rising across sessions (each hello
-// restarts the server's ack_seq at 0, below them). Hops and their latency
+// grant from portal_moved (net/client follows it): a fresh session, whose
+// seqs start at 1 again. Hops and their latency
 // (portal_moved to hello_ack) are in the summary; the crossing's pause is
 // not counted as a snapshot gap.
 package load

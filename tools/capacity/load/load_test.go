@@ -8,51 +8,17 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/leyworks/ley/tools/capacity/ladder"
+	"github.com/leyworks/ley/internal/realmtest"
 	"github.com/leyworks/ley/tools/capacity/load"
 )
 
-// leyBin is the ley binary built once for the tests.
-var leyBin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ley-load-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	leyBin = filepath.Join(dir, "ley")
-	build := exec.Command("go", "build", "-o", leyBin, "../../../cmd/ley")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build ley:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// startRealm runs `ley run` until the test ends.
-func startRealm(t *testing.T) *ladder.Realm {
-	t.Helper()
-	cfg := ladder.QuickConfig()
-	cfg.Binary = leyBin
-	r, err := ladder.StartRealm(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.Stop)
-	return r
-}
+func TestMain(m *testing.M) { os.Exit(realmtest.Main(m)) }
 
 func TestRunAgainstRealm(t *testing.T) {
-	r := startRealm(t)
+	r := realmtest.Start(t, nil)
 	tests := []struct {
 		pattern load.Pattern
 		intents bool
@@ -152,7 +118,7 @@ func TestRunAgainstRealm(t *testing.T) {
 // (the arena: walls, creatures, a map portal they may not use), provisioned
 // by the run itself, and every intent is answered without an error.
 func TestRunInTemplateAreas(t *testing.T) {
-	r := startRealm(t)
+	r := realmtest.Start(t, nil)
 	admin, err := load.AdminClient(context.Background(), r.URL(), "demo@ley.local", "demo-password")
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +154,7 @@ func TestRunInTemplateAreas(t *testing.T) {
 }
 
 func TestRunReusesRosterAndSessions(t *testing.T) {
-	r := startRealm(t)
+	r := realmtest.Start(t, nil)
 	admin, err := load.AdminClient(context.Background(), r.URL(), "demo@ley.local", "demo-password")
 	if err != nil {
 		t.Fatal(err)

@@ -10,188 +10,209 @@ import (
 	"sync"
 	"time"
 
+	"github.com/leyworks/ley/net/client"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
 )
 
-// ringSize bounds the intents a player tracks in flight: a seq still
-// unanswered ringSize seqs later is counted lost (at 10 intents a second
-// that is 51 s without an answer).
-const ringSize = 512
+// window bounds the intents a player keeps unanswered (net/client's
+// window): an intent that would be one more is not sent and counted lost
+// (at 10 intents a second that is 25 s without an answer).
+const window = 256
 
-// slot is one intent in flight: its seq and send time (ns since the run's
-// epoch); at is 0 once answered.
-type slot struct {
-	seq uint32
-	at  int64
-}
-
-// player is one simulated client. The reader goroutine and the sender
-// goroutine share the fields under mu; conn's ReadMessage is the reader's
-// alone.
+// player is one simulated client: its account, its net/client session
+// client, and what it measures. The client's reader goroutines call its
+// handler; its pattern's goroutine sends.
 type player struct {
 	acct  Account
 	token string
 	sh    *shard
 	st    *stats
-	epoch time.Time // the run's start; times are ns since it
-
-	conn  *gate.ClientConn
 	local net.Addr // the source address of its WebSocket connections (nil: any)
 
-	mu        sync.Mutex
-	base      uint32         // seqs of this session start after base
-	sent      uint32         // highest seq sent (base before the first)
-	pending   [ringSize]slot // seq s at s%ringSize while unanswered
-	ackHigh   uint32         // highest ack_seq seen (base before the first)
-	answered  int64          // distinct seqs answered
-	applied   int64          // answered by ack_seq
-	rejected  [32]int64      // answered by intent_result, by code (codes past 31 in [31])
-	dups      int64          // answers to seqs already answered
-	lost      int64          // seqs evicted from the ring unanswered
-	lastSnap  int64          // ns since epoch of the last snapshot, 0 before the first
-	closing   bool           // the run is closing the connection
-	connected bool
-	hopping   bool // portal_moved received: the close that follows is expected
-	hops      chan *wire.PortalMoved
+	cl *client.Client // set before any goroutine uses the player
+
+	mu       sync.Mutex
+	up       bool      // counted in st.connected
+	closing  bool      // the run is closing the connection
+	lost     int64     // intents not sent: a window of them was unanswered
+	rejected [32]int64 // answered by intent_result, by code (codes past 31 in [31])
+	movedAt  time.Time // the last portal_moved (pattern portal)
+	hops     chan bool // pattern portal: a crossing followed (true) or failed (false)
+	hopped   func(time.Duration)
 }
 
-// connect joins the player's Area and binds it over WebSocket: hello,
-// then wait for hello_ack.
+// newClient gives the player its session client for pattern.
+func (p *player) newClient(pattern Pattern) error {
+	cfg := client.DefaultConfig()
+	cfg.LocalAddr, cfg.Window = p.local, window
+	cfg.FollowPortals = pattern == PatternPortal
+	cfg.Handler = client.Handler{Frame: p.onFrame, Answer: p.onAnswer, Event: p.onEvent}
+	cl, err := client.New(cfg)
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	p.cl = cl
+	return nil
+}
+
+// connect binds the player over WebSocket with a join's grant: hello,
+// then hello_ack.
 func (p *player) connect(ctx context.Context, wsURL, grant string, joinID uint64) error {
-	c, err := gate.DialFrom(ctx, wsURL, p.local)
-	if err != nil {
-		return fmt.Errorf("dial: %w", err)
+	_, err := p.cl.Hello(ctx, wsURL, grant, joinID)
+	var re *client.RefusedError
+	if errors.As(err, &re) {
+		return fmt.Errorf("hello refused: %s", re.Code)
 	}
-	hello, err := wire.Encode(&wire.Hello{Grant: grant, JoinID: joinID, Versions: []uint16{wire.Version}})
-	if err != nil {
-		c.Close(1000, "")
-		return err
+	return err
+}
+
+// onFrame counts a frame, and a snapshot's gap (the first snapshot of a
+// connection has none: a crossing's pause is no gap).
+func (p *player) onFrame(f client.Frame) {
+	measuring := p.st.measuring.Load()
+	p.sh.mu.Lock()
+	defer p.sh.mu.Unlock()
+	p.sh.frames++
+	p.sh.bytes += int64(len(f.Bytes))
+	if f.Type != wire.TypeSnapshot || f.First {
+		return
 	}
-	if err := c.WriteMessage(hello); err != nil {
-		c.Close(1000, "")
-		return fmt.Errorf("hello: %w", err)
+	us := max(f.Gap.Microseconds(), histMin)
+	_ = p.sh.gapSec.RecordValue(us)
+	stutter := f.Gap > StutterGap
+	if stutter {
+		p.sh.stutters++
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	_ = c.NetConn().SetReadDeadline(deadline)
-	for {
-		b, err := c.ReadMessage()
-		if err != nil {
-			c.Close(1000, "")
-			return fmt.Errorf("hello: %w", err)
-		}
-		t, err := wire.Peek(b)
-		if err != nil {
-			continue
-		}
-		switch t {
-		case wire.TypeHelloAck:
-			_ = c.NetConn().SetReadDeadline(time.Time{})
-			p.mu.Lock()
-			p.conn = c
-			p.mu.Unlock()
-			return nil
-		case wire.TypeError:
-			m, err := wire.Decode(b)
-			c.Close(1000, "")
-			if e, ok := m.(*wire.Error); ok && err == nil {
-				return fmt.Errorf("hello refused: %s", e.Code)
-			}
-			return errors.New("hello refused")
+	if measuring {
+		_ = p.sh.gap.RecordValue(us)
+		if stutter {
+			p.sh.steadyStutters++
 		}
 	}
 }
 
-// read runs until the connection closes, recording every frame. It reads
-// the connection current when it starts (a portal hop replaces p.conn and
-// starts another read).
-func (p *player) read() {
+// onAnswer records an intent's answer: its round trip, and a refusal's
+// code.
+func (p *player) onAnswer(a client.Answer) {
+	if a.Outcome == client.Refused {
+		p.refused(a.Code)
+	}
+	if (a.Outcome == client.Applied || a.Outcome == client.Refused) && p.st.measuring.Load() {
+		p.sh.mu.Lock()
+		_ = p.sh.rtt.RecordValue(max(a.RTT.Microseconds(), histMin))
+		p.sh.mu.Unlock()
+	}
+}
+
+func (p *player) refused(code wire.Code) {
 	p.mu.Lock()
-	conn := p.conn
+	p.rejected[min(int(code), len(p.rejected)-1)]++
 	p.mu.Unlock()
-	for {
-		b, err := conn.ReadMessage()
-		now := int64(time.Since(p.epoch))
-		if err != nil {
-			p.mu.Lock()
-			if p.conn != conn {
-				// A portal hop has replaced this connection (the server
-				// closes it after portal_moved, and a fast hop can be done
-				// before that close is read): its end is expected, and the
-				// hop did its bookkeeping.
-				p.mu.Unlock()
-				return
-			}
-			closing, was, hopping := p.closing, p.connected, p.hopping
-			p.connected = false
+}
+
+// onEvent counts what a walking or hopping player must not see, and keeps
+// the connected count.
+func (p *player) onEvent(e client.Event) {
+	switch e.Kind {
+	case client.EventBound:
+		p.mu.Lock()
+		if p.closing {
 			p.mu.Unlock()
-			if was {
-				p.st.connected.Add(-1)
-			}
-			if !closing && !hopping {
-				var ce *gate.CloseError
-				if errors.As(err, &ce) {
-					p.st.fail(fmt.Sprintf("closed by server: %d %s", ce.Code, ce.Reason))
-				} else {
-					p.st.fail("read: connection lost")
-				}
-			}
 			return
 		}
-		t, err := wire.Peek(b)
-		if err != nil {
-			p.st.fail("frame: " + err.Error())
-			continue
+		moved := p.movedAt
+		p.mu.Unlock()
+		p.setUp(true)
+		if e.Followed {
+			if p.hopped != nil {
+				p.hopped(e.At.Sub(moved))
+			}
+			p.signalHop(true)
 		}
-		switch t {
-		case wire.TypeSnapshot:
-			ack, ok := snapshotAck(b)
-			if !ok {
-				p.st.fail("frame: bad snapshot")
-				continue
+	case client.EventMoved:
+		p.setUp(false) // the crossing ended this connection's session
+		if p.hops == nil {
+			p.st.fail("portal_moved")
+			return
+		}
+		p.mu.Lock()
+		p.movedAt = e.At
+		p.mu.Unlock()
+	case client.EventRestored:
+		if p.hops != nil { // a hop that was meant to go through
+			p.st.fail(e.Type.String())
+			return
+		}
+		// A random walker stepped onto a map's portal to where it may not
+		// go (a template's map has its own portals): the server kept it
+		// where it was and said so, as it should.
+		p.st.portalRefused.Add(1)
+	case client.EventEnded:
+		p.setUp(false)
+		switch {
+		case e.Err != nil: // a crossing not followed
+			if !p.isClosing() {
+				p.st.fail("hop: " + short(e.Err))
 			}
-			p.onSnapshot(now, ack, len(b))
-		case wire.TypeIntentResult:
-			seq, code, ok := intentResult(b)
-			if !ok {
-				p.st.fail("frame: bad intent_result")
-				continue
-			}
-			p.onResult(now, seq, code, len(b))
-		case wire.TypePortalMoved:
-			p.count(len(b))
-			m, err := wire.Decode(b)
-			pm, ok := m.(*wire.PortalMoved)
-			if err != nil || !ok || p.hops == nil {
-				p.st.fail(describe(b))
-				continue
-			}
-			p.mu.Lock()
-			p.hopping = true
-			p.mu.Unlock()
-			select {
-			case p.hops <- pm:
-			default:
-			}
-		case wire.TypePortalBlocked, wire.TypePortalTransferRejected:
-			p.count(len(b))
-			if p.hops != nil { // a hop that was meant to go through
-				p.st.fail(describe(b))
-				continue
-			}
-			// A random walker stepped onto a map's portal to where it may
-			// not go (a template's map has its own portals): the server
-			// kept it where it was and said so, as it should.
-			p.st.portalRefused.Add(1)
-		case wire.TypeError, wire.TypeRehello, wire.TypeAreaClosing, wire.TypeTakenOver:
-			p.count(len(b))
-			p.st.fail(describe(b))
+			p.signalHop(false)
+		case e.Type == wire.TypeTakenOver:
+			p.st.fail("taken_over")
 		default:
-			p.count(len(b))
+			p.st.fail("rehello: " + e.Code.String())
 		}
+	case client.EventClosing:
+		p.st.fail("area_closing: " + e.Code.String())
+	case client.EventError:
+		p.st.fail("error: " + e.Code.String())
+	case client.EventDropped:
+		p.setUp(false)
+		if !p.isClosing() {
+			var ce *gate.CloseError
+			if errors.As(e.Err, &ce) {
+				p.st.fail(fmt.Sprintf("closed by server: %d %s", ce.Code, ce.Reason))
+			} else {
+				p.st.fail("read: connection lost")
+			}
+		}
+	case client.EventDisconnected:
+		p.setUp(false)
+	case client.EventUnmatched:
+		if !e.Duplicate {
+			p.st.fail(fmt.Sprintf("intent_result for unknown seq (%s)", e.Code))
+		}
+	case client.EventProtocol:
+		p.st.fail("frame: " + short(e.Err))
+	}
+}
+
+// setUp counts the player in (or out of) the connected players.
+func (p *player) setUp(up bool) {
+	p.mu.Lock()
+	was := p.up
+	p.up = up
+	p.mu.Unlock()
+	switch {
+	case up && !was:
+		p.st.connected.Add(1)
+	case !up && was:
+		p.st.connected.Add(-1)
+	}
+}
+
+func (p *player) isClosing() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closing
+}
+
+func (p *player) signalHop(ok bool) {
+	if p.hops == nil {
+		return
+	}
+	select {
+	case p.hops <- ok:
+	default:
 	}
 }
 
@@ -205,124 +226,19 @@ func short(err error) string {
 	return m
 }
 
-// describe names a rare server message for the error counts.
-func describe(b []byte) string {
-	m, err := wire.Decode(b)
-	if err != nil {
-		return "frame: " + err.Error()
-	}
-	switch m := m.(type) {
-	case *wire.Error:
-		return "error: " + m.Code.String()
-	case *wire.Rehello:
-		return "rehello: " + m.Code.String()
-	case *wire.AreaClosing:
-		return "area_closing: " + m.Reason.String()
-	case *wire.TakenOver:
-		return "taken_over"
-	default:
-		return m.Type().String()
-	}
-}
-
-func (p *player) count(n int) {
-	p.sh.mu.Lock()
-	p.sh.frames++
-	p.sh.bytes += int64(n)
-	p.sh.mu.Unlock()
-}
-
-// onSnapshot records a snapshot's gap and the seqs its ack_seq answers.
-func (p *player) onSnapshot(now int64, ack uint32, n int) {
-	measuring := p.st.measuring.Load()
-	p.mu.Lock()
-	gap := int64(-1)
-	if p.lastSnap != 0 {
-		gap = now - p.lastSnap
-	}
-	p.lastSnap = now
-	var rtts [8]int64 // most snapshots answer 0..2 seqs; more are recorded below
-	nr := 0
-	var more []int64
-	if ack > p.ackHigh {
-		from := p.ackHigh + 1
-		if ack-from >= ringSize {
-			from = ack - ringSize + 1
-		}
-		for s := from; s <= ack && s <= p.sent; s++ {
-			sl := &p.pending[s%ringSize]
-			if sl.seq == s && sl.at != 0 {
-				r := now - sl.at
-				sl.at = 0
-				p.answered++
-				p.applied++
-				if nr < len(rtts) {
-					rtts[nr] = r
-					nr++
-				} else {
-					more = append(more, r)
-				}
-			}
-		}
-		p.ackHigh = ack
-	}
-	p.mu.Unlock()
-
-	p.sh.mu.Lock()
-	p.sh.frames++
-	p.sh.bytes += int64(n)
-	if gap >= 0 {
-		us := max(gap/1000, histMin)
-		_ = p.sh.gapSec.RecordValue(us)
-		stutter := gap > int64(StutterGap)
-		if stutter {
-			p.sh.stutters++
-		}
-		if measuring {
-			_ = p.sh.gap.RecordValue(us)
-			if stutter {
-				p.sh.steadyStutters++
-			}
-		}
-	}
-	if measuring {
-		for _, r := range rtts[:nr] {
-			_ = p.sh.rtt.RecordValue(max(r/1000, histMin))
-		}
-		for _, r := range more {
-			_ = p.sh.rtt.RecordValue(max(r/1000, histMin))
-		}
-	}
-	p.sh.mu.Unlock()
-}
-
-// onResult records an intent_result: the rejection of one seq.
-func (p *player) onResult(now int64, seq uint32, code wire.Code, n int) {
-	measuring := p.st.measuring.Load()
-	rtt := int64(-1)
-	p.mu.Lock()
-	if seq <= p.base || seq > p.sent || p.sent-seq >= ringSize {
+// sendFailed counts a failed send unless the run is closing; it reports
+// whether the pattern should stop.
+func (p *player) sendFailed(err error) bool {
+	if errors.Is(err, client.ErrFull) {
+		p.mu.Lock()
+		p.lost++ // a window of intents unanswered: this one is not sent
 		p.mu.Unlock()
-		p.count(n)
-		p.st.fail(fmt.Sprintf("intent_result for unknown seq (%s)", code))
-		return
+		return false
 	}
-	if sl := &p.pending[seq%ringSize]; sl.seq == seq && sl.at != 0 {
-		rtt = now - sl.at
-		sl.at = 0
-		p.answered++
-		p.rejected[min(int(code), len(p.rejected)-1)]++
-	} else {
-		p.dups++
+	if !p.isClosing() && !errors.Is(err, client.ErrClosed) {
+		p.st.fail("write: " + short(err))
 	}
-	p.mu.Unlock()
-	p.sh.mu.Lock()
-	p.sh.frames++
-	p.sh.bytes += int64(n)
-	if measuring && rtt >= 0 {
-		_ = p.sh.rtt.RecordValue(max(rtt/1000, histMin))
-	}
-	p.sh.mu.Unlock()
+	return true
 }
 
 // send runs the pattern until ctx ends.
@@ -342,8 +258,6 @@ func (p *player) send(ctx context.Context, pattern Pattern, rng *rand.Rand) {
 	// A random phase, so players started together do not send together.
 	t := time.NewTimer(time.Duration(rng.Int64N(int64(every))))
 	defer t.Stop()
-	buf := make([]byte, 0, 32)
-	in := wire.Intent{Kind: wire.IntentStep}
 	for {
 		select {
 		case <-ctx.Done():
@@ -352,26 +266,7 @@ func (p *player) send(ctx context.Context, pattern Pattern, rng *rand.Rand) {
 		}
 		t.Reset(every)
 		for range burst {
-			in.Dir = wire.Dir(rng.IntN(8))
-			p.mu.Lock()
-			p.sent++
-			in.Seq = p.sent
-			sl := &p.pending[in.Seq%ringSize]
-			if sl.at != 0 {
-				p.lost++ // ringSize seqs ago, never answered
-			}
-			sl.seq, sl.at = in.Seq, max(int64(time.Since(p.epoch)), 1)
-			p.mu.Unlock()
-			buf = wire.AppendIntent(buf[:0], &in)
-			if err := p.conn.WriteMessage(buf); err != nil {
-				p.mu.Lock()
-				closing := p.closing
-				p.sent-- // never left: not an intent sent
-				sl.at = 0
-				p.mu.Unlock()
-				if !closing {
-					p.st.fail("write: " + short(err))
-				}
+			if _, err := p.cl.Step(wire.Dir(rng.IntN(8))); err != nil && p.sendFailed(err) {
 				return
 			}
 		}
@@ -379,83 +274,52 @@ func (p *player) send(ctx context.Context, pattern Pattern, rng *rand.Rand) {
 }
 
 // hop runs the portal pattern until ctx ends: one move-to onto the
-// Area's portal per session, then, on portal_moved, a new connection to
-// the other Area with its grant; read is started anew for each connection
-// by startRead. It returns each hop's latency (portal_moved to hello_ack).
-func (p *player) hop(ctx context.Context, portalX, portalY int32, startRead func(), hopped func(time.Duration)) {
-	buf := make([]byte, 0, 32)
+// Area's portal per session; the client follows the crossing (portal_moved
+// to the other Area, with its grant), and the player walks again.
+func (p *player) hop(ctx context.Context, portalX, portalY int32) {
 	for {
-		p.mu.Lock()
-		p.sent++
-		in := wire.Intent{Seq: p.sent, Kind: wire.IntentMoveTo, Target: wire.Cell{X: portalX, Y: portalY}}
-		sl := &p.pending[in.Seq%ringSize]
-		if sl.at != 0 {
-			p.lost++
-		}
-		sl.seq, sl.at = in.Seq, max(int64(time.Since(p.epoch)), 1)
-		conn := p.conn
-		p.mu.Unlock()
-		buf = wire.AppendIntent(buf[:0], &in)
-		if err := conn.WriteMessage(buf); err != nil {
-			p.mu.Lock()
-			closing := p.closing
-			p.sent--
-			sl.at = 0
-			p.mu.Unlock()
-			if !closing {
-				p.st.fail("write: " + short(err))
-			}
+		if _, err := p.cl.MoveTo(portalX, portalY); err != nil && p.sendFailed(err) {
 			return
 		}
-		var moved *wire.PortalMoved
 		select {
 		case <-ctx.Done():
 			return
-		case moved = <-p.hops:
-		}
-		p.mu.Lock()
-		if p.connected { // the old connection's reader may not have seen its end yet
-			p.connected = false
-			p.st.connected.Add(-1)
-		}
-		p.mu.Unlock()
-		t0 := time.Now()
-		conn.Close(1000, "crossed")
-		if err := p.connect(ctx, moved.WSURL, moved.Grant, moved.JoinID); err != nil {
-			if ctx.Err() == nil {
-				p.st.fail("hop: " + short(err))
+		case ok := <-p.hops:
+			if !ok {
+				return
 			}
-			return
 		}
-		hopped(time.Since(t0))
-		p.mu.Lock()
-		p.hopping, p.lastSnap = false, 0 // the crossing's pause is no snapshot gap
-		p.connected = true
-		p.mu.Unlock()
-		p.st.connected.Add(1)
-		startRead()
 	}
 }
 
-// close ends the connection on the driver's side.
+// close ends the player's connections on the driver's side.
 func (p *player) close() {
 	p.mu.Lock()
 	p.closing = true
-	c := p.conn
 	p.mu.Unlock()
-	if c != nil {
-		_ = c.Close(1000, "load done")
+	p.setUp(false)
+	if p.cl != nil {
+		_ = p.cl.Close()
 	}
 }
 
-// tally is a player's intent accounting, read after the drain.
+// tally is a player's intent accounting, read after the drain. Intents
+// made void by a crossing are not counted as sent: the protocol answers
+// none of them.
 type tally struct {
 	sent, answered, applied, dups, lost int64
 	rejected                            [32]int64
 }
 
 func (p *player) tally() tally {
+	var s client.Stats
+	if p.cl != nil {
+		s = p.cl.Stats()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return tally{sent: int64(p.sent - p.base), answered: p.answered, applied: p.applied, dups: p.dups, lost: p.lost, rejected: p.rejected}
+	return tally{
+		sent: s.Sent - s.Void, answered: s.Applied + s.Refused + s.Unseen, applied: s.Applied,
+		dups: s.Duplicates + s.Strays, lost: p.lost, rejected: p.rejected,
+	}
 }

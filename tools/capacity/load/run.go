@@ -48,7 +48,10 @@ type Summary struct {
 	Applied          int64            `json:"applied"`          // answered by a snapshot's ack_seq
 	Rejected         map[string]int64 `json:"rejected"`         // answered by intent_result, by code
 	DuplicateAnswers int64            `json:"duplicate_answers"`
-	Lost             int64            `json:"lost"` // evicted unanswered from the tracking ring
+	// Lost counts intents not sent because a window of them (256) was
+	// still unanswered: net/client keeps every unanswered intent (to send
+	// it again after a resume) rather than forget one.
+	Lost int64 `json:"lost"`
 
 	Hops   int64 `json:"hops,omitempty"` // portal crossings (pattern portal)
 	HopLat Dist  `json:"hop,omitempty"`  // portal_moved to hello_ack in the new Area
@@ -179,11 +182,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	players := make([]*player, len(roster))
 	for i, a := range roster {
-		// Every hello starts a session with its own seq space (ack_seq
-		// from 0), so each session's seqs start at 1.
-		players[i] = &player{acct: a, sh: r.st.shards[i%numShards], st: r.st, epoch: r.epoch, local: r.wsLocal(i)}
+		players[i] = &player{acct: a, sh: r.st.shards[i%numShards], st: r.st, local: r.wsLocal(i)}
 		if cfg.Pattern == PatternPortal {
-			players[i].hops = make(chan *wire.PortalMoved, 1)
+			players[i].hops, players[i].hopped = make(chan bool, 1), hopped
+		}
+		if cfg.Pattern != PatternChurn { // a churner makes its own
+			if err := players[i].newClient(cfg.Pattern); err != nil {
+				return Result{}, err
+			}
 		}
 	}
 	login := r.logins(ctx, players)
@@ -232,17 +238,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 				r.st.fail(err.Error())
 				return
 			}
-			p.mu.Lock()
-			p.connected = true
-			p.mu.Unlock()
-			r.st.connected.Add(1)
-			running.Add(2)
-			go func() { defer running.Done(); p.read() }()
+			running.Add(1)
 			go func() {
 				defer running.Done()
 				if cfg.Pattern == PatternPortal {
-					startRead := func() { running.Add(1); go func() { defer running.Done(); p.read() }() }
-					p.hop(sendCtx, portalX, portalY, startRead, hopped)
+					p.hop(sendCtx, portalX, portalY)
 					return
 				}
 				p.send(sendCtx, cfg.Pattern, rand.New(rand.NewPCG(uint64(i), r.cfg.Seed)))
@@ -407,7 +407,7 @@ func (r *runner) drain(ctx context.Context, players []*player) {
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		open := false
 		for _, p := range players {
-			if t := p.tally(); t.sent > t.answered+t.lost {
+			if t := p.tally(); t.sent > t.answered {
 				open = true
 				break
 			}

@@ -28,3 +28,29 @@ export function li(text: string, data: Record<string, string> = {}, cls = ""): H
   for (const [k, v] of Object.entries(data)) e.dataset[k] = v;
   return e;
 }
+
+/**
+ * onTap calls fn for a click on el, and for a tap of a finger or a pen on
+ * it (a press and release within 600 ms, moved less than 12 px), at once
+ * from the pointer events rather than from the click a browser may or may
+ * not make of the tap; the click that follows a tap it took is ignored.
+ */
+export function onTap(el: HTMLElement, fn: (clientX: number, clientY: number, shift: boolean) => void): void {
+  let down: { id: number; x: number; y: number; t: number } | null = null;
+  let tappedAt = -Infinity;
+  el.addEventListener("pointerdown", (ev) => {
+    if (ev.pointerType === "touch" || ev.pointerType === "pen") down = { id: ev.pointerId, x: ev.clientX, y: ev.clientY, t: ev.timeStamp };
+  });
+  el.addEventListener("pointercancel", () => (down = null));
+  el.addEventListener("pointerup", (ev) => {
+    const d = down;
+    down = null;
+    if (d === null || d.id !== ev.pointerId || ev.timeStamp - d.t > 600 || Math.hypot(ev.clientX - d.x, ev.clientY - d.y) >= 12) return;
+    tappedAt = ev.timeStamp;
+    fn(ev.clientX, ev.clientY, false);
+  });
+  el.addEventListener("click", (ev) => {
+    if (ev.timeStamp - tappedAt < 800) return;
+    fn(ev.clientX, ev.clientY, ev.shiftKey);
+  });
+}

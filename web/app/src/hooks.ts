@@ -14,6 +14,8 @@ export interface LeyTestHooks {
   wsUrl?: (url: string) => string;
   /** onSession is given each Session the play screen starts, so a test can read its view. */
   onSession?: (s: Session) => void;
+  /** realmRefreshMs replaces the lobby's interval between two asks of the realm line (a test counts them). */
+  realmRefreshMs?: number;
 }
 
 declare global {
@@ -29,4 +31,10 @@ export function socketUrl(url: string): string {
 /** sessionStarted tells a test's hook about a new session. */
 export function sessionStarted(s: Session): void {
   globalThis.__leyTest?.onSession?.(s);
+}
+
+/** realmRefreshMs returns the interval of the realm line: ms, unless a test's hook says otherwise. */
+export function realmRefreshMs(ms: number): number {
+  const v = globalThis.__leyTest?.realmRefreshMs;
+  return v === undefined || !(v > 0) ? ms : v;
 }

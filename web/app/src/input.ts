@@ -1,12 +1,14 @@
 /**
- * Keyboard and pointer input of the play screen: held keys step the body
- * at the Area's pace (one step each step_ms, never more queued than the
- * Area takes), Space or F acts on the square the body faces, a click
- * walks to a square (move_to), Shift-click acts on a square next to the
- * body, Escape stops.
+ * Keyboard, pointer and touch input of the play screen: held keys step the
+ * body at the Area's pace (one step each step_ms, never more queued than
+ * the Area takes), Space or F (or the Act button) acts on the square the
+ * body faces, a click or a tap walks to a square (move_to), a click or a
+ * tap on a square next to the body with something to act on there (a
+ * door, a creature, a player where players may fight) acts on it, and so
+ * does Shift-click on any square next to the body; Escape stops.
  */
 
-import { type Dir, type Session, Rule, dirOf, isDiagonal } from "@leyworks/ley-sdk";
+import { type Dir, EntityKind, ObjectKind, type Session, Rule, dirOf, isDiagonal } from "@leyworks/ley-sdk";
 
 const KEYS: Record<string, [number, number]> = {
   ArrowUp: [0, -1],
@@ -32,7 +34,10 @@ const ACT = new Set([" ", "f", "Enter"]);
 
 /** The hint line of keys the play screen shows. */
 export const HINT =
-  "Arrows or WASD step (Q E Z C diagonals where allowed) · Space or F acts on the square you face (opens doors, attacks) · click walks there · Shift-click acts next to you · Esc stops";
+  "Arrows or WASD step (Q E Z C diagonals where allowed) · Space or F acts on the square you face (opens doors, attacks) · click walks there · click a door or a creature next to you to act on it (Shift-click: any square next to you) · Esc stops";
+
+/** The hint for fingers. */
+export const TOUCH_HINT = "Tap a square to walk there · tap a door or a creature next to you to act on it · Act acts on the square you face";
 
 /** Input turns the player's keys and clicks into intents of the session. */
 export class Input {
@@ -91,25 +96,40 @@ export class Input {
     void s.action(p.facing as Dir);
   }
 
-  /** click takes a click on square (x, y): walk there, or with Shift act on it if it is next to the body. */
+  /** pvp reports whether players may harm players in the session's Area. */
+  pvp(s: Session): boolean {
+    return ((s.view.info?.rules ?? 0) & Rule.PvP) !== 0;
+  }
+
+  /** actionable reports whether acting on square (x, y) would do something: a door, a creature, a player where players fight. */
+  actionable(s: Session, x: number, y: number): boolean {
+    if (s.view.objectAt(x, y)?.kind === ObjectKind.Door) return true;
+    const e = s.view.entityAt(x, y, s.entity);
+    return e !== undefined && (e.kind === EntityKind.Creature || this.pvp(s));
+  }
+
+  /**
+   * click takes a click or a tap on square (x, y): on a square next to the
+   * body with something to act on (or any square next to it, with
+   * Shift), act on it; else walk there.
+   */
   click(x: number, y: number, shift: boolean): void {
     const s = this.session();
     if (s === null) return;
-    if (!shift) {
-      this.onMoveTo(x, y);
+    const p = s.predicted;
+    const next = p !== null && Math.max(Math.abs(x - p.x), Math.abs(y - p.y)) === 1;
+    if (!shift && !(next && s.ready && this.actionable(s, x, y))) {
+      if (p === null || p.x !== x || p.y !== y) this.onMoveTo(x, y);
       return;
     }
-    const p = s.predicted;
     if (p === null || !s.ready) return;
-    const dx = x - p.x;
-    const dy = y - p.y;
-    const dir = Math.max(Math.abs(dx), Math.abs(dy)) === 1 ? dirOf(dx, dy) : undefined;
+    const dir = next ? dirOf(x - p.x, y - p.y) : undefined;
     if (dir === undefined) {
       this.onNote("Shift-click a square next to you to act on it.");
       return;
     }
     if (isDiagonal(dir) && ((s.view.info?.rules ?? 0) & Rule.Diagonal) === 0) {
-      this.onNote("No diagonals in this Area.");
+      this.onNote("No diagonals in this Area: stand straight beside it.");
       return;
     }
     void s.action(dir);

@@ -1,17 +1,27 @@
 /**
- * ley's web client: log in or sign up, pick one of your Areas (or redeem
- * an invite), and play it. Served by the director at /, so the API is the
- * page's own origin.
+ * ley's web client: a landing that says what the realm is (and offers its
+ * demo login when it has one), log in or sign up, pick one of your Areas
+ * (or redeem an invite), and play it. Served by the director at /, so the
+ * API is the page's own origin.
+ *
+ * Three screens, one shown at a time (auth, lobby, play). Whatever
+ * belongs to an account (the forms, the lists, the names, the Area being
+ * played) is cleared at every log out and log in, and every timer belongs
+ * to a screen: the realm line is asked again only while the auth or lobby
+ * screen shows, by one interval, stopped when play starts.
  */
 
 import "./style.css";
 
-import { ApiError, Director, type Area, type MyInvites } from "@leyworks/ley-sdk";
+import { ApiError, Director, type Area, type Me, type MyInvites, type RealmInfo } from "@leyworks/ley-sdk";
 
 import { byId, field, li, show } from "./dom.js";
+import { realmRefreshMs } from "./hooks.js";
 import { Play } from "./play.js";
 
 const TOKEN_KEY = "ley.token";
+/** The Area being played, kept while the play screen shows, so that a reload goes back to play. */
+const PLAYING_KEY = "ley.playing";
 
 const auth = byId("auth", HTMLElement);
 const lobby = byId("lobby", HTMLElement);
@@ -24,74 +34,140 @@ const lobbyError = byId("lobby-error", HTMLElement);
 const lobbyNote = byId("lobby-note", HTMLElement);
 const areasList = byId("areas", HTMLUListElement);
 const invites = byId("invites", HTMLUListElement);
+const continueRow = byId("continue-row", HTMLElement);
+const continueBtn = byId("continue", HTMLButtonElement);
+const demoOffer = byId("demo-offer", HTMLElement);
+const demoBtn = byId("demo-login", HTMLButtonElement);
+const loginForm = byId("login-form", HTMLFormElement);
+const signupForm = byId("signup-form", HTMLFormElement);
+const redeemForm = byId("redeem-form", HTMLFormElement);
 
 const director = new Director("", { token: sessionStorage.getItem(TOKEN_KEY) });
 const names = new Map<number, string>();
+let demo: { email: string; password: string } | null = null;
+/** The email of the account logged in ("" when none is known). */
+let accountEmail = "";
+/** Bumped at every screen change and log out: an answer of an older one is dropped. */
+let epoch = 0;
 
 const player = new Play(
   director,
   () => void toLobby(),
-  () => toAuth("Your login ended (a login elsewhere ends this one). Log in again."),
+  (message, keepEmail) => toAuth(message, keepEmail ? accountEmail : ""),
+  (area) => {
+    if (area === null) sessionStorage.removeItem(PLAYING_KEY);
+    else sessionStorage.setItem(PLAYING_KEY, String(area));
+  },
 );
 
 /** words turns any failure of the API into a sentence for people. */
 function words(e: unknown): string {
   if (e instanceof ApiError) {
-    if (e.status === 429 && e.retryAfterMs !== undefined) return `${e.message} (retry in ${Math.ceil(e.retryAfterMs / 1000)} s)`;
+    if (e.status === 0) return "The realm does not answer right now. Check your connection, or try again in a moment.";
+    if (e.status === 429 && e.retryAfterMs !== undefined) return `${e.message} (try again in ${Math.ceil(e.retryAfterMs / 1000)} s)`;
     return e.message;
   }
   return String(e);
 }
 
-function toAuth(message = ""): void {
+/**
+ * forget clears everything of the account that was logged in: the forms
+ * (passwords too), the lists, the names, the Area being played, the
+ * messages.
+ */
+function forget(): void {
   player.stop();
+  epoch++;
+  for (const f of [loginForm, signupForm, redeemForm]) f.reset();
+  names.clear();
+  areasList.replaceChildren();
+  invites.replaceChildren();
+  continueRow.hidden = true;
+  lobbyNote.textContent = "";
+  lobbyError.textContent = "";
+  authError.textContent = "";
+  who.textContent = "";
+  accountEmail = "";
+  logoutBtn.hidden = true;
+  sessionStorage.removeItem(PLAYING_KEY);
+}
+
+/** toAuth shows the landing and its forms, logged out; email, if given, is filled in for the next login. */
+function toAuth(message = "", email = ""): void {
+  forget();
   director.token = null;
   sessionStorage.removeItem(TOKEN_KEY);
-  who.textContent = "";
-  logoutBtn.hidden = true;
   authError.textContent = message;
+  const input = loginForm.elements.namedItem("email");
+  if (input instanceof HTMLInputElement) input.value = email;
   show(auth, lobby, play);
+  startRealmLine();
 }
 
 async function toLobby(): Promise<void> {
+  const mine = ++epoch;
+  player.stop();
+  sessionStorage.removeItem(PLAYING_KEY);
   lobbyError.textContent = "";
   show(lobby, auth, play);
-  refreshRealm();
-// The count moves as players come and go: keep it current.
-window.setInterval(refreshRealm, REALM_REFRESH_MS);
+  startRealmLine();
   try {
-    const [me, areas, mine] = await Promise.all([director.me(), director.areas(), director.myInvites()]);
+    const [me, areas, inv] = await Promise.all([director.me(), director.areas(), director.myInvites()]);
+    if (mine !== epoch) return;
     who.textContent = `${me.name} (${me.email})`;
+    accountEmail = me.email;
     logoutBtn.hidden = false;
-    renderAreas(areas, me.id, me.character?.area);
-    renderInvites(mine);
+    renderAreas(areas, me);
+    renderInvites(inv);
   } catch (e) {
+    if (mine !== epoch) return;
     if (e instanceof ApiError && e.status === 401) {
-      toAuth(e.code === "SESSION_EXPIRED" ? "Your login ended. Log in again." : "");
+      toAuth(e.code === "SESSION_EXPIRED" ? "Your login ended (a login elsewhere ends this one). Log in again." : "");
       return;
     }
     lobbyError.textContent = words(e);
   }
 }
 
-function renderAreas(areas: Area[], me: number, current: number | undefined): void {
+function areaWords(a: Area): string {
+  const what = a.template === a.kind ? a.kind : `${a.kind}, ${a.template === "empty" ? "open floor" : a.template}`;
+  return `${what} ${a.w}×${a.h}`;
+}
+
+/**
+ * renderAreas lists the account's Areas. The one the character is in
+ * (GET /v1/me) is where Continue goes and its own button says Play; any
+ * other moves the character there (a join elsewhere brings it out of the
+ * Area it was in), and says so.
+ */
+function renderAreas(areas: Area[], me: Me): void {
   names.clear();
   for (const a of areas) names.set(a.id, a.name);
+  const here = me.character?.area;
+  const current = areas.find((a) => a.id === here);
   lobbyNote.textContent = areas.length === 0 ? "You are not a member of any Area yet: redeem an invite." : "";
+  const first = current ?? areas[0];
+  continueRow.hidden = first === undefined;
+  if (first !== undefined) {
+    continueBtn.textContent = current !== undefined ? `Continue in ${first.name}` : `Play in ${first.name}`;
+    continueBtn.dataset["join"] = String(first.id);
+    continueBtn.onclick = () => toPlay(first.id);
+  }
   areasList.replaceChildren(
     ...areas.map((a) => {
       const item = li("", { area: String(a.id) });
       const name = document.createElement("span");
       name.className = "name";
-      const what = a.template === a.kind ? a.kind : `${a.kind}, ${a.template === "empty" ? "open floor" : a.template}`;
-      name.textContent = `${a.name} · ${what} ${a.w}×${a.h}${a.id === current ? " · you are here" : ""}`;
+      name.textContent = `${a.name} · ${areaWords(a)}${a.id === here ? " · you are here" : ""}`;
       const join = document.createElement("button");
       join.type = "button";
-      join.textContent = "Join";
+      const elsewhere = current !== undefined && a.id !== current.id;
+      join.textContent = elsewhere ? "Go there" : "Play";
+      join.title = elsewhere ? `Your character leaves ${current.name} and arrives here.` : `Play in ${a.name}.`;
       join.dataset["join"] = String(a.id);
       join.addEventListener("click", () => toPlay(a.id));
       item.append(name, join);
-      if (a.owner === me) {
+      if (a.owner === me.id) {
         const inv = document.createElement("button");
         inv.type = "button";
         inv.textContent = "Invite";
@@ -118,27 +194,36 @@ function renderInvites(mine: MyInvites): void {
 }
 
 async function invite(a: Area): Promise<void> {
+  const mine = epoch;
   try {
     await director.createInvite(a.id, 1);
-    renderInvites(await director.myInvites());
+    const inv = await director.myInvites();
+    if (mine === epoch) renderInvites(inv);
   } catch (e) {
-    lobbyError.textContent = words(e);
+    if (mine === epoch) lobbyError.textContent = words(e);
   }
 }
 
 function toPlay(area: number): void {
+  epoch++;
+  stopRealmLine();
+  realm.textContent = "";
   show(play, auth, lobby);
+  window.scrollTo(0, 0);
   player.start(area, names);
 }
 
+/** loggedIn logs in, forgetting whatever the last account left, and goes to the lobby. */
 async function loggedIn(email: string, password: string): Promise<void> {
   await director.login(email, password);
-  if (director.token !== null) sessionStorage.setItem(TOKEN_KEY, director.token);
+  const token = director.token;
+  forget();
+  director.token = token;
+  if (token !== null) sessionStorage.setItem(TOKEN_KEY, token);
   await toLobby();
 }
 
-function form(id: string, submit: (f: HTMLFormElement) => Promise<void>, errorEl: HTMLElement): void {
-  const f = byId(id, HTMLFormElement);
+function form(f: HTMLFormElement, submit: (f: HTMLFormElement) => Promise<void>, errorEl: HTMLElement): void {
   f.addEventListener("submit", (ev) => {
     ev.preventDefault();
     errorEl.textContent = "";
@@ -152,9 +237,9 @@ function form(id: string, submit: (f: HTMLFormElement) => Promise<void>, errorEl
   });
 }
 
-form("login-form", (f) => loggedIn(field(f, "email"), field(f, "password")), authError);
+form(loginForm, (f) => loggedIn(field(f, "email"), field(f, "password")), authError);
 form(
-  "signup-form",
+  signupForm,
   async (f) => {
     const email = field(f, "email");
     const password = field(f, "password");
@@ -164,7 +249,7 @@ form(
   authError,
 );
 form(
-  "redeem-form",
+  redeemForm,
   async (f) => {
     const area = await director.redeemInvite(field(f, "code"));
     f.reset();
@@ -174,25 +259,86 @@ form(
   lobbyError,
 );
 
+demoBtn.addEventListener("click", () => {
+  if (demo === null) return;
+  authError.textContent = "";
+  demoBtn.disabled = true;
+  loggedIn(demo.email, demo.password)
+    .catch((e: unknown) => (authError.textContent = words(e)))
+    .finally(() => (demoBtn.disabled = false));
+});
+
 logoutBtn.addEventListener("click", () => {
   player.stop();
   void director.logout().finally(() => toAuth());
 });
 
-/** How often the header's realm line is asked again. */
-const REALM_REFRESH_MS = 10_000;
+// Leaving the page (closing the tab, navigating away, a reload) leaves
+// the Area, best effort; a reload finds the Area it played in
+// sessionStorage and goes back to it.
+window.addEventListener("pagehide", () => player.unload());
+window.addEventListener("pageshow", (ev) => {
+  if (ev.persisted) resume();
+});
 
-/** refreshRealm shows the realm door: open or closed, players, the operator's message. */
+/** How often the header's realm line is asked again, while the auth or lobby screen shows. */
+const REALM_REFRESH_MS = 10_000;
+let realmTimer = 0;
+
+function startRealmLine(): void {
+  stopRealmLine();
+  refreshRealm();
+  // The count moves as players come and go: keep it current.
+  realmTimer = window.setInterval(refreshRealm, realmRefreshMs(REALM_REFRESH_MS));
+}
+
+function stopRealmLine(): void {
+  window.clearInterval(realmTimer);
+  realmTimer = 0;
+}
+
+/** refreshRealm shows the realm door (open or closed, players, the operator's message) and whether it has a demo login. */
 function refreshRealm(): void {
   director
     .info()
-    .then((i) => {
+    .then((i: RealmInfo) => {
       realm.textContent = `${i.open ? "open" : "closed"} · ${i.players} playing${i.message === "" ? "" : ` · ${i.message}`}`;
+      demo = i.demo ?? null;
+      demoOffer.hidden = demo === null;
     })
     .catch(() => (realm.textContent = "the realm does not answer"));
 }
 
-refreshRealm();
+/** resume shows the screen the page was on: play if it was playing, else the lobby, or the landing when logged out. */
+function resume(): void {
+  if (director.token === null) {
+    toAuth();
+    return;
+  }
+  const playing = Number(sessionStorage.getItem(PLAYING_KEY));
+  if (!Number.isInteger(playing) || playing <= 0) {
+    void toLobby();
+    return;
+  }
+  // Back to play where the character is now (a portal may have moved it
+  // since the Area was stored).
+  const mine = ++epoch;
+  director
+    .me()
+    .then(async (me) => {
+      const areas = await director.areas();
+      if (mine !== epoch) return;
+      for (const a of areas) names.set(a.id, a.name);
+      who.textContent = `${me.name} (${me.email})`;
+      accountEmail = me.email;
+      logoutBtn.hidden = false;
+      toPlay(me.character?.area ?? playing);
+    })
+    .catch((e: unknown) => {
+      if (mine !== epoch) return;
+      if (e instanceof ApiError && e.status === 401) toAuth("Your login ended. Log in again.");
+      else void toLobby();
+    });
+}
 
-if (director.token === null) toAuth();
-else void toLobby();
+resume();

@@ -1,29 +1,33 @@
 /**
  * The play screen: one Session, drawn every animation frame, with the
  * connection's state and round-trip time, the player's health, the
- * players here, what the player faces and what the pointer is over, and
- * clear words for what ends or interrupts play.
+ * players here, what the player faces and what the pointer is over, the
+ * fighting (blows, damage, deaths), and plain words for what ends or
+ * interrupts play. While the session is not live the map is dimmed and
+ * says so, and the banner counts down to the next attempt.
  */
 
 import {
+  ApiError,
   Code,
   DIR_DELTA,
+  type Death,
   type Director,
   DoorState,
   EntityFlag,
   EntityKind,
   type EndReason,
+  type Hit,
   IntentKind,
   ObjectKind,
   Session,
-  codeMeaning,
-  codeName,
+  type SessionState,
 } from "@leyworks/ley-sdk";
 
-import { byId, li } from "./dom.js";
+import { byId, li, onTap } from "./dom.js";
 import { sessionStarted, socketUrl } from "./hooks.js";
-import { HINT, Input } from "./input.js";
-import { Renderer, describeEntity, describeObject } from "./render.js";
+import { HINT, Input, TOUCH_HINT } from "./input.js";
+import { COLORS, Renderer, describeEntity, describeObject } from "./render.js";
 
 /** The words for each way a session ends. */
 const ENDINGS: Record<EndReason, string> = {
@@ -34,15 +38,35 @@ const ENDINGS: Record<EndReason, string> = {
   area_full: "This Area is full. Try again in a little while.",
   no_such_area: "This Area does not exist, or you are not one of its members.",
   unauthorized: "Your login ended (a login elsewhere ends this one). Log in again.",
-  version_unsupported: "This realm speaks another version of the protocol than this page.",
-  gave_up: "The realm cannot be reached right now.",
+  version_unsupported: "This realm speaks another version of the protocol than this page: reload the page.",
+  gave_up: "The realm cannot take you right now.",
 };
 
-/** Refusals worth telling the player about, by code. */
-const TOLD = new Set<number>([Code.NO_PATH, Code.OUT_OF_BOUNDS, Code.NOT_ALLOWED, Code.MALFORMED, Code.PORTAL_IN_PROGRESS]);
+/** Refusals worth telling the player about, in plain words, by code. */
+const REFUSALS: Partial<Record<number, string>> = {
+  [Code.NO_PATH]: "There is no way there.",
+  [Code.OUT_OF_BOUNDS]: "That is off the edge of the map.",
+  [Code.NOT_ALLOWED]: "The rules of this Area do not allow that.",
+  [Code.MALFORMED]: "The server did not understand that.",
+  [Code.PORTAL_IN_PROGRESS]: "Wait a moment: you are crossing a portal.",
+};
+
+/** Why a portal refused a crossing, in plain words. */
+const PORTAL_REFUSALS: Partial<Record<number, string>> = {
+  [Code.NOT_MEMBER]: "you are not a member of the Area beyond it",
+  [Code.AREA_FULL]: "the Area beyond it is full",
+  [Code.INTERNAL]: "the Area beyond it cannot start right now",
+  [Code.REALM_CLOSED]: "the realm is closed",
+};
 
 /** How long the flash over the map stays, in ms. */
 const FLASH_MS = 4000;
+/** How long the toast stays, in ms. */
+const TOAST_MS = 5000;
+/** Lines of the fight log kept. */
+const LOG_LINES = 6;
+/** A walk that has not moved the body for this long has stopped short, in ms. */
+const STUCK_MS = 3000;
 
 /** Play runs the play screen. */
 export class Play {
@@ -51,17 +75,25 @@ export class Play {
   private readonly input: Input;
   private names = new Map<number, string>();
   private target: { x: number; y: number } | null = null;
+  private walk: { x: number; y: number; since: number } | null = null;
   private drawn: { x: number; y: number } | null = null;
   private lastFrame = 0;
   private closingAt: number | null = null;
+  /** What the warning banner says before its countdown, while the session is not live. */
+  private warn: string | null = null;
+  private everReady = false;
   private raf = 0;
   private playersKey = "";
   private toastTimer = 0;
   private flashTimer = 0;
+  private hurtTimer = 0;
   private pointer: { x: number; y: number } | null = null;
   private hpKey = "";
+  private lastHitBy: { name: string; at: number } | null = null;
 
   private readonly canvas = byId("map", HTMLCanvasElement);
+  private readonly view = byId("view", HTMLElement);
+  private readonly offline = byId("offline", HTMLElement);
   private readonly conn = byId("conn", HTMLElement);
   private readonly rtt = byId("rtt", HTMLElement);
   private readonly areaName = byId("area-name", HTMLElement);
@@ -72,41 +104,67 @@ export class Play {
   private readonly bannerAction = byId("banner-action", HTMLButtonElement);
   private readonly players = byId("players", HTMLUListElement);
   private readonly toastEl = byId("toast", HTMLElement);
+  private readonly logEl = byId("log", HTMLUListElement);
   private readonly hp = byId("hp", HTMLElement);
   private readonly hpText = byId("hp-text", HTMLElement);
   private readonly hpFill = byId("hp-fill", HTMLElement);
   private readonly facingEl = byId("facing", HTMLElement);
   private readonly tooltip = byId("tooltip", HTMLElement);
   private readonly flashEl = byId("flash", HTMLElement);
+  private readonly actBtn = byId("act", HTMLButtonElement);
+  private readonly hint = byId("hint", HTMLElement);
 
+  /**
+   * onLeave goes back to the lobby; onLoggedOut to the login, with words
+   * (and the account's email filled in, if keepEmail); onPlaying is told the Area being played
+   * (null: none), so that a reload can come back to it.
+   */
   constructor(
     private readonly director: Director,
     private readonly onLeave: () => void,
-    private readonly onLoggedOut: () => void,
+    private readonly onLoggedOut: (message: string, keepEmail: boolean) => void,
+    private readonly onPlaying: (area: number | null) => void,
   ) {
     this.renderer = new Renderer(this.canvas);
     this.input = new Input(
       () => this.session,
       (x, y) => {
         this.target = { x, y };
+        this.walk = null;
         void this.session?.moveTo(x, y);
       },
       () => {
         this.target = null;
+        this.walk = null;
         void this.session?.stop();
       },
       (text) => this.toast(text),
     );
-    byId("hint", HTMLElement).textContent = HINT;
+    this.hint.textContent = HINT;
     window.addEventListener("keydown", (ev) => {
       if (this.session !== null && this.input.keydown(ev)) ev.preventDefault();
     });
     window.addEventListener("keyup", (ev) => this.input.keyup(ev));
     window.addEventListener("blur", () => this.input.blur());
-    this.canvas.addEventListener("click", (ev) => {
-      const sq = this.renderer.squareAt(ev.clientX, ev.clientY);
-      this.input.click(sq.x, sq.y, ev.shiftKey);
-      this.canvas.focus();
+    window.addEventListener("online", () => this.session?.retryNow());
+    onTap(this.canvas, (x, y, shift) => {
+      const sq = this.renderer.squareAt(x, y);
+      this.input.click(sq.x, sq.y, shift);
+      this.canvas.focus({ preventScroll: true });
+    });
+    // A finger has no hover and no Shift: the Act button shows, and the
+    // hint speaks of taps.
+    const touch = (): void => {
+      this.actBtn.classList.add("touch");
+      this.hint.textContent = TOUCH_HINT;
+    };
+    if (window.matchMedia("(pointer: coarse)").matches) touch();
+    this.canvas.addEventListener("pointerdown", (ev) => {
+      if (ev.pointerType === "touch") touch();
+    });
+    onTap(this.actBtn, () => {
+      this.input.act();
+      this.canvas.focus({ preventScroll: true });
     });
     this.canvas.addEventListener("mousemove", (ev) => (this.pointer = { x: ev.clientX, y: ev.clientY }));
     this.canvas.addEventListener("mouseleave", () => {
@@ -125,25 +183,35 @@ export class Play {
     this.names = names;
     this.hideBanner();
     this.closingAt = null;
+    this.warn = null;
+    this.everReady = false;
     this.target = null;
+    this.walk = null;
     this.drawn = null;
     this.playersKey = "";
     this.hpKey = "";
-    this.hideFlash();
+    this.lastHitBy = null;
     // Nothing of the last session's HUD may pass for this one's.
     this.pos.textContent = "";
     delete this.pos.dataset["x"];
     delete this.pos.dataset["y"];
+    this.rtt.textContent = "";
+    this.droppedEl.textContent = "";
     this.hp.hidden = true;
     this.players.replaceChildren();
+    this.logEl.replaceChildren();
     this.facingEl.textContent = "";
+    this.toastEl.textContent = "";
+    this.renderer.clearEffects();
+    this.setLive("joining");
     const s = new Session({ director: this.director, area, socket: (url) => new WebSocket(socketUrl(url)) });
     this.session = s;
     this.wire(s);
     sessionStarted(s);
     this.showArea(area);
+    this.onPlaying(area);
     s.start();
-    this.canvas.focus();
+    this.canvas.focus({ preventScroll: true });
     const frame = (now: number): void => {
       this.frame(now);
       this.raf = requestAnimationFrame(frame);
@@ -151,9 +219,23 @@ export class Play {
     this.raf = requestAnimationFrame(frame);
   }
 
-  /** stop leaves the Area (if in one) and stops drawing. */
+  /** stop leaves the Area (if in one), stops drawing and every timer of the screen. */
   stop(): void {
+    this.unload();
+    this.onPlaying(null);
+  }
+
+  /**
+   * unload leaves the Area (if in one) and stops drawing, but keeps the
+   * Area as the one being played: the page is going away (pagehide), and
+   * a reload comes back to it.
+   */
+  unload(): void {
     cancelAnimationFrame(this.raf);
+    window.clearTimeout(this.toastTimer);
+    window.clearTimeout(this.flashTimer);
+    window.clearTimeout(this.hurtTimer);
+    this.view.classList.remove("hurt");
     const s = this.session;
     this.session = null;
     s?.leave();
@@ -164,19 +246,25 @@ export class Play {
     s.on("state", (e) => {
       if (!current()) return;
       this.conn.dataset["state"] = e.state;
-      this.conn.textContent = e.state === "reconnecting" ? "reconnecting" : e.state;
+      this.conn.textContent = e.state;
       this.conn.title = e.detail;
+      this.setLive(e.state);
       // A drop of a session in play; a join being retried says its own
       // words (joinRefused).
       if (e.state === "reconnecting" && (e.previous === "ready" || e.previous === "bound") && this.banner.dataset["kind"] !== "bad") {
-        this.showBanner(`Connection lost: ${e.detail}.`, "warn");
+        this.warn = this.closingAt !== null ? "This Area closed" : "Connection lost";
+        this.closingAt = null;
+        this.showBanner(this.warn, "warn", "Try now", () => s.retryNow());
       }
     });
     s.on("ready", (e) => {
       if (!current()) return;
+      this.everReady = true;
       this.closingAt = null;
+      this.warn = null;
       if (this.banner.dataset["kind"] !== "bad") this.hideBanner();
       this.showArea(e.area);
+      this.onPlaying(e.area);
     });
     s.on("rtt", (e) => {
       if (current()) this.rtt.textContent = `rtt ${Math.round(e.smoothedMs)} ms`;
@@ -193,38 +281,71 @@ export class Play {
       this.showBanner(this.closingText(), "warn");
     });
     s.on("takenOver", () => {
-      if (current()) this.showBanner(ENDINGS.taken_over, "bad", "Play here", () => this.start(s.area, this.names));
+      if (current()) this.showBanner(ENDINGS.taken_over, "bad", "Play here", () => void this.playHere(s.area));
     });
     s.on("portalMoved", (e) => {
       if (!current()) return;
       this.target = null;
+      this.walk = null;
       this.drawn = null;
+      this.renderer.clearEffects();
       this.toast(`Through the portal to ${this.names.get(e.to) ?? `Area ${e.to}`}.`);
     });
-    s.on("portalBlocked", (e) => {
-      if (current()) this.toast(`The portal did not take you through (${codeName(e.reason)}).`);
+    s.on("portalBlocked", () => {
+      if (current()) this.toast("The portal did not take you through in time: you are back where you stepped from.");
     });
     s.on("portalRejected", (e) => {
-      if (current()) this.toast(`The portal refused you: ${codeMeaning(e.reason)}.`);
+      if (current()) this.toast(`The portal did not take you through: ${PORTAL_REFUSALS[e.reason] ?? "it refused you"}.`);
     });
     s.on("joinRefused", (e) => {
       if (!current()) return;
-      const what = e.code === "REALM_FULL" ? "The realm is full" : e.code === "AT_CAPACITY" ? "The realm has no room right now" : e.message;
-      this.showBanner(`${what}${e.willRetry ? " (trying again shortly)." : "."}`, e.willRetry ? "warn" : "bad");
+      const what =
+        e.status === 0
+          ? "The realm does not answer (it may be restarting)"
+          : e.code === "REALM_FULL"
+            ? "The realm is full"
+            : e.code === "AT_CAPACITY"
+              ? "The realm has no room right now"
+              : e.code === "GRANT_FAILED"
+                ? "The realm could not open this Area yet"
+                : e.code === "IN_ANOTHER_AREA"
+                  ? "You are still crossing a portal"
+                  : e.status === 429
+                    ? "Too many tries at once"
+                    : e.message;
+      if (e.willRetry) {
+        this.warn = what;
+        this.showBanner(what, "warn", "Try now", () => s.retryNow());
+      } else if (e.status !== 401) {
+        this.showBanner(`${what}.`, "bad");
+      }
     });
     s.on("intentRefused", (e) => {
       if (!current()) return;
-      if (e.intent.kind === IntentKind.MoveTo) this.target = null;
+      if (e.intent.kind === IntentKind.MoveTo) {
+        this.target = null;
+        this.walk = null;
+      }
       if (e.intent.kind === IntentKind.Action && e.code === Code.NOTHING_THERE) {
-        this.toast("There is nothing there to act on.");
+        this.toast(this.nothingThere(s, e.intent.dir));
       } else if (e.intent.kind === IntentKind.Action && e.code === Code.NOT_ALLOWED) {
         this.toast("You may not attack that here.");
-      } else if (TOLD.has(e.code)) {
-        this.toast(`${codeMeaning(e.code)} (${e.name}).`);
+      } else {
+        const w = REFUSALS[e.code];
+        if (w !== undefined) this.toast(w);
       }
     });
+    s.on("hit", (h) => {
+      if (current()) this.onHit(h);
+    });
+    s.on("death", (d) => {
+      if (current()) this.onDeath(d);
+    });
     s.on("respawned", () => {
-      if (current()) this.flash("You were killed. You are back at a spawn point with full health.");
+      if (!current()) return;
+      const by = this.lastHitBy !== null && performance.now() - this.lastHitBy.at < 3000 ? ` by ${this.lastHitBy.name}` : "";
+      this.flash(`You were killed${by}. You are back at a spawn point with full health.`);
+      this.log(`You were killed${by}.`, "bad");
     });
     s.on("dropped", () => {
       if (current()) this.droppedEl.textContent = `${s.dropped} bad message${s.dropped === 1 ? "" : "s"} dropped`;
@@ -233,17 +354,60 @@ export class Play {
       if (!current()) return;
       this.conn.dataset["state"] = "ended";
       this.conn.textContent = "ended";
+      this.rtt.textContent = "";
+      this.setLive("ended");
       if (e.reason === "left") return;
       if (e.reason === "unauthorized") {
         this.stop();
-        this.onLoggedOut();
+        this.onLoggedOut(ENDINGS.unauthorized, true);
         return;
       }
       if (e.reason !== "taken_over") {
-        const why = e.reason === "gave_up" ? ` (${e.message})` : "";
-        this.showBanner(ENDINGS[e.reason] + why, "bad", "Try again", () => this.start(s.area, this.names));
+        this.showBanner(ENDINGS[e.reason], "bad", "Try again", () => this.start(s.area, this.names));
       }
     });
+  }
+
+  /**
+   * playHere plays again after a takeover. The other login has most
+   * likely ended this one (a login ends the account's earlier sessions):
+   * then the login screen says so, with the email filled in.
+   */
+  private async playHere(area: number): Promise<void> {
+    try {
+      await this.director.me();
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 401) {
+        this.stop();
+        this.onLoggedOut(
+          "Playing here needs a new login: logging in on the other tab or device ended this one. Log in again (that ends the other one).",
+          true,
+        );
+        return;
+      }
+      this.showBanner("The realm does not answer right now. Try again in a moment.", "bad", "Play here", () => void this.playHere(area));
+      return;
+    }
+    this.start(area, this.names);
+  }
+
+  /** setLive dims the map and says why while the session is not live. */
+  private setLive(state: SessionState): void {
+    const live = state === "ready";
+    this.view.dataset["live"] = String(live);
+    if (live) {
+      this.offline.textContent = "";
+      return;
+    }
+    this.tooltip.hidden = true;
+    this.offline.textContent =
+      state === "ended"
+        ? "Not in play."
+        : state === "reconnecting"
+          ? "Not live: reconnecting."
+          : this.everReady
+            ? "Not live: rejoining."
+            : "Joining…";
   }
 
   private showArea(area: number): void {
@@ -254,6 +418,14 @@ export class Play {
   private closingText(): string {
     const left = this.closingAt === null ? 0 : Math.max(0, Math.ceil((this.closingAt - performance.now()) / 1000));
     return `This Area is closing in ${left} s; you will be brought back when it can take you.`;
+  }
+
+  /** countdown says when the session tries again, as of now. */
+  private countdown(s: Session): string {
+    const next = s.nextAttempt;
+    if (next === null) return s.state === "reconnecting" ? "Trying again…" : "Reconnecting…";
+    const ms = Math.max(0, next.at - performance.now());
+    return `Trying again in ${ms < 10_000 ? (ms / 1000).toFixed(1) : Math.ceil(ms / 1000)} s.`;
   }
 
   private showBanner(text: string, kind: "warn" | "bad", action?: string, onAction?: () => void): void {
@@ -287,7 +459,61 @@ export class Play {
   private toast(text: string): void {
     this.toastEl.textContent = text;
     window.clearTimeout(this.toastTimer);
-    this.toastTimer = window.setTimeout(() => (this.toastEl.textContent = ""), 5000);
+    this.toastTimer = window.setTimeout(() => (this.toastEl.textContent = ""), TOAST_MS);
+  }
+
+  /** log adds a line to the fight log (the newest first). */
+  private log(text: string, cls: "good" | "bad" | "" = ""): void {
+    this.logEl.prepend(li(text, {}, cls));
+    while (this.logEl.children.length > LOG_LINES) this.logEl.lastElementChild?.remove();
+  }
+
+  private onHit(h: Hit): void {
+    this.renderer.effect(h.x, h.y, `-${h.damage}`, h.self ? COLORS.hpLow : COLORS.damage);
+    this.renderer.struck(h.target);
+    const what = h.targetName === undefined ? "it" : h.targetKind === EntityKind.Creature ? `the ${h.targetName}` : h.targetName;
+    if (h.self) {
+      const who = h.byName === undefined ? "Something" : h.by !== null && this.kindOf(h.by) === EntityKind.Creature ? `The ${h.byName}` : h.byName;
+      if (h.byName !== undefined) this.lastHitBy = { name: h.by !== null && this.kindOf(h.by) === EntityKind.Creature ? `a ${h.byName}` : h.byName, at: performance.now() };
+      this.log(`${who} hits you: ${h.damage} (${h.hp}/${h.fullHp} left).`, "bad");
+      this.view.classList.add("hurt");
+      window.clearTimeout(this.hurtTimer);
+      this.hurtTimer = window.setTimeout(() => this.view.classList.remove("hurt"), 350);
+    } else if (h.bySelf) {
+      this.log(h.hp > 0 ? `You hit ${what}: ${h.damage} (${h.hp}/${h.fullHp} left).` : `You hit ${what}: ${h.damage}.`);
+    }
+  }
+
+  private onDeath(d: Death): void {
+    if (d.self) return; // respawned says it, with the flash
+    this.renderer.effect(d.x, d.y, "✕", COLORS.hpLow, 1400);
+    const what = d.name === undefined ? "Something" : d.kind === EntityKind.Creature ? `The ${d.name}` : d.name;
+    if (d.bySelf) this.log(`You killed ${d.kind === EntityKind.Creature ? `the ${d.name ?? "creature"}` : (d.name ?? "them")}.`, "good");
+    else if (d.byName !== undefined) this.log(`${what} was killed by ${d.byName}.`);
+    else this.log(`${what} died.`);
+  }
+
+  private kindOf(entity: number): number | undefined {
+    return this.session?.view.entities.get(entity)?.kind;
+  }
+
+  /** nothingThere says why an action on the square in dir did nothing, in words. */
+  private nothingThere(s: Session, dir: number): string {
+    const p = s.confirmed ?? s.predicted;
+    if (p === null) return "There is nothing there to act on.";
+    const [dx, dy] = DIR_DELTA[dir & 7] as readonly [number, number];
+    const o = s.view.objectAt(p.x + dx, p.y + dy);
+    switch (o?.kind) {
+      case ObjectKind.Chest:
+        return "The chest is shut fast: it does not open.";
+      case ObjectKind.Sign:
+        return `The sign reads: “${o.text}”`;
+      case ObjectKind.Tree:
+      case ObjectKind.Rock:
+        return `Nothing happens: ${describeObject(o)} cannot be moved.`;
+      default:
+        return "There is nothing there to act on.";
+    }
   }
 
   /** afterSnapshot updates what follows the world: position, health, players here. */
@@ -321,7 +547,9 @@ export class Play {
           data["y"] = String(r.y);
         }
         const text = r.x === undefined ? `${r.name} (out of sight)` : `${r.name} (${r.x}, ${r.y})${r.away ? ", away" : ""}`;
-        return li(text, data, r.entity === s.entity ? "self" : r.away ? "away" : "");
+        const item = li(text, data, r.entity === s.entity ? "self" : r.away ? "away" : "");
+        item.title = text;
+        return item;
       }),
     );
   }
@@ -351,9 +579,10 @@ export class Play {
     return { x: p.x + dx, y: p.y + dy };
   }
 
-  /** showFacing says what the player faces, and what Space would do to it. */
+  /** showFacing says what the player faces, and what acting would do to it. */
   private showFacing(s: Session, sq: { x: number; y: number } | null): void {
     let text = "";
+    const key = this.actBtn.classList.contains("touch") ? "Act" : "Space";
     if (sq !== null && s.ready) {
       const v = s.view;
       const e = v.entityAt(sq.x, sq.y, s.entity);
@@ -366,29 +595,69 @@ export class Play {
           fullHp: v.fullHp(e),
           self: false,
         });
-        text = `You face ${what}${e.kind === EntityKind.Creature ? ": Space attacks" : ""}.`;
+        const attackable = e.kind === EntityKind.Creature || this.input.pvp(s);
+        text = `You face ${what}${attackable ? `: ${key} attacks` : ""}.`;
       } else if (o !== undefined) {
-        const verb =
-          o.kind === ObjectKind.Door ? (o.state === DoorState.Open ? ": Space closes it" : ": Space opens it") : "";
+        const verb = o.kind === ObjectKind.Door ? (o.state === DoorState.Open ? `: ${key} closes it` : `: ${key} opens it`) : "";
         text = `You face ${describeObject(o)}${verb}.`;
       }
     }
     if (this.facingEl.textContent !== text) this.facingEl.textContent = text;
   }
 
-  /** showTooltip says what is under the pointer, beside it. */
+  /** showTooltip says what is under the pointer, beside it, kept inside the map. */
   private showTooltip(s: Session): void {
     const p = this.pointer;
-    const text = p === null ? "" : this.renderer.describeAt(s.view, p.x, p.y);
+    const text = p === null || !s.ready ? "" : this.renderer.describeAt(s.view, p.x, p.y);
     if (p === null || text === "") {
       this.tooltip.hidden = true;
       return;
     }
     if (this.tooltip.textContent !== text) this.tooltip.textContent = text;
-    const r = this.canvas.getBoundingClientRect();
-    this.tooltip.style.left = `${Math.round(p.x - r.left + 14)}px`;
-    this.tooltip.style.top = `${Math.round(p.y - r.top + 14)}px`;
     this.tooltip.hidden = false;
+    const r = this.canvas.getBoundingClientRect();
+    const w = this.tooltip.offsetWidth;
+    const h = this.tooltip.offsetHeight;
+    let left = p.x - r.left + 14;
+    let top = p.y - r.top + 14;
+    if (left + w > r.width - 4) left = Math.max(4, p.x - r.left - 14 - w);
+    if (top + h > r.height - 4) top = Math.max(4, p.y - r.top - 14 - h);
+    this.tooltip.style.left = `${Math.round(left)}px`;
+    this.tooltip.style.top = `${Math.round(top)}px`;
+  }
+
+  /**
+   * watchWalk tells a walk that stopped short: the server ends a move-to
+   * whose way is shut without a word (a closed door, bodies in the way),
+   * so a body that has not moved for a while, short of its target, is
+   * one.
+   */
+  private watchWalk(s: Session, now: number): void {
+    const t = this.target;
+    const p = s.confirmed;
+    if (t === null || p === null || !s.ready) {
+      this.walk = null;
+      return;
+    }
+    if (p.x === t.x && p.y === t.y) {
+      this.target = null;
+      this.walk = null;
+      return;
+    }
+    if (this.walk === null || this.walk.x !== p.x || this.walk.y !== p.y) {
+      this.walk = { x: p.x, y: p.y, since: now };
+      return;
+    }
+    if (now - this.walk.since < STUCK_MS || s.pending > 0) return;
+    this.target = null;
+    this.walk = null;
+    const v = s.view;
+    let door = false;
+    for (const [dx, dy] of DIR_DELTA) {
+      const o = v.objectAt(p.x + dx, p.y + dy);
+      if (o?.kind === ObjectKind.Door && o.state === DoorState.Closed) door = true;
+    }
+    this.toast(door ? "A closed door is in the way: open it first." : "You cannot get there from here: the way is shut.");
   }
 
   private frame(now: number): void {
@@ -397,8 +666,9 @@ export class Play {
     const dt = this.lastFrame === 0 ? 0 : now - this.lastFrame;
     this.lastFrame = now;
     this.input.tick(now);
-    if (this.closingAt !== null && !this.banner.hidden && this.banner.dataset["kind"] === "warn") {
-      this.bannerText.textContent = this.closingText();
+    if (!this.banner.hidden && this.banner.dataset["kind"] === "warn") {
+      const text = this.closingAt !== null && s.ready ? this.closingText() : !s.ready && this.warn !== null ? `${this.warn}. ${this.countdown(s)}` : null;
+      if (text !== null && this.bannerText.textContent !== text) this.bannerText.textContent = text;
     }
     const p = s.predicted;
     if (p === null) {
@@ -414,7 +684,7 @@ export class Play {
       const d = Math.hypot(dx, dy);
       this.drawn = d <= step ? { x: p.x, y: p.y } : { x: this.drawn.x + (dx / d) * step, y: this.drawn.y + (dy / d) * step };
     }
-    if (this.target !== null && p !== null && p.x === this.target.x && p.y === this.target.y) this.target = null;
+    this.watchWalk(s, now);
     const faced = s.ready ? this.faced(s) : null;
     this.renderer.draw({ session: s, now, centre: this.drawn, faced, target: this.target });
     this.showFacing(s, faced);

@@ -4,8 +4,9 @@
  * objects (doors open or closed, trees, signs, rocks, chests, portal
  * squares), and the entities in view (players with their names, creatures
  * by their kind's name, each with a health bar scaled to its full
- * health), centred on the player's own body, whose faced square is
- * outlined.
+ * health), centred on the player's own body (the camera stops at the
+ * Area's edges), whose faced square is outlined. Names never overlap and
+ * are cut with an ellipsis; blows rise as numbers over whom they hurt.
  */
 
 import {
@@ -78,7 +79,48 @@ export const COLORS = {
   hpLow: "#ff6b6b",
   name: "#e6e9ee",
   creatureName: "#d9c9b0",
+  nameShadow: "rgba(0, 0, 0, 0.7)",
+  damage: "#ffd166",
+  struck: "#ffffff",
 } as const;
+
+/** The widest a name is drawn, in squares; longer ones are cut with an ellipsis. */
+const NAME_SQUARES = 4;
+/** How long a body shows it was struck, in ms. */
+const STRUCK_MS = 250;
+
+/** An effect drawn over the map for a while: a number rising from a blow, a mark where something fell. */
+interface Effect {
+  x: number;
+  y: number;
+  text: string;
+  color: string;
+  start: number;
+  ms: number;
+}
+
+/** A label to place: its text, where it would like to stand, and in which order it may move. */
+interface Label {
+  text: string;
+  font: string;
+  color: string;
+  cx: number;
+  /** Baselines to try, best first. */
+  ys: number[];
+}
+
+/** fitText cuts text to at most max pixels wide in ctx's font, with an ellipsis. */
+export function fitText(ctx: CanvasRenderingContext2D, text: string, max: number): string {
+  if (ctx.measureText(text).width <= max) return text;
+  let lo = 0;
+  let hi = text.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (ctx.measureText(text.slice(0, mid) + "…").width <= max) lo = mid;
+    else hi = mid - 1;
+  }
+  return text.slice(0, lo).trimEnd() + "…";
+}
 
 /** creatureColor returns the colour of a creature kind: its own for the shipped ones, a hue of its name for the others. */
 export function creatureColor(name: string | undefined): string {
@@ -138,11 +180,30 @@ export class Renderer {
   private originY = 0;
   private readonly ctx: CanvasRenderingContext2D;
   private drawn: Drawn[] = [];
+  private effects: Effect[] = [];
+  private readonly struckAt = new Map<number, number>();
 
   constructor(private readonly canvas: HTMLCanvasElement) {
     const ctx = canvas.getContext("2d");
     if (ctx === null) throw new Error("no 2D canvas");
     this.ctx = ctx;
+  }
+
+  /** effect shows text rising over square (x, y) for ms. */
+  effect(x: number, y: number, text: string, color: string, ms = 900): void {
+    this.effects.push({ x, y, text, color, start: performance.now(), ms });
+    if (this.effects.length > 64) this.effects.shift();
+  }
+
+  /** struck shows entity id was struck, for a moment. */
+  struck(id: number): void {
+    this.struckAt.set(id, performance.now());
+  }
+
+  /** clearEffects forgets every effect (a new Area, a new session). */
+  clearEffects(): void {
+    this.effects = [];
+    this.struckAt.clear();
   }
 
   /** squareAt returns the square under a client-coordinates point. */
@@ -201,8 +262,8 @@ export class Renderer {
     const info = v.info;
     if (info === null) return;
     const c = s.centre ?? { x: info.w / 2, y: info.h / 2 };
-    this.originX = c.x + 0.5 - w / t / 2;
-    this.originY = c.y + 0.5 - h / t / 2;
+    this.originX = camera(c.x, w / t, info.w);
+    this.originY = camera(c.y, h / t, info.h);
     this.canvas.dataset["originX"] = this.originX.toFixed(3);
     this.canvas.dataset["originY"] = this.originY.toFixed(3);
     this.canvas.dataset["tile"] = String(t);
@@ -246,6 +307,28 @@ export class Renderer {
       ctx.stroke();
     }
     this.entities(s, px, py);
+    this.drawEffects(px, py);
+  }
+
+  private drawEffects(px: (x: number) => number, py: (y: number) => number): void {
+    const ctx = this.ctx;
+    const t = this.tile;
+    const clock = performance.now();
+    this.effects = this.effects.filter((e) => clock - e.start < e.ms);
+    ctx.textAlign = "center";
+    ctx.font = "bold 14px system-ui, sans-serif";
+    for (const e of this.effects) {
+      const f = (clock - e.start) / e.ms;
+      ctx.globalAlpha = Math.max(0, 1 - f * f);
+      const x = px(e.x + 0.5);
+      const y = py(e.y + 0.1) - f * t * 0.8;
+      ctx.lineWidth = 3;
+      ctx.strokeStyle = COLORS.nameShadow;
+      ctx.strokeText(e.text, x, y);
+      ctx.fillStyle = e.color;
+      ctx.fillText(e.text, x, y);
+    }
+    ctx.globalAlpha = 1;
   }
 
   private floor(v: AreaView, x0: number, y0: number, x1: number, y1: number, px: (x: number) => number, py: (y: number) => number): void {
@@ -417,6 +500,8 @@ export class Renderer {
     const all = s.session.drawables(s.now);
     const order = (e: Drawable): number => (e.self ? 2 : e.kind === EntityKind.Player ? 1 : 0);
     all.sort((a, b) => order(a) - order(b));
+    const labels: Label[] = [];
+    const clock = performance.now();
     for (const e of all) {
       const pos = e.self && s.centre !== null ? s.centre : e;
       this.drawn.push({ x: pos.x, y: pos.y, e });
@@ -447,6 +532,14 @@ export class Renderer {
         ctx.lineWidth = 2;
         ctx.stroke();
       }
+      const hitAt = this.struckAt.get(e.id);
+      if (hitAt !== undefined && clock - hitAt < STRUCK_MS) {
+        ctx.strokeStyle = COLORS.struck;
+        ctx.lineWidth = 3;
+        ctx.beginPath();
+        ctx.arc(cx, cy, t * 0.5, 0, Math.PI * 2);
+        ctx.stroke();
+      }
       const [dx, dy] = DIR_DELTA[e.facing & 7] as readonly [number, number];
       ctx.fillStyle = "#0b0d10";
       ctx.beginPath();
@@ -459,17 +552,49 @@ export class Renderer {
         ctx.fillStyle = f > 0.5 ? COLORS.hpGood : f > 0.25 ? COLORS.hpMid : COLORS.hpLow;
         ctx.fillRect(cx - t * 0.4, cy - t * 0.62, t * 0.8 * f, 4);
       }
-      ctx.textAlign = "center";
-      if (e.kind === EntityKind.Player && e.name !== undefined) {
-        ctx.font = "12px system-ui, sans-serif";
-        ctx.fillStyle = COLORS.name;
-        ctx.fillText(e.name, cx, cy - t * 0.7);
-      } else if (e.kind === EntityKind.Creature) {
-        ctx.font = "10px system-ui, sans-serif";
-        ctx.fillStyle = COLORS.creatureName;
-        ctx.fillText(e.creature ?? "?", cx, cy + t * 0.82);
-      }
       ctx.globalAlpha = 1;
+      if (e.kind === EntityKind.Player && e.name !== undefined) {
+        const above = cy - t * 0.7;
+        labels.push({ text: e.name, font: "12px system-ui, sans-serif", color: e.self ? COLORS.self : COLORS.name, cx, ys: [above, above - 13, cy + t * 0.5 + 13] });
+      } else if (e.kind === EntityKind.Creature) {
+        const below = cy + t * 0.82;
+        labels.push({ text: e.creature ?? "?", font: "10px system-ui, sans-serif", color: COLORS.creatureName, cx, ys: [below, below + 11] });
+      }
+    }
+    for (const e of this.struckAt.keys()) {
+      if (clock - (this.struckAt.get(e) ?? 0) >= STRUCK_MS) this.struckAt.delete(e);
+    }
+    this.labels(labels);
+  }
+
+  /**
+   * labels draws names where they do not overlap: the own body's first
+   * (the entities come sorted so: creatures, players, self; labels are
+   * placed from the last), each at the first of its places that is free,
+   * and not at all when none is (the players list and the tooltip still
+   * name it). A name wider than NAME_SQUARES squares is cut.
+   */
+  private labels(labels: Label[]): void {
+    const ctx = this.ctx;
+    const placed: { x0: number; y0: number; x1: number; y1: number }[] = [];
+    ctx.textAlign = "center";
+    for (let i = labels.length - 1; i >= 0; i--) {
+      const l = labels[i] as Label;
+      ctx.font = l.font;
+      const text = fitText(ctx, l.text, Math.max(this.tile * NAME_SQUARES, 72));
+      const w = ctx.measureText(text).width;
+      const h = l.font.startsWith("10") ? 11 : 13;
+      for (const y of l.ys) {
+        const r = { x0: l.cx - w / 2 - 2, y0: y - h + 2, x1: l.cx + w / 2 + 2, y1: y + 3 };
+        if (placed.some((q) => r.x0 < q.x1 && q.x0 < r.x1 && r.y0 < q.y1 && q.y0 < r.y1)) continue;
+        placed.push(r);
+        ctx.lineWidth = 3;
+        ctx.strokeStyle = COLORS.nameShadow;
+        ctx.strokeText(text, l.cx, y);
+        ctx.fillStyle = l.color;
+        ctx.fillText(text, l.cx, y);
+        break;
+      }
     }
   }
 }
@@ -477,4 +602,15 @@ export class Renderer {
 /** floorName names floor kind k, for people. */
 export function floorName(k: number): string {
   return FLOOR_NAMES[k] ?? `floor ${k}`;
+}
+
+/**
+ * camera returns the first square a view of span squares shows along an
+ * axis of size squares, centred on centre: it stops at the edges, so the
+ * view never shows past them, and an Area smaller than the view sits in
+ * its middle.
+ */
+export function camera(centre: number, span: number, size: number): number {
+  if (size <= span) return (size - span) / 2;
+  return Math.min(Math.max(centre + 0.5 - span / 2, 0), size - span);
 }

@@ -228,6 +228,12 @@ export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Mess
     case MsgType.takenOver:
       Fields.of(body, 0, "taken_over");
       return { type: "taken_over" };
+    case MsgType.leave:
+      Fields.of(body, 0, "leave");
+      return { type: "leave" };
+    case MsgType.left:
+      Fields.of(body, 0, "left");
+      return { type: "left" };
     case MsgType.portalBlocked:
       return { type: "portal_blocked", reason: Fields.of(body, 1, "portal_blocked").uint(U16) };
     case MsgType.portalTransferRejected:
@@ -337,6 +343,10 @@ function body(m: Message): [number, unknown[]] {
       return [MsgType.areaClosing, [m.reason, m.graceMs]];
     case "taken_over":
       return [MsgType.takenOver, []];
+    case "leave":
+      return [MsgType.leave, []];
+    case "left":
+      return [MsgType.left, []];
     case "portal_blocked":
       return [MsgType.portalBlocked, [m.reason]];
     case "portal_transfer_rejected":

@@ -37,6 +37,7 @@ export const Code = {
   AREA_FULL: 26,
   STALE_SEQ: 27,
   NOTHING_THERE: 28,
+  UNAVAILABLE: 29,
 } as const;
 
 /** A code's name. */
@@ -74,6 +75,7 @@ const meanings: Readonly<Record<CodeName, string>> = {
   AREA_FULL: "the Area is full",
   STALE_SEQ: "the intent's seq is not after the last one accepted",
   NOTHING_THERE: "there is nothing there to act on",
+  UNAVAILABLE: "the realm cannot do this right now; try again in a moment",
 };
 
 /**

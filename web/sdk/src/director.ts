@@ -106,6 +106,122 @@ export interface RealmInfo {
   message: string;
   live_areas: number;
   hosts: number;
+  /**
+   * The realm's demo login, when it offers one to anyone (a realm of
+   * `ley run` with its documented demo password); absent otherwise.
+   */
+  demo?: { email: string; password: string };
+  knobs: RealmKnobs;
+}
+
+/** The realm's tuning, as its hosts run (GET /director/info's knobs). */
+export interface RealmKnobs {
+  tick_rate: number;
+  interest_radius: number;
+  cell_size: number;
+  pool_size: number;
+  /** Most area hosts at once (`--max-hosts`). */
+  process_rail: number;
+  persist_every: string;
+  snapshot_rate_hz: number;
+  max_live_areas: number;
+  resume_grace_ms: number;
+}
+
+/** The realm door's settings (GET and PUT /v1/realm, admins). A PUT replaces all four. */
+export interface RealmSettings {
+  /** Accepting joins; false refuses everyone not inside already (REALM_CLOSED). */
+  open: boolean;
+  /** Players inside past which joins are refused (REALM_FULL). */
+  cap: number;
+  /** false refuses the first join of an account (NEW_PLAYERS_CLOSED). */
+  new_players_welcome: boolean;
+  /** Shown to players at the door, at most 1024 bytes. */
+  message: string;
+}
+
+/** A registered area host and its last heartbeat (GET /v1/admin/hosts). */
+export interface HostStats {
+  id: number;
+  name: string;
+  pid: number;
+  ws_url: string;
+  spawned: boolean;
+  /** Areas loaded. */
+  areas: number;
+  /** Areas ticking (not frozen). */
+  active: number;
+  peers: number;
+  rss_kib: number;
+  /** The worst Area's tick p99, in microseconds. */
+  tick_p99_us: number;
+  beat_age_ms: number;
+}
+
+/** A live Area, its host and the accounts bound there (GET /v1/admin/areas). */
+export interface LiveArea {
+  area: number;
+  template: string;
+  host: number;
+  /** The Area's incarnation. */
+  epoch: number;
+  peers: number;
+  accounts: number[];
+  closing: boolean;
+}
+
+/** One of the director's capacity samples (GET /v1/admin/samples). */
+export interface Sample {
+  /** An RFC 3339 time. */
+  at: string;
+  players: number;
+  live_areas: number;
+  frozen_areas: number;
+  hosts: number;
+  rss_bytes: number;
+  /** Cores busy (1 is one core). */
+  cpu: number;
+  worst_tick_p99_us: number;
+}
+
+/** The answer of {@link Director.samples}: oldest first, one every every_s seconds. */
+export interface Samples {
+  every_s: number;
+  samples: Sample[];
+}
+
+/** An account as an admin finds it (GET /v1/admin/accounts): where its character is, and the Area it is bound in now (0: none). */
+export interface FoundAccount extends Account {
+  character?: Character;
+  bound_in: number;
+}
+
+/** The answer of {@link Director.findAccounts}: newest first; more says others match past these. */
+export interface FoundAccounts {
+  accounts: FoundAccount[];
+  more: boolean;
+}
+
+/** One entry of the audit log (GET /v1/admin/audit): a change an admin made, who made it and when. */
+export interface Change {
+  id: number;
+  /** An RFC 3339 time. */
+  at: string;
+  /** The admin's account id, and display name ("" if the account is gone). */
+  actor: number;
+  actor_name: string;
+  /** What kind of change, e.g. "realm.update". */
+  action: string;
+  /** What it changed, e.g. "realm". */
+  target: string;
+  /** What it was and became, in words. */
+  detail: string;
+}
+
+/** A page of the audit log ({@link Director.audit}): newest first; more says older ones follow. */
+export interface Changes {
+  changes: Change[];
+  more: boolean;
 }
 
 /**
@@ -278,6 +394,64 @@ export class Director {
   /** setPortals replaces an Area's portals (its owner); they take effect when the Area next goes live. */
   async setPortals(area: number, portals: Portal[]): Promise<Portal[]> {
     return (await this.call<{ portals?: Portal[] }>("PUT", `/v1/areas/${area}/portals`, { portals })).portals ?? [];
+  }
+
+  /** realm returns the realm door's settings (admins; 403 FORBIDDEN for anyone else). */
+  realm(): Promise<RealmSettings> {
+    return this.call("GET", "/v1/realm");
+  }
+
+  /**
+   * setRealm replaces the realm door's settings (admins) and returns them
+   * as they are now. Closing the door (open from true to false) drains
+   * the realm: every live Area closes after the director's close grace.
+   */
+  setRealm(s: RealmSettings): Promise<RealmSettings> {
+    return this.call("PUT", "/v1/realm", { open: s.open, cap: s.cap, new_players_welcome: s.new_players_welcome, message: s.message });
+  }
+
+  /** hosts lists the registered area hosts with their last heartbeat (admins). */
+  async hosts(): Promise<HostStats[]> {
+    return (await this.call<{ hosts: HostStats[] }>("GET", "/v1/admin/hosts")).hosts;
+  }
+
+  /** liveAreas lists the live Areas, their hosts and the accounts bound there (admins). */
+  async liveAreas(): Promise<LiveArea[]> {
+    return (await this.call<{ areas: LiveArea[] }>("GET", "/v1/admin/areas")).areas;
+  }
+
+  /** findAccounts finds the accounts whose email or name holds q (admins; "" finds every account), newest first, at most limit (1 to 100). */
+  findAccounts(q: string, limit = 20): Promise<FoundAccounts> {
+    return this.call("GET", `/v1/admin/accounts?q=${encodeURIComponent(q)}&limit=${Math.round(limit)}`);
+  }
+
+  /** endSessions ends every session of an account and its play (admins); it resolves to how many sessions ended. */
+  async endSessions(account: number): Promise<number> {
+    return (await this.call<{ sessions: number }>("POST", `/v1/admin/accounts/${Math.round(account)}/logout`)).sessions;
+  }
+
+  /** giveMembership makes an account a member or a builder of an Area, or changes between the two (admins). */
+  async giveMembership(area: number, account: number, role: "member" | "builder"): Promise<void> {
+    await this.call<undefined>("PUT", `/v1/admin/areas/${Math.round(area)}/members/${Math.round(account)}`, { role });
+  }
+
+  /** takeMembership ends an account's membership of an Area (admins): a body of it there leaves at once. */
+  async takeMembership(area: number, account: number): Promise<void> {
+    await this.call<undefined>("DELETE", `/v1/admin/areas/${Math.round(area)}/members/${Math.round(account)}`);
+  }
+
+  /**
+   * audit returns a page of the audit log (admins), newest first: at most
+   * limit (1 to 200) changes with ids below before (0: from the newest).
+   */
+  audit(before = 0, limit = 50): Promise<Changes> {
+    const q = before > 0 ? `&before=${Math.round(before)}` : "";
+    return this.call("GET", `/v1/admin/audit?limit=${Math.round(limit)}${q}`);
+  }
+
+  /** samples returns the director's capacity samples of the last sinceSeconds (1 to 604800; admins), oldest first. */
+  samples(sinceSeconds: number): Promise<Samples> {
+    return this.call("GET", `/v1/admin/samples?since=${Math.round(sinceSeconds)}`);
   }
 
   /** info returns the realm door (public). */

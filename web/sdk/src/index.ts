@@ -22,6 +22,7 @@ export { seqAfter, seqAtOrBefore, nextSeq } from "./seq.js";
 export { AreaView, ViewError, type CellMap } from "./view.js";
 export { Predictor, actionPose, stepPose, type PendingIntent, type Pose, type Terrain } from "./prediction.js";
 export { Interpolator, type Point } from "./interpolation.js";
+export { inferCombat, type Combat, type Death, type Hit } from "./combat.js";
 export { Emitter, type Listener } from "./emitter.js";
 export { consoleLogger, silentLogger, type Logger } from "./log.js";
 export { realClock, type Clock, type TimerHandle } from "./clock.js";
@@ -31,16 +32,26 @@ export {
   Director,
   type Account,
   type Area,
+  type Change,
+  type Changes,
   type Character,
   type DirectorOptions,
+  type FoundAccount,
+  type FoundAccounts,
+  type HostStats,
   type Invite,
   type JoinAnswer,
+  type LiveArea,
   type Me,
   type MyInvite,
   type MyInvites,
   type NewArea,
   type Portal,
   type RealmInfo,
+  type RealmKnobs,
+  type RealmSettings,
+  type Sample,
+  type Samples,
 } from "./director.js";
 export {
   Session,
@@ -49,6 +60,7 @@ export {
   type GameSocket,
   type IntentOutcome,
   type IntentRequest,
+  type NextAttempt,
   type SessionEvents,
   type SessionOptions,
   type SessionState,

@@ -18,6 +18,7 @@ export const MsgType = {
   hello: 1,
   resume: 2,
   intent: 3,
+  leave: 4,
   helloAck: 8,
   error: 9,
   rehello: 10,
@@ -31,6 +32,7 @@ export const MsgType = {
   portalTransferRejected: 18,
   portalMoved: 19,
   areaInfo: 20,
+  left: 21,
 } as const;
 
 /** A message type number. */
@@ -278,6 +280,16 @@ export interface AreaClosing {
   graceMs: number;
 }
 
+/** `leave{}` (t = 4): the player quits; the body leaves the Area at once. */
+export interface Leave {
+  readonly type: "leave";
+}
+
+/** `left{}` (t = 21): answers `leave`; the close follows. */
+export interface Left {
+  readonly type: "left";
+}
+
 /** `taken_over{}` (t = 16): another login took the session over. */
 export interface TakenOver {
   readonly type: "taken_over";
@@ -333,7 +345,7 @@ export interface AreaInfo {
 }
 
 /** A message a client sends. */
-export type ClientMessage = Hello | Resume | Intent;
+export type ClientMessage = Hello | Resume | Intent | Leave;
 
 /** A message a server sends. */
 export type ServerMessage =
@@ -349,7 +361,8 @@ export type ServerMessage =
   | PortalBlocked
   | PortalTransferRejected
   | PortalMoved
-  | AreaInfo;
+  | AreaInfo
+  | Left;
 
 /** Any message of the protocol. */
 export type Message = ClientMessage | ServerMessage;
@@ -359,6 +372,7 @@ export const TYPE_NAMES: Readonly<Record<MsgTypeNumber, Message["type"]>> = {
   1: "hello",
   2: "resume",
   3: "intent",
+  4: "leave",
   8: "hello_ack",
   9: "error",
   10: "rehello",
@@ -372,9 +386,10 @@ export const TYPE_NAMES: Readonly<Record<MsgTypeNumber, Message["type"]>> = {
   18: "portal_transfer_rejected",
   19: "portal_moved",
   20: "area_info",
+  21: "left",
 };
 
 /** isServerMessage reports whether m is a message a server sends. */
 export function isServerMessage(m: Message): m is ServerMessage {
-  return m.type !== "hello" && m.type !== "resume" && m.type !== "intent";
+  return m.type !== "hello" && m.type !== "resume" && m.type !== "intent" && m.type !== "leave";
 }

@@ -9,6 +9,7 @@
 
 import { type BackoffPolicy, DEFAULT_BACKOFF, backoffDelay } from "./backoff.js";
 import { type Clock, type TimerHandle, realClock } from "./clock.js";
+import { type Death, type Hit, inferCombat } from "./combat.js";
 import { Code, codeName } from "./codes.js";
 import { decodeMessage, encodeMessage } from "./codec.js";
 import { ApiError, type Director, type JoinAnswer } from "./director.js";
@@ -20,11 +21,13 @@ import {
   type AreaInfo,
   type Cell,
   type ClientMessage,
+  DIR_DELTA,
   type Dir,
   IntentKind,
   type Message,
   PROTOCOL_VERSION,
   Rule,
+  SNAPSHOT_RESET,
 } from "./protocol.js";
 import type { EntityState } from "./records.js";
 import { nextSeq } from "./seq.js";
@@ -125,6 +128,13 @@ export interface SessionEvents {
    * it from the body's hp rising back to full (nothing else heals).
    */
   respawned: { from: { x: number; y: number }; at: { x: number; y: number }; hp: number };
+  /**
+   * A blow: an entity in view lost health (see {@link Hit}; inferred from
+   * the snapshots, which have no word for it, unless inferCombat is off).
+   */
+  hit: Hit;
+  /** An entity in view was killed (see {@link Death}; inferred like hit). */
+  death: Death;
   areaClosing: { reason: number; graceMs: number };
   takenOver: { message: string };
   portalBlocked: { reason: number };
@@ -164,9 +174,37 @@ export interface SessionOptions {
   graceMarginMs?: number;
   /** How long a socket may take to open and be answered hello_ack (or a refusal), in ms (10000). */
   bindTimeoutMs?: number;
+  /**
+   * Whether the session infers hit and death events from the snapshots'
+   * health changes and gone records (true). A game whose server sends
+   * such events turns it off and emits its own of the same shapes.
+   */
+  inferCombat?: boolean;
 }
 
 const RTT_ALPHA = 0.25;
+
+/** How {@link Session} retries: see retry. */
+interface RetryOptions {
+  /** The least delay, in ms (a Retry-After). */
+  atLeastMs?: number;
+  /** An answered refusal: counted towards maxJoinAttempts. */
+  refusal?: boolean;
+  /** At once, no backoff. */
+  now?: boolean;
+  /** A join that keeps the resume in hand until a grant comes. */
+  keepResume?: boolean;
+}
+
+/** The attempt a reconnecting session makes next, and when. */
+export interface NextAttempt {
+  /** "resume": the same host, the same session; "join": through the director. */
+  kind: "resume" | "join";
+  /** When, on the session's clock (ms; `performance.now()` in a browser). */
+  at: number;
+  /** Why the session is reconnecting, for people. */
+  why: string;
+}
 
 /** An intent waiting to be sent or answered, with the promise to settle. */
 interface Outgoing {
@@ -210,6 +248,7 @@ export class Session {
   private readonly maxJoinAttempts: number;
   private readonly graceMarginMs: number;
   private readonly bindTimeoutMs: number;
+  private readonly inferCombat: boolean;
 
   private st: SessionState = "idle";
   private targetArea: number;
@@ -226,7 +265,12 @@ export class Session {
   private gen = 0;
   private timer: TimerHandle | null = null;
   private bindTimer: TimerHandle | null = null;
-  private joinAttempts = 0;
+  // Attempts in a row since the session was last ready (the backoff's
+  // exponent), and answered refusals in a row (past maxJoinAttempts the
+  // session gives up; a director that does not answer never counts).
+  private attempts = 0;
+  private refusals = 0;
+  private nextTry: NextAttempt | null = null;
   // Whether a host ever bound this session. Until then a join retried asks
   // for the Area the player chose, not where /v1/me says the character is:
   // a body left behind in another Area (waiting out its resume grace)
@@ -252,6 +296,7 @@ export class Session {
     this.maxJoinAttempts = opts.maxJoinAttempts ?? 8;
     this.graceMarginMs = opts.graceMarginMs ?? 500;
     this.bindTimeoutMs = opts.bindTimeoutMs ?? 10_000;
+    this.inferCombat = opts.inferCombat ?? true;
     this.events = new Emitter((event, err) => this.log.error("a listener threw", { event, err }));
   }
 
@@ -316,6 +361,15 @@ export class Session {
     return this.endReason;
   }
 
+  /**
+   * nextAttempt is the attempt a reconnecting session makes next and when
+   * (on the session's clock), or null while none is scheduled: a page
+   * counts down to it.
+   */
+  get nextAttempt(): NextAttempt | null {
+    return this.timer === null ? null : this.nextTry;
+  }
+
   /** on subscribes to an event and returns a function that unsubscribes. */
   on<K extends keyof SessionEvents>(name: K, fn: (payload: SessionEvents[K]) => void): () => void {
     return this.events.on(name, fn);
@@ -358,9 +412,28 @@ export class Session {
     void this.requestJoin(this.targetArea);
   }
 
-  /** leave ends the session: the socket closes; intents without an answer are voided. */
+  /**
+   * leave ends the session: the player quits the Area (the page's Leave,
+   * a log out, the page hidden for good). Intents without an answer are
+   * voided; the socket closes cleanly (see {@link Session.farewell}).
+   * Safe to call in any state, and more than once.
+   */
   leave(): void {
+    this.farewell();
     this.end("left", "left the Area");
+  }
+
+  /**
+   * retryNow makes a reconnecting session's next attempt at once rather
+   * than at the end of its backoff (a page calls it when the browser says
+   * it is online again, or when the player asks). It does nothing when no
+   * attempt waits.
+   */
+  retryNow(): void {
+    const next = this.nextTry;
+    if (this.timer === null || next === null || this.st !== "reconnecting") return;
+    this.clearTimer();
+    this.attempt(next.kind);
   }
 
   /** step asks for one step in dir. */
@@ -454,19 +527,35 @@ export class Session {
       this.log.debug("a stale join answer dropped", { area, joinId: j.joinId.toString() });
       return;
     }
+    // A grant is a new session: a resume still in hand (kept while the
+    // director was asked instead of a host that did not answer) is given
+    // up, and what it had in flight was not applied as far as anyone
+    // will say.
+    if (this.resumeToken !== null) this.endSeqSpace();
     this.targetArea = j.area;
     this.joinId = j.joinId;
     this.wsUrl = j.wsUrl;
-    this.resumeToken = null;
     this.connect({ type: "hello", grant: j.grant, joinId: j.joinId, versions: [PROTOCOL_VERSION] });
   }
 
   private joinFailed(e: unknown): void {
     const err = e instanceof ApiError ? e : new ApiError(0, "NETWORK", String(e));
-    const willRetry = err.retryable && this.joinAttempts + 1 < this.maxJoinAttempts;
+    // No answer at all (the director or the network is down, a realm
+    // being restarted) is retried without end; answered refusals only up
+    // to maxJoinAttempts in a row.
+    const unanswered = err.status === 0;
+    const willRetry = err.retryable && (unanswered || this.refusals + 1 < this.maxJoinAttempts);
     this.events.emit("joinRefused", { status: err.status, code: err.code, message: err.message, willRetry });
     if (willRetry) {
-      this.retry("join", `${err.code}: ${err.message}`, err.retryAfterMs);
+      // The director does not answer either: maybe this side's network is
+      // down rather than the host, so a resume still in its grace is tried
+      // again next.
+      const kind = unanswered && this.resumable() ? "resume" : "join";
+      if (kind === "join" && this.resumeToken !== null) this.endSeqSpace();
+      this.retry(kind, unanswered ? "the realm does not answer" : `${err.code}: ${err.message}`, {
+        atLeastMs: err.retryAfterMs ?? 0,
+        refusal: !unanswered,
+      });
       return;
     }
     const reason: EndReason =
@@ -491,6 +580,11 @@ export class Session {
       const me = await this.director.me();
       if (me.character !== undefined) area = me.character.area;
     } catch (e) {
+      if (gen !== this.gen) return;
+      if (e instanceof ApiError && e.status === 401) {
+        this.end("unauthorized", e.message);
+        return;
+      }
       this.log.debug("GET /v1/me failed before a rejoin; joining the same Area", { err: String(e) });
     }
     if (gen !== this.gen) return;
@@ -503,12 +597,14 @@ export class Session {
     const gen = ++this.gen;
     this.sessionEnded = false;
     this.resuming = first.type === "resume";
+    this.nextTry = null;
+    let opened = false;
     let ws: GameSocket;
     try {
       ws = this.socketFactory(this.wsUrl);
     } catch (e) {
       this.log.warn("cannot open the game socket", { url: this.wsUrl, err: String(e) });
-      this.retry(this.resuming ? "resume" : "join", "the socket did not open");
+      this.onClose(4002, "the socket did not open", false);
       return;
     }
     this.ws = ws;
@@ -522,10 +618,11 @@ export class Session {
       if (gen !== this.gen) return;
       this.log.warn("no answer to hello or resume in time; dropping the connection", { ms: this.bindTimeoutMs });
       this.detach();
-      this.onClose(4001, "bind timeout");
+      this.onClose(4001, "bind timeout", opened);
     }, this.bindTimeoutMs);
     ws.onopen = () => {
       if (gen !== this.gen) return;
+      opened = true;
       this.setState("binding");
       this.helloSentAt = this.clock.now();
       this.sendRaw(first);
@@ -536,13 +633,13 @@ export class Session {
     };
     ws.onclose = (ev: CloseEvent) => {
       if (gen !== this.gen) return;
-      this.onClose(ev.code, ev.reason);
+      this.onClose(ev.code, ev.reason, opened);
     };
     ws.onerror = () => {};
   }
 
-  /** detach forgets the current socket: its events are ignored from now on; it is closed. */
-  private detach(): void {
+  /** detach forgets the current socket: its events are ignored from now on; it is closed (code 1000 unless told). */
+  private detach(code = 1000, reason?: string): void {
     this.clearBindTimer();
     const ws = this.ws;
     this.ws = null;
@@ -552,65 +649,93 @@ export class Session {
     ws.onclose = null;
     ws.onerror = null;
     try {
-      ws.close(1000);
+      ws.close(code, reason);
     } catch {
       // Already closing.
     }
   }
 
-  private onClose(code: number, reason: string): void {
+  /** resumable reports whether a resume may still find the body: a token, and the grace not over. */
+  private resumable(): boolean {
+    return this.resumeToken !== null && this.resumeDeadline > 0 && this.clock.now() < this.resumeDeadline;
+  }
+
+  /**
+   * onClose takes the end of the current socket. opened says whether it
+   * ever opened: one that did not was refused (or never answered) at the
+   * transport, before any word of the protocol, so nothing listens at
+   * that address any more. For a resume that means the host is gone (it
+   * crashed, or stopped): the session asks the director at once, which
+   * knows where the Area lives now, rather than knocking on a dead
+   * address until the grace is spent.
+   */
+  private onClose(code: number, reason: string, opened: boolean): void {
     this.ws = null;
     if (this.st === "ended") return;
     if (this.sessionEnded) return; // the next step is already under way
-    this.log.info("the game connection dropped", { code, reason, state: this.st });
+    this.log.info("the game connection dropped", { code, reason, state: this.st, opened });
     if (this.resumeToken !== null && this.view.info !== null) {
       if (this.resumeDeadline === 0) {
         this.resumeDeadline = this.clock.now() + this.view.info.resumeGraceMs - this.graceMarginMs;
+      }
+      if (this.resuming && !opened) {
+        this.log.info("the host does not take connections; joining through the director", { url: this.wsUrl });
+        this.retry("join", "the host does not answer", { now: true, keepResume: true });
+        return;
       }
       this.retry("resume", "the connection dropped");
       return;
     }
     this.endSeqSpace();
-    this.retry("join", "the connection dropped");
+    // A grant's host that refuses the connection is a refusal the director
+    // led to (it may not know yet that the host is gone): counted.
+    this.retry("join", opened ? "the connection dropped" : "the host does not answer", { refusal: !opened });
   }
 
   /**
-   * retry schedules the next attempt after a backoff with jitter: a resume
-   * while the grace lasts, else a join through the director.
+   * retry schedules the next attempt after a backoff with jitter (or at
+   * once, with now): a resume while the grace lasts, else a join through
+   * the director. A join ends the resume's seq space unless keepResume
+   * (the director is asked while the resume is still in hand: the join's
+   * grant ends it, an unanswered director falls back to it).
    */
-  private retry(kind: "resume" | "join", why: string, atLeastMs = 0): void {
+  private retry(kind: "resume" | "join", why: string, opts: RetryOptions = {}): void {
     this.clearTimer();
     this.gen++; // nothing of the attempt before may act from now on
-    let delay = 0;
-    if (kind === "resume") {
-      this.joinAttempts++;
-      delay = backoffDelay(this.backoff, this.joinAttempts, this.random());
-      if (this.resumeToken === null || this.clock.now() + delay >= this.resumeDeadline) {
-        this.log.info("the resume grace is over: joining again", { why });
-        this.endSeqSpace();
-        kind = "join";
-        this.joinAttempts = 0;
-      }
+    this.attempts++;
+    if (opts.refusal === true && ++this.refusals > this.maxJoinAttempts) {
+      this.end("gave_up", `gave up after ${this.maxJoinAttempts} attempts: ${why}`);
+      return;
     }
-    if (kind === "join") {
-      this.joinAttempts++;
-      if (this.joinAttempts > this.maxJoinAttempts) {
-        this.end("gave_up", `gave up after ${this.maxJoinAttempts} attempts: ${why}`);
-        return;
-      }
-      delay = Math.max(backoffDelay(this.backoff, this.joinAttempts, this.random()), atLeastMs);
+    const now = this.clock.now();
+    let delay = opts.now === true ? 0 : Math.max(backoffDelay(this.backoff, this.attempts, this.random()), opts.atLeastMs ?? 0);
+    if (kind === "resume" && (this.resumeToken === null || now + delay >= this.resumeDeadline)) {
+      this.log.info("the resume grace is over: joining again", { why });
+      kind = "join";
     }
+    if (kind === "join" && opts.keepResume !== true && this.resumeToken !== null) this.endSeqSpace();
+    this.nextTry = { kind, at: now + delay, why };
     this.setState("reconnecting", `${why}; ${kind === "resume" ? "resuming" : "joining again"} in ${Math.round(delay)} ms`);
+    if (delay === 0) {
+      this.attempt(kind);
+      return;
+    }
     this.timer = this.clock.setTimeout(() => {
       this.timer = null;
-      if (kind === "resume") {
-        this.connect({ type: "resume", token: this.resumeToken ?? "", joinId: this.joinId });
-      } else if (this.wasBound) {
-        void this.rejoin();
-      } else {
-        void this.requestJoin(this.targetArea);
-      }
+      this.attempt(kind);
     }, delay);
+  }
+
+  /** attempt makes the attempt retry scheduled. */
+  private attempt(kind: "resume" | "join"): void {
+    this.nextTry = null;
+    if (kind === "resume") {
+      this.connect({ type: "resume", token: this.resumeToken ?? "", joinId: this.joinId });
+    } else if (this.wasBound) {
+      void this.rejoin();
+    } else {
+      void this.requestJoin(this.targetArea);
+    }
   }
 
   /**
@@ -629,6 +754,22 @@ export class Session {
       if (o !== undefined) this.settle(o, p.seq, { status: "voided", seq: p.seq });
     }
     this.outgoing.clear();
+  }
+
+  /**
+   * farewell is the one place a session says goodbye to its host, best
+   * effort, on the socket as it is, before {@link Session.leave} closes
+   * it (close code 1000, reason "leave"): while bound it sends `leave{}`,
+   * so the body leaves the Area at once (its state stored) rather than
+   * staying away for the resume grace. The close right after it does not
+   * wait for `left{}`: a browser's WebSocket sends what it was given
+   * before its close frame.
+   */
+  private farewell(): void {
+    const ws = this.ws;
+    if (ws === null) return;
+    if (this.st === "bound" || this.st === "ready") this.sendRaw({ type: "leave" });
+    this.detach(1000, "leave");
   }
 
   private end(reason: EndReason, message: string): void {
@@ -762,7 +903,8 @@ export class Session {
           this.end("realm_closed", "the realm closed");
           return;
         }
-        this.joinAttempts = 0;
+        this.attempts = 0;
+        this.refusals = 0;
         this.retry("join", `the session ended (${codeName(m.code)})`);
         return;
       case "area_closing":
@@ -772,6 +914,9 @@ export class Session {
         this.sessionEnded = true;
         this.events.emit("takenOver", { message: "another login took this session over" });
         this.end("taken_over", "another login took this session over");
+        return;
+      case "left": // answers our leave; the socket is closed already
+        this.sessionEnded = true;
         return;
       case "portal_blocked":
         this.events.emit("portalBlocked", { reason: m.reason });
@@ -788,7 +933,8 @@ export class Session {
         this.targetArea = m.area;
         this.joinId = m.joinId;
         this.wsUrl = m.wsUrl;
-        this.joinAttempts = 0;
+        this.attempts = 0;
+        this.refusals = 0;
         this.events.emit("portalMoved", { from, to: m.area, at });
         this.connect({ type: "hello", grant: m.grant, joinId: m.joinId, versions: [PROTOCOL_VERSION] });
         return;
@@ -845,6 +991,7 @@ export class Session {
       this.drop(`snapshot in state ${this.st}`);
       return;
     }
+    const before = this.inferCombat ? new Map(this.view.entities) : null;
     try {
       this.view.applySnapshot({ type: "snapshot", tick, ackSeq, flags, records });
     } catch (e) {
@@ -863,9 +1010,11 @@ export class Session {
       throw e;
     }
     const now = this.clock.now();
+    const actions: Dir[] = [];
     for (const p of this.predictor.acked(ackSeq)) {
       const o = this.outgoing.get(p.seq);
       this.outgoing.delete(p.seq);
+      if (p.kind === IntentKind.Action) actions.push(p.dir);
       if (!p.resent) this.sampleRtt(now - p.sentAt);
       // An intent in flight at the drop, at or before the ack: its answer
       // may have been a refusal sent on the lost connection.
@@ -874,15 +1023,27 @@ export class Session {
     }
     this.settleLostAnswers(tick);
     const own = this.view.entities.get(this.ownEntity);
-    const before = this.predictor.authoritative;
-    this.noticeRespawn(before, own);
+    const pose = this.predictor.authoritative;
+    if (before !== null && (flags & SNAPSHOT_RESET) === 0) {
+      // The squares the own actions applied in this snapshot aimed at:
+      // an action does not move the body, so from where it stands now.
+      const struck = own === undefined ? [] : actions.map((d) => {
+        const [dx, dy] = DIR_DELTA[d & 7] as readonly [number, number];
+        return { x: own.x + dx, y: own.y + dy };
+      });
+      const c = inferCombat(before, this.view, this.view.gone, this.ownEntity, struck);
+      for (const h of c.hits) this.events.emit("hit", h);
+      for (const d of c.deaths) this.events.emit("death", d);
+    }
+    this.noticeRespawn(pose, own);
     this.predictor.reconcile(own === undefined ? null : { x: own.x, y: own.y, facing: own.facing }, this.terrain());
     for (const e of this.view.entities.values()) {
       if (e.id !== this.ownEntity) this.interpolator.observe(e.id, e.x, e.y, now);
     }
     this.interpolator.retain(this.view.entities);
     if (this.st === "bound") {
-      this.joinAttempts = 0;
+      this.attempts = 0;
+      this.refusals = 0;
       this.setState("ready");
       this.events.emit("ready", { area: this.targetArea, entity: this.ownEntity, resumed: this.resuming });
     }
@@ -984,9 +1145,14 @@ export class Session {
         return;
       default:
         // BAD_TOKEN (the body is gone), BAD_GRANT, GRANT_EXPIRED,
-        // AREA_CLOSING, INTERNAL: a new grant from the director.
+        // AREA_CLOSING, INTERNAL: a new grant from the director. A resume
+        // refused asks for it at once (the session goes on elsewhere or
+        // anew); a hello refused is a refusal the director led to.
         this.endSeqSpace();
-        this.retry("join", `the host refused the join (${codeName(code)})`);
+        this.retry("join", `the host refused the ${this.resuming ? "resume" : "join"} (${codeName(code)})`, {
+          now: this.resuming,
+          refusal: !this.resuming,
+        });
     }
   }
 }

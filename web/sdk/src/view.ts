@@ -68,6 +68,11 @@ export class AreaView {
   readonly maps = new Map<number, CellMap>();
   /** The bound players' names, by entity (the last presence). */
   readonly players = new Map<number, string>();
+  /**
+   * The entities the last snapshot's gone records removed: they left the
+   * world (a creature killed, a player gone from the Area), not the view.
+   */
+  gone: number[] = [];
 
   private across = 0;
   private down = 0;
@@ -77,6 +82,7 @@ export class AreaView {
     this.info = null;
     this.tick = 0;
     this.ackSeq = 0;
+    this.gone = [];
     this.entities.clear();
     this.held.clear();
     this.maps.clear();
@@ -167,6 +173,7 @@ export class AreaView {
     }
     this.tick = s.tick;
     this.ackSeq = s.ackSeq;
+    this.gone = [];
     for (const r of records) this.record(r);
     for (const [id, e] of this.entities) {
       if (!this.held.has(this.cellOf(e.x, e.y))) this.entities.delete(id);
@@ -193,6 +200,7 @@ export class AreaView {
       case "gone":
         this.known(r.id, "gone");
         this.entities.delete(r.id);
+        this.gone.push(r.id);
         return;
       case "state": {
         const e = this.known(r.id, "state");

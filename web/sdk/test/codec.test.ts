@@ -65,6 +65,8 @@ const goldens: Record<string, Message> = {
   portal_blocked: { type: "portal_blocked", reason: Code.TIMEOUT },
   portal_transfer_rejected: { type: "portal_transfer_rejected", reason: Code.NOT_MEMBER },
   portal_moved: { type: "portal_moved", area: 6, wsUrl: "wss://h2.example/ws", grant: "g-0b11", joinId: 44n },
+  leave: { type: "leave" },
+  left: { type: "left" },
 };
 
 test("golden files: every one has an expected value, and every expected value a file", (fx) => {
@@ -138,7 +140,7 @@ test("the decoding rules refuse what is outside the schema", () => {
     ["wrong field type", "83020b8261070f", Code.MALFORMED],
     ["field out of range", "83020b82071a00010000", Code.MALFORMED],
     ["a negative seq", "83020b82200f", Code.MALFORMED],
-    ["unknown type", "8302158100", Code.UNKNOWN_TYPE],
+    ["unknown type", "8302168100", Code.UNKNOWN_TYPE],
     ["another version", "83030b82070f", Code.VERSION_UNSUPPORTED],
   ];
   for (const [name, h, code] of cases) {
@@ -230,10 +232,11 @@ test("the new fields and kinds decode and encode as the Go reference does", (fx)
   }
 });
 
-test("NOTHING_THERE is code 28", () => {
-  eq(Code.NOTHING_THERE, 28, "number");
-  eq(codeName(28), "NOTHING_THERE", "name");
-  eq(codeName(29), "INTERNAL(29)", "the next number is unknown");
+test("UNAVAILABLE is code 29, the last one", () => {
+  eq(Code.NOTHING_THERE, 28, "NOTHING_THERE");
+  eq(Code.UNAVAILABLE, 29, "number");
+  eq(codeName(29), "UNAVAILABLE", "name");
+  eq(codeName(30), "INTERNAL(30)", "the next number is unknown");
 });
 
 test("area_info, creature kinds and static objects of the wrong shape are refused", () => {

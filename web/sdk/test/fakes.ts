@@ -127,6 +127,8 @@ export class FakeDirector {
   readonly joinAnswers: Answer[] = [];
   /** While set, join answers wait until release is called. */
   hold = false;
+  /** While set, no request gets an answer: fetch fails as a browser's does with the network down. */
+  unreachable = false;
   private held: (() => void)[] = [];
   private nextJoin = 1n << 60n;
 
@@ -148,6 +150,7 @@ export class FakeDirector {
   private async fetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
     const url = new URL(String(input));
     const method = init?.method ?? "GET";
+    if (this.unreachable) throw new TypeError("Failed to fetch");
     const join = /^\/v1\/areas\/(\d+)\/join$/.exec(url.pathname);
     if (method === "POST" && join !== null) {
       const area = Number(join[1]);

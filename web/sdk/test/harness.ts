@@ -13,7 +13,7 @@ export interface Fixtures {
   golden: Record<string, string>;
   /** More messages (the new fields and kinds), as net/wire encodes them, by name, as hex. */
   more: Record<string, string>;
-  /** The worked sequence of area/testdata/sequence applied to net/view. */
+  /** The worked sequence of systems/interest/testdata/sequence applied to net/view. */
   sequence: {
     areaInfo: string;
     frames: {

@@ -155,6 +155,15 @@ test("session: a hello_ack or error of another join is dropped", async () => {
   eq(env.s.state, "bound", "this join's answer settles it");
 });
 
+test("session: leave while playing says leave{} before the close, so the body goes at once", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  env.s.leave();
+  eq(ws.sent[ws.sent.length - 1], { type: "leave" }, "leave{} is the last thing sent");
+  eq(ws.closed, { code: 1000, reason: "leave" }, "then the close");
+  eq(env.s.state, "ended", "ended");
+});
+
 test("session: a join answer that comes after leave opens nothing", async () => {
   const env = newEnv();
   env.dir.hold = true;
@@ -254,6 +263,9 @@ test("session: reconnect delays back off with jitter", async () => {
   ws.drop();
   for (let i = 0; i < 5; i++) {
     env.clock.advance(backoffs()[backoffs().length - 1] ?? 0);
+    // The host takes the connection and drops it: a resume's connection
+    // refused outright would go to the director instead.
+    lastSocket(env).open();
     lastSocket(env).drop();
   }
   eq(backoffs(), [99, 199, 399, 499, 20, 250], "full jitter of 100, 200, 400, 500 (capped), then the floor");
@@ -264,13 +276,17 @@ test("session: past the resume grace, the session joins again and voids what had
   const ws = await bind(env);
   const lost = env.s.step(Dir.E);
   ws.drop();
-  // Every resume attempt fails to connect until the grace is over.
+  // Every resume's connection is taken and dropped until the grace is over.
   while (env.dir.joins.length === 1 && env.s.state !== "ended") {
     env.clock.advance(1000);
     await settle();
     const w = lastSocket(env);
-    if (w !== ws && w.closed === null && w.sent.length === 0 && env.dir.joins.length === 1) w.drop();
+    if (w !== ws && w.closed === null && w.sent.length === 0 && env.dir.joins.length === 1) {
+      w.open();
+      w.drop();
+    }
   }
+  ok(env.clock.t > 25_000, `the resumes went on until the grace was nearly over (${env.clock.t} ms)`);
   eq(env.dir.joins, [5, 5], "a second join");
   eq(await lost, { status: "voided", seq: 1 }, "the intent of the ended session");
   const ws3 = lastSocket(env);
@@ -356,7 +372,7 @@ test("session: malformed and unknown messages are logged and dropped, never thro
   const ws = await bind(env);
   const garbage: (Uint8Array | string)[] = [
     new Uint8Array([0xff, 0x00, 0x13]),
-    new Uint8Array([0x83, 0x02, 0x15, 0x80]), // unknown type 21
+    new Uint8Array([0x83, 0x02, 0x16, 0x80]), // unknown type 22
     "a text frame",
     new Uint8Array([0x83, 0x02, 0x0c, 0x84, 0x05, 0x00, 0x00, 0x41, 0x13]), // a record op 0x13
     new Uint8Array([0x83, 0x02, 0x03, 0x84, 0x01, 0x00, 0x00, 0x82, 0x00, 0x00]), // a client intent
@@ -569,4 +585,106 @@ test("session: after a resume, a resent intent whose first copy's answer was los
   eq(await second, { status: "unknown", seq: 2 }, "its answer went with the connection");
   eq([env.s.pending, env.s.predicted], [0, { x: 5, y: 4, facing: 0 }], "re-based on the snapshot, nothing replayed");
   eq(env.s.dropped, 0, "no answer was taken for garbage");
+});
+
+test("session: a resume refused at the transport goes to the director at once, which says where the character is", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const lost = env.s.step(Dir.E);
+  const t0 = env.clock.t;
+  ws.drop(); // the host was killed
+  env.clock.advance(300); // the first resume's backoff (at most 250 ms)
+  const refused = lastSocket(env);
+  ok(refused !== ws && refused.url === ws.url, "one resume tried on the old host");
+  env.dir.characterArea = 5;
+  env.dir.joinAnswers.push({ status: 200, body: { grant: "g-new", ws_url: "ws://host-b.test/ws", join_id: "77", area: 5 } });
+  refused.drop(); // nothing listens there: refused before it opened
+  await settle();
+  eq(env.dir.meCalls, 1, "asked the director where the character is, at once");
+  eq(env.dir.joins, [5, 5], "and joined through it");
+  const ws2 = lastSocket(env);
+  eq(ws2.url, "ws://host-b.test/ws", "the Area's new host");
+  eq(await lost, { status: "voided", seq: 1 }, "the old session's intent: not applied as far as anyone will say");
+  eq(env.clock.t - t0, 300, "no wait beyond the one resume");
+  ws2.open();
+  eq(ws2.sent[0], { type: "hello", grant: "g-new", joinId: 77n, versions: [2] }, "hello with the new grant");
+  eq(env.sockets.filter((w) => w.url === ws.url).length, 2, "the dead address tried once, never again");
+});
+
+test("session: a director that does not answer either is retried without end, alternating with the resume, until it answers", async () => {
+  const env = newEnv({ maxJoinAttempts: 2, backoff: { baseMs: 100, maxMs: 1000, minMs: 10 } });
+  const ws = await bind(env);
+  ws.drop();
+  // Every socket is refused and no request reaches the director, for a minute.
+  env.dir.unreachable = true;
+  const refused: string[] = [];
+  env.s.on("joinRefused", (e) => refused.push(`${e.code}:${e.willRetry}`));
+  for (let i = 0; i < 60; i++) {
+    env.clock.advance(1000);
+    await settle();
+    const w = lastSocket(env);
+    if (w.closed === null && w.sent.length === 0) w.drop();
+  }
+  eq(env.s.state === "ended", false, `still trying (${env.s.ended})`);
+  ok(refused.length > 2 && refused.every((r) => r === "NETWORK:true"), `every unanswered join retried: ${refused.join(" ")}`);
+  const next = env.s.nextAttempt;
+  ok(next !== null && next.at > env.clock.t && next.at - env.clock.t <= 1000, `the next attempt is scheduled, within the cap: ${JSON.stringify(next)}`);
+  env.dir.unreachable = false;
+  env.s.retryNow();
+  await settle();
+  if (env.s.state === "connecting") lastSocket(env).drop();
+  await settle();
+  env.clock.advance(1000);
+  await settle();
+  ok(env.dir.joins.length > 1, "the director asked again");
+  await bind(env, false);
+  eq(env.s.state, "ready", "back in play once the realm answers");
+});
+
+test("session: leave closes the socket cleanly and ends the session", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const pending = env.s.step(Dir.E);
+  env.s.leave();
+  eq(ws.closed, { code: 1000, reason: "leave" }, "closed with 1000, leave");
+  eq(env.s.ended, "left", "ended: left");
+  eq(await pending, { status: "voided", seq: 1 }, "the pending intent voided");
+  env.s.leave();
+  env.clock.advance(60_000);
+  await settle();
+  eq(env.sockets.length, 1, "nothing reconnects");
+});
+
+test("session: blows and deaths are told from the snapshots", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const hits: string[] = [];
+  const deaths: string[] = [];
+  env.s.on("hit", (h) => hits.push(`${h.targetName}-${h.damage}=${h.hp}/${h.fullHp} by ${h.bySelf ? "me" : (h.byName ?? "?")}`));
+  env.s.on("death", (d) => deaths.push(`${d.name}@${d.x},${d.y} by ${d.bySelf ? "me" : (d.byName ?? "?")}${d.self ? " (self)" : ""}`));
+  ws.deliver({ type: "presence", area: 5, players: [{ entity: 1, name: "ada" }, { entity: 2, name: "bo" }] });
+  const deer = (hp: number): EntityState => ({ id: 9, kind: 1, look: 1, x: 5, y: 4, facing: Dir.W, hp, flags: 0 });
+  const bo = (x: number, y: number, hp: number, facing = 0): EntityState => ({ id: 2, kind: 0, look: 0, x, y, facing, hp, flags: 0 });
+  const snap = (ack: number, es: EntityState[]): Message => ({ type: "snapshot", tick: 5, ackSeq: ack, flags: 0, records: whole(es) });
+  ws.deliver(snap(0, [player(1, 4, 4), deer(15), bo(10, 10, 100)]));
+  void env.s.action(Dir.E); // seq 1, at the deer
+  ws.deliver(snap(1, [player(1, 4, 4), deer(7), bo(10, 10, 100)]));
+  eq(hits, ["deer-8=7/15 by me"], "my blow");
+  void env.s.action(Dir.E);
+  const w = new RecordWriter();
+  w.gone(9);
+  ws.deliver({ type: "snapshot", tick: 6, ackSeq: 2, flags: 0, records: w.bytes() });
+  eq(hits.slice(1), ["deer-7=0/15 by me"], "the killing blow: what was left");
+  eq(deaths, ["deer@5,4 by me"], "the deer killed");
+  // bo, next to ada and facing her (west), hurts her; then she dies.
+  ws.deliver(snap(2, [player(1, 4, 4), bo(5, 4, 100, Dir.W)]));
+  ws.deliver(snap(2, [player(1, 4, 4, 92), bo(5, 4, 100, Dir.W)]));
+  eq(hits.slice(2), ["ada-8=92/100 by bo"], "bo hits ada");
+  ws.deliver(snap(2, [player(1, 20, 12, 100), bo(5, 4, 100, Dir.W)]));
+  eq(deaths.slice(1), ["ada@4,4 by bo (self)"], "ada killed by bo, where she stood");
+  // A creature leaving the view (a forget) is no death.
+  const f = new RecordWriter();
+  f.forget(0);
+  ws.deliver({ type: "snapshot", tick: 7, ackSeq: 2, flags: 0, records: f.bytes() });
+  eq(deaths.length, 2, "no more deaths");
 });

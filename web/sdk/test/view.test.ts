@@ -17,7 +17,7 @@ import {
 } from "../src/index.js";
 import { eq, ok, test, throws, unhex } from "./harness.js";
 
-test("the worked sequence of area/testdata/sequence gives what net/view gives", (fx) => {
+test("the worked sequence of systems/interest/testdata/sequence gives what net/view gives", (fx) => {
   const v = new AreaView();
   const info = decodeMessage(unhex(fx.sequence.areaInfo));
   ok(isServerMessage(info), "area_info is a server message");

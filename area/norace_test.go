@@ -1,5 +1,0 @@
-//go:build !race
-
-package area
-
-const raceEnabled = false

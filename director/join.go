@@ -1,0 +1,170 @@
+package director
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/leyworks/ley/director/registry"
+	"github.com/leyworks/ley/store"
+)
+
+// JoinAnswer is what a successful join returns to the client: a grant
+// for its hello, where to use it, and its join id (a decimal string in
+// JSON: its values exceed 2^53, past which JavaScript's numbers round).
+type JoinAnswer = registry.Answer
+
+// Refusal codes of a join, each with its HTTP status.
+var (
+	errNoSuchArea       = apiErr(404, "NO_SUCH_AREA", "no such area, or you are not one of its members")
+	errNotMember        = apiErr(403, "NOT_MEMBER", "you are not a member of this area")
+	errRealmClosed      = apiErr(403, "REALM_CLOSED", "the realm is closed")
+	errRealmFull        = apiErr(503, "REALM_FULL", "the realm is full")
+	errNewPlayersClosed = apiErr(403, "NEW_PLAYERS_CLOSED", "the realm is not taking new players")
+	errAtCapacity       = apiErr(503, "AT_CAPACITY", "no area host has room for this area")
+	// errHostsCannotStart: no host has room and the ones the director
+	// starts exit before they register. Their reason is logged with the
+	// answer's error id and shown by GET /readyz.
+	errHostsCannotStart = apiErr(503, "GRANT_FAILED", "no area host can start right now; the realm's operator sees why in the director's log and at /readyz")
+	// errUnavailable: the store cannot be reached or refuses work for now
+	// (a database restart): nothing changed; play in live Areas goes on.
+	errUnavailable = &apiError{Status: http.StatusServiceUnavailable, Code: "UNAVAILABLE",
+		Message: "the realm's database is unavailable for a moment: play goes on in the areas already live; try again shortly", retry: 2 * time.Second}
+)
+
+func grantFailed(format string, args ...any) *apiError {
+	return apiErr(503, "GRANT_FAILED", fmt.Sprintf(format, args...))
+}
+
+// errElsewhere is the refusal of a join while the character's body
+// elsewhere cannot leave yet, with when to try again.
+func errElsewhere(retry time.Duration) *apiError {
+	return &apiError{Status: 409, Code: "IN_ANOTHER_AREA",
+		Message: "your character is crossing between areas, or its area's host is out of touch, right now; try again in a moment", retry: max(retry, time.Second)}
+}
+
+// registryErr answers a failure of the registry to make an Area live, to
+// register a grant or to evict: each kind with its code, and its cause
+// logged beside the answer's error id.
+func registryErr(err error) *apiError {
+	var retry time.Duration
+	var re *registry.RetryError
+	if errors.As(err, &re) {
+		retry = re.Retry
+	}
+	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		return withCause(errUnavailable, err)
+	case errors.Is(err, registry.ErrElsewhere):
+		return errElsewhere(retry)
+	case errors.Is(err, registry.ErrHostsCannotStart):
+		return withCause(errHostsCannotStart, err)
+	case errors.Is(err, registry.ErrAtCapacity):
+		return withCause(errAtCapacity, err)
+	case errors.Is(err, registry.ErrHostLost):
+		e := grantFailed("the area's host is out of touch; it comes back, or the area moves to another host, within %d s", int(max(retry, time.Second).Seconds()+0.5))
+		e.retry = max(retry, time.Second)
+		return withCause(e, err)
+	case errors.Is(err, registry.ErrUnsaved):
+		e := grantFailed("your character's state in the area you left could not be saved; try again in a moment")
+		e.retry = time.Second
+		return withCause(e, err)
+	case errors.Is(err, registry.ErrGrantFailed):
+		return withCause(grantFailed("the area's host did not take the grant; try again"), err)
+	}
+	return withCause(grantFailed("the area could not start"), err)
+}
+
+// join makes area live, registers a grant for account there, and returns
+// where to connect. Every refusal says why.
+//
+// A missing Area and another's Area are refused alike (NO_SUCH_AREA, after
+// the same one query), so Area ids cannot be enumerated.
+func (d *Director) join(ctx context.Context, acct store.Account, areaID store.AreaID) (*JoinAnswer, *apiError) {
+	area, _, err := d.store.MemberArea(ctx, areaID, acct.ID)
+	if errors.Is(err, store.ErrNotMember) {
+		return nil, errNoSuchArea
+	} else if err != nil {
+		return nil, storeErr(err)
+	}
+	settings, err := d.realmSettings(ctx)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	defer d.transfers.Lock(acct.ID)()
+	if apiE := d.pendingGrants(acct.ID, areaID); apiE != nil {
+		return nil, apiE
+	}
+	char, err := d.store.Character(ctx, acct.ID)
+	isNew := errors.Is(err, store.ErrNotFound)
+	if err != nil && !isNew {
+		return nil, storeErr(err)
+	}
+	if apiE := d.door(settings, acct.ID, isNew); apiE != nil {
+		return nil, apiE
+	}
+	// A join that fails changes nothing: the Area is made live and the
+	// grant registered first; only then is a new character made, or one
+	// that lives elsewhere moved by the door (if that write fails, the
+	// grant is never handed out and expires unused).
+	moving := !isNew && char.Area != areaID
+	// The Area joined goes live first: its new incarnation fences from
+	// here on any crossing of a stale incarnation of it (the store's epoch
+	// check).
+	l, err := d.registry.EnsureLive(ctx, area)
+	if err != nil {
+		return nil, registryErr(err)
+	}
+	// One character, one Area: wherever else its body may be (bound, away
+	// for a resume, on its way in with a grant), it leaves first, its
+	// session there taken over, its final state made durable.
+	if err := d.registry.EvictElsewhere(ctx, acct.ID, areaID, char.Area); err != nil {
+		return nil, registryErr(err)
+	}
+	var fromSeq store.Seq
+	if !isNew && !joinRecheckOff() {
+		// The evictions stored its final state; and should a crossing have
+		// moved it meanwhile, this join is not the one to decide where it is.
+		now, err := d.store.Character(ctx, acct.ID)
+		if err != nil {
+			return nil, storeErr(err)
+		}
+		if now.Area != char.Area {
+			return nil, errElsewhere(time.Second)
+		}
+		char = now
+		if from := d.registry.Area(char.Area); moving && from != nil {
+			fromSeq = d.registry.Flush(ctx, char.Area) // what the eviction stored, at least
+		}
+	}
+	arriving := char
+	if isNew || moving {
+		// Its state (inventory) goes with it; it lands where newcomers do.
+		arriving = store.Character{Account: acct.ID, Area: areaID, State: char.State, Placed: false}
+	}
+	ans, err := d.registry.Grant(ctx, l, acct.ID, acct.Name, arriving, false)
+	if err != nil {
+		return nil, registryErr(err)
+	}
+	switch {
+	case isNew:
+		if _, _, err := d.store.EnsureCharacter(ctx, acct.ID, areaID, time.Now()); err != nil {
+			d.registry.ForgetGrant(l, acct.ID)
+			return nil, storeErr(err)
+		}
+	case moving:
+		// Going home or to another Area by the door, not a portal: the
+		// character moves in one transaction, once the snapshot with its
+		// final state where it was is stored.
+		if err := d.transfers.MoveByDoor(ctx, acct.ID, char.Area, areaID, fromSeq); err != nil {
+			d.registry.ForgetGrant(l, acct.ID)
+			if errors.Is(err, store.ErrUnavailable) {
+				return nil, storeErr(err)
+			}
+			return nil, withCause(grantFailed("could not move your character; try again"), err)
+		}
+	}
+	return &ans, nil
+}

@@ -1,0 +1,168 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/store"
+)
+
+// pendingWrites are the newest snapshot of each Area the store could not
+// take (it was unavailable), written again as soon as it comes back: the
+// host keeps its unacked snapshot too and resends it, but not before two
+// of its persistence intervals, and an Area's play since must reach the
+// store as soon as it can. Newest wins (the write is idempotent and
+// monotonic on seq).
+type pendingWrites struct {
+	mu sync.Mutex
+	m  map[store.AreaID]pendingWrite
+}
+
+type pendingWrite struct {
+	h *Host
+	m *control.Snapshot
+}
+
+func (p *pendingWrites) put(h *Host, m *control.Snapshot) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[store.AreaID]pendingWrite{}
+	}
+	if old, ok := p.m[store.AreaID(m.Area)]; ok && old.m.Seq > m.Seq {
+		return
+	}
+	p.m[store.AreaID(m.Area)] = pendingWrite{h, m}
+}
+
+func (p *pendingWrites) take() []pendingWrite {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]pendingWrite, 0, len(p.m))
+	for _, w := range p.m {
+		out = append(out, w)
+	}
+	clear(p.m)
+	return out
+}
+
+// persist writes an Area's snapshot and acks it. One past the host's
+// budget (Config.SnapshotRate) is dropped unread. One checkSnapshot
+// refuses (another host's Area, a stale incarnation, a seq past the bound,
+// a character off the grid, a blob no host could load) is answered with an
+// error and never reaches the store, so the sender (a zombie, or a broken
+// host) stops sending it; one the store could not take now is kept and
+// written again when it can (not acked meanwhile: the host keeps it too).
+func (r *Registry) persist(ctx context.Context, h *Host, m *control.Snapshot) {
+	size := len(m.Blob)
+	for _, c := range m.Characters {
+		size += len(c.State)
+	}
+	if !h.budget.take(float64(size), r.cfg.SnapshotRate, r.cfg.SnapshotBurst, time.Now()) {
+		// Past the host's budget: not decoded, not written, not acked (the
+		// host sends it, or a newer one, again).
+		r.metrics.snapshots.WithLabelValues("over_budget").Inc()
+		if held, ok := r.logs.Allow("snapshot budget"); ok {
+			r.log.Warn("a host's snapshots are past its budget; left unacked", "host", h.ID, "name", h.Name, "area", m.Area,
+				"bytes", size, "rate", r.cfg.SnapshotRate, "suppressed", held)
+		}
+		return
+	}
+	if reason, why := r.checkSnapshot(h, m); reason != "" {
+		r.metrics.snapshots.WithLabelValues("refused").Inc()
+		r.refuseHost(h, m.Type(), reason, m.Area, "epoch", m.Epoch, "seq", m.Seq, "err", why)
+		r.SendSoon(h, &control.SnapshotAck{Area: m.Area, Seq: m.Seq, Error: "refused: " + reason})
+		return
+	}
+	r.write(ctx, h, m)
+}
+
+// write stores m (checked) and acks it to h.
+func (r *Registry) write(ctx context.Context, h *Host, m *control.Snapshot) {
+	chars := make([]store.CharacterState, len(m.Characters))
+	for i, c := range m.Characters {
+		chars[i] = store.CharacterState{Account: store.AccountID(c.Account), X: c.X, Y: c.Y, State: c.State}
+	}
+	res, err := r.store.WriteSnapshot(ctx, store.Snapshot{
+		Area: store.AreaID(m.Area), Epoch: store.Epoch(m.Epoch), Seq: store.Seq(m.Seq),
+		Blob: m.Blob, Characters: chars, At: time.Now(),
+	})
+	switch {
+	case errors.Is(err, store.ErrFenced):
+		r.metrics.snapshots.WithLabelValues("fenced").Inc()
+		r.log.Warn("refused a snapshot from a stale incarnation", "area", m.Area, "epoch", m.Epoch, "host", h.ID)
+		r.SendSoon(h, &control.SnapshotAck{Area: m.Area, Seq: m.Seq, Error: "fenced: a newer incarnation of this area exists"})
+	case errors.Is(err, store.ErrUnavailable):
+		r.metrics.snapshots.WithLabelValues("unavailable").Inc()
+		r.inDoubt.Store(true)
+		r.pendingW.put(h, m)
+		if held, ok := r.logs.Allow("snapshot unavailable"); ok {
+			r.log.Warn("the store is unavailable: snapshots wait and are written when it is back", "area", m.Area, "seq", m.Seq, "err", err, "suppressed", held)
+		}
+	case err != nil:
+		r.metrics.snapshots.WithLabelValues("error").Inc()
+		r.log.Error("persist snapshot", "area", m.Area, "seq", m.Seq, "err", err)
+	default:
+		r.inDoubt.Store(false)
+		r.mu.Lock()
+		if l := h.areas[store.AreaID(m.Area)]; l != nil {
+			if store.Seq(m.Seq) > l.storedSeq {
+				l.storedSeq = store.Seq(m.Seq) // applied now, or a newer one was before
+			}
+			if res.Applied {
+				l.lastSnap = time.Now()
+			}
+		}
+		r.mu.Unlock()
+		if res.Applied {
+			r.metrics.snapshots.WithLabelValues("applied").Inc()
+		} else {
+			r.metrics.snapshots.WithLabelValues("stale").Inc()
+		}
+		r.SendSoon(h, &control.SnapshotAck{Area: m.Area, Seq: m.Seq})
+	}
+}
+
+// retryWrites writes again the snapshots the store could not take, while
+// their host is still registered (one that went away resends to the
+// director it registers with next).
+func (r *Registry) retryWrites(ctx context.Context) {
+	for _, w := range r.pendingW.take() {
+		select {
+		case <-w.h.gone:
+			continue
+		default:
+		}
+		r.write(ctx, w.h, w.m)
+	}
+}
+
+// StoreInDoubt reports whether the store refused writes as unavailable
+// since it last took one.
+func (r *Registry) StoreInDoubt() bool { return r.inDoubt.Load() }
+
+// Flush writes now the snapshot of area that waits to be written again
+// (the store was unavailable when it came), if one does: a crossing or a
+// move by the door waits for the snapshot that holds the character's
+// final state. It reports the newest seq of area the store holds, as the
+// registry knows it.
+func (r *Registry) Flush(ctx context.Context, area store.AreaID) store.Seq {
+	r.pendingW.mu.Lock()
+	w, ok := r.pendingW.m[area]
+	if ok {
+		delete(r.pendingW.m, area)
+	}
+	r.pendingW.mu.Unlock()
+	if ok {
+		r.write(ctx, w.h, w.m)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if l := r.areas[area]; l != nil {
+		return l.storedSeq
+	}
+	return 0
+}

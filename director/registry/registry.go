@@ -1,0 +1,360 @@
+package registry
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/leyworks/ley/internal/keylock"
+	"github.com/leyworks/ley/internal/loglimit"
+	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/store"
+	"github.com/leyworks/ley/systems/persist/blob"
+)
+
+// Store is what the registry needs of the director's store: the Areas'
+// records and snapshots, their characters (to adopt a host's Areas), and
+// the records of the hosts the realm's directors spawned.
+type Store interface {
+	Area(ctx context.Context, id store.AreaID) (store.Area, error)
+	BeginIncarnation(ctx context.Context, area store.AreaID, placement store.TokenHash) (store.Epoch, error)
+	AreaSnapshot(ctx context.Context, area store.AreaID) ([]byte, store.Seq, store.Epoch, error)
+	WriteSnapshot(ctx context.Context, s store.Snapshot) (store.SnapshotResult, error)
+	CharactersIn(ctx context.Context, area store.AreaID) ([]store.Character, error)
+	PutHost(ctx context.Context, h store.HostRecord) error
+	Hosts(ctx context.Context) ([]store.HostRecord, error)
+	DeleteHost(ctx context.Context, credential store.TokenHash) error
+}
+
+// Plan is what an Area is made live with beyond its stored record: the
+// size it runs at and its portals (from the realm's content and the
+// owner's rules).
+type Plan struct {
+	W, H    int
+	Portals []control.Portal
+	// Stale reports a stored blob the Area's map has no place for (an
+	// Area stored before templates): it starts from its map.
+	Stale bool
+	// NPCs bounds the creatures and wanderers the Area's snapshots may
+	// hold (what its map's spawners make, or the wanderers of an Area of
+	// no template); a snapshot past it is refused. Bounded says the bound
+	// is known (else there is none).
+	NPCs    int
+	Bounded bool
+}
+
+// maxNPCs is the bound of p, -1 for none.
+func (p Plan) maxNPCs() int {
+	if !p.Bounded {
+		return -1
+	}
+	return p.NPCs
+}
+
+// Starter starts area host processes on demand (the director's spawner).
+type Starter interface {
+	// StartExtra starts one more host, or fails (the process rail);
+	// others is the number of running hosts it did not start (adopted).
+	StartExtra(others int) error
+}
+
+// Config configures a Registry. Start from DefaultConfig.
+type Config struct {
+	// HostKey lets hosts started elsewhere register; empty: only spawned
+	// hosts and hosts with a certificate of the realm's CA.
+	HostKey string
+	// ControlTLS is the control listener's TLS configuration (nil: plain
+	// connections only); ControlInsecure lets a host on another machine
+	// register with the host key over a plain link.
+	ControlTLS      *tls.Config
+	ControlInsecure bool
+	// MaxUnregistered caps the control connections waiting to register
+	// (the oldest is shed for a new one past it); MaxUnregisteredPerAddr
+	// caps one source address's share. RegisterTimeout bounds a
+	// registration.
+	MaxUnregistered        int
+	MaxUnregisteredPerAddr int
+	RegisterTimeout        time.Duration
+	// HeartbeatTimeout is how long a host may stay silent before its link
+	// is dropped. Lease is how long a host keeps its sessions without the
+	// director's answer to its heartbeats (Registered.LeaseMS): a host
+	// whose link ended while its process may still live (on another
+	// machine, or alive on this one) has its Areas made live elsewhere, and
+	// its characters moved, only once its lease ran out. After a start,
+	// the director waits as long for the hosts of its predecessor to come
+	// back before it makes their Areas live elsewhere.
+	HeartbeatTimeout time.Duration
+	Lease            time.Duration
+	// JoinTimeout bounds each step of making an Area live and of a grant.
+	// GrantTTL is a grant's life; GrantHold how long an unused grant
+	// counts towards the realm's head count (Inside).
+	JoinTimeout time.Duration
+	GrantTTL    time.Duration
+	GrantHold   time.Duration
+	// AreaIdleGrace is how long an Area whose host reports nobody stays
+	// loaded before it is closed.
+	AreaIdleGrace time.Duration
+	// SpawnedTickRate is the tick rate of the hosts the director spawns
+	// (the seq bound of their snapshots).
+	SpawnedTickRate int
+	// SnapshotRate and SnapshotBurst are each host's snapshot budget, in
+	// bytes (blobs and characters' states): SnapshotBurst at once, then
+	// SnapshotRate a second. A snapshot past it is neither decoded nor
+	// written nor acked: the host keeps it and sends it (or a newer one)
+	// again. A host's Areas snapshot every PersistEvery (30 s): a full host
+	// needs a small part of the default; a forger's flood gets no more.
+	SnapshotRate  float64
+	SnapshotBurst float64
+	// Leading reports whether this director leads the realm now, and if
+	// not, what to tell a host (refusal) and where the leader's control
+	// address is ("" unknown). nil: it always leads.
+	Leading func() (leading bool, refusal, leader string)
+	// Plan says how an Area is made live (size, portals); nil: its stored
+	// size, no portals.
+	Plan func(ctx context.Context, a store.Area) Plan
+	// Starter starts hosts on demand; nil: the registry starts none.
+	Starter Starter
+	// OnPortalOut receives the crossings a host asks for (the transfer
+	// owner answers them); it runs on the host's link reader and must not
+	// block.
+	OnPortalOut func(ctx context.Context, h *Host, m *control.PortalOut)
+	// Registerer takes the registry's metrics (nil: none registered).
+	Registerer prometheus.Registerer
+	// Logger receives the registry's logs; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns a fresh Config with ley's defaults.
+func DefaultConfig() Config {
+	return Config{
+		MaxUnregistered:        64,
+		MaxUnregisteredPerAddr: 8,
+		RegisterTimeout:        5 * time.Second,
+		HeartbeatTimeout:       5 * time.Second,
+		Lease:                  10 * time.Second,
+		JoinTimeout:            10 * time.Second,
+		GrantTTL:               90 * time.Second,
+		GrantHold:              15 * time.Second,
+		AreaIdleGrace:          60 * time.Second,
+		SpawnedTickRate:        20,
+		SnapshotRate:           4 << 20,
+		SnapshotBurst:          128 << 20,
+	}
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.MaxUnregistered < 1 || c.MaxUnregisteredPerAddr < 1 || c.RegisterTimeout <= 0:
+		return fmt.Errorf("registry: control: %d unregistered connections (%d per address), %v to register", c.MaxUnregistered, c.MaxUnregisteredPerAddr, c.RegisterTimeout)
+	case c.HeartbeatTimeout <= 0 || c.JoinTimeout <= 0 || c.GrantTTL <= 0 || c.GrantHold <= 0 || c.AreaIdleGrace < 0:
+		return errors.New("registry: durations must be positive")
+	case c.Lease < 0:
+		return errors.New("registry: the host lease must not be negative")
+	case c.SnapshotRate <= 0 || c.SnapshotBurst < blob.MaxBlob:
+		return fmt.Errorf("registry: a snapshot budget of %v bytes a second, %v at once: want a positive rate and a burst of at least one largest blob (%d bytes)", c.SnapshotRate, c.SnapshotBurst, blob.MaxBlob)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return nil
+}
+
+// Registry is the director's record of the realm's area hosts and live
+// Areas: it serves the control channel hosts register on, decides where
+// an Area goes live (placement, by memory room) and with which credential,
+// registers join grants, evicts a character's bodies from wherever it was
+// before it goes elsewhere, persists the hosts' snapshots, and keeps its
+// word to hosts that outlive a director (host records, placement
+// credentials, leases).
+//
+// Concurrency: control links (one goroutine each), HTTP handlers and the
+// loops of Run share the Registry; mu guards the registry's maps and every
+// Host's and Live's fields noted as such. It never holds mu across I/O.
+type Registry struct {
+	cfg     Config
+	log     *slog.Logger
+	store   Store
+	metrics *metrics
+	logs    loglimit.Limiter
+
+	// accounts are the account locks: a join's, a crossing's (package
+	// transfer takes them through LockAccount) and an adoption's of the
+	// bodies it adopts.
+	accounts keylock.Map[store.AccountID]
+
+	waiting  waitingConns // control connections not registered yet
+	started  time.Time
+	inDoubt  atomic.Bool // the store is unavailable (snapshots wait)
+	pendingW pendingWrites
+
+	mu          sync.Mutex // guards everything below, and Host and Live fields as noted
+	hosts       map[uint32]*Host
+	nextHost    uint32
+	areas       map[store.AreaID]*Live
+	lost        map[store.AreaID]time.Time // Areas of hosts cut off: not made live elsewhere before
+	spawned     map[store.TokenHash]*child // the spawn credentials this director issued
+	recorded    map[store.TokenHash]store.HostRecord
+	adoptUntil  time.Time // until then, recorded hosts may still come back
+	changed     chan struct{}
+	recalled    chan struct{} // closed once Recall read the recorded hosts
+	hostFailure *HostFailure
+	inspectSeq  uint64
+}
+
+// child is a host this director started, by its credential's hash.
+type child struct {
+	registered chan struct{} // closed when it registered
+	host       *Host
+}
+
+// HostFailure says why spawned hosts exit before they register: the last
+// one's reason, when, and how many did in a row. Immutable.
+type HostFailure struct {
+	Reason string
+	At     time.Time
+	Count  int
+}
+
+// New returns a Registry on st; Serve takes its control connections and
+// Run its loops.
+func New(cfg Config, st Store) (*Registry, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	r := &Registry{
+		cfg: cfg, log: cfg.Logger, store: st, metrics: newMetrics(cfg.Registerer), logs: loglimit.Limiter{Every: logEvery},
+		hosts: map[uint32]*Host{}, areas: map[store.AreaID]*Live{}, lost: map[store.AreaID]time.Time{},
+		spawned: map[store.TokenHash]*child{}, recorded: map[store.TokenHash]store.HostRecord{},
+		changed: make(chan struct{}), recalled: make(chan struct{}), started: time.Now(),
+	}
+	r.waiting.init()
+	return r, nil
+}
+
+// LockAccount takes acct's lock and returns its release: a join's or a
+// crossing's of one account never interleave with each other, nor with
+// the adoption of an Area holding a body of the account (see
+// lockBodies).
+func (r *Registry) LockAccount(acct store.AccountID) func() { return r.accounts.Lock(acct) }
+
+// notify wakes everyone waiting for the host registry. r.mu held.
+func (r *Registry) notify() {
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// wait waits (bounded) for the host registry to change.
+func (r *Registry) wait(ctx context.Context, max time.Duration) {
+	r.mu.Lock()
+	ch := r.changed
+	r.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	case <-time.After(min(max, 250*time.Millisecond)):
+	}
+}
+
+// Recall reads the hosts the realm's directors spawned that are still
+// recorded (a director that stopped or died left them running) and gives
+// them Lease to come back and be adopted: until then their Areas are not
+// made live elsewhere (and Adopted counts them). Call it once, before
+// serving.
+func (r *Registry) Recall(ctx context.Context) error {
+	hs, err := r.store.Hosts(ctx)
+	if err != nil {
+		return fmt.Errorf("registry: recall hosts: %w", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, h := range hs {
+		r.recorded[h.Credential] = h
+	}
+	if len(hs) > 0 {
+		r.adoptUntil = time.Now().Add(r.cfg.Lease + r.cfg.HeartbeatTimeout)
+	}
+	select {
+	case <-r.recalled:
+	default:
+		close(r.recalled)
+	}
+	return nil
+}
+
+// Run runs the registry's loops until ctx is done: hosts that stopped
+// beating are dropped, leases of cut-off hosts run out, idle Areas close,
+// snapshots the store refused for a while are written again, and
+// recorded hosts that did not come back are forgotten.
+func (r *Registry) Run(ctx context.Context) {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		r.watchHeartbeats(now)
+		r.expireLost(now)
+		r.forgetRecorded(ctx, now)
+		r.closeIdle(now)
+		r.retryWrites(ctx)
+	}
+}
+
+// SetStarter sets the Starter the registry starts hosts with on demand
+// (Config.Starter); call it before it serves joins.
+func (r *Registry) SetStarter(s Starter) {
+	r.mu.Lock()
+	r.cfg.Starter = s
+	r.mu.Unlock()
+}
+
+// SetPortalHandler sets the handler of crossings (Config.OnPortalOut);
+// call it before Serve.
+func (r *Registry) SetPortalHandler(f func(ctx context.Context, h *Host, m *control.PortalOut)) {
+	r.cfg.OnPortalOut = f
+}
+
+// starter is Config.Starter, under r.mu.
+func (r *Registry) starter() Starter {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cfg.Starter
+}
+
+// DropLinks closes the link of every registered host: they register
+// again, with whichever director leads next. A director calls it as it
+// stops (its hosts keep running).
+func (r *Registry) DropLinks() {
+	r.mu.Lock()
+	hosts := make([]*Host, 0, len(r.hosts))
+	for _, h := range r.hosts {
+		hosts = append(hosts, h)
+	}
+	r.mu.Unlock()
+	for _, h := range hosts {
+		h.conn.Close()
+	}
+}
+
+// Failure reports why spawned hosts cannot start (nil when they can):
+// /readyz shows it.
+func (r *Registry) Failure() *HostFailure {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hostFailure
+}
+
+// SetStoreInDoubt records whether the store is unavailable (the director
+// tells it so from its own store calls): snapshots then wait in memory,
+// and health says so.
+func (r *Registry) SetStoreInDoubt(on bool) { r.inDoubt.Store(on) }

@@ -1,0 +1,41 @@
+package machine
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// TestAlive: this process lives; a child that exited and was reaped does
+// not; a zombie (exited, not yet reaped) does not either.
+func TestAlive(t *testing.T) {
+	if BootID() == "" {
+		t.Fatal("no boot id on this machine (Linux has /proc/sys/kernel/random/boot_id)")
+	}
+	if !Alive(os.Getpid()) {
+		t.Error("this process is not alive")
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	// Exited but not reaped: a zombie until Wait.
+	for range 1000 {
+		if !Alive(pid) {
+			break
+		}
+		cmd2 := exec.Command("sleep", "0.005")
+		_ = cmd2.Run()
+	}
+	if Alive(pid) {
+		t.Error("an exited child (a zombie) is alive")
+	}
+	_ = cmd.Wait()
+	if Alive(pid) {
+		t.Error("a reaped child is alive")
+	}
+	if Alive(0) || Alive(-1) {
+		t.Error("pid 0 or -1 is alive")
+	}
+}

@@ -1,0 +1,148 @@
+package sqlcore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/leyworks/ley/store"
+)
+
+// ---- incarnations and snapshots ----
+
+// BeginIncarnation implements store.Store.
+func (c *Core) BeginIncarnation(ctx context.Context, area store.AreaID, placement store.TokenHash) (store.Epoch, error) {
+	var e store.Epoch
+	err := c.write(ctx, func(q Querier) error {
+		return q.QueryRow(ctx, `UPDATE areas SET epoch = epoch + 1, placement = $2 WHERE id = $1 RETURNING epoch`, int64(area), placement[:]).Scan(&e)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("begin incarnation of area %d: %w", area, c.mapErr(err))
+	}
+	return e, nil
+}
+
+// WriteSnapshot implements store.Store. One transaction: a conditional
+// UPDATE of the Area row (which takes its row lock, so concurrent writers
+// serialise and the highest Seq wins), then one UPDATE of the characters'
+// rows, each written only where it still names the Area.
+func (c *Core) WriteSnapshot(ctx context.Context, snap store.Snapshot) (store.SnapshotResult, error) {
+	if snap.Seq > math.MaxInt64 {
+		return store.SnapshotResult{}, fmt.Errorf("write snapshot area %d seq %d: %w: seq past 2^63-1", snap.Area, snap.Seq, store.ErrInvalid)
+	}
+	var res store.SnapshotResult
+	err := c.tx(ctx, func(q Querier) error {
+		n, err := q.Exec(ctx, `UPDATE areas SET state = $3, seq = $4, last_played_at = $5
+			WHERE id = $1 AND epoch = $2 AND seq < $4`,
+			int64(snap.Area), int64(snap.Epoch), nonNil(snap.Blob), int64(snap.Seq), c.d.Time(snap.At))
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			var epoch store.Epoch
+			if err := q.QueryRow(ctx, `SELECT epoch FROM areas WHERE id = $1`, int64(snap.Area)).Scan(&epoch); err != nil {
+				return err
+			}
+			if epoch != snap.Epoch {
+				return fmt.Errorf("%w: epoch %d, current %d", store.ErrFenced, snap.Epoch, epoch)
+			}
+			return nil // an older or repeated seq: idempotent no-op
+		}
+		res.Applied = true
+		if len(snap.Characters) == 0 {
+			return nil
+		}
+		from, args := c.d.CharacterRows(nonNilStates(snap.Characters), 3)
+		n, err = q.Exec(ctx, `UPDATE characters
+			SET x = v.x, y = v.y, state = v.state, placed = true, version = characters.version + 1, updated_at = $2
+			FROM `+from+`
+			WHERE characters.account_id = v.account_id AND characters.area_id = $1`,
+			append([]any{int64(snap.Area), c.d.Time(snap.At)}, args...)...)
+		res.Characters = int(n)
+		return err
+	})
+	if err != nil {
+		return store.SnapshotResult{}, fmt.Errorf("write snapshot area %d epoch %d seq %d: %w", snap.Area, snap.Epoch, snap.Seq, c.mapErr(err))
+	}
+	return res, nil
+}
+
+// nonNilStates returns cs, copied with an empty State for each nil one
+// (the column is NOT NULL) if it has any.
+func nonNilStates(cs []store.CharacterState) []store.CharacterState {
+	for i := range cs {
+		if cs[i].State == nil {
+			out := make([]store.CharacterState, len(cs))
+			copy(out, cs)
+			for j := range out {
+				out[j].State = nonNil(out[j].State)
+			}
+			return out
+		}
+	}
+	return cs
+}
+
+// AreaSnapshot implements store.Store.
+func (c *Core) AreaSnapshot(ctx context.Context, area store.AreaID) ([]byte, store.Seq, store.Epoch, error) {
+	var blob []byte
+	var seq store.Seq
+	var e store.Epoch
+	err := c.db.QueryRow(ctx, `SELECT state, seq, epoch FROM areas WHERE id = $1`, int64(area)).Scan(&blob, &seq, &e)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("snapshot of area %d: %w", area, c.mapErr(err))
+	}
+	return blob, seq, e, nil
+}
+
+// ---- characters ----
+
+const charCols = `account_id, area_id, home_id, x, y, state, placed, version, updated_at`
+
+func (c *Core) scanChar(r Row) (store.Character, error) {
+	var ch store.Character
+	err := r.Scan(&ch.Account, &ch.Area, &ch.Home, &ch.X, &ch.Y, &ch.State, &ch.Placed, &ch.Version, c.d.ScanTime(&ch.Updated))
+	return ch, err
+}
+
+// Character implements store.Store.
+func (c *Core) Character(ctx context.Context, account store.AccountID) (store.Character, error) {
+	ch, err := c.scanChar(c.db.QueryRow(ctx, `SELECT `+charCols+` FROM characters WHERE account_id = $1`, int64(account)))
+	if err != nil {
+		return store.Character{}, fmt.Errorf("character of account %d: %w", account, c.mapErr(err))
+	}
+	return ch, nil
+}
+
+// EnsureCharacter implements store.Store.
+func (c *Core) EnsureCharacter(ctx context.Context, account store.AccountID, home store.AreaID, now time.Time) (store.Character, bool, error) {
+	var ch store.Character
+	err := c.write(ctx, func(q Querier) error {
+		var err error
+		ch, err = c.scanChar(q.QueryRow(ctx, `INSERT INTO characters (account_id, area_id, home_id, updated_at)
+			VALUES ($1, $2, $2, $3) ON CONFLICT (account_id) DO NOTHING RETURNING `+charCols,
+			int64(account), int64(home), c.d.Time(now)))
+		return err
+	})
+	if err == nil {
+		return ch, true, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return store.Character{}, false, fmt.Errorf("ensure character of account %d: %w", account, c.mapErr(err))
+	}
+	ch, err = c.Character(ctx, account)
+	return ch, false, err
+}
+
+// CharactersIn implements store.Store.
+func (c *Core) CharactersIn(ctx context.Context, area store.AreaID) ([]store.Character, error) {
+	rows, err := c.db.Query(ctx, `SELECT `+charCols+` FROM characters WHERE area_id = $1 ORDER BY account_id`, int64(area))
+	cs, err := collect(rows, err, c.scanChar)
+	if err != nil {
+		return nil, fmt.Errorf("characters in area %d: %w", area, c.mapErr(err))
+	}
+	return cs, nil
+}

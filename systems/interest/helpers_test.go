@@ -1,0 +1,112 @@
+package interest
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/systems"
+	"github.com/leyworks/ley/systems/action"
+	"github.com/leyworks/ley/systems/spatial"
+	"github.com/leyworks/ley/systems/statics"
+)
+
+// client is one player's body with its view, as a host keeps a session.
+type client struct {
+	e ecs.Entity
+	v View
+}
+
+// fanout is one Area of moving players whose frames go to a sink instead
+// of sockets: deliver gets each, in order, and reports whether it was
+// written (a frame it drops was replaced before it was written).
+type fanout struct {
+	a       *ecs.Area
+	hash    *spatial.Hash
+	m       *statics.Map
+	s       *System
+	clients []*client
+	rng     *rand.Rand
+	seq     uint32
+	bytes   int64
+	frames  int64
+	arena   []byte
+	frame   Frame
+	deliver func(c *client, f *Frame) bool
+}
+
+func newFanout(tb testing.TB, players, radius int) *fanout {
+	tb.Helper()
+	rules := ecs.RulesFor(ecs.KindArena)
+	rules.MaxPlayers = players
+	rules.StepsPerSecond = 20 // everyone moves every tick
+	a, err := ecs.NewArea(ecs.Config{ID: 1, Rules: rules, W: 128, H: 128})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := a.Use(systems.Default()...); err != nil {
+		tb.Fatal(err)
+	}
+	h, err := spatial.Attach(a, 8)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := statics.New(a.Grid, h)
+	s, err := New(a, h, m, radius)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	f := &fanout{a: a, hash: h, m: m, s: s, rng: rand.New(rand.NewPCG(1, 2))}
+	for i := 0; i < players; i++ {
+		f.spawn(uint64(i + 1))
+	}
+	f.deliver = func(_ *client, fr *Frame) bool { return true }
+	return f
+}
+
+// spawn puts a new player's body on a free square and gives it a client.
+func (f *fanout) spawn(account uint64) *client {
+	x, y, _ := action.NearestFree(f.a.Grid, f.rng.Int32N(f.a.Grid.W()), f.rng.Int32N(f.a.Grid.H()))
+	e, err := f.a.SpawnPlayer(account, x, y)
+	if err != nil {
+		panic(err)
+	}
+	c := &client{e: e}
+	f.clients = append(f.clients, c)
+	return c
+}
+
+// tick moves every player one random step (posted as intents, as clients would).
+func (f *fanout) tick() {
+	f.seq++
+	for _, c := range f.clients {
+		f.a.Post(c.e, ecs.Intent{Seq: f.seq, Kind: ecs.IntentStep, Dir: ecs.Dir(f.rng.IntN(8))})
+	}
+	f.a.Step()
+}
+
+// round runs one snapshot round to every client, as a host does: a frame
+// each from the shared arena, marked written when deliver says so.
+func (f *fanout) round() {
+	f.arena = f.s.Round(f.arena[:0])
+	for _, c := range f.clients {
+		f.arena = f.s.Build(&c.v, c.e, 0, f.arena, &f.frame)
+		if len(f.frame.Parts) == 0 {
+			continue
+		}
+		f.frames++
+		f.bytes += int64(f.frame.Len)
+		if f.deliver(c, &f.frame) {
+			c.v.Written.Store(f.frame.Round)
+		}
+	}
+}
+
+// message is a frame's bytes, as its writev puts them on the wire.
+func message(fr *Frame) []byte {
+	var msg []byte
+	for _, part := range fr.Parts {
+		msg = append(msg, part...)
+	}
+	return msg
+}

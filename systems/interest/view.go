@@ -1,0 +1,91 @@
+package interest
+
+import (
+	"sync/atomic"
+
+	"github.com/leyworks/ley/ecs"
+)
+
+// View is one client's view of an Area, as the interest system knows it:
+// for each hash cell, the round as of which the client's view of the cell
+// is current (0: not held; unknown: the frame that carried it may not have
+// arrived), and the map version it was sent. The host keeps one per bound
+// session; its fields belong to the goroutine ticking the Area, but
+// Written, which the connection's writer sets.
+type View struct {
+	// Written is the round of the last frame written whole to the
+	// client's socket: a frame replaced before it was written (a slow
+	// reader) lost its records, and the cells it carried go whole next.
+	Written atomic.Uint64
+
+	seen      []uint64 // per hash cell: the round its view is current as of
+	mark      []uint64 // per hash cell: the last round it was within interest
+	staticVer []uint32 // per hash cell: the map version sent (0: none)
+	inflight  []int32  // cells whose records the last frame carried
+	forgot    []int32  // cells the last frame forgot (forgotten again if it never arrived)
+	forgotNow []int32  // this frame's
+	round     uint64   // the round of the last frame
+	fresh     bool     // the next frame resets the client's view
+	cells     []int32  // this round's cells within interest
+	prev      []int32  // last round's
+	delta     []bool   // per hash cell, this frame: sent as a delta (not whole)
+	partial   []bool   // per hash cell, this frame: in sight only in part (line of sight)
+	held      []bool   // per hash cell: the client holds what it saw of it, not all of it
+	los       losView  // line of sight: the last field of view
+}
+
+// unknown marks a cell whose content on the client is not known (the frame
+// that carried it may not have arrived): sent whole if in view, forgotten
+// if not.
+const unknown = ^uint64(0)
+
+// Reset forgets everything the client was sent (a new session): its next
+// frame resets the client's view, sends every cell in view whole, and
+// every cell's map again.
+func (v *View) Reset() {
+	clear(v.seen)
+	clear(v.mark)
+	clear(v.staticVer)
+	v.inflight = v.inflight[:0]
+	v.forgot = v.forgot[:0]
+	v.cells = v.cells[:0]
+	v.round = 0
+	v.fresh = true
+	v.los.at = ecs.NoCell
+	clear(v.held)
+}
+
+// size makes v fit an Area of n hash cells (a view moves between Areas
+// with its session's connection only through a new session, so this
+// happens once per Area).
+func (v *View) size(n int) {
+	if len(v.seen) == n {
+		return
+	}
+	v.seen = make([]uint64, n)
+	v.mark = make([]uint64, n)
+	v.staticVer = make([]uint32, n)
+	v.delta = make([]bool, n)
+	v.partial = make([]bool, n)
+	v.held = make([]bool, n)
+	v.Reset()
+}
+
+// Frame is one client's snapshot of a round, as Build leaves it: Parts
+// are the message's pieces in order (the per-client header first, then
+// slices of the round's shared arena and of Buf), to be written with one
+// writev; Buf holds the bytes of this client's own (its header, and the
+// records of the cells it sees only in part); Statics are the hash cells
+// whose map the client must get (reliably) before this frame.
+//
+// The caller lends Parts and Buf (emptied by Build, their arrays reused)
+// and owns them after; the parts pointing into the arena stay valid while
+// the arena's array is not reused.
+type Frame struct {
+	Parts   [][]byte
+	Buf     []byte
+	Statics []int32
+	// Round is the round the frame belongs to; Len its length in bytes.
+	Round uint64
+	Len   int
+}

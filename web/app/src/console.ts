@@ -1,0 +1,761 @@
+/**
+ * The operator's console, served by the director at /console: the realm's
+ * door (PUT /v1/realm), a live view of the hosts and live Areas, the
+ * capacity charts of the director's samples, the accounts an admin acts
+ * on, an API explorer over the director's OpenAPI document, and the
+ * audit log's newest changes. Admins only: any other
+ * account is told so in plain words, from the API's own FORBIDDEN.
+ *
+ * Three screens, one shown at a time (auth, refused, console). The live
+ * view is one chain of timeouts, each scheduled only after the last
+ * refresh answered (so polls never pile up), running only while the
+ * console shows and the page is visible: hidden, logged out or refused,
+ * it stops. The door form is filled from the realm's settings and kept
+ * current from /director/info while it has no unsaved change.
+ */
+
+import "./console.css";
+
+import { ApiError, Director, type Changes, type FoundAccounts, type HostStats, type LiveArea, type RealmInfo, type RealmSettings, type Samples } from "@leyworks/ley-sdk";
+
+import { drawChart, mib, micros, type Chart } from "./chart.js";
+import { operations, send, skeleton, target, type Doc, type Op } from "./explorer.js";
+import { byId, field, show } from "./dom.js";
+
+/** The same key as the web client's, so that an admin who plays in this tab is logged in here too. */
+const TOKEN_KEY = "ley.token";
+/** How often the live view asks again while it shows. */
+const LIVE_MS = 2_000;
+/** A heartbeat older than this is shown as late. */
+const LATE_BEAT_MS = 3_000;
+
+const auth = byId("auth", HTMLElement);
+const refused = byId("refused", HTMLElement);
+const consoleEl = byId("console", HTMLElement);
+const who = byId("who", HTMLElement);
+const realmLine = byId("realm", HTMLElement);
+const logoutBtn = byId("logout", HTMLButtonElement);
+const loginForm = byId("login-form", HTMLFormElement);
+const authError = byId("auth-error", HTMLElement);
+const refusedText = byId("refused-text", HTMLElement);
+const refusedLogout = byId("refused-logout", HTMLButtonElement);
+
+const door = byId("door", HTMLFormElement);
+const doorState = byId("door-state", HTMLElement);
+const doorNote = byId("door-note", HTMLElement);
+const doorError = byId("door-error", HTMLElement);
+const doorReset = byId("door-reset", HTMLButtonElement);
+const rail = byId("rail", HTMLElement);
+const pool = byId("pool", HTMLElement);
+const maxLive = byId("max-live", HTMLElement);
+const confirmClose = byId("confirm-close", HTMLDialogElement);
+
+const liveAge = byId("live-age", HTMLElement);
+const liveError = byId("live-error", HTMLElement);
+const hostsBody = byId("hosts", HTMLTableElement).tBodies[0]!;
+const areasBody = byId("live-areas", HTMLTableElement).tBodies[0]!;
+const hostsCount = byId("hosts-count", HTMLElement);
+const areasCount = byId("areas-count", HTMLElement);
+
+const findForm = byId("find", HTMLFormElement);
+const foundCount = byId("found-count", HTMLElement);
+const accountsError = byId("accounts-error", HTMLElement);
+const accountsBody = byId("accounts", HTMLTableElement).tBodies[0]!;
+const membershipForm = byId("membership", HTMLFormElement);
+const takeBtn = byId("take", HTMLButtonElement);
+const membershipNote = byId("membership-note", HTMLElement);
+
+const explorer = byId("explorer", HTMLDetailsElement);
+const explorerError = byId("explorer-error", HTMLElement);
+const opSelect = byId("op", HTMLSelectElement);
+const opText = byId("op-text", HTMLElement);
+const opForm = byId("op-form", HTMLFormElement);
+const opParams = byId("op-params", HTMLElement);
+const opBodyLabel = byId("op-body-label", HTMLElement);
+const opSend = byId("op-send", HTMLButtonElement);
+const opStatus = byId("op-status", HTMLElement);
+const opAnswer = byId("op-answer", HTMLElement);
+
+const auditBody = byId("audit", HTMLTableElement).tBodies[0]!;
+const auditCount = byId("audit-count", HTMLElement);
+
+const range = byId("range", HTMLElement);
+const chartGrid = byId("chart-grid", HTMLElement);
+const chartsNote = byId("charts-note", HTMLElement);
+const chartsError = byId("charts-error", HTMLElement);
+
+const director = new Director("", { token: sessionStorage.getItem(TOKEN_KEY) });
+
+/** Bumped at every screen change and log out: an answer of an older one is dropped. */
+let epoch = 0;
+/** The live view's pending timeout (0: none). */
+let liveTimer = 0;
+/** The door as the realm last said it, and whether the form differs from it. */
+let saved: RealmSettings | null = null;
+let dirty = false;
+/** The charts' window, in seconds, and when they were last asked for (performance.now()). */
+let since = 3600;
+let chartsAt = -Infinity;
+let everyS = 60;
+/** The tick budget of the realm's hosts in µs (from its tick rate), for marking a slow tick. */
+let tickBudgetUs = 0;
+
+// ---- words ----
+
+/** words turns a refusal of the API into a sentence for a person, naming its code. */
+function words(e: unknown): string {
+  if (!(e instanceof ApiError)) return String(e);
+  const wait = e.retryAfterMs === undefined ? "in a moment" : `in ${Math.ceil(e.retryAfterMs / 1000)} s`;
+  switch (e.code) {
+    case "NETWORK":
+      return "The director does not answer right now. Check the connection; the console tries again by itself.";
+    case "FORBIDDEN":
+      return "This account is not an admin of this realm, so the realm refuses it the console (FORBIDDEN). Log in with an admin account.";
+    case "UNAUTHORIZED":
+    case "SESSION_EXPIRED":
+      return `Your login ended (${e.code}): a login elsewhere ends this one. Log in again.`;
+    case "BAD_REQUEST":
+      return `The realm refused these settings (BAD_REQUEST): ${e.message}. Nothing changed.`;
+    case "TOO_LARGE":
+      return "The settings are too large to send (TOO_LARGE). Nothing changed.";
+    case "UNSUPPORTED_MEDIA_TYPE":
+      return "The realm did not take the request's format (UNSUPPORTED_MEDIA_TYPE). Nothing changed.";
+    case "RATE_LIMITED":
+      return `Too many requests from this login (RATE_LIMITED). Try again ${wait}.`;
+    case "UNAVAILABLE":
+      return `The realm's database is unavailable for a moment (UNAVAILABLE): nothing changed, play goes on in the Areas already live. Try again ${wait}.`;
+    case "INTERNAL":
+      return `The director failed inside (INTERNAL): ${e.message}. Its log has the cause.`;
+    default:
+      return `${e.message} (${e.code})`;
+  }
+}
+
+function isAuthEnd(e: unknown): boolean {
+  return e instanceof ApiError && e.status === 401;
+}
+
+function isForbidden(e: unknown): boolean {
+  return e instanceof ApiError && e.code === "FORBIDDEN";
+}
+
+// ---- screens ----
+
+function stopLive(): void {
+  window.clearTimeout(liveTimer);
+  liveTimer = 0;
+}
+
+/** forget clears what the last account left: forms, tables, charts, messages. */
+function forget(): void {
+  stopLive();
+  epoch++;
+  loginForm.reset();
+  door.reset();
+  saved = null;
+  dirty = false;
+  findForm.reset();
+  membershipForm.reset();
+  explorer.open = false;
+  opParams.replaceChildren();
+  opSend.dataset["armed"] = "";
+  opSend.textContent = "Send";
+  lastQuery = "";
+  hostsBody.replaceChildren();
+  areasBody.replaceChildren();
+  accountsBody.replaceChildren();
+  auditBody.replaceChildren();
+  chartGrid.replaceChildren();
+  for (const e of [authError, refusedText, doorNote, doorError, liveError, chartsError, chartsNote, liveAge, hostsCount, areasCount, who, realmLine,
+    foundCount, accountsError, membershipNote, auditCount, explorerError, opStatus, opAnswer]) e.textContent = "";
+  chartsAt = -Infinity;
+  logoutBtn.hidden = true;
+}
+
+function toAuth(message = ""): void {
+  forget();
+  director.token = null;
+  sessionStorage.removeItem(TOKEN_KEY);
+  authError.textContent = message;
+  show(auth, refused, consoleEl);
+}
+
+function toRefused(e: unknown): void {
+  forget();
+  refusedText.textContent = words(e);
+  logoutBtn.hidden = false;
+  show(refused, auth, consoleEl);
+}
+
+/** toConsole asks for the door's settings (admins only) and shows the console, or the refusal. */
+async function toConsole(): Promise<void> {
+  const mine = ++epoch;
+  try {
+    const [me, settings, info] = await Promise.all([director.me(), director.realm(), director.info()]);
+    if (mine !== epoch) return;
+    who.textContent = `${me.name} (${me.email})`;
+    logoutBtn.hidden = false;
+    show(consoleEl, auth, refused);
+    fillDoor(settings);
+    showInfo(info);
+    startLive();
+  } catch (e) {
+    if (mine !== epoch) return;
+    if (isAuthEnd(e)) toAuth(words(e));
+    else if (isForbidden(e)) toRefused(e);
+    else toAuth(words(e));
+  }
+}
+
+// ---- the door ----
+
+function input(name: string): HTMLInputElement | HTMLTextAreaElement {
+  const e = door.elements.namedItem(name);
+  if (!(e instanceof HTMLInputElement) && !(e instanceof HTMLTextAreaElement)) throw new Error(`no field ${name}`);
+  return e;
+}
+
+function checkbox(name: string): HTMLInputElement {
+  const e = input(name);
+  if (!(e instanceof HTMLInputElement)) throw new Error(`${name} is no checkbox`);
+  return e;
+}
+
+function fillDoor(s: RealmSettings): void {
+  saved = s;
+  dirty = false;
+  checkbox("open").checked = s.open;
+  input("cap").value = String(s.cap);
+  checkbox("new_players_welcome").checked = s.new_players_welcome;
+  input("message").value = s.message;
+  doorStatus();
+}
+
+/** DoorForm is the door as the form holds it: a cap that is no whole number >= 0 is null. */
+type DoorForm = Omit<RealmSettings, "cap"> & { cap: number | null };
+
+/** formDoor reads the form. */
+function formDoor(): DoorForm {
+  const cap = input("cap").value.trim();
+  return {
+    open: checkbox("open").checked,
+    cap: /^[0-9]+$/.test(cap) ? Number(cap) : null,
+    new_players_welcome: checkbox("new_players_welcome").checked,
+    message: input("message").value,
+  };
+}
+
+function doorStatus(): void {
+  const f = formDoor();
+  dirty = saved !== null && (f.open !== saved.open || f.cap !== saved.cap || f.new_players_welcome !== saved.new_players_welcome || f.message !== saved.message);
+  const open = saved?.open ?? false;
+  doorState.textContent = dirty ? "unsaved changes" : open ? "open" : "closed";
+  doorState.dataset["state"] = dirty ? "dirty" : open ? "open" : "closed";
+  doorReset.disabled = !dirty;
+}
+
+door.addEventListener("input", () => {
+  doorNote.textContent = "";
+  doorStatus();
+});
+
+doorReset.addEventListener("click", () => {
+  if (saved !== null) fillDoor(saved);
+  doorError.textContent = "";
+  doorNote.textContent = "";
+});
+
+/** confirmed asks, in a dialog, whether to close and drain the realm. */
+function confirmed(): Promise<boolean> {
+  return new Promise((resolve) => {
+    confirmClose.returnValue = "";
+    confirmClose.addEventListener("close", () => resolve(confirmClose.returnValue === "close"), { once: true });
+    confirmClose.showModal();
+  });
+}
+
+door.addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  doorError.textContent = "";
+  doorNote.textContent = "";
+  const f = formDoor();
+  if (f.cap === null) {
+    doorError.textContent = "The player cap must be a whole number, 0 or more.";
+    return;
+  }
+  const next: RealmSettings = { ...f, cap: f.cap };
+  const closing = saved !== null && saved.open && !next.open;
+  const mine = epoch;
+  const button = byId("door-save", HTMLButtonElement);
+  button.disabled = true;
+  void (async () => {
+    try {
+      if (closing && !(await confirmed())) {
+        doorNote.textContent = "Nothing changed: the realm stays open.";
+        return;
+      }
+      const now = await director.setRealm(next);
+      if (mine !== epoch) return;
+      fillDoor(now);
+      doorNote.textContent = `Saved at ${new Date().toLocaleTimeString()}${closing ? ": the realm is draining" : ""}.`;
+    } catch (e) {
+      if (mine !== epoch) return;
+      if (isAuthEnd(e)) toAuth(words(e));
+      else if (isForbidden(e)) toRefused(e);
+      else doorError.textContent = words(e);
+    } finally {
+      button.disabled = false;
+    }
+  })();
+});
+
+// ---- the live view ----
+
+function plural(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? "" : "s"}`;
+}
+
+/** showInfo shows the realm line and the knobs, and keeps an unchanged door form current. */
+function showInfo(i: RealmInfo): void {
+  realmLine.textContent = `${i.open ? "open" : "closed"} · ${i.players} playing of ${i.cap} · ${plural(i.live_areas, "live Area")} · ${plural(i.hosts, "host")}`;
+  rail.textContent = plural(i.knobs.process_rail, "host");
+  pool.textContent = String(i.knobs.pool_size);
+  maxLive.textContent = String(i.knobs.max_live_areas);
+  tickBudgetUs = i.knobs.tick_rate > 0 ? 1e6 / i.knobs.tick_rate : 0;
+  if (!dirty && saved !== null) {
+    const s = { open: i.open, cap: i.cap, new_players_welcome: i.new_players_welcome, message: i.message };
+    if (s.open !== saved.open || s.cap !== saved.cap || s.new_players_welcome !== saved.new_players_welcome || s.message !== saved.message) fillDoor(s);
+  }
+}
+
+function cell(text: string, cls = "", title = ""): HTMLTableCellElement {
+  const td = document.createElement("td");
+  td.textContent = text;
+  if (cls !== "") td.className = cls;
+  if (title !== "") td.title = title;
+  return td;
+}
+
+function row(data: Record<string, string>, ...cells: HTMLTableCellElement[]): HTMLTableRowElement {
+  const tr = document.createElement("tr");
+  for (const [k, v] of Object.entries(data)) tr.dataset[k] = v;
+  tr.append(...cells);
+  return tr;
+}
+
+function empty(cols: number, text: string): HTMLTableRowElement {
+  const td = cell(text, "muted");
+  td.colSpan = cols;
+  return row({}, td);
+}
+
+function renderHosts(hosts: HostStats[]): void {
+  hostsCount.textContent = `(${hosts.length})`;
+  if (hosts.length === 0) {
+    hostsBody.replaceChildren(empty(8, "No host is registered: the realm starts one at the first join."));
+    return;
+  }
+  hostsBody.replaceChildren(
+    ...hosts.map((h) => {
+      const late = h.beat_age_ms > LATE_BEAT_MS;
+      const slow = tickBudgetUs > 0 && h.tick_p99_us > tickBudgetUs;
+      return row(
+        { host: String(h.id), name: h.name },
+        cell(h.name, "", `host ${h.id}, pid ${h.pid}${h.spawned ? ", started by this director" : ", registered from elsewhere"}`),
+        cell(h.ws_url, "mono"),
+        cell(String(h.areas), "num"),
+        cell(String(h.active), "num"),
+        cell(String(h.peers), "num"),
+        cell(mib(h.rss_kib * 1024), "num"),
+        cell(micros(h.tick_p99_us), slow ? "num warn" : "num", slow ? `over the tick budget of ${micros(tickBudgetUs)}` : ""),
+        cell(`${(h.beat_age_ms / 1000).toFixed(1)} s ago`, late ? "num warn" : "num", late ? "the heartbeat is late" : ""),
+      );
+    }),
+  );
+}
+
+function renderAreas(areas: LiveArea[], hosts: HostStats[]): void {
+  const names = new Map(hosts.map((h) => [h.id, h.name]));
+  areasCount.textContent = `(${areas.length})`;
+  if (areas.length === 0) {
+    areasBody.replaceChildren(empty(6, "No Area is live: an Area goes live when a player joins it."));
+    return;
+  }
+  const sorted = [...areas].sort((a, b) => b.accounts.length - a.accounts.length || a.area - b.area);
+  areasBody.replaceChildren(
+    ...sorted.map((a) =>
+      row(
+        { area: String(a.area), players: String(a.accounts.length), closing: String(a.closing) },
+        cell(String(a.area), "num"),
+        cell(a.template),
+        cell(names.get(a.host) ?? `host ${a.host}`),
+        cell(String(a.epoch), "num"),
+        cell(String(a.accounts.length), "num", `${a.peers} connected peers`),
+        cell(a.closing ? "closing" : "live", a.closing ? "warn" : "good"),
+      ),
+    ),
+  );
+}
+
+// ---- accounts ----
+
+/** The last search, shown again after an act on one of its accounts. */
+let lastQuery = "";
+
+function renderAccounts(f: FoundAccounts): void {
+  foundCount.textContent = f.more ? `(the newest ${f.accounts.length} of more)` : `(${f.accounts.length})`;
+  if (f.accounts.length === 0) {
+    accountsBody.replaceChildren(empty(6, "No account matches."));
+    return;
+  }
+  accountsBody.replaceChildren(
+    ...f.accounts.map((a) => {
+      const end = document.createElement("button");
+      end.type = "button";
+      end.className = "danger small";
+      end.textContent = "End sessions";
+      end.dataset.account = String(a.id);
+      end.addEventListener("click", () => void endSessions(end, a.id, a.name));
+      const actions = cell("");
+      actions.append(end);
+      return row(
+        { account: String(a.id), name: a.name },
+        cell(String(a.id), "num"),
+        cell(a.admin ? `${a.name} (admin)` : a.name),
+        cell(a.email, "mono"),
+        cell(a.character === undefined ? "never joined" : `area ${a.character.area}`, a.character === undefined ? "muted" : ""),
+        cell(a.bound_in === 0 ? "not playing" : `area ${a.bound_in}`, a.bound_in === 0 ? "muted" : "good"),
+        actions,
+      );
+    }),
+  );
+}
+
+async function find(q: string): Promise<void> {
+  const mine = epoch;
+  lastQuery = q;
+  try {
+    const f = await director.findAccounts(q);
+    if (mine !== epoch) return;
+    accountsError.textContent = "";
+    renderAccounts(f);
+  } catch (e) {
+    if (mine !== epoch) return;
+    if (isAuthEnd(e)) return toAuth(words(e));
+    accountsError.textContent = words(e);
+  }
+}
+
+/** endSessions asks first (the button's first click), then ends the account's sessions and shows the search again. */
+async function endSessions(btn: HTMLButtonElement, account: number, name: string): Promise<void> {
+  if (btn.dataset.armed !== "true") {
+    btn.dataset.armed = "true";
+    btn.textContent = `Really end ${name}'s sessions?`;
+    return;
+  }
+  btn.disabled = true;
+  try {
+    const n = await director.endSessions(account);
+    accountsError.textContent = "";
+    membershipNote.textContent = `${name}: ${plural(n, "session")} ended, and its play.`;
+  } catch (e) {
+    if (isAuthEnd(e)) return toAuth(words(e));
+    accountsError.textContent = `${words(e)} Nothing changed.`;
+  }
+  await find(lastQuery);
+}
+
+findForm.addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  void find(field(findForm, "q"));
+});
+
+/** membership gives (or, with take, takes) the membership the form names. */
+async function membership(take: boolean): Promise<void> {
+  const account = Number(field(membershipForm, "account"));
+  const area = Number(field(membershipForm, "area"));
+  const role = (membershipForm.elements.namedItem("role") as HTMLSelectElement).value === "builder" ? "builder" : "member";
+  if (!Number.isInteger(account) || account < 1 || !Number.isInteger(area) || area < 1) {
+    membershipNote.textContent = "Name an account and an Area by their ids.";
+    return;
+  }
+  try {
+    if (take) await director.takeMembership(area, account);
+    else await director.giveMembership(area, account, role);
+    membershipNote.textContent = take ? `Account ${account} is no longer a member of area ${area}.` : `Account ${account} is a ${role} of area ${area}.`;
+  } catch (e) {
+    if (isAuthEnd(e)) return toAuth(words(e));
+    membershipNote.textContent = `${words(e)} Nothing changed.`;
+  }
+  if (lastQuery !== "" || accountsBody.rows.length > 0) await find(lastQuery);
+}
+
+membershipForm.addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  void membership(false);
+});
+takeBtn.addEventListener("click", () => void membership(true));
+
+// ---- the API explorer ----
+
+let doc: Doc | null = null;
+let ops: Op[] = [];
+
+/** loadExplorer reads the director's OpenAPI document once, when the explorer is first opened. */
+async function loadExplorer(): Promise<void> {
+  if (doc !== null) return;
+  try {
+    const resp = await fetch("/v1/openapi.json");
+    if (!resp.ok) throw new Error(`GET /v1/openapi.json answered ${resp.status}`);
+    doc = (await resp.json()) as Doc;
+    ops = operations(doc);
+    opSelect.replaceChildren(
+      ...ops.map((o, i) => {
+        const opt = document.createElement("option");
+        opt.value = String(i);
+        opt.textContent = `${o.method} ${o.path}${o.op.summary !== undefined ? ` — ${o.op.summary}` : ""}`;
+        opt.dataset["route"] = `${o.method} ${o.path}`;
+        return opt;
+      }),
+    );
+    explorerError.textContent = "";
+    showOp();
+  } catch (e) {
+    doc = null;
+    explorerError.textContent = e instanceof Error ? e.message : String(e);
+  }
+}
+
+/** showOp shows the chosen operation's words and its form: a field per parameter, the body to start from. */
+function showOp(): void {
+  const o = ops[Number(opSelect.value)];
+  if (o === undefined || doc === null) return;
+  opText.textContent = o.op.description ?? o.op.summary ?? "";
+  opParams.replaceChildren(
+    ...o.params
+      .filter((p) => p.in === "path" || p.in === "query")
+      .map((p) => {
+        const label = document.createElement("label");
+        label.textContent = `${p.name}${p.in === "path" || p.required === true ? "" : " (optional)"} `;
+        label.title = p.description ?? "";
+        const input = document.createElement("input");
+        input.name = p.name;
+        input.dataset["in"] = p.in;
+        label.append(input);
+        return label;
+      }),
+  );
+  opBodyLabel.hidden = o.body === null;
+  (opForm.elements.namedItem("body") as HTMLTextAreaElement).value = skeleton(doc, o.body);
+  opSend.dataset["armed"] = "";
+  opSend.textContent = "Send";
+  opStatus.textContent = "";
+  opStatus.dataset["status"] = "";
+  opAnswer.textContent = "";
+}
+
+/** sendOp sends the chosen operation with the form's values; one that changes the realm asks first. */
+async function sendOp(): Promise<void> {
+  const o = ops[Number(opSelect.value)];
+  if (o === undefined) return;
+  let url: string;
+  try {
+    const values: Record<string, string> = {};
+    opParams.querySelectorAll("input").forEach((input) => (values[input.name] = input.value));
+    url = target(o, values);
+  } catch (e) {
+    opStatus.textContent = e instanceof Error ? e.message : String(e);
+    return;
+  }
+  if (o.method !== "GET" && opSend.dataset["armed"] !== "true") {
+    opSend.dataset["armed"] = "true";
+    opSend.textContent = `Send: this ${o.method} changes the realm`;
+    return;
+  }
+  opSend.dataset["armed"] = "";
+  opSend.textContent = "Send";
+  opSend.disabled = true;
+  opStatus.textContent = `${o.method} ${url}: sending`;
+  opStatus.dataset["status"] = "";
+  opAnswer.textContent = "";
+  try {
+    const body = o.body === null ? "" : (opForm.elements.namedItem("body") as HTMLTextAreaElement).value;
+    const a = await send(o.method, url, sessionStorage.getItem(TOKEN_KEY) ?? "", body);
+    opStatus.textContent = `${o.method} ${url}: ${a.status}`;
+    opStatus.dataset["status"] = String(a.status);
+    opAnswer.textContent = a.text;
+  } catch (e) {
+    opStatus.textContent = e instanceof Error ? e.message : String(e);
+  } finally {
+    opSend.disabled = false;
+  }
+}
+
+explorer.addEventListener("toggle", () => {
+  if (explorer.open) void loadExplorer();
+});
+opSelect.addEventListener("change", showOp);
+opForm.addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  void sendOp();
+});
+
+/** AUDIT_SHOWN is how many of the newest changes the console lists. */
+const AUDIT_SHOWN = 20;
+
+function renderAudit(a: Changes): void {
+  auditCount.textContent = a.more ? `(the newest ${a.changes.length})` : `(${a.changes.length})`;
+  if (a.changes.length === 0) {
+    auditBody.replaceChildren(empty(4, "No change has been made from the console or the API yet."));
+    return;
+  }
+  auditBody.replaceChildren(
+    ...a.changes.map((c) =>
+      row(
+        { change: String(c.id), action: c.action },
+        cell(new Date(c.at).toLocaleString(), "", c.at),
+        cell(c.actor_name !== "" ? c.actor_name : `account ${c.actor}`, "", `account ${c.actor}`),
+        cell(`${c.action} (${c.target})`),
+        cell(c.detail),
+      ),
+    ),
+  );
+}
+
+function startLive(): void {
+  stopLive();
+  if (document.visibilityState !== "visible" || consoleEl.hidden) return;
+  void refresh(epoch);
+}
+
+/** refresh asks for the live view (and the charts when due), then schedules the next refresh of the same epoch. */
+async function refresh(mine: number): Promise<void> {
+  try {
+    const chartsDue = performance.now() - chartsAt >= Math.max(everyS * 1000, LIVE_MS);
+    const [hosts, areas, info, samples, changes] = await Promise.all([
+      director.hosts(),
+      director.liveAreas(),
+      director.info(),
+      chartsDue ? director.samples(since) : Promise.resolve(null),
+      director.audit(0, AUDIT_SHOWN),
+    ]);
+    if (mine !== epoch) return;
+    liveError.textContent = "";
+    renderHosts(hosts);
+    renderAreas(areas, hosts);
+    renderAudit(changes);
+    showInfo(info);
+    liveAge.textContent = `as of ${new Date().toLocaleTimeString()}`;
+    if (samples !== null) {
+      chartsAt = performance.now();
+      renderCharts(samples);
+    }
+  } catch (e) {
+    if (mine !== epoch) return;
+    if (isAuthEnd(e)) return toAuth(words(e));
+    if (isForbidden(e)) return toRefused(e);
+    liveError.textContent = words(e);
+  }
+  if (mine !== epoch || consoleEl.hidden || document.visibilityState !== "visible") return;
+  window.clearTimeout(liveTimer);
+  liveTimer = window.setTimeout(() => void refresh(mine), LIVE_MS);
+}
+
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "visible") startLive();
+  else stopLive();
+});
+
+// ---- the charts ----
+
+const charts: Chart[] = [
+  { key: "players", title: "Players", unit: "", lines: [{ name: "players", value: (s) => s.players }], format: (v) => String(Math.round(v)) },
+  {
+    key: "areas",
+    title: "Areas",
+    unit: "",
+    lines: [
+      { name: "live", value: (s) => s.live_areas },
+      { name: "frozen", value: (s) => s.frozen_areas },
+    ],
+    format: (v) => String(Math.round(v)),
+  },
+  { key: "hosts", title: "Hosts", unit: "", lines: [{ name: "hosts", value: (s) => s.hosts }], format: (v) => String(Math.round(v)) },
+  { key: "cpu", title: "Director CPU", unit: "cores", lines: [{ name: "cpu", value: (s) => s.cpu }], format: (v) => v.toFixed(2) },
+  { key: "rss", title: "Director RSS", unit: "", lines: [{ name: "rss", value: (s) => s.rss_bytes }], format: mib, round: 1 << 20 },
+  { key: "tick", title: "Worst tick p99", unit: "", lines: [{ name: "p99", value: (s) => s.worst_tick_p99_us }], format: micros },
+];
+
+let lastSamples: Samples | null = null;
+
+function renderCharts(s: Samples): void {
+  lastSamples = s;
+  everyS = s.every_s;
+  const n = s.samples.length;
+  const span = since === 3600 ? "hour" : since === 86400 ? "day" : "week";
+  chartsNote.textContent =
+    n === 0
+      ? `No samples in the last ${span} yet: the director writes one every ${s.every_s} s.`
+      : `${n} samples over the last ${span}, one every ${s.every_s} s; a gap is time the director wrote none.`;
+  chartGrid.replaceChildren(...charts.map((c) => drawChart(c, s, since, Date.now())));
+}
+
+const rangeButtons = Array.from(range.querySelectorAll<HTMLButtonElement>("button[data-since]"));
+for (const b of rangeButtons) {
+  b.addEventListener("click", () => {
+    since = Number(b.dataset["since"]);
+    for (const o of rangeButtons) o.setAttribute("aria-checked", String(o === b));
+    chartsError.textContent = "";
+    const mine = epoch;
+    director
+      .samples(since)
+      .then((s) => {
+        if (mine !== epoch) return;
+        chartsAt = performance.now();
+        renderCharts(s);
+      })
+      .catch((e: unknown) => {
+        if (mine === epoch) chartsError.textContent = words(e);
+      });
+  });
+}
+
+window.addEventListener("resize", () => {
+  if (lastSamples !== null && !consoleEl.hidden) renderCharts(lastSamples);
+});
+
+// ---- log in, log out ----
+
+loginForm.addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  authError.textContent = "";
+  const button = loginForm.querySelector("button");
+  if (button !== null) button.disabled = true;
+  const email = field(loginForm, "email");
+  const password = field(loginForm, "password");
+  director
+    .login(email, password)
+    .then(() => {
+      const token = director.token;
+      forget();
+      director.token = token;
+      if (token !== null) sessionStorage.setItem(TOKEN_KEY, token);
+      return toConsole();
+    })
+    .catch((e: unknown) => (authError.textContent = words(e)))
+    .finally(() => {
+      if (button !== null) button.disabled = false;
+    });
+});
+
+function logOut(): void {
+  stopLive();
+  epoch++;
+  void director.logout().finally(() => toAuth());
+}
+
+logoutBtn.addEventListener("click", logOut);
+refusedLogout.addEventListener("click", logOut);
+
+if (director.token === null) toAuth();
+else void toConsole();
