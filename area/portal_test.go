@@ -258,8 +258,14 @@ func TestLeaveWaitsForTheCrossing(t *testing.T) {
 		}
 	}
 	// The bucket refills at the intent rate: a leave refused RATE_LIMITED
-	// is sent again, until one is taken.
-	c.send(&wire.Leave{})
+	// is sent again, until one is taken. The flood's own answers may still
+	// be on their way, and a leave of the flood that the server reads after
+	// the refusal, with a token refilled, is the one taken: its left{} and
+	// the close can come while this sends again, so a send that finds the
+	// connection closed ends the sending, not the test; left{} must still
+	// arrive before the close.
+	leave, _ := wire.Encode(&wire.Leave{})
+	open := c.c.WriteMessage(leave) == nil
 	for left := false; !left; {
 		switch m := c.next(5 * time.Second).(type) {
 		case *wire.Left:
@@ -268,9 +274,9 @@ func TestLeaveWaitsForTheCrossing(t *testing.T) {
 			if m.Code != wire.CodeRateLimited && m.Code != wire.CodePortalInProgress {
 				t.Fatalf("a leave after the crossing: %+v; want left", m)
 			}
-			if m.Code == wire.CodeRateLimited {
+			if m.Code == wire.CodeRateLimited && open {
 				time.Sleep(100 * time.Millisecond)
-				c.send(&wire.Leave{})
+				open = c.c.WriteMessage(leave) == nil
 			}
 		}
 	}
