@@ -262,7 +262,14 @@ func (p *crashPlayer) enter(ctx context.Context) (*gate.ClientConn, error) {
 	if !p.inFlight && area != p.belief {
 		return nil, fmt.Errorf("INVARIANT: account %d was told area %d but the store says %d with no crossing in flight (last outcome: %s)", p.acct, p.belief, area, p.last)
 	}
-	p.belief, p.inFlight = area, false
+	// A crossing whose outcome the player never saw stays in flight: the
+	// store's answer is where the character is now, not where it ends up.
+	// A crossing that timed out (portal_blocked) is settling: its host
+	// keeps asking the director, and the move can still commit, minutes
+	// later, moving the body this join binds (portal_moved then comes on
+	// the new session, or is lost with it in the next kill). Only an
+	// outcome seen ends it.
+	p.belief = area
 	p.told.Store(area)
 	j, err := p.c.Join(ctx, area)
 	if err != nil {
