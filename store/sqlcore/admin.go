@@ -69,7 +69,7 @@ func (c *Core) GiveMembership(ctx context.Context, area store.AreaID, account st
 	if err := checkChange(ch); err != nil {
 		return fail(err)
 	}
-	err := c.tx(ctx, func(q Querier) error {
+	give := func(q Querier) error {
 		was, err := c.roleIn(ctx, q, area, account)
 		switch {
 		case errors.Is(err, store.ErrNotMember):
@@ -87,7 +87,15 @@ func (c *Core) GiveMembership(ctx context.Context, area store.AreaID, account st
 			}
 		}
 		return c.recordChange(ctx, q, ch)
-	})
+	}
+	err := c.tx(ctx, give)
+	if errors.Is(c.mapErr(err), store.ErrDuplicate) {
+		// Another give of the same membership inserted the row between this
+		// one's read and its insert: given again, this one finds the member
+		// and sets the role (the later give's role stands; both are
+		// recorded), as two gives one after the other do.
+		err = c.tx(ctx, give)
+	}
 	if err != nil {
 		return fail(c.mapErr(err))
 	}

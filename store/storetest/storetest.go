@@ -1276,4 +1276,31 @@ func testAdminActs(t *testing.T, s store.Store) {
 		t.Errorf("%d changes recorded; want 4 (logout, give, give, take): a refused act records nothing", n)
 	}
 	wantErr(t, "unrecorded act", s.TakeMembership(ctx, area.ID, ann.ID, store.Change{}), store.ErrInvalid)
+
+	// Gives of one membership at once (two admins, a retried request) all
+	// succeed, as they would one after the other: none is refused by the
+	// race for the member's row. Several rounds, each for a new account:
+	// the first may run its gives one by one while the pool dials.
+	const rounds, gives = 4, 8
+	for i := range rounds {
+		who := mkAccount(t, s, fmt.Sprintf("racer%d@find.test", i))
+		errs := make(chan error, gives)
+		var wg sync.WaitGroup
+		for range gives {
+			wg.Go(func() { errs <- s.GiveMembership(ctx, area.ID, who.ID, store.RoleMember, change("member.give")) })
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Errorf("a give racing others: %v", err)
+			}
+		}
+		if r, err := s.MemberRole(ctx, area.ID, who.ID); err != nil || r != store.RoleMember {
+			t.Errorf("role after racing gives: %q, %v", r, err)
+		}
+	}
+	if n := changes(); n != 4+rounds*gives {
+		t.Errorf("%d changes recorded after %d racing gives; want %d", n, rounds*gives, 4+rounds*gives)
+	}
 }
