@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/director/apijson"
+	"github.com/leyworks/ley/director/registry"
 	"github.com/leyworks/ley/store"
 )
 
@@ -153,6 +154,15 @@ func (d *Director) giveMembership(w http.ResponseWriter, r *http.Request, acct s
 // (admins): the account is no longer a member of the Area; a body of it
 // there leaves now (its session taken over, its state saved), and its
 // next join of the Area is refused.
+//
+// The body leaves first, under the account's lock, and the membership
+// goes after, under the same lock: no join can come between (a join
+// takes the lock, and then reads the membership gone), and a body that
+// cannot leave now (it is crossing a portal, or its host is out of touch)
+// refuses the whole act, IN_ANOTHER_AREA with when to ask again, with
+// nothing changed: a membership taken while its body stayed would leave
+// a non-member playing in the Area (a crossing refused brings the body
+// back).
 func (d *Director) takeMembership(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
 	if !acct.Admin {
 		return 0, nil, errForbidden
@@ -161,15 +171,22 @@ func (d *Director) takeMembership(w http.ResponseWriter, r *http.Request, acct s
 	if e != nil {
 		return 0, nil, e
 	}
+	unlock := d.transfers.Lock(target.ID)
+	defer unlock()
+	was, err := d.store.MemberRole(r.Context(), area.ID, target.ID)
+	switch {
+	case err != nil:
+		return 0, nil, membershipErr(err)
+	case was == store.RoleOwner:
+		return 0, nil, errOwnerStays
+	}
+	if err := d.registry.EvictFrom(r.Context(), target.ID, area.ID); err != nil {
+		return 0, nil, bodyBusy(err)
+	}
 	ch := store.Change{At: time.Now(), Actor: acct.ID, Action: "member.take", Target: areaWords(area),
 		Detail: accountWords(target) + ": no longer a member"}
 	if err := d.store.TakeMembership(r.Context(), area.ID, target.ID, ch); err != nil {
 		return 0, nil, membershipErr(err)
-	}
-	unlock := d.transfers.Lock(target.ID)
-	defer unlock()
-	if err := d.registry.EvictFrom(r.Context(), target.ID, area.ID); err != nil {
-		d.log.Warn("membership taken: the account's body did not leave the area", "account", target.ID, "area", area.ID, "err", err)
 	}
 	return http.StatusNoContent, nil, nil
 }
@@ -198,6 +215,23 @@ func (d *Director) membershipTarget(r *http.Request) (store.Area, store.Account,
 		return store.Area{}, store.Account{}, storeErr(err)
 	}
 	return area, target, nil
+}
+
+// bodyBusy answers an act on an account whose body could not leave its
+// Area (crossing a portal, its host out of touch, its last state not
+// saved yet): nothing changed, ask again after Retry-After.
+func bodyBusy(err error) *apiError {
+	if errors.Is(err, store.ErrUnavailable) {
+		return withCause(errUnavailable, err)
+	}
+	e := &apiError{Status: http.StatusConflict, Code: "BODY_BUSY",
+		Message: "the account's body cannot leave the area right now (it is crossing a portal, or its area's host is out of touch); try again in a moment",
+		retry:   time.Second}
+	var re *registry.RetryError
+	if errors.As(err, &re) {
+		e.retry = max(re.Retry, time.Second)
+	}
+	return withCause(e, err)
 }
 
 func membershipErr(err error) *apiError {

@@ -3,8 +3,11 @@ package director
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
+	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/wire"
 )
 
@@ -118,5 +121,67 @@ func TestAdminActs(t *testing.T) {
 	}
 	if tg, want := changes[3].Target, fmt.Sprintf("area %d (Commons)", village.ID); tg != want {
 		t.Errorf("the first give's target reads %q; want %q", tg, want)
+	}
+}
+
+// TestTakingMembershipWaitsForACrossing: an admin takes the membership of
+// an account whose body is crossing a portal (its host answers the
+// eviction busy). The act is refused BODY_BUSY, with when to ask
+// again, and nothing changed: the account is still a member. Taken once
+// the body can leave, it is gone, body first. (Before, the membership
+// went first and the busy body stayed: a crossing refused brought it back
+// into an Area it was no longer a member of.)
+func TestTakingMembershipWaitsForACrossing(t *testing.T) {
+	r := fakeHostRealm(t, nil)
+	ctx := context.Background()
+	f := dialFakeHost(t, r, "fake")
+	admin, adminAcct := r.player("warden")
+	r.admin(adminAcct)
+	village, err := admin.CreateArea(ctx, "Commons", "village", 32, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pia, piaAcct := r.player("piatrix")
+	if err := admin.GiveMembership(ctx, village.ID, piaAcct.ID, "member"); err != nil {
+		t.Fatal(err)
+	}
+	f.serveJoin(pia, village.ID)
+
+	evict := func(answer func(*control.Evict) *control.Evicted) error {
+		taken := make(chan error, 1)
+		go func() { taken <- admin.TakeMembership(ctx, village.ID, piaAcct.ID) }()
+		ev := f.await("evict", func(m control.Message) bool {
+			e, ok := m.(*control.Evict)
+			return ok && e.Account == piaAcct.ID
+		}).(*control.Evict)
+		f.send(answer(ev))
+		return <-taken
+	}
+	isMember := func() bool {
+		t.Helper()
+		ms, err := admin.Members(ctx, village.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(ms, func(m dirclient.Member) bool { return m.Account == piaAcct.ID })
+	}
+
+	err = evict(func(e *control.Evict) *control.Evicted {
+		return &control.Evicted{Area: e.Area, Account: e.Account, Busy: true}
+	})
+	if e := refusalOf(t, err); e.Code != "BODY_BUSY" || e.RetryAfter <= 0 {
+		t.Fatalf("taking the membership of a crossing body: %+v; want BODY_BUSY with a Retry-After", e)
+	}
+	if !isMember() {
+		t.Fatal("the refused take changed the membership")
+	}
+	err = evict(func(e *control.Evict) *control.Evicted {
+		return &control.Evicted{Area: e.Area, Account: e.Account, Absent: true}
+	})
+	if err != nil {
+		t.Fatalf("taking it once the body could leave: %v", err)
+	}
+	if isMember() {
+		t.Fatal("still a member after the take")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/leyworks/ley/director/apijson"
@@ -19,10 +20,13 @@ import (
 // (and error_id, for an internal error: the id the director logged its
 // cause under).
 type Error struct {
-	Status  int
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	ErrorID string `json:"error_id,omitempty"`
+	Status int
+	// RetryAfter is the answer's Retry-After (whole seconds), or 0 when
+	// it has none: when a refusal that is only for now can be asked again.
+	RetryAfter time.Duration `json:"-"`
+	Code       string        `json:"code"`
+	Message    string        `json:"message"`
+	ErrorID    string        `json:"error_id,omitempty"`
 }
 
 func (e *Error) Error() string {
@@ -75,6 +79,9 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 	}
 	if resp.StatusCode/100 != 2 {
 		e := &Error{Status: resp.StatusCode}
+		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+			e.RetryAfter = time.Duration(secs) * time.Second
+		}
 		if json.Unmarshal(data, e) != nil || e.Code == "" {
 			e.Code, e.Message = "HTTP", string(data)
 		}
