@@ -477,6 +477,20 @@ func TestLateAreaReadyIsClosed(t *testing.T) {
 	if cl.Area != home.ID || cl.Epoch != spawn.Epoch {
 		t.Fatalf("close_area %+v; want area %d at epoch %d", cl, home.ID, spawn.Epoch)
 	}
+	// The closed incarnation's last words are the answer asked for, not
+	// refused messages; an area_closed for an incarnation the director
+	// never asked to close still is one.
+	f.send(&control.Presence{Area: home.ID})
+	f.send(&control.AreaClosed{Area: home.ID, Epoch: spawn.Epoch})
+	f.send(&control.AreaClosed{Area: home.ID, Epoch: spawn.Epoch}) // said twice: the second is not asked for
+	f.send(&control.Heartbeat{UnixMS: 4242})                       // its ack comes after the messages above were handled
+	f.await("heartbeat_ack", func(m control.Message) bool { a, ok := m.(*control.HeartbeatAck); return ok && a.SentMS == 4242 })
+	if n := r.metric(refusedSeries("area_closed", registry.RefuseNotLive)); n != 1 {
+		t.Errorf("%v area_closed refused; want 1, the one not asked for", n)
+	}
+	if n := r.metric(refusedSeries("presence", registry.RefuseNotLive)); n != 0 {
+		t.Errorf("the late incarnation's presence counted as %v refusals; want none", n)
+	}
 }
 
 // TestSnapshotBudget (issue 29, N15): a host's snapshots past its byte

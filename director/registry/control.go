@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/net/control"
-	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/store"
 )
 
@@ -619,7 +618,7 @@ func (r *Registry) handle(ctx context.Context, h *Host, msg control.Message) {
 				// up on (its answer came too late): closed, or it would hold
 				// a place on the host that no one counts. Never the one the
 				// registry has live there (an area_ready said twice).
-				r.SendSoon(h, &control.CloseArea{Area: m.Area, Epoch: m.Epoch, Reason: uint16(wire.CodeAreaClosing)})
+				r.closeLate(h, m.Area, m.Epoch)
 			}
 		}
 	case *control.GrantAck:

@@ -10,6 +10,7 @@ import (
 	"github.com/leyworks/ley/director/spawner"
 	"github.com/leyworks/ley/internal/machine"
 	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/store"
 )
 
@@ -45,12 +46,69 @@ type Host struct {
 	lastBeat time.Time // the last heartbeat's arrival (its figures: beat)
 	beat     control.Heartbeat
 	areas    map[store.AreaID]*Live
+	// closingLate holds the incarnations the host was asked to close
+	// because their area_ready came after the registry gave up on them
+	// (at most maxClosingLate): their last words (a final snapshot, the
+	// area_closed) are the answer asked for, not refused messages.
+	closingLate map[incarnation]struct{}
 
 	// Correlated answers (control.Calls: safe for concurrent use).
 	ready       control.Calls[store.AreaID, *control.AreaReady]
 	grants      control.Calls[string, *control.GrantAck]
 	inspections control.Calls[uint64, *control.Inspection]
 	evictions   control.Calls[evictKey, *control.Evicted]
+}
+
+// incarnation names one incarnation of an Area.
+type incarnation struct {
+	area  uint32
+	epoch uint64
+}
+
+// maxClosingLate bounds Host.closingLate: a host that makes more late
+// incarnations live than this, unanswered, has its later ones' last
+// words counted as refusals.
+const maxClosingLate = 64
+
+// closeLate asks h to close the incarnation (area, epoch) that the
+// registry gave up on, and expects its last words.
+func (r *Registry) closeLate(h *Host, area uint32, epoch uint64) {
+	r.mu.Lock()
+	if h.closingLate == nil {
+		h.closingLate = map[incarnation]struct{}{}
+	}
+	if len(h.closingLate) < maxClosingLate {
+		h.closingLate[incarnation{area, epoch}] = struct{}{}
+	}
+	r.mu.Unlock()
+	r.SendSoon(h, &control.CloseArea{Area: area, Epoch: epoch, Reason: uint16(wire.CodeAreaClosing)})
+}
+
+// closingLateLocked reports whether h was asked to close an incarnation
+// of area the registry never ran: at epoch, or at any epoch when epoch
+// is 0 (a presence names none); done forgets it (its area_closed came).
+// r.mu held.
+func (r *Registry) closingLateLocked(h *Host, area uint32, epoch uint64, done bool) bool {
+	if epoch != 0 {
+		_, ok := h.closingLate[incarnation{area, epoch}]
+		if ok && done {
+			delete(h.closingLate, incarnation{area, epoch})
+		}
+		return ok
+	}
+	for inc := range h.closingLate {
+		if inc.area == area {
+			return true
+		}
+	}
+	return false
+}
+
+// closingLate is closingLateLocked, taking r.mu.
+func (r *Registry) closingLate(h *Host, area uint32, epoch uint64, done bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closingLateLocked(h, area, epoch, done)
 }
 
 // Gone is closed once the host is unregistered.

@@ -359,8 +359,11 @@ func (r *Registry) presence(h *Host, m *control.Presence) {
 	r.mu.Lock()
 	l, reason := r.ownedLocked(h, m.Area, 0, false)
 	if l == nil {
+		late := r.closingLateLocked(h, m.Area, 0, false)
 		r.mu.Unlock()
-		r.refuseHost(h, m.Type(), reason, m.Area)
+		if !late { // a late incarnation's presence, before its close: nothing to record
+			r.refuseHost(h, m.Type(), reason, m.Area)
+		}
 		return
 	}
 	unknown := 0
@@ -422,7 +425,12 @@ func (r *Registry) areaClosed(ctx context.Context, h *Host, m *control.AreaClose
 		delete(r.areas, id)
 		r.notify()
 	}
+	late := reason != "" && m.Epoch != 0 && r.closingLateLocked(h, m.Area, m.Epoch, true)
 	r.mu.Unlock()
+	if late {
+		r.log.Info("a late incarnation closed, as asked", "area", m.Area, "host", h.ID, "epoch", m.Epoch)
+		return
+	}
 	if reason != "" {
 		r.refuseHost(h, m.Type(), reason, m.Area, "epoch", m.Epoch, "failed", m.Failed)
 		return
