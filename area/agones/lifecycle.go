@@ -95,7 +95,7 @@ type Lifecycle struct {
 	wake chan struct{} // capacity 1: a new status or Shutdown is waiting
 	done chan struct{} // closed by Shutdown: Run returns
 
-	mu       sync.Mutex // guards want, reported, shutting
+	mu       sync.Mutex // guards want, reported, shutting; taken inside ops, never around it
 	want     status
 	reported bool // SetStatus has been called
 	shutting bool
@@ -196,16 +196,16 @@ func (l *Lifecycle) SetStatus(areas, players int) {
 }
 
 // apply brings the GameServer in line with the latest reported status.
+// It reads the status once it holds ops, so that what it applies is the
+// latest when it gets to act (a status changed and changed back while
+// another call held ops is no change).
 func (l *Lifecycle) apply(ctx context.Context) {
+	l.ops.Lock()
+	defer l.ops.Unlock()
 	l.mu.Lock()
 	want, reported := l.want, l.reported
 	l.mu.Unlock()
-	if !reported {
-		return
-	}
-	l.ops.Lock()
-	defer l.ops.Unlock()
-	if l.shut {
+	if !reported || l.shut {
 		return
 	}
 	switch {

@@ -127,8 +127,14 @@ func TestLifecycleStatus(t *testing.T) {
 		expect("players only", label("ley-players", "5"))
 		l.SetStatus(2, 5)
 		expect("areas only", label("ley-areas", "2"))
+		// Changed and changed back before Run gets to apply the first (it
+		// waits while another call holds ops, as a slow sidecar call does):
+		// nothing changed. Without holding ops, Run may apply the first
+		// before the second is set (it runs beside this goroutine).
+		l.ops.Lock()
 		l.SetStatus(3, 6)
-		l.SetStatus(2, 5) // back before Run applied the first: nothing changed
+		l.SetStatus(2, 5)
+		l.ops.Unlock()
 		expect("change and change back")
 
 		l.SetStatus(0, 0)
