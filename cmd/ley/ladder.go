@@ -20,6 +20,7 @@ func newLadderCmd() *cobra.Command {
 		pattern      string
 		flagsCfg     = def
 		rungs        []int
+		pin          string
 	)
 	cmd := &cobra.Command{
 		Use:   "ladder",
@@ -29,9 +30,12 @@ directory) or targets a running one (--director), raises its player cap,
 and runs the load driver on rungs of Areas x players, holding each for a
 measured steady phase. It stops at the first rung that breaks the SLO
 (median snapshot gap over 105 ms, p99 over 150 ms, more than 1% stutters,
-an unanswered intent, a player that could not connect, or errors) and
-writes <out>/<name>.md, .json and -gap/-cpu/-rss.svg charts.
---quick (2 and 4 Areas x 5 players, 5 s holds) finishes in well under 45 s.`,
+an intent round trip p99 over 200 ms, an unanswered intent, a player that
+could not connect, or errors) and writes <out>/<name>.md, .json and
+-gap/-cpu/-rss.svg charts.
+--quick (2 and 4 Areas x 5 players, 5 s holds) finishes in well under 45 s.
+--pin 0:1 runs the realm it starts on CPU 0 and the load driver on CPU 1
+(taskset lists: 0-1:2-3), so that a rung measures players per core.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := flagsCfg
 			if quick {
@@ -61,6 +65,13 @@ writes <out>/<name>.md, .json and -gap/-cpu/-rss.svg charts.
 				if cfg.PerArea == 1 {
 					name = "ladder-homes"
 				}
+			}
+			if pin != "" {
+				p, err := ladder.ParsePin(pin)
+				if err != nil {
+					return err
+				}
+				cfg.Pin = p
 			}
 			cfg.Rungs = rungs
 			cfg.Pattern = load.Pattern(pattern)
@@ -108,6 +119,7 @@ writes <out>/<name>.md, .json and -gap/-cpu/-rss.svg charts.
 	f.DurationVar(&flagsCfg.Hold, "hold", def.Hold, "each rung's measured steady phase")
 	f.IntVar(&flagsCfg.MaxHosts, "max-hosts", def.MaxHosts, "area host processes the started realm may spawn")
 	f.IntVar(&flagsCfg.PoolSize, "pool-size", def.PoolSize, "Areas per area host of the started realm (0: the director sizes pools by capacity)")
+	f.StringVar(&pin, "pin", "", "REALM:DRIVER CPU lists (e.g. 0:1): the started realm (director and hosts) on the first, the load driver on the second (with --director, the driver only)")
 	f.StringVar(&outDir, "out", "bench", "directory of the report and charts")
 	f.StringVar(&name, "name", "", "file name stem of the report and charts (default ladder-quick, ladder-homes for 1 per Area, else ladder-village)")
 	return cmd

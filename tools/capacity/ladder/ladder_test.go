@@ -3,8 +3,10 @@ package ladder_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -18,9 +20,22 @@ func TestQuickLadderWritesReport(t *testing.T) {
 	cfg := ladder.QuickConfig()
 	cfg.Binary = realmtest.Binary(t)
 	cfg.Command = "go test ./tools/capacity/ladder"
+	// Pinned where there are two CPUs to pin to (the realm on one, the
+	// driver, this test, on the other), as players per core is measured.
+	pinned := runtime.NumCPU() >= 2
+	if pinned {
+		pin, err := ladder.ParsePin("0:1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Pin = pin
+	}
 	rep, err := ladder.Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+	if pinned && rep.Pin != "0:1" {
+		t.Errorf("the report's pin: %q; want 0:1, the realm on CPU 0, the driver on CPU 1", rep.Pin)
 	}
 	if len(rep.Rungs) == 0 {
 		t.Fatal("no rungs climbed")
@@ -69,6 +84,20 @@ func TestQuickLadderWritesReport(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(dir, "ladder-quick.md"))
 	if !strings.Contains(string(md), "| Areas |") || !strings.Contains(string(md), "ladder-quick-gap.svg") {
 		t.Errorf("report Markdown lacks its table or charts:\n%s", md)
+	}
+}
+
+func TestParsePin(t *testing.T) {
+	for in, want := range map[string]string{"0:1": "0:1", "0-2:3": "0,1,2:3", "2,0:1": "0,2:1", "0:1-3": "0:1,2,3"} {
+		p, err := ladder.ParsePin(in)
+		if err != nil || p.String() != want {
+			t.Errorf("ParsePin(%q) = %v, %v; want %s", in, p, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0", "0:0", "0-1:1", "a:1", "0:", "2-1:3", "-1:2"} {
+		if _, err := ladder.ParsePin(bad); !errors.Is(err, ladder.ErrConfig) {
+			t.Errorf("ParsePin(%q): %v; want an ErrConfig", bad, err)
+		}
 	}
 }
 

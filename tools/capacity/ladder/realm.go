@@ -111,6 +111,18 @@ func startRealm(ctx context.Context, cfg Config) (*realm, error) {
 		cmd.Args = append(cmd.Args, "--content", abs)
 	}
 	cmd.Args = append(cmd.Args, cfg.RealmArgs...)
+	if cfg.Pin != nil {
+		// taskset sets the mask before ley starts, so that every host the
+		// director spawns inherits it: none can start before it is set.
+		ts, err := exec.LookPath("taskset")
+		if err != nil {
+			logf.Close()
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("ladder: pinning the realm needs taskset (util-linux): %w", err)
+		}
+		cmd.Args = append([]string{ts, "-c", cpuList(cfg.Pin.Realm)}, cmd.Args...)
+		cmd.Path = ts
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// A password never on a command line (ley refuses it there).
 	cmd.Env = append(cleanEnv(), "LEY_DEMO_PASSWORD="+cfg.AdminPassword)

@@ -54,8 +54,16 @@ func (r *Report) markdown(name string) string {
 	fmt.Fprintf(&b, "Command: `%s`\n\n", r.Command)
 	fmt.Fprintf(&b, "Run %s on %s, %.0f s in all; each rung: %.0f s ramp, %.0f s measured hold. Director %s.\n\n",
 		r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Machine, r.WallS, r.RampS, r.HoldS, r.Director)
-	fmt.Fprintf(&b, "SLO: median snapshot gap <= %v, p99 <= %v, stutters (gaps > 250 ms) <= %.1f%%, every intent answered, every player connected, no errors.\n\n",
-		r.SLO.GapP50, r.SLO.GapP99, r.SLO.StutterPct)
+	rtt := ""
+	if r.SLO.RTTP99 > 0 {
+		rtt = fmt.Sprintf(", intent round trip p99 <= %v", r.SLO.RTTP99)
+	}
+	fmt.Fprintf(&b, "SLO: median snapshot gap <= %v, p99 <= %v, stutters (gaps > 250 ms) <= %.1f%%%s, every intent answered, every player connected, no errors.\n\n",
+		r.SLO.GapP50, r.SLO.GapP99, r.SLO.StutterPct, rtt)
+	if r.Pin != "" {
+		realm, driver, _ := strings.Cut(r.Pin, ":")
+		fmt.Fprintf(&b, "Pinned: the realm (director and hosts) on CPU %s, the load driver on CPU %s: the CPU figures are of those cores.\n\n", realm, driver)
+	}
 	switch {
 	case r.LastHeld >= 0:
 		h := r.Rungs[r.LastHeld]
