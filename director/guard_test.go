@@ -369,6 +369,10 @@ func TestOwnHostSnapshotChecks(t *testing.T) {
 	}
 
 	// A close of another incarnation is refused; the Area stays live.
+	// (The director answered the stray area_ready of epoch+1 above with
+	// close_area, but it never spawned that incarnation: its close is not
+	// one of a spawn the director gave up on, and a host cannot mute its
+	// refusals by claiming incarnations.)
 	f.send(&control.AreaClosed{Area: home.ID, Epoch: spawn.Epoch + 1})
 	waitFor(t, "the stale close refused", func() bool { return r.metric(refusedSeries("area_closed", registry.RefuseStaleEpoch)) == 1 })
 	if r.live(home.ID) == nil {

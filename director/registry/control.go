@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/store"
 )
 
@@ -613,12 +614,15 @@ func (r *Registry) handle(ctx context.Context, h *Host, msg control.Message) {
 		}
 		if reason != "" {
 			r.refuseHost(h, m.Type(), reason, m.Area, "epoch", m.Epoch)
+			if m.Error != "" {
+				r.givenUp(h, m.Area, m.Epoch, true) // it failed there: no last words to expect
+			}
 			if m.Error == "" && !r.runs(h, m.Area, m.Epoch) {
 				// The host made an incarnation live that the registry gave
 				// up on (its answer came too late): closed, or it would hold
 				// a place on the host that no one counts. Never the one the
 				// registry has live there (an area_ready said twice).
-				r.closeLate(h, m.Area, m.Epoch)
+				r.SendSoon(h, &control.CloseArea{Area: m.Area, Epoch: m.Epoch, Reason: uint16(wire.CodeAreaClosing)})
 			}
 		}
 	case *control.GrantAck:

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -10,7 +11,6 @@ import (
 	"github.com/leyworks/ley/director/spawner"
 	"github.com/leyworks/ley/internal/machine"
 	"github.com/leyworks/ley/net/control"
-	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/store"
 )
 
@@ -46,11 +46,14 @@ type Host struct {
 	lastBeat time.Time // the last heartbeat's arrival (its figures: beat)
 	beat     control.Heartbeat
 	areas    map[store.AreaID]*Live
-	// closingLate holds the incarnations the host was asked to close
-	// because their area_ready came after the registry gave up on them
-	// (at most maxClosingLate): their last words (a final snapshot, the
-	// area_closed) are the answer asked for, not refused messages.
-	closingLate map[incarnation]struct{}
+	// givenUp holds the incarnations the registry spawned on the host and
+	// gave up on before their area_ready came (the spawn timed out; at
+	// most maxGivenUp, the oldest forgotten first): the host may still
+	// make one live, and then its area_ready is answered close_area and
+	// its last words (a presence, a final snapshot, the area_closed) are
+	// the answer asked for, not refused messages. Only what the registry
+	// spawned is here: a host cannot mute its refusals by claiming Areas.
+	givenUp []incarnation
 
 	// Correlated answers (control.Calls: safe for concurrent use).
 	ready       control.Calls[store.AreaID, *control.AreaReady]
@@ -65,50 +68,37 @@ type incarnation struct {
 	epoch uint64
 }
 
-// maxClosingLate bounds Host.closingLate: a host that makes more late
-// incarnations live than this, unanswered, has its later ones' last
-// words counted as refusals.
-const maxClosingLate = 64
+// maxGivenUp bounds Host.givenUp.
+const maxGivenUp = 64
 
-// closeLate asks h to close the incarnation (area, epoch) that the
-// registry gave up on, and expects its last words.
-func (r *Registry) closeLate(h *Host, area uint32, epoch uint64) {
-	r.mu.Lock()
-	if h.closingLate == nil {
-		h.closingLate = map[incarnation]struct{}{}
+// gaveUpLocked records that the registry gave up on h's spawn of (area,
+// epoch). r.mu held.
+func (r *Registry) gaveUpLocked(h *Host, area uint32, epoch uint64) {
+	if len(h.givenUp) == maxGivenUp {
+		h.givenUp = slices.Delete(h.givenUp, 0, 1)
 	}
-	if len(h.closingLate) < maxClosingLate {
-		h.closingLate[incarnation{area, epoch}] = struct{}{}
-	}
-	r.mu.Unlock()
-	r.SendSoon(h, &control.CloseArea{Area: area, Epoch: epoch, Reason: uint16(wire.CodeAreaClosing)})
+	h.givenUp = append(h.givenUp, incarnation{area, epoch})
 }
 
-// closingLateLocked reports whether h was asked to close an incarnation
-// of area the registry never ran: at epoch, or at any epoch when epoch
-// is 0 (a presence names none); done forgets it (its area_closed came).
-// r.mu held.
-func (r *Registry) closingLateLocked(h *Host, area uint32, epoch uint64, done bool) bool {
-	if epoch != 0 {
-		_, ok := h.closingLate[incarnation{area, epoch}]
-		if ok && done {
-			delete(h.closingLate, incarnation{area, epoch})
-		}
-		return ok
+// givenUpLocked reports whether the registry gave up on an incarnation
+// of area spawned on h: at epoch, or at any epoch when epoch is 0 (a
+// presence names none); forget drops it (its area_closed came, or its
+// spawn failed on the host). r.mu held.
+func (r *Registry) givenUpLocked(h *Host, area uint32, epoch uint64, forget bool) bool {
+	i := slices.IndexFunc(h.givenUp, func(inc incarnation) bool {
+		return inc.area == area && (epoch == 0 || inc.epoch == epoch)
+	})
+	if i >= 0 && forget {
+		h.givenUp = slices.Delete(h.givenUp, i, i+1)
 	}
-	for inc := range h.closingLate {
-		if inc.area == area {
-			return true
-		}
-	}
-	return false
+	return i >= 0
 }
 
-// closingLate is closingLateLocked, taking r.mu.
-func (r *Registry) closingLate(h *Host, area uint32, epoch uint64, done bool) bool {
+// givenUp is givenUpLocked, taking r.mu.
+func (r *Registry) givenUp(h *Host, area uint32, epoch uint64, forget bool) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.closingLateLocked(h, area, epoch, done)
+	return r.givenUpLocked(h, area, epoch, forget)
 }
 
 // Gone is closed once the host is unregistered.

@@ -236,9 +236,10 @@ func (r *Registry) start(ctx context.Context, a store.Area, l *Live) error {
 	r.mu.Unlock()
 	err = h.conn.Send(&control.SpawnArea{Area: uint32(a.ID), Epoch: uint64(epoch), Kind: a.Kind, Template: a.Template,
 		W: plan.W, H: plan.H, Seq: uint64(seq), Blob: blob, Seed: a.Seed, Portals: plan.Portals, Placement: placement})
-	if err == nil {
+	sent := err == nil
+	var ready *control.AreaReady
+	if sent {
 		wctx, cancel := context.WithTimeout(ctx, r.cfg.JoinTimeout)
-		var ready *control.AreaReady
 		ready, err = call.Wait(wctx)
 		cancel()
 		if err == nil && ready.Error != "" {
@@ -251,6 +252,9 @@ func (r *Registry) start(ctx context.Context, a store.Area, l *Live) error {
 		r.mu.Lock()
 		if h.areas[a.ID] == l {
 			delete(h.areas, a.ID)
+		}
+		if sent && ready == nil {
+			r.gaveUpLocked(h, uint32(a.ID), uint64(epoch)) // it may come live there yet: closed then
 		}
 		r.mu.Unlock()
 		return fmt.Errorf("%w: %w", ErrNotLive, err)
@@ -359,7 +363,7 @@ func (r *Registry) presence(h *Host, m *control.Presence) {
 	r.mu.Lock()
 	l, reason := r.ownedLocked(h, m.Area, 0, false)
 	if l == nil {
-		late := r.closingLateLocked(h, m.Area, 0, false)
+		late := r.givenUpLocked(h, m.Area, 0, false)
 		r.mu.Unlock()
 		if !late { // a late incarnation's presence, before its close: nothing to record
 			r.refuseHost(h, m.Type(), reason, m.Area)
@@ -425,7 +429,7 @@ func (r *Registry) areaClosed(ctx context.Context, h *Host, m *control.AreaClose
 		delete(r.areas, id)
 		r.notify()
 	}
-	late := reason != "" && m.Epoch != 0 && r.closingLateLocked(h, m.Area, m.Epoch, true)
+	late := reason != "" && m.Epoch != 0 && r.givenUpLocked(h, m.Area, m.Epoch, true)
 	r.mu.Unlock()
 	if late {
 		r.log.Info("a late incarnation closed, as asked", "area", m.Area, "host", h.ID, "epoch", m.Epoch)

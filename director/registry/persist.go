@@ -73,7 +73,7 @@ func (r *Registry) persist(ctx context.Context, h *Host, m *control.Snapshot) {
 	}
 	if reason, why := r.checkSnapshot(h, m); reason != "" {
 		r.metrics.snapshots.WithLabelValues("refused").Inc()
-		if !r.closingLate(h, m.Area, m.Epoch, false) { // a late incarnation's final snapshot: refused, as expected
+		if !r.givenUp(h, m.Area, m.Epoch, false) { // a late incarnation's final snapshot: refused, as expected
 			r.refuseHost(h, m.Type(), reason, m.Area, "epoch", m.Epoch, "seq", m.Seq, "err", why)
 		}
 		r.SendSoon(h, &control.SnapshotAck{Area: m.Area, Seq: m.Seq, Error: "refused: " + reason})
