@@ -91,7 +91,11 @@ func (r *Report) markdown(name string) string {
 			float64(g.DirectorRSSKiB)/1024, float64(g.HostsRSSKiB)/1024, g.Hosts, float64(g.TickP99us)/1000, v)
 	}
 	b.WriteString("\nCPU is % of one core over the steady phase (the driver's over its whole run, logins included); RSS at the end of the hold. ")
-	b.WriteString("The load driver shares the machine with the realm.\n\n")
+	if r.Pin != "" {
+		b.WriteString("The load driver shares the machine with the realm, on a core of its own (Pinned, above).\n\n")
+	} else {
+		b.WriteString("The load driver shares the machine with the realm.\n\n")
+	}
 	fmt.Fprintf(&b, "![gap percentiles](%s-gap.svg)\n![CPU](%s-cpu.svg)\n![RSS](%s-rss.svg)\n", name, name, name)
 	return b.String()
 }
