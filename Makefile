@@ -5,7 +5,7 @@ FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
-.PHONY: run test bench fuzz lint ladder build
+.PHONY: run test bench fuzz lint ladder ladder-gate build
 
 ## build: compile the single binary into ./bin/ley
 build:
@@ -59,6 +59,15 @@ lint:
 LADDER_ARGS ?=
 ladder:
 	$(GO) run ./cmd/ley ladder --out bench $(LADDER_ARGS)
+
+## ladder-gate: the ladder as a regression gate (issue 27): one pinned rung
+## of 2,000 village players (the realm on CPU 0, the driver on CPU 1), held
+## 20 s, against bench/ladder-village-pinned.json: fails when the rung
+## breaks or its realm CPU per player is more than 25% above the
+## baseline's. About 45 s; needs two CPUs and a quiet machine.
+ladder-gate:
+	$(GO) build -o bin/ley ./cmd/ley
+	./bin/ley ladder --pin 0:1 --per-area 20 --rungs 100 --hold 20s --baseline bench/ladder-village-pinned.json --out bench/out --name ladder-gate
 
 ## web: rebundle the web client (web/app and web/sdk) into web/dist, which
 ## the director embeds (esbuild's Go API: Go only); web-check type-checks

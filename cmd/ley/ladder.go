@@ -21,6 +21,8 @@ func newLadderCmd() *cobra.Command {
 		flagsCfg     = def
 		rungs        []int
 		pin          string
+		baseline     string
+		margin       float64
 	)
 	cmd := &cobra.Command{
 		Use:   "ladder",
@@ -35,7 +37,11 @@ could not connect, or errors) and writes <out>/<name>.md, .json and
 -gap/-cpu/-rss.svg charts.
 --quick (2 and 4 Areas x 5 players, 5 s holds) finishes in well under 45 s.
 --pin 0:1 runs the realm it starts on CPU 0 and the load driver on CPU 1
-(taskset lists: 0-1:2-3), so that a rung measures players per core.`,
+(taskset lists: 0-1:2-3), so that a rung measures players per core.
+--baseline <report.json> makes it a regression gate (make ladder-gate):
+it fails when a rung the baseline held breaks, a rung's realm CPU per
+player is more than --regress-margin above the baseline's, or the last
+rung held is lower.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := flagsCfg
 			if quick {
@@ -64,6 +70,13 @@ could not connect, or errors) and writes <out>/<name>.md, .json and
 				name = "ladder-village"
 				if cfg.PerArea == 1 {
 					name = "ladder-homes"
+				}
+			}
+			var base *ladder.Report
+			if baseline != "" { // read first: a bad baseline fails before the climb
+				var err error
+				if base, err = ladder.ReadReport(baseline); err != nil {
+					return err
 				}
 			}
 			if pin != "" {
@@ -100,7 +113,24 @@ could not connect, or errors) and writes <out>/<name>.md, .json and
 			if err != nil {
 				return err
 			}
-			return werr
+			if werr != nil {
+				return werr
+			}
+			if base == nil {
+				return nil
+			}
+			regressed, err := ladder.Regressions(base, rep, margin)
+			if err != nil {
+				return err
+			}
+			if len(regressed) > 0 {
+				for _, r := range regressed {
+					fmt.Fprintln(cmd.OutOrStdout(), "regression:", r)
+				}
+				return fmt.Errorf("ladder: %d regressions against %s", len(regressed), baseline)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "no regression against %s (margin %.0f%%)\n", baseline, margin*100)
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -120,6 +150,8 @@ could not connect, or errors) and writes <out>/<name>.md, .json and
 	f.IntVar(&flagsCfg.MaxHosts, "max-hosts", def.MaxHosts, "area host processes the started realm may spawn")
 	f.IntVar(&flagsCfg.PoolSize, "pool-size", def.PoolSize, "Areas per area host of the started realm (0: the director sizes pools by capacity)")
 	f.StringVar(&pin, "pin", "", "REALM:DRIVER CPU lists (e.g. 0:1): the started realm (director and hosts) on the first, the load driver on the second (with --director, the driver only)")
+	f.StringVar(&baseline, "baseline", "", "a ladder report (.json) measured the same way: fail if a rung it held breaks, its realm CPU per player rose past --regress-margin, or the last rung held is lower")
+	f.Float64Var(&margin, "regress-margin", 0.25, "with --baseline, how much more realm CPU per player a rung may take (0.25: 25%)")
 	f.StringVar(&outDir, "out", "bench", "directory of the report and charts")
 	f.StringVar(&name, "name", "", "file name stem of the report and charts (default ladder-quick, ladder-homes for 1 per Area, else ladder-village)")
 	return cmd
