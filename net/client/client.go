@@ -499,7 +499,11 @@ func (c *Client) Close() error {
 	}
 	conns := c.conns
 	c.conns = nil
+	var open []*conn // the ones not closed yet: a Leave or Drop closed the others, and their readers may not have ended
 	for _, k := range conns {
+		if !k.done {
+			open = append(open, k)
+		}
 		k.done = true
 		if k.s != c.sess {
 			abandoned = k.s.w.drain(Abandoned, 0, abandoned)
@@ -510,11 +514,29 @@ func (c *Client) Close() error {
 	c.mu.Unlock()
 	c.cancel()
 	var errs []error
-	for _, k := range conns {
-		errs = append(errs, k.ws.Close(1000, "bye"))
+	for _, k := range open {
+		// One closed meanwhile (a crossing being followed closes the
+		// connection it leaves) has ended as Close wants.
+		if err := k.ws.Close(1000, "bye"); err != nil && !closedAlready(err) {
+			errs = append(errs, err)
+		}
 	}
 	c.emitAnswers(abandoned)
 	return errors.Join(errs...)
+}
+
+// closedAlready reports whether err, a connection's close, says only
+// that it was closed already (each of its parts is net.ErrClosed).
+func closedAlready(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !closedAlready(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return errors.Is(err, net.ErrClosed)
 }
 
 // State returns a copy of the current session's state.
