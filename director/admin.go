@@ -159,7 +159,7 @@ func (d *Director) giveMembership(w http.ResponseWriter, r *http.Request, acct s
 // goes after, under the same lock: no join can come between (a join
 // takes the lock, and then reads the membership gone), and a body that
 // cannot leave now (it is crossing a portal, or its host is out of touch)
-// refuses the whole act, IN_ANOTHER_AREA with when to ask again, with
+// refuses the whole act, BODY_BUSY with when to ask again, with
 // nothing changed: a membership taken while its body stayed would leave
 // a non-member playing in the Area (a crossing refused brings the body
 // back).
