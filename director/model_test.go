@@ -199,11 +199,13 @@ func (m *model) randomStep(rt *rapid.T, actions []string) {
 		}
 	case "director_arm":
 		if m.dir != nil {
-			a := &modelArm{op: rapid.SampledFrom(modelWrites).Draw(rt, "write"), n: rapid.IntRange(1, 2).Draw(rt, "nth"), after: rapid.Bool().Draw(rt, "after")}
+			op, n, after := rapid.SampledFrom(modelWrites).Draw(rt, "write"), rapid.IntRange(1, 2).Draw(rt, "nth"), rapid.Bool().Draw(rt, "after")
 			m.dir.st.mu.Lock()
-			m.dir.st.arm = a
+			m.dir.st.arm = &modelArm{op: op, n: n, after: after}
 			m.dir.st.mu.Unlock()
-			m.tracef("director %d will crash at its %s #%d (after=%v)", m.dir.gen, a.op, a.n, a.after)
+			// Traced from the drawn values: once armed, the director's
+			// writes count the arm down under st.mu, on its own goroutines.
+			m.tracef("director %d will crash at its %s #%d (after=%v)", m.dir.gen, op, n, after)
 		}
 	case "director_start":
 		if m.dir == nil {
