@@ -40,22 +40,25 @@ func load() {
 // Hit marks that this process reached step name; if the step is armed for
 // this hit, the process kills itself with SIGKILL at once.
 func Hit(name string) {
+	if fires(name) {
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // the signal is on its way
+	}
+}
+
+// fires counts a hit of step name and reports whether it is the armed one.
+func fires(name string) bool {
 	mu.Lock()
+	defer mu.Unlock()
 	if !loaded {
 		load()
 	}
 	n, ok := armed[name]
 	if !ok {
-		mu.Unlock()
-		return
+		return false
 	}
 	hits[name]++
-	crash := hits[name] == n
-	mu.Unlock()
-	if crash {
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		select {} // the signal is on its way
-	}
+	return hits[name] == n
 }
 
 // Armed reports whether step name is armed at all. Code on a hot path asks
@@ -73,19 +76,7 @@ func Armed(name string) bool {
 // Panic marks that this process reached step name; if the step is armed
 // for this hit, it panics with a message naming the step.
 func Panic(name string) {
-	mu.Lock()
-	if !loaded {
-		load()
-	}
-	n, ok := armed[name]
-	if !ok {
-		mu.Unlock()
-		return
-	}
-	hits[name]++
-	fire := hits[name] == n
-	mu.Unlock()
-	if fire {
+	if fires(name) {
 		panic("failpoint: " + name)
 	}
 }
