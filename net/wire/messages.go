@@ -194,6 +194,7 @@ const (
 	ObjectRock   uint16 = 4 // blocks movement
 	ObjectChest  uint16 = 5 // blocks movement
 	ObjectPortal uint16 = 6 // a portal square: stepping on it crosses to another Area
+	ObjectItem   uint16 = 7 // an item a player placed (a placed door piece is an ObjectDoor)
 )
 
 // Floor kinds of a [Static]'s floor runs: the content's floor kinds
