@@ -506,7 +506,16 @@ func (ha *hostArea) spawnPlayer(c control.Character) (ecs.Entity, error) {
 	if !ok {
 		return ecs.Entity{}, fmt.Errorf("no free square in area %d", ha.id)
 	}
-	return ha.a.SpawnPlayer(c.Account, fx, fy)
+	e, err := ha.a.SpawnPlayer(c.Account, fx, fy)
+	if err != nil {
+		return e, err
+	}
+	if err := ha.eng.Items.LoadCharacter(e, c.State); err != nil {
+		ha.a.Despawn(e)
+		return ecs.Entity{}, fmt.Errorf("character of account %d: %w", c.Account, err)
+	}
+	ha.players.Get(e).Builder = c.Builder
+	return e, nil
 }
 
 // nearestFree finds the free square nearest (x, y) that is not a portal

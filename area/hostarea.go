@@ -218,6 +218,16 @@ var outcomeCode = [...]wire.Code{
 	ecs.OutcomeNotAllowed:       wire.CodeNotAllowed,
 	ecs.OutcomeClosing:          wire.CodeAreaClosing,
 	ecs.OutcomeNothingThere:     wire.CodeNothingThere,
+	ecs.OutcomeInventoryFull:    wire.CodeInventoryFull,
+	ecs.OutcomeNotBuilder:       wire.CodeNotBuilder,
+	ecs.OutcomeBudget:           wire.CodeBudget,
+	ecs.OutcomeCooldown:         wire.CodeCooldown,
+	// Outcomes only the item intents make (placing, taking back, moving
+	// between slots), which this protocol version cannot carry yet: should
+	// one ever be answered, it is a server fault, not a panic.
+	ecs.OutcomeItemCap:  wire.CodeInternal,
+	ecs.OutcomeOccupied: wire.CodeInternal,
+	ecs.OutcomeNotEmpty: wire.CodeInternal,
 }
 
 func (ha *hostArea) scheduleChores(t time.Time) {
@@ -325,7 +335,12 @@ func (ha *hostArea) persist(now time.Time, final bool) {
 				x, y = ha.a.Grid.XY(c.from)
 			}
 		}
-		chars = append(chars, control.Character{Account: b.account, X: x, Y: y, Placed: true})
+		state, err := ha.eng.Items.SaveCharacter(b.entity)
+		if err != nil {
+			ha.h.log.Error("persist character", "area", ha.id, "account", b.account, "err", err)
+			return // nothing half: the whole snapshot waits for the next try
+		}
+		chars = append(chars, control.Character{Account: b.account, X: x, Y: y, State: state, Placed: true})
 	}
 	ha.seq++
 	ha.unacked = &control.Snapshot{Area: ha.id, Epoch: ha.epoch, Seq: ha.seq, Blob: blob, Characters: chars, Final: final}

@@ -231,6 +231,9 @@ type Account struct {
 	Name    string // display name
 	Admin   bool
 	Created time.Time
+	// Role is the account's role in the Area MemberArea read it with;
+	// empty where an account is read otherwise.
+	Role Role
 }
 
 // ProviderPassword is the Identity provider of email + password accounts;

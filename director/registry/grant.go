@@ -36,8 +36,9 @@ var joinSeq = func() *atomic.Uint64 {
 
 // Grant registers a join grant for acct's character char on l's host and
 // waits for its ack; portal marks the grant of a portal arrival (the host
-// places it on char's square). name is the display name the host shows.
-func (r *Registry) Grant(ctx context.Context, l *Live, acct store.AccountID, name string, char store.Character, portal bool) (Answer, error) {
+// places it on char's square). name is the display name the host shows;
+// builder says whether the character may build there (its role).
+func (r *Registry) Grant(ctx context.Context, l *Live, acct store.AccountID, name string, char store.Character, builder, portal bool) (Answer, error) {
 	token := hex.EncodeToString(randomBytes(16))
 	joinID := joinSeq.Add(1)
 	h := l.Host
@@ -63,7 +64,7 @@ func (r *Registry) Grant(ctx context.Context, l *Live, acct store.AccountID, nam
 		return Answer{}, fmt.Errorf("%w: %w", ErrGrantFailed, why)
 	}
 	msg := &control.Grant{Area: uint32(l.ID), Token: token, JoinID: joinID, TTLMS: r.cfg.GrantTTL.Milliseconds(), Name: name,
-		Character: control.Character{Account: uint64(acct), X: char.X, Y: char.Y, State: char.State, Placed: char.Placed && char.Area == l.ID},
+		Character: control.Character{Account: uint64(acct), X: char.X, Y: char.Y, State: char.State, Placed: char.Placed && char.Area == l.ID, Builder: builder},
 		Portal:    portal}
 	if err := h.conn.Send(msg); err != nil {
 		return fail(fmt.Errorf("the area's host is unreachable: %w", err))

@@ -44,8 +44,12 @@ const (
 	CodeStaleSeq           Code = 27 // intent seq not after the last accepted one
 	CodeNothingThere       Code = 28 // an action on a square with nothing to act on
 	CodeUnavailable        Code = 29 // the realm cannot do this now (its database is away); try again
+	CodeInventoryFull      Code = 30 // no room in the inventory for what the action gives
+	CodeNotBuilder         Code = 31 // the Area's rules do not let this player build or gather here
+	CodeBudget             Code = 32 // the player's changes for this minute are spent
+	CodeCooldown           Code = 33 // the source was gathered too recently
 
-	numCodes = 30
+	numCodes = 34
 )
 
 var codeNames = [numCodes]string{
@@ -55,7 +59,7 @@ var codeNames = [numCodes]string{
 	"VERSION_UNSUPPORTED", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "TIMEOUT",
 	"NOT_MEMBER", "REALM_CLOSED", "REALM_FULL", "INTERNAL", "UNKNOWN_TYPE",
 	"BAD_TOKEN", "NOT_ALLOWED", "AREA_FULL", "STALE_SEQ", "NOTHING_THERE",
-	"UNAVAILABLE",
+	"UNAVAILABLE", "INVENTORY_FULL", "NOT_BUILDER", "BUDGET", "COOLDOWN",
 }
 
 var codeMeanings = [numCodes]string{
@@ -89,6 +93,10 @@ var codeMeanings = [numCodes]string{
 	"the intent's seq is not after the last one this session accepted (serial order); it was not applied",
 	"the action's square holds nothing to act on (no door, no creature, no player that may be hurt)",
 	"the realm cannot do this right now (its database is unavailable); nothing changed: try again in a moment",
+	"the inventory has no room for what the action gives; nothing changed",
+	"the Area's rules do not let this player build or gather here (a home: its owner and the builders it named; an arena: nobody)",
+	"the player's changes for this minute (building, gathering) are spent; nothing changed",
+	"the tree or rock was gathered too recently; nothing changed",
 }
 
 // String returns the code's registry name, such as "NOT_HELLO", or

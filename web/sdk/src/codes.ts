@@ -38,6 +38,10 @@ export const Code = {
   STALE_SEQ: 27,
   NOTHING_THERE: 28,
   UNAVAILABLE: 29,
+  INVENTORY_FULL: 30,
+  NOT_BUILDER: 31,
+  BUDGET: 32,
+  COOLDOWN: 33,
 } as const;
 
 /** A code's name. */
@@ -76,6 +80,10 @@ const meanings: Readonly<Record<CodeName, string>> = {
   STALE_SEQ: "the intent's seq is not after the last one accepted",
   NOTHING_THERE: "there is nothing there to act on",
   UNAVAILABLE: "the realm cannot do this right now; try again in a moment",
+  INVENTORY_FULL: "there is no room in your inventory",
+  NOT_BUILDER: "you may not build or gather here",
+  BUDGET: "you have changed enough for this minute",
+  COOLDOWN: "this was gathered too recently",
 };
 
 /**
