@@ -150,6 +150,8 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 // afterTick runs at the end of every tick, on the Area's goroutine: the
 // host's steps after the engine's, in this order.
 //
+//  0. items: players whose inventories changed this tick, and those next
+//     to a container that changed or that they opened, are told;
 //  1. crossings: bodies that stepped onto a portal this tick begin their
 //     crossing (their queued intents are refused PORTAL_IN_PROGRESS);
 //  2. chores, when due: grants and graces expire, persistence, presence,
@@ -170,6 +172,7 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 		failpoint.Panic(ha.panicPoint)
 	}
 	now := a.Now
+	ha.tellItems(a)
 	ha.checkPortals(now)
 	if !now.Before(ha.nextChores) {
 		ha.chores(now)
@@ -222,12 +225,9 @@ var outcomeCode = [...]wire.Code{
 	ecs.OutcomeNotBuilder:       wire.CodeNotBuilder,
 	ecs.OutcomeBudget:           wire.CodeBudget,
 	ecs.OutcomeCooldown:         wire.CodeCooldown,
-	// Outcomes only the item intents make (placing, taking back, moving
-	// between slots), which this protocol version cannot carry yet: should
-	// one ever be answered, it is a server fault, not a panic.
-	ecs.OutcomeItemCap:  wire.CodeInternal,
-	ecs.OutcomeOccupied: wire.CodeInternal,
-	ecs.OutcomeNotEmpty: wire.CodeInternal,
+	ecs.OutcomeItemCap:          wire.CodeItemCap,
+	ecs.OutcomeOccupied:         wire.CodeOccupied,
+	ecs.OutcomeNotEmpty:         wire.CodeNotEmpty,
 }
 
 func (ha *hostArea) scheduleChores(t time.Time) {

@@ -144,7 +144,7 @@ func (d *Director) join(ctx context.Context, acct store.Account, areaID store.Ar
 		// Its state (inventory) goes with it; it lands where newcomers do.
 		arriving = store.Character{Account: acct.ID, Area: areaID, State: char.State, Placed: false}
 	}
-	ans, err := d.registry.Grant(ctx, l, acct.ID, acct.Name, arriving, isBuilder(member.Role), false)
+	ans, err := d.registry.Grant(ctx, l, acct.ID, acct.Name, arriving, registry.Arrival{Builder: isBuilder(member.Role), New: isNew})
 	if err != nil {
 		return nil, registryErr(err)
 	}

@@ -17,8 +17,8 @@ const (
 	// EventInventory: Entity's inventory changed (systems/items); the host
 	// tells its player. Cell is the container it used, or NoCell.
 	EventInventory
-	// EventContainer: the contents of the container on Cell changed; By
-	// changed them.
+	// EventContainer: the contents of the container on Cell changed (By
+	// changed them), or By opened it (Amount 1).
 	EventContainer
 )
 

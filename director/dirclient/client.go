@@ -371,6 +371,15 @@ func (c *Client) TakeMembership(ctx context.Context, area uint32, account uint64
 // Member is one member of an Area.
 type Member = apijson.Member
 
+// SetRole names a member of an Area the caller owns a builder ("builder")
+// or a plain member ("member"); it takes effect at the member's next
+// arrival.
+func (c *Client) SetRole(ctx context.Context, area uint32, account uint64, role string) (Member, error) {
+	var out Member
+	err := c.Do(ctx, "PUT", fmt.Sprintf("/v1/areas/%d/members/%d", area, account), apijson.Membership{Role: role}, &out)
+	return out, err
+}
+
 // Members lists an Area's members: all of them for its owner and the
 // realm's admins, the caller alone for any other member.
 func (c *Client) Members(ctx context.Context, area uint32) ([]Member, error) {

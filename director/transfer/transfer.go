@@ -296,7 +296,7 @@ func (t *Transfers) arrive(ctx context.Context, dest store.Area, acct store.Acco
 		return registry.Answer{}, codeOf(err), err
 	}
 	char := store.Character{Account: acct.ID, Area: dest.ID, X: x, Y: y, State: state, Placed: true}
-	ans, err := t.reg.Grant(ctx, l, acct.ID, acct.Name, char, acct.Role == store.RoleOwner || acct.Role == store.RoleBuilder, true)
+	ans, err := t.reg.Grant(ctx, l, acct.ID, acct.Name, char, registry.Arrival{Builder: acct.Role == store.RoleOwner || acct.Role == store.RoleBuilder, Portal: true})
 	if err != nil {
 		return registry.Answer{}, codeOf(err), err
 	}

@@ -241,6 +241,9 @@ type Character struct {
 	// they build by builders (a home's owner and the members it named):
 	// set by the director in a grant.
 	Builder bool `cbor:"6,keyasint,omitempty"`
+	// New marks a character this grant's join made: the Area gives it the
+	// content's starter kit when it binds.
+	New bool `cbor:"7,keyasint,omitempty"`
 }
 
 // Grant registers a join grant for an account in an Area (and wakes a

@@ -17,7 +17,8 @@ import (
 //     never one away or crossing a portal), or opens or closes the door
 //     there, for every system at once (the Map marks the grid; FloorChanged
 //     re-sweeps the flow fields that cross it), or gathers from the tree
-//     or rock there (Items). Anything else is OutcomeNothingThere.
+//     or rock there, or opens the container there (Items). Anything else
+//     is OutcomeNothingThere.
 //   - A player whose health runs out comes back at the map's next spawn
 //     point (or the middle) on the nearest free square that is no portal,
 //     with full health and its walk dropped; any other body leaves the
@@ -78,6 +79,9 @@ func (s *System) act(a *ecs.Area, e ecs.Entity, d ecs.Dir) ecs.Outcome {
 	}
 	if s.Items != nil {
 		if o, ok := s.Items.Gather(a, e, c); ok {
+			return o
+		}
+		if o, ok := s.Items.Open(a, e, c); ok {
 			return o
 		}
 	}

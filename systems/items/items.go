@@ -435,6 +435,21 @@ func (s *System) Gather(a *ecs.Area, e ecs.Entity, c ecs.Cell) (o ecs.Outcome, o
 	return ecs.OutcomeApplied, true
 }
 
+// Open opens the container placed on square c for body e: nothing changes,
+// and the host tells e's player what it holds (an ecs.EventContainer with
+// Amount 1). ok is false when no container stands on c.
+func (s *System) Open(a *ecs.Area, e ecs.Entity, c ecs.Cell) (o ecs.Outcome, ok bool) {
+	obj := s.Map.At(c)
+	if obj == nil || obj.Item == 0 || s.containers[obj.ID] == nil {
+		return ecs.OutcomeNothingThere, false
+	}
+	if s.inventories.Get(e) == nil {
+		return ecs.OutcomeNotAllowed, true // a creature acts; only players open things
+	}
+	a.Emit(ecs.Event{Kind: ecs.EventContainer, By: e, Cell: c, Amount: 1})
+	return ecs.OutcomeApplied, true
+}
+
 // slot resolves an item intent's slot number: one of e's inventory, or
 // of the container cont.
 func slot(inv *ecs.Inventory, cont []ecs.Stack, n uint8) *ecs.Stack {
@@ -587,6 +602,31 @@ func (s *System) Create(a *ecs.Area, e ecs.Entity, kind, count uint16) bool {
 	}
 	inv.Slots, s.next = slots, m.next
 	s.created[kind] += uint64(count)
+	changed(a, e, ecs.NoCell)
+	return true
+}
+
+// Give mints the items of ys into body e's inventory, counted as created
+// in the Area's ledger (a new character's starter kit): all of them, or,
+// when they do not all fit or name a kind the content lacks, none.
+func (s *System) Give(a *ecs.Area, e ecs.Entity, ys []content.Yield) bool {
+	inv := s.inventories.Get(e)
+	if inv == nil {
+		return false
+	}
+	slots := inv.Slots
+	m := minter{area: a.ID, next: s.next}
+	for _, y := range ys {
+		k, ok := s.kindNamed(y.Item)
+		if !ok || !s.add(slots[:], k, uint16(y.Count), 0, &m) {
+			return false
+		}
+	}
+	inv.Slots, s.next = slots, m.next
+	for _, y := range ys {
+		k, _ := s.kindNamed(y.Item)
+		s.created[k] += uint64(y.Count)
+	}
 	changed(a, e, ecs.NoCell)
 	return true
 }

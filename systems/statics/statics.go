@@ -249,7 +249,6 @@ func (m *Map) Grid() *ecs.Grid { return m.grid }
 // Items is the number of placed items standing in the Area.
 func (m *Map) Items() int { return m.items }
 
-
 // AddPortal shows a portal square as an object (a client sees where it
 // is), unless an object stands there already. id is its map object's id,
 // or 0 for one of no map object (it gets an id past every map id).
@@ -401,6 +400,6 @@ func (m *Map) Static(hc int32, st *wire.Static) {
 	}
 	for _, i := range m.cell[hc] {
 		o := &m.objects[i]
-		st.Objects = append(st.Objects, wire.Object{ID: o.ID, Kind: o.Kind, X: o.X, Y: o.Y, State: o.State(), Text: o.Text})
+		st.Objects = append(st.Objects, wire.Object{ID: o.ID, Kind: o.Kind, X: o.X, Y: o.Y, State: o.State(), Text: o.Text, Item: o.Item})
 	}
 }
