@@ -136,6 +136,7 @@ func (d *Director) routeTable() []route {
 		api("GET /v1/admin/inspect", d.authed(d.inspect)),
 		api("GET /v1/admin/samples", d.authed(d.samples)),
 		api("GET /v1/admin/audit", d.authed(d.audit)),
+		api("GET /v1/admin/items", d.authed(d.items)),
 		api("GET /v1/admin/accounts", d.authed(d.findAccounts)),
 		api("POST /v1/admin/accounts/{account}/logout", d.authed(d.endSessions)),
 		api("PUT /v1/admin/areas/{id}/members/{account}", d.authed(d.giveMembership)),

@@ -193,4 +193,35 @@ func TestAHomeIsFoundAsItWasLeft(t *testing.T) {
 		t.Fatalf("after the crash ann carries %d chairs; want the 3 stored", got)
 	}
 	p2.until(func(wire.Message) bool { return p2.placedAt(x, y) == chair.Code })
+
+	// Every item the store holds is counted once, and as many as were made.
+	leave(t, p2) // bob's session died with the host; his body was never re-made
+	waitFor(t, "the home's last snapshot stored", func() bool {
+		c, err := storedItems(ctx, r.store)
+		return err == nil && c.Characters == 2 && c.Areas == 1
+	})
+	c, err := storedItems(ctx, r.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range c.Kinds {
+		if k.Kind == chair.Code && k.Present != 8 {
+			t.Fatalf("the store holds %d chairs; the two starter kits made 8", k.Present)
+		}
+	}
+	admin, adminAcct := r.player("admin")
+	r.admin(adminAcct)
+	if got, err := admin.Items(ctx); err != nil || !got.OK || got.Stacks != c.Stacks {
+		t.Fatalf("GET /v1/admin/items = %+v, %v; want the %d stacks counted, conserved", got, err, c.Stacks)
+	}
+	if _, err := ann.Items(ctx); refusal(t, err) != "FORBIDDEN" {
+		t.Fatalf("a player counts the realm's items: %v; want FORBIDDEN", err)
+	}
+}
+
+// leave ends p's session on purpose: its body leaves, its state stored.
+func leave(t *testing.T, p *peer) {
+	t.Helper()
+	p.send(&wire.Leave{})
+	p.until(func(m wire.Message) bool { _, ok := m.(*wire.Left); return ok })
 }

@@ -350,6 +350,15 @@ type Character struct {
 	Updated time.Time
 }
 
+// Holding is a stored blob or character state that may hold items:
+// an Area's (Area set, with its size) or a character's (Account set).
+type Holding struct {
+	Area    AreaID
+	W, H    int
+	Account AccountID
+	State   []byte
+}
+
 // CharacterState is one player's state inside a snapshot.
 type CharacterState struct {
 	Account AccountID
@@ -658,6 +667,11 @@ type Store interface {
 	EnsureCharacter(ctx context.Context, account AccountID, home AreaID, now time.Time) (c Character, created bool, err error)
 	// CharactersIn returns the characters whose row names area.
 	CharactersIn(ctx context.Context, area AreaID) ([]Character, error)
+
+	// Holdings returns every stored Area's blob and every character's
+	// state, read at one instant (one statement): what holds items, for
+	// counting them (docs/items.md). Areas never stored have no blob.
+	Holdings(ctx context.Context) ([]Holding, error)
 
 	// BeginTransfer records a pending transfer (Status and Result are
 	// ignored; Expires is required) without moving the character.

@@ -371,6 +371,17 @@ func (c *Client) TakeMembership(ctx context.Context, area uint32, account uint64
 // Member is one member of an Area.
 type Member = apijson.Member
 
+// ItemCensus is the count of every item the store holds.
+type ItemCensus = apijson.ItemCensus
+
+// Items counts every item the realm's store holds and checks none is
+// there twice and none is missing (admins).
+func (c *Client) Items(ctx context.Context) (ItemCensus, error) {
+	var out ItemCensus
+	err := c.Do(ctx, "GET", "/v1/admin/items", nil, &out)
+	return out, err
+}
+
 // SetRole names a member of an Area the caller owns a builder ("builder")
 // or a plain member ("member"); it takes effect at the member's next
 // arrival.

@@ -183,20 +183,19 @@ func Rules(rs content.RuleSet) ecs.Rules {
 }
 
 // itemConfig is the item system's configuration for an Area of rule set
-// rs: every item kind and source of the content; homes build by builders
-// (their owner and the members it names), arenas not at all, every other
-// Area by anyone.
+// rs: every item kind and source of the content, and the rule set's
+// build rule and bounds.
 func itemConfig(lib *content.Library, rs content.RuleSet) items.Config {
-	cfg := items.Config{Kinds: lib.Items()}
+	cfg := items.Config{Kinds: lib.Items(), MaxItems: rs.MaxItems, ChangesPerMinute: rs.ChangesPerMinute}
 	for _, class := range content.ObjectClasses() {
 		if src, ok := lib.Source(class); ok {
 			cfg.Sources = append(cfg.Sources, src)
 		}
 	}
-	switch k, _ := ecs.ParseKind(rs.Name); k {
-	case ecs.KindHome:
+	switch rs.Build {
+	case content.BuildBuilders:
 		cfg.Build = items.BuildBuilders
-	case ecs.KindArena:
+	case content.BuildNobody:
 		cfg.Build = items.BuildNobody
 	}
 	return cfg
