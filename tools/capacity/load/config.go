@@ -28,6 +28,14 @@ const (
 	// session walks (move-to) onto its Area's portal, crosses, reconnects
 	// in the other Area with the grant it is given, and walks again.
 	PatternPortal Pattern = "portal"
+	// PatternBuild builds as players of a building game do, 5 intents a
+	// second within the budget: steps (40%), places of an item of the
+	// starter kit on a side (20%), takes back from a side (20%), and
+	// actions on a side (20%: gathering a tree or rock, opening a chest,
+	// a door). After the run the director's count of the realm's items
+	// must find none doubled or lost (Summary.Items). Villages let anyone
+	// build; a home only its owner.
+	PatternBuild Pattern = "build"
 	// PatternChurn plays like real players come and go: Poisson arrivals,
 	// walking sessions of random length, and sessions that end in a clean
 	// leave, a resume after a dropped socket, a rejoin past the grace, a
@@ -36,7 +44,7 @@ const (
 )
 
 // Patterns lists every pattern name, for flag help.
-var Patterns = []Pattern{PatternWalk, PatternWalk5, PatternIdle, PatternBursty, PatternPortal, PatternChurn}
+var Patterns = []Pattern{PatternWalk, PatternWalk5, PatternIdle, PatternBursty, PatternBuild, PatternPortal, PatternChurn}
 
 // StutterGap is the gap between snapshots that counts as a stutter.
 const StutterGap = 250 * time.Millisecond
@@ -47,6 +55,9 @@ var (
 	ErrConfig = errors.New("load: invalid config")
 	// ErrNoPlayers is returned when not one player connected.
 	ErrNoPlayers = errors.New("load: no player connected")
+	// ErrItemsNotConserved is returned when, after a build run, the
+	// director's count finds an item doubled or lost.
+	ErrItemsNotConserved = errors.New("load: the realm's items are not conserved")
 )
 
 // Account is one simulated player's account and the Area it joins.
@@ -143,7 +154,7 @@ func (c *Config) validate() error {
 	var errs []error
 	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
 	switch c.Pattern {
-	case PatternWalk, PatternWalk5, PatternIdle, PatternBursty:
+	case PatternWalk, PatternWalk5, PatternIdle, PatternBursty, PatternBuild:
 	case PatternChurn:
 		ch := c.Churn
 		if ch.SessionMean <= 0 || ch.AwayMean < 0 || ch.ResumeGrace < 0 {

@@ -27,6 +27,7 @@ func TestRunAgainstRealm(t *testing.T) {
 		{load.PatternBursty, true},
 		{load.PatternIdle, false},
 		{load.PatternPortal, true},
+		{load.PatternBuild, true},
 	}
 	for i, tc := range tests {
 		t.Run(string(tc.pattern), func(t *testing.T) {
@@ -53,6 +54,15 @@ func TestRunAgainstRealm(t *testing.T) {
 			}
 			if !tc.intents && s.IntentsSent != 0 {
 				t.Errorf("idle players sent %d intents", s.IntentsSent)
+			}
+			if tc.pattern == load.PatternBuild {
+				// Items moved every way, and the director counted them all.
+				if s.Applied == 0 || s.Items == nil || !s.Items.OK || s.Items.Stacks == 0 || s.Items.Characters < 8 {
+					t.Errorf("build pattern: %d applied, the director's count %+v; want items counted, conserved", s.Applied, s.Items)
+				}
+				if s.Rejected["NOT_BUILDER"] != 0 {
+					t.Errorf("build pattern in villages refused NOT_BUILDER %d times (refusals %v, areas %d)", s.Rejected["NOT_BUILDER"], s.Rejected, s.Areas)
+				}
 			}
 			if tc.pattern == load.PatternPortal && (s.Hops == 0 || s.HopLat.Count == 0 || s.ErrorCount != 0) {
 				t.Errorf("portal pattern: %d hops (latency %+v), errors %v; want some hops and no error", s.Hops, s.HopLat, s.Errors)

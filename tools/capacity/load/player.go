@@ -23,6 +23,11 @@ const window = 256
 // player is one simulated client: its account, its net/client session
 // client, and what it measures. The client's reader goroutines call its
 // handler; its pattern's goroutine sends.
+// codeBuckets is how many refusal codes a player counts apart: every code
+// the protocol has (37) and room to grow; a code past them is counted in
+// the last, which names no code.
+const codeBuckets = 64
+
 type player struct {
 	acct  Account
 	token string
@@ -33,12 +38,12 @@ type player struct {
 	cl *client.Client // set before any goroutine uses the player
 
 	mu       sync.Mutex
-	up       bool      // counted in st.connected
-	closing  bool      // the run is closing the connection
-	lost     int64     // intents not sent: a window of them was unanswered
-	rejected [32]int64 // answered by intent_result, by code (codes past 31 in [31])
-	movedAt  time.Time // the last portal_moved (pattern portal)
-	hops     chan bool // pattern portal: a crossing followed (true) or failed (false)
+	up       bool               // counted in st.connected
+	closing  bool               // the run is closing the connection
+	lost     int64              // intents not sent: a window of them was unanswered
+	rejected [codeBuckets]int64 // answered by intent_result, by code (codes past the last bucket in it)
+	movedAt  time.Time          // the last portal_moved (pattern portal)
+	hops     chan bool          // pattern portal: a crossing followed (true) or failed (false)
 	hopped   func(time.Duration)
 }
 
@@ -252,6 +257,8 @@ func (p *player) send(ctx context.Context, pattern Pattern, rng *rand.Rand) {
 		every = 200 * time.Millisecond
 	case PatternBursty:
 		every, burst = time.Second, 5
+	case PatternBuild:
+		every = 200 * time.Millisecond
 	default:
 		return
 	}
@@ -266,7 +273,13 @@ func (p *player) send(ctx context.Context, pattern Pattern, rng *rand.Rand) {
 		}
 		t.Reset(every)
 		for range burst {
-			if _, err := p.cl.Step(wire.Dir(rng.IntN(8))); err != nil && p.sendFailed(err) {
+			var err error
+			if pattern == PatternBuild {
+				_, err = p.cl.Send(buildIntent(rng))
+			} else {
+				_, err = p.cl.Step(wire.Dir(rng.IntN(8)))
+			}
+			if err != nil && p.sendFailed(err) {
 				return
 			}
 		}
@@ -308,7 +321,7 @@ func (p *player) close() {
 // none of them.
 type tally struct {
 	sent, answered, applied, dups, lost int64
-	rejected                            [32]int64
+	rejected                            [codeBuckets]int64
 }
 
 func (p *player) tally() tally {
@@ -322,4 +335,20 @@ func (p *player) tally() tally {
 		sent: s.Sent - s.Void, answered: s.Applied + s.Refused + s.Unseen, applied: s.Applied,
 		dups: s.Duplicates + s.Strays, lost: p.lost, rejected: p.rejected,
 	}
+}
+
+// buildIntent is one intent of the build pattern: a step (40%), a place
+// of one of the first 8 slots (the starter kit's) on a side (20%), a take
+// from a side (20%) or an action on a side (20%).
+func buildIntent(rng *rand.Rand) wire.Intent {
+	side := wire.Dir(2 * rng.IntN(4))
+	switch r := rng.IntN(10); {
+	case r < 4:
+		return wire.Intent{Kind: wire.IntentStep, Dir: wire.Dir(rng.IntN(8))}
+	case r < 6:
+		return wire.Intent{Kind: wire.IntentPlace, Dir: side, Item: wire.ItemSlots{From: uint8(rng.IntN(8))}}
+	case r < 8:
+		return wire.Intent{Kind: wire.IntentTake, Dir: side}
+	}
+	return wire.Intent{Kind: wire.IntentAction, Dir: side}
 }

@@ -62,7 +62,10 @@ type Summary struct {
 	PortalRefused int64 `json:"portal_refused,omitempty"`
 
 	Churn *ChurnSummary `json:"churn,omitempty"` // pattern churn
-	Seed  uint64        `json:"seed"`
+	// Items is the director's count of the realm's items after a build
+	// run: none doubled, none lost (pattern build).
+	Items *dirclient.ItemCensus `json:"items,omitempty"`
+	Seed  uint64                `json:"seed"`
 
 	Frames int64 `json:"frames"`
 	Bytes  int64 `json:"bytes"`
@@ -137,8 +140,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	self0, _ := procstat.ReadSelf()
 
 	roster := cfg.Roster
-	if len(roster) == 0 || cfg.RaiseCap {
-		admin := cfg.Admin
+	var admin *dirclient.Client
+	if len(roster) == 0 || cfg.RaiseCap || cfg.Pattern == PatternBuild {
+		admin = cfg.Admin
 		if admin == nil {
 			admin = r.client(0)
 			if _, err := admin.Login(ctx, cfg.AdminEmail, cfg.AdminPassword); err != nil {
@@ -283,6 +287,18 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res := r.summarize(players, len(areas), login, join, len(joinTimes), steady, hops, self0, stopSampling)
 	if res.Summary.Connected == 0 {
 		return res, ErrNoPlayers
+	}
+	if cfg.Pattern == PatternBuild {
+		// The store is consistent at every instant (docs/items.md): its
+		// count needs no waiting for the last snapshots.
+		count, err := admin.Items(ctx)
+		if err != nil {
+			return res, fmt.Errorf("load: the director's count of the realm's items: %w", err)
+		}
+		res.Summary.Items = &count
+		if !count.OK {
+			return res, fmt.Errorf("%w: %d violations: %v", ErrItemsNotConserved, count.Violations, count.Problems)
+		}
 	}
 	return res, ctx.Err()
 }
