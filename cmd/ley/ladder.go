@@ -142,7 +142,7 @@ rung held is lower.`,
 	f.StringVar(&flagsCfg.AdminPassword, "admin-password", def.AdminPassword, "the admin's password")
 	f.IntSliceVar(&rungs, "rungs", def.Rungs, "Areas of each rung, climbing")
 	f.IntVar(&flagsCfg.PerArea, "per-area", def.PerArea, "players in each Area (1: homes, 20: villages)")
-	f.StringVar(&pattern, "pattern", string(def.Pattern), "what players do: walk, walk5, idle, bursty")
+	f.StringVar(&pattern, "pattern", string(def.Pattern), "what players do: walk, walk5, idle, bursty, build")
 	f.StringVar(&flagsCfg.Template, "template", "", "content template of the rungs' Areas, e.g. arena (default: open 64x64 floors, players only)")
 	f.StringVar(&flagsCfg.Content, "realm-content", "", "folder of content laid over the embedded content of the realm the ladder starts (its ley run --content)")
 	f.DurationVar(&flagsCfg.Ramp, "ramp", def.Ramp, "each rung's ramp")

@@ -248,6 +248,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		smp := &sampler{admin: admin, dirPID: dirPID}
 		lc := load.DefaultConfig()
 		lc.Director, lc.Roster, lc.Sessions, lc.Password = director, roster, sessions, password
+		lc.Admin = admin // one admin session: a second login would end the sampler's
 		lc.Pattern, lc.Ramp, lc.Duration = cfg.Pattern, cfg.Ramp, cfg.Hold
 		lc.Template = cfg.Template
 		lc.Drain = 5 * time.Second

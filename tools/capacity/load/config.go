@@ -71,8 +71,8 @@ type Config struct {
 	// Director is the director's base URL (http://host:port).
 	Director string
 	// AdminEmail and AdminPassword log in the admin that provisions the
-	// accounts (and raises the cap when RaiseCap is set), unless Admin is
-	// set: an admin session already logged in (a login ends the account's
+	// accounts (and raises the cap when RaiseCap is set, and counts the
+	// realm's items after a build run), unless Admin is set: an admin session already logged in (a login ends the account's
 	// earlier sessions, so a caller that keeps its own passes it here).
 	AdminEmail, AdminPassword string
 	Admin                     *dirclient.Client
