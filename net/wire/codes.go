@@ -44,8 +44,9 @@ const (
 	CodeStaleSeq           Code = 27 // intent seq not after the last accepted one
 	CodeNothingThere       Code = 28 // an action on a square with nothing to act on
 	CodeUnavailable        Code = 29 // the realm cannot do this now (its database is away); try again
+	CodeSpectator          Code = 30 // a spectator has no body: its intents are never applied
 
-	numCodes = 30
+	numCodes = 31
 )
 
 var codeNames = [numCodes]string{
@@ -55,7 +56,7 @@ var codeNames = [numCodes]string{
 	"VERSION_UNSUPPORTED", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "TIMEOUT",
 	"NOT_MEMBER", "REALM_CLOSED", "REALM_FULL", "INTERNAL", "UNKNOWN_TYPE",
 	"BAD_TOKEN", "NOT_ALLOWED", "AREA_FULL", "STALE_SEQ", "NOTHING_THERE",
-	"UNAVAILABLE",
+	"UNAVAILABLE", "SPECTATOR",
 }
 
 var codeMeanings = [numCodes]string{
@@ -89,6 +90,7 @@ var codeMeanings = [numCodes]string{
 	"the intent's seq is not after the last one this session accepted (serial order); it was not applied",
 	"the action's square holds nothing to act on (no door, no creature, no player that may be hurt)",
 	"the realm cannot do this right now (its database is unavailable); nothing changed: try again in a moment",
+	"the peer is a spectator: it has no body, so an intent from it is never applied",
 }
 
 // String returns the code's registry name, such as "NOT_HELLO", or

@@ -13,6 +13,7 @@ const (
 	TypeResume Type = 2 // client -> server
 	TypeIntent Type = 3 // client -> server
 	TypeLeave  Type = 4 // client -> server
+	TypeWatch  Type = 5 // client -> server (spectators)
 
 	TypeHelloAck               Type = 8  // server -> client
 	TypeError                  Type = 9  // server -> client
@@ -32,6 +33,7 @@ const (
 
 var typeNames = [...]string{
 	TypeHello: "hello", TypeResume: "resume", TypeIntent: "intent", TypeLeave: "leave",
+	TypeWatch:    "watch",
 	TypeHelloAck: "hello_ack", TypeError: "error", TypeRehello: "rehello",
 	TypeIntentResult: "intent_result", TypeSnapshot: "snapshot",
 	TypeStatic: "static", TypePresence: "presence",
@@ -56,7 +58,7 @@ func (t Type) String() string {
 func (t Type) Known() bool { return int(t) < len(typeNames) && typeNames[t] != "" }
 
 // FromClient reports whether t is a client-to-server type.
-func (t Type) FromClient() bool { return t >= TypeHello && t <= TypeLeave }
+func (t Type) FromClient() bool { return t >= TypeHello && t <= TypeWatch }
 
 // Message is one message body of the catalogue. Only this package's types
 // implement it; they are plain structs whose exported fields are the body
@@ -304,6 +306,18 @@ type Leave struct {
 	_ struct{} `cbor:",toarray"`
 }
 
+// Watch is a spectator's choice of what it is sent (client -> server):
+// Entity 0, the whole Area (every cell, every round); a player's entity,
+// the snapshots that player's session is sent (the cells within its
+// interest, and only what it sees where the Area's rules ask for line of
+// sight). The next snapshot resets the spectator's view (its reset flag)
+// and carries the new choice whole. A spectator starts watching the whole
+// Area. From a peer that is not a spectator it is refused UNKNOWN_TYPE.
+type Watch struct {
+	_      struct{} `cbor:",toarray"`
+	Entity uint32
+}
+
 // Left answers [Leave]: the body has left the Area, and the connection
 // closes (1000) after it. Its body is empty.
 type Left struct {
@@ -382,6 +396,9 @@ func (*Leave) Type() Type { return TypeLeave }
 func (*Left) Type() Type { return TypeLeft }
 
 // Type implements [Message].
+func (*Watch) Type() Type { return TypeWatch }
+
+// Type implements [Message].
 func (*PortalBlocked) Type() Type { return TypePortalBlocked }
 
 // Type implements [Message].
@@ -406,6 +423,7 @@ func (*Presence) message()               {}
 func (*AreaClosing) message()            {}
 func (*TakenOver) message()              {}
 func (*Leave) message()                  {}
+func (*Watch) message()                  {}
 func (*Left) message()                   {}
 func (*PortalBlocked) message()          {}
 func (*PortalTransferRejected) message() {}
@@ -441,6 +459,8 @@ func newMessage(t Type) Message {
 		return new(TakenOver)
 	case TypeLeave:
 		return new(Leave)
+	case TypeWatch:
+		return new(Watch)
 	case TypeLeft:
 		return new(Left)
 	case TypePortalBlocked:

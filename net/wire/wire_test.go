@@ -32,6 +32,7 @@ var examples = []Message{
 	&AreaClosing{Reason: CodeAreaClosing, GraceMS: 5000},
 	&TakenOver{},
 	&Leave{},
+	&Watch{Entity: 1001},
 	&Left{},
 	&PortalBlocked{Reason: CodeTimeout},
 	&PortalTransferRejected{Reason: CodeNotMember},
@@ -170,7 +171,8 @@ func TestCodeRegistry(t *testing.T) {
 		{CodeUnknownType, 23, "UNKNOWN_TYPE"}, {CodeBadToken, 24, "BAD_TOKEN"},
 		{CodeNotAllowed, 25, "NOT_ALLOWED"}, {CodeAreaFull, 26, "AREA_FULL"},
 		{CodeStaleSeq, 27, "STALE_SEQ"}, {CodeNothingThere, 28, "NOTHING_THERE"},
-		{CodeUnavailable, 29, "UNAVAILABLE"}, {Code(30), 30, "CODE(30)"},
+		{CodeUnavailable, 29, "UNAVAILABLE"}, {CodeSpectator, 30, "SPECTATOR"},
+		{Code(31), 31, "CODE(31)"},
 	}
 	for _, tt := range tests {
 		if got := uint16(tt.code); got != tt.num {

@@ -231,6 +231,8 @@ export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Mess
     case MsgType.leave:
       Fields.of(body, 0, "leave");
       return { type: "leave" };
+    case MsgType.watch:
+      return { type: "watch", entity: Fields.of(body, 1, "watch").uint(U32) };
     case MsgType.left:
       Fields.of(body, 0, "left");
       return { type: "left" };
@@ -345,6 +347,8 @@ function body(m: Message): [number, unknown[]] {
       return [MsgType.takenOver, []];
     case "leave":
       return [MsgType.leave, []];
+    case "watch":
+      return [MsgType.watch, [m.entity]];
     case "left":
       return [MsgType.left, []];
     case "portal_blocked":

@@ -38,6 +38,7 @@ export const Code = {
   STALE_SEQ: 27,
   NOTHING_THERE: 28,
   UNAVAILABLE: 29,
+  SPECTATOR: 30,
 } as const;
 
 /** A code's name. */
@@ -76,6 +77,7 @@ const meanings: Readonly<Record<CodeName, string>> = {
   STALE_SEQ: "the intent's seq is not after the last one accepted",
   NOTHING_THERE: "there is nothing there to act on",
   UNAVAILABLE: "the realm cannot do this right now; try again in a moment",
+  SPECTATOR: "a spectator has no body: its intents are never applied",
 };
 
 /**

@@ -19,6 +19,7 @@ export const MsgType = {
   resume: 2,
   intent: 3,
   leave: 4,
+  watch: 5,
   helloAck: 8,
   error: 9,
   rehello: 10,
@@ -285,6 +286,16 @@ export interface Leave {
   readonly type: "leave";
 }
 
+/**
+ * `watch{entity}` (t = 5), spectators only: entity 0 watches the whole
+ * Area, a player's entity that player's point of view (its interest, its
+ * line of sight). See docs/protocol.md, "Spectators".
+ */
+export interface Watch {
+  readonly type: "watch";
+  entity: number;
+}
+
 /** `left{}` (t = 21): answers `leave`; the close follows. */
 export interface Left {
   readonly type: "left";
@@ -345,7 +356,7 @@ export interface AreaInfo {
 }
 
 /** A message a client sends. */
-export type ClientMessage = Hello | Resume | Intent | Leave;
+export type ClientMessage = Hello | Resume | Intent | Leave | Watch;
 
 /** A message a server sends. */
 export type ServerMessage =
@@ -373,6 +384,7 @@ export const TYPE_NAMES: Readonly<Record<MsgTypeNumber, Message["type"]>> = {
   2: "resume",
   3: "intent",
   4: "leave",
+  5: "watch",
   8: "hello_ack",
   9: "error",
   10: "rehello",
@@ -391,5 +403,5 @@ export const TYPE_NAMES: Readonly<Record<MsgTypeNumber, Message["type"]>> = {
 
 /** isServerMessage reports whether m is a message a server sends. */
 export function isServerMessage(m: Message): m is ServerMessage {
-  return m.type !== "hello" && m.type !== "resume" && m.type !== "intent" && m.type !== "leave";
+  return m.type !== "hello" && m.type !== "resume" && m.type !== "intent" && m.type !== "leave" && m.type !== "watch";
 }

@@ -66,6 +66,7 @@ const goldens: Record<string, Message> = {
   portal_transfer_rejected: { type: "portal_transfer_rejected", reason: Code.NOT_MEMBER },
   portal_moved: { type: "portal_moved", area: 6, wsUrl: "wss://h2.example/ws", grant: "g-0b11", joinId: 44n },
   leave: { type: "leave" },
+  watch: { type: "watch", entity: 1001 },
   left: { type: "left" },
 };
 
@@ -232,11 +233,12 @@ test("the new fields and kinds decode and encode as the Go reference does", (fx)
   }
 });
 
-test("UNAVAILABLE is code 29, the last one", () => {
+test("SPECTATOR is code 30, the last one", () => {
   eq(Code.NOTHING_THERE, 28, "NOTHING_THERE");
-  eq(Code.UNAVAILABLE, 29, "number");
-  eq(codeName(29), "UNAVAILABLE", "name");
-  eq(codeName(30), "INTERNAL(30)", "the next number is unknown");
+  eq(Code.UNAVAILABLE, 29, "UNAVAILABLE");
+  eq(Code.SPECTATOR, 30, "number");
+  eq(codeName(30), "SPECTATOR", "name");
+  eq(codeName(31), "INTERNAL(31)", "the next number is unknown");
 });
 
 test("area_info, creature kinds and static objects of the wrong shape are refused", () => {

@@ -1,0 +1,469 @@
+package area
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/gate"
+	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/interest"
+)
+
+// Spectators: the operator's console watches an Area live, read-only.
+//
+// The director registers a spectator grant (control.Spectate) for an
+// admin; the hello that uses it binds a spectator: a peer with no body.
+// It is answered hello_ack{entity 0, resume_token ""}, then area_info,
+// presence and the map (static) of every cell, and a first snapshot
+// (reset) of the whole Area; after that a snapshot every round. A
+// spectator watches the whole Area (every cell whole every round, encoded
+// once per round for all of the Area's spectators), or, after
+// watch{entity}, a player's point of view: the very frames that player's
+// session gets (systems/interest: its interest cells, its line of sight).
+// An intent from a spectator is answered intent_result{seq, SPECTATOR}
+// and never applied; a leave ends its watching (left{}, then the close).
+//
+// A spectator never counts as a player: it is not in the Area's bound
+// peers, its presence or the director's player counts, it holds no grant
+// that keeps the Area awake, and an Area with only spectators freezes
+// (they are sent nothing while it is frozen: nothing changes).
+
+// The bounds on spectators: a spectator grant past either is refused, and
+// so is a hello past the host's (AREA_FULL). A pending grant counts
+// against its Area's bound until it is used or found expired.
+const (
+	// MaxSpectatorsPerArea bounds the spectators of one Area, grants
+	// pending included.
+	MaxSpectatorsPerArea = 4
+	// MaxSpectatorsPerHost bounds the spectators bound on one host.
+	MaxSpectatorsPerHost = 16
+)
+
+// spectatorGrant is a spectator grant the director registered: single
+// use, expiring.
+type spectatorGrant struct {
+	joinID  uint64
+	expires time.Time
+	account uint64 // the admin's
+}
+
+// spectator is a peer watching an Area. ha and p never change; the rest
+// belongs to the Area's goroutine, but for written, which the
+// connection's writer sets.
+type spectator struct {
+	ha      *hostArea
+	p       *peer
+	account uint64
+
+	// watch is the player whose point of view it is sent; the zero
+	// entity: the whole Area.
+	watch ecs.Entity
+	// view is its interest view while it watches a player.
+	view interest.View
+	// staticVer is the map version of each hash cell it was sent (0:
+	// none), while it watches the whole Area.
+	staticVer []uint32
+	// needReset: its next frame drops its view first (a new choice of
+	// watch); resetAt is the round (tick, for the whole Area) of the last
+	// frame that did, until one of them is written whole.
+	needReset bool
+	resetAt   uint64
+	written   atomic.Uint64 // the tick of the last whole-Area frame written whole
+	// hasPresence: it was sent the Area's presence list.
+	hasPresence bool
+}
+
+// watchers are an Area's spectators and their pending grants. Owned by
+// the Area's goroutine.
+type watchers struct {
+	grants map[string]*spectatorGrant
+	list   []*spectator
+	// whole is the scratch of a whole-Area frame sent reliably (a first
+	// frame).
+	whole []byte
+}
+
+// spectate registers a spectator grant (link reader goroutine); the Area
+// answers it.
+func (h *Host) spectate(m *control.Spectate) {
+	h.mu.Lock()
+	ha := h.areas[m.Area]
+	if ha != nil {
+		h.grants[m.Token] = ha
+	}
+	h.mu.Unlock()
+	if ha == nil {
+		h.link.send(&control.GrantAck{Area: m.Area, Token: m.Token, Error: "area not on this host"})
+		return
+	}
+	// Taken in at once; a frozen Area stays frozen.
+	ha.a.PostNow(func(*ecs.Area) { ha.addSpectatorGrant(m) })
+}
+
+// addSpectatorGrant registers m in the Area, within the bounds, and acks
+// it to the director. Area goroutine.
+func (ha *hostArea) addSpectatorGrant(m *control.Spectate) {
+	w := &ha.watchers
+	now := time.Now()
+	for tok, g := range w.grants { // expired ones stop counting
+		if now.After(g.expires) {
+			delete(w.grants, tok)
+			ha.h.dropIndex(ha.h.grants, tok)
+			ha.h.expire(tok)
+		}
+	}
+	ack := &control.GrantAck{Area: ha.id, Token: m.Token}
+	switch {
+	case ha.unloaded:
+		ack.Error = "area not on this host"
+	case ha.closing != nil:
+		ack.Error = "area is closing"
+	case len(w.list)+len(w.grants) >= MaxSpectatorsPerArea, int(ha.h.spectators.Load()) >= MaxSpectatorsPerHost:
+		ack.Error = control.ErrorSpectatorsFull
+	}
+	if ack.Error != "" {
+		ha.h.dropIndex(ha.h.grants, m.Token)
+		ha.h.link.send(ack)
+		return
+	}
+	ttl := time.Duration(m.TTLMS) * time.Millisecond
+	if ttl <= 0 || ttl > 90*time.Second {
+		ttl = 90 * time.Second
+	}
+	if w.grants == nil {
+		w.grants = make(map[string]*spectatorGrant)
+	}
+	w.grants[m.Token] = &spectatorGrant{joinID: m.JoinID, expires: now.Add(ttl), account: m.Account}
+	ha.h.link.send(ack)
+}
+
+// spectatorHello binds p as a spectator with the grant of m, if m names
+// one (reporting true: the hello is answered). Area goroutine.
+func (ha *hostArea) spectatorHello(p *peer, m *wire.Hello, version uint16) bool {
+	w := &ha.watchers
+	g := w.grants[m.Grant]
+	if g == nil {
+		return false
+	}
+	if g.joinID != m.JoinID {
+		p.sendError(wire.CodeBadGrant, 0, m.JoinID, "grant belongs to another join")
+		return true
+	}
+	delete(w.grants, m.Grant)
+	ha.h.dropIndex(ha.h.grants, m.Grant)
+	switch {
+	case time.Now().After(g.expires):
+		ha.h.expire(m.Grant)
+		p.sendError(wire.CodeGrantExpired, 0, m.JoinID, "grant expired")
+		return true
+	case ha.closing != nil:
+		p.sendError(wire.CodeAreaClosing, 0, m.JoinID, "area is closing")
+		return true
+	case p.closed.Load(): // it left while its hello waited
+		return true
+	}
+	if ha.h.spectators.Add(1) > MaxSpectatorsPerHost {
+		ha.h.spectators.Add(-1)
+		p.sendError(wire.CodeAreaFull, 0, m.JoinID, "this host has its maximum of spectators")
+		return true
+	}
+	sp := &spectator{ha: ha, p: p, account: g.account}
+	w.list = append(w.list, sp)
+	p.version = version
+	p.spec.Store(sp)
+	p.send(&wire.HelloAck{JoinID: m.JoinID, Tick: ha.a.Tick, Area: ha.id, Version: version})
+	p.send(ha.areaInfo())
+	ha.tellPresence()
+	// The first frame goes at once and reliably, whether the Area ticks
+	// or is frozen (a frozen one sends no rounds).
+	ha.sendWhole(sp)
+	ha.h.log.Info("spectator watching", "area", ha.id, "admin", g.account, "peer", p.conn.RemoteAddr())
+	return true
+}
+
+// sendWhole sends sp the maps it lacks and a snapshot of the whole Area
+// with the reset flag, reliably. Area goroutine.
+func (ha *hostArea) sendWhole(sp *spectator) {
+	ha.spectatorStatics(sp)
+	w := &ha.watchers
+	w.whole = ha.appendWhole(w.whole[:0])
+	msg := wire.AppendSnapshotHeader(make([]byte, 0, wire.MaxSnapshotHeaderSize+len(w.whole)), ha.a.Tick, 0, wire.SnapshotReset, len(w.whole))
+	msg = append(msg, w.whole...)
+	sp.p.sent(len(msg))
+	_ = sp.p.conn.Send(msg)
+	sp.needReset = false
+	sp.resetAt = 0
+}
+
+// appendWhole appends the records of the whole Area to dst: a cell record
+// of every hash cell, entities as clients are shown them.
+func (ha *hostArea) appendWhole(dst []byte) []byte {
+	is := ha.interest
+	hs := is.Hash()
+	for hc := range int32(hs.Cells()) {
+		dst = wire.AppendCell(dst, uint32(hc), hs.Count(hc))
+		for id := hs.First(hc); id >= 0; id = hs.Next(id) {
+			st := is.State(hs.Entity(id), hs.Square(id))
+			dst = wire.AppendEntity(dst, &st)
+		}
+	}
+	return dst
+}
+
+// spectatorStatics sends sp the map of every hash cell whose version it
+// was not sent (all of them at first).
+func (ha *hostArea) spectatorStatics(sp *spectator) {
+	versions := ha.eng.Map.Versions()
+	if len(sp.staticVer) != len(versions) {
+		sp.staticVer = make([]uint32, len(versions))
+	}
+	for hc, v := range versions {
+		if sp.staticVer[hc] != v {
+			ha.sendStatic(sp.p, int32(hc))
+			sp.staticVer[hc] = v
+		}
+	}
+}
+
+// spectated reports whether the Area has spectators to send rounds to.
+func (ha *hostArea) spectated() bool { return len(ha.watchers.list) > 0 }
+
+// spectatorsFreeze sends the spectators a last round as the Area
+// freezes: what changed since the round before (the last players leaving)
+// is not left unsaid while no round comes. Area goroutine.
+func (ha *hostArea) spectatorsFreeze() {
+	if ha.spectated() {
+		ha.sendSnapshots()
+	}
+}
+
+// spectatorFrames sends this round's frame to every spectator: the whole
+// Area's records (appended to the round's arena once, shared by all who
+// watch the whole Area), or the frame of the player watched. It returns
+// the arena, which may have grown. Area goroutine, in sendSnapshots.
+func (ha *hostArea) spectatorFrames(arena []byte, sh *gate.Shared) []byte {
+	w := &ha.watchers
+	if len(w.list) == 0 {
+		return arena
+	}
+	tick := ha.a.Tick
+	wholeFrom, wholeTo := -1, -1
+	for _, sp := range w.list {
+		if sp.watch != (ecs.Entity{}) {
+			var ok bool
+			if arena, ok = ha.povFrame(sp, arena, sh); ok {
+				continue
+			}
+			// The player watched is gone: back to the whole Area.
+			sp.watch, sp.needReset = ecs.Entity{}, true
+			sp.p.sendError(wire.CodeEntityGone, 0, 0, "the player watched left the area; watching the whole area")
+		}
+		if sp.resetAt != 0 {
+			if sp.written.Load() >= sp.resetAt {
+				sp.resetAt = 0
+			} else {
+				sp.needReset = true // the frame that reset it was never written
+			}
+		}
+		if wholeFrom < 0 {
+			wholeFrom = len(arena)
+			arena = ha.appendWhole(arena)
+			wholeTo = len(arena)
+		}
+		ha.spectatorStatics(sp)
+		var flags wire.SnapshotFlags
+		if sp.needReset {
+			flags = wire.SnapshotReset
+			sp.needReset, sp.resetAt = false, tick
+		}
+		f := gate.NewFrame()
+		f.Buf = wire.AppendSnapshotHeader(f.Buf[:0], tick, 0, flags, wholeTo-wholeFrom)
+		f.Parts = append(f.Parts[:0], f.Buf, arena[wholeFrom:wholeTo:wholeTo])
+		f.Attach(sh)
+		f.Delivered, f.Round = &sp.written, tick
+		ha.h.framesOut.Add(1)
+		ha.h.bytesOut.Add(uint64(len(f.Buf) + wholeTo - wholeFrom))
+		sp.p.conn.SendVolatile(f)
+	}
+	return arena
+}
+
+// povFrame sends sp the frame of the player it watches, as that player's
+// session gets it (its own view of the interest rounds); it reports false,
+// sending nothing, when that player's body is gone.
+func (ha *hostArea) povFrame(sp *spectator, arena []byte, sh *gate.Shared) ([]byte, bool) {
+	if !ha.hasBody(sp.watch) {
+		return arena, false
+	}
+	if sp.resetAt != 0 {
+		if sp.view.Written.Load() >= sp.resetAt {
+			sp.resetAt = 0
+		} else {
+			sp.needReset = true // the frame that reset it was never written
+		}
+	}
+	if sp.needReset {
+		sp.view.Reset() // its next frame has the reset flag, every cell whole
+	}
+	out := &ha.snaps.frame
+	f := gate.NewFrame()
+	out.Parts, out.Buf = f.Parts[:0], f.Buf[:0]
+	arena = ha.interest.Build(&sp.view, sp.watch, 0, arena, out)
+	f.Parts, f.Buf = out.Parts, out.Buf
+	if len(f.Parts) == 0 {
+		f.Release()
+		return arena, false
+	}
+	if sp.needReset {
+		sp.needReset, sp.resetAt = false, out.Round
+	}
+	for _, hc := range out.Statics {
+		ha.sendStatic(sp.p, hc)
+	}
+	f.Attach(sh)
+	f.Delivered, f.Round = &sp.view.Written, out.Round
+	ha.h.framesOut.Add(1)
+	ha.h.bytesOut.Add(uint64(out.Len))
+	sp.p.conn.SendVolatile(f)
+	return arena, true
+}
+
+// hasBody reports whether e is the body of a player in the Area.
+func (ha *hostArea) hasBody(e ecs.Entity) bool {
+	for _, b := range ha.order {
+		if b.entity == e {
+			return true
+		}
+	}
+	return false
+}
+
+// watch takes a spectator's choice (wire.Watch): entity 0, the whole
+// Area; a player's entity, that player's point of view. A player that is
+// not in the Area is refused ENTITY_GONE and the choice stays. Area
+// goroutine.
+func (ha *hostArea) watch(sp *spectator, id uint32) {
+	if sp.p.spec.Load() != sp {
+		return // it closed meanwhile
+	}
+	if id == 0 {
+		if sp.watch == (ecs.Entity{}) {
+			return
+		}
+		sp.watch = ecs.Entity{}
+		clear(sp.staticVer) // its view was reset: every map again
+		if ha.a.Mode() == ecs.Frozen {
+			ha.sendWhole(sp) // no round comes
+			return
+		}
+		sp.needReset, sp.resetAt = true, 0
+		return
+	}
+	for _, b := range ha.order {
+		if b.entity.ID() == id {
+			if sp.watch != b.entity {
+				sp.watch, sp.needReset, sp.resetAt = b.entity, true, 0
+			}
+			return
+		}
+	}
+	sp.p.sendError(wire.CodeEntityGone, 0, 0, "no player with that entity in this area")
+}
+
+// tellSpectators sends every spectator the Area's presence list msg when
+// it changed (or it has not had it). Area goroutine.
+func (ha *hostArea) tellSpectators(msg []byte, changed bool) {
+	for _, sp := range ha.watchers.list {
+		if changed || !sp.hasPresence {
+			sp.hasPresence = true
+			sp.p.sent(len(msg))
+			_ = sp.p.conn.Send(msg)
+		}
+	}
+}
+
+// dropSpectator forgets sp, whose connection closed. Area goroutine.
+func (ha *hostArea) dropSpectator(sp *spectator) {
+	w := &ha.watchers
+	for i, x := range w.list {
+		if x == sp {
+			w.list = append(w.list[:i], w.list[i+1:]...)
+			ha.h.spectators.Add(-1)
+			return
+		}
+	}
+}
+
+// endSpectators tells every spectator the Area is gone (area_closing,
+// grace 0), closes their connections (1001) and drops the pending
+// spectator grants: the Area is leaving the host. Area goroutine.
+func (ha *hostArea) endSpectators() {
+	w := &ha.watchers
+	for _, sp := range w.list {
+		sp.p.spec.Store(nil)
+		sp.p.send(&wire.AreaClosing{Reason: wire.CodeAreaClosing})
+		sp.p.conn.Close(gate.CloseGoingAway, "area closed")
+		ha.h.spectators.Add(-1)
+	}
+	w.list = nil
+	for tok := range w.grants {
+		ha.h.dropIndex(ha.h.grants, tok)
+	}
+	clear(w.grants)
+}
+
+// onWatch takes a watch message to the spectator's Area; from a peer that
+// is not a spectator it is refused UNKNOWN_TYPE. Event loop.
+func (p *peer) onWatch(payload []byte) {
+	msg, err := wire.DecodeClient(payload)
+	if err != nil {
+		p.malformedMsg(wire.CodeOf(err), 0, 0, wire.Detail(err))
+		return
+	}
+	sp := p.spec.Load()
+	if sp == nil {
+		p.sendError(wire.CodeUnknownType, 0, 0, "watch is for spectators")
+		if p.unbound++; p.unbound >= p.h.cfg.UnboundClose {
+			p.conn.Close(gate.ClosePolicyViolation, "messages a player may not send")
+		}
+		return
+	}
+	if !p.take() {
+		if p.refused() >= float64(p.h.cfg.FloodClose) {
+			p.conn.Close(gate.ClosePolicyViolation, "message flood")
+			return
+		}
+		p.sendError(wire.CodeRateLimited, 0, 0, "too many messages; slow down")
+		return
+	}
+	id := msg.(*wire.Watch).Entity
+	sp.ha.a.PostControl(func(*ecs.Area) { sp.ha.watch(sp, id) })
+}
+
+// spectatorIntent answers an intent of a spectator: refused SPECTATOR,
+// never applied. A flood of them closes the connection as any flood
+// does. Event loop.
+func (p *peer) spectatorIntent(seq uint32) {
+	if !p.take() && p.refused() >= float64(p.h.cfg.FloodClose) {
+		p.conn.Close(gate.ClosePolicyViolation, "intent flood")
+		return
+	}
+	p.sendResult(seq, wire.CodeSpectator)
+}
+
+// spectatorLeave ends a spectator's watching: left{}, then the close.
+// Event loop.
+func (p *peer) spectatorLeave() {
+	p.send(&wire.Left{})
+	p.conn.Close(gate.CloseNormal, "left")
+}
+
+// spectatorClosed forgets the spectator of a closed connection, if it was
+// one. Any goroutine.
+func (p *peer) spectatorClosed() {
+	if sp := p.spec.Swap(nil); sp != nil {
+		sp.ha.a.PostControl(func(*ecs.Area) { sp.ha.dropSpectator(sp) })
+	}
+}

@@ -1,0 +1,139 @@
+package area
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/wire"
+)
+
+// onArea runs fn on the Area's goroutine and waits for it.
+func onArea(t *testing.T, ha *hostArea, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	ha.a.PostNow(func(*ecs.Area) { fn(); close(done) })
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the area did not run the check")
+	}
+}
+
+// spectateGrant registers a spectator grant in area and returns the
+// host's answer's error ("" when registered).
+func (d *director) spectateGrant(area uint32, token string, joinID uint64) string {
+	d.t.Helper()
+	d.send(&control.Spectate{Area: area, Token: token, JoinID: joinID, TTLMS: 60000, Account: 1})
+	for {
+		ack := expect[*control.GrantAck](d, 5*time.Second)
+		if ack.Token == token {
+			return ack.Error
+		}
+	}
+}
+
+// TestSpectator: a spectator binds with no body (hello_ack entity 0, no
+// resume token; the Area's bodies, bound peers and presence unchanged),
+// is sent the map of every cell and the whole Area, sees a player move,
+// has its intents refused SPECTATOR (never applied), can watch a
+// player's point of view (that player's interest: a far player drops out
+// of its view) and the whole Area again; spectators are bounded per Area;
+// and an Area with only a spectator freezes.
+func TestSpectator(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.InterestRadius = 8 })
+	d.spawn(1, 80, 16) // 10 x 2 cells of 8
+	ha := h.area(1)
+	ada := dial(t, h)
+	adaAck := ada.hello(d.grant(1, 100, 1, 5, 5, time.Minute), 1)
+	bo := dial(t, h)
+	boAck := bo.hello(d.grant(1, 101, 2, 70, 5, time.Minute), 2)
+
+	if e := d.spectateGrant(1, "s-1", 7); e != "" {
+		t.Fatalf("spectator grant refused: %s", e)
+	}
+	sp := dial(t, h)
+	ack := sp.hello("s-1", 7)
+	if ack.Entity != 0 || ack.ResumeToken != "" || ack.Area != 1 {
+		t.Fatalf("spectator's hello_ack %+v; want entity 0, no resume token, area 1", ack)
+	}
+	waitSnapshot(t, sp, func(*wire.Snapshot) bool {
+		_, a := sp.v.Entities[adaAck.Entity]
+		_, b := sp.v.Entities[boAck.Entity]
+		return a && b && len(sp.v.Statics) == 20 && len(sp.v.Players) == 2
+	})
+	onArea(t, ha, func() {
+		if len(ha.bodies) != 2 || ha.bound != 2 {
+			t.Errorf("with a spectator: %d bodies, %d bound; want 2 and 2", len(ha.bodies), ha.bound)
+		}
+	})
+
+	// Intents of a spectator: refused SPECTATOR, each by its seq.
+	for seq := uint32(1); seq <= 3; seq++ {
+		sp.send(&wire.Intent{Seq: seq, Kind: wire.IntentStep, Dir: wire.DirE})
+		r := expectMsg[*wire.IntentResult](sp, 5*time.Second)
+		if r.Seq != seq || r.Code != wire.CodeSpectator {
+			t.Fatalf("a spectator's intent %d answered %+v; want SPECTATOR", seq, r)
+		}
+	}
+
+	// Ada walks east: the spectator sees her move.
+	ada.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE})
+	ada.send(&wire.Intent{Seq: 2, Kind: wire.IntentStep, Dir: wire.DirE})
+	waitSnapshot(t, sp, func(*wire.Snapshot) bool { return sp.v.Entities[adaAck.Entity].X == 7 })
+
+	// Ada's point of view: bo, 60 squares away, is not in it.
+	sp.send(&wire.Watch{Entity: adaAck.Entity})
+	waitSnapshot(t, sp, func(s *wire.Snapshot) bool { return s.Flags&wire.SnapshotReset != 0 })
+	waitSnapshot(t, sp, func(*wire.Snapshot) bool {
+		_, a := sp.v.Entities[adaAck.Entity]
+		_, b := sp.v.Entities[boAck.Entity]
+		return a && !b
+	})
+	ada.send(&wire.Intent{Seq: 3, Kind: wire.IntentStep, Dir: wire.DirS})
+	waitSnapshot(t, sp, func(*wire.Snapshot) bool { return sp.v.Entities[adaAck.Entity].Y == 6 })
+
+	// A player not in the Area: ENTITY_GONE, and the choice stays.
+	sp.send(&wire.Watch{Entity: 9999})
+	if e := expectMsg[*wire.Error](sp, 5*time.Second); e.Code != wire.CodeEntityGone {
+		t.Fatalf("watching nobody: %+v; want ENTITY_GONE", e)
+	}
+	// The whole Area again: bo is back in view.
+	sp.send(&wire.Watch{Entity: 0})
+	waitSnapshot(t, sp, func(*wire.Snapshot) bool {
+		_, b := sp.v.Entities[boAck.Entity]
+		return b
+	})
+
+	// A player may not watch.
+	ada.send(&wire.Watch{Entity: 0})
+	if e := expectMsg[*wire.Error](ada, 5*time.Second); e.Code != wire.CodeUnknownType {
+		t.Fatalf("a player's watch: %+v; want UNKNOWN_TYPE", e)
+	}
+
+	// The bound per Area: one watching, three more grants, then refusals.
+	for i := range MaxSpectatorsPerArea - 1 {
+		if e := d.spectateGrant(1, "s-more-"+string(rune('a'+i)), uint64(20+i)); e != "" {
+			t.Fatalf("spectator grant %d refused: %s", i+2, e)
+		}
+	}
+	if e := d.spectateGrant(1, "s-over", 30); e == "" {
+		t.Fatalf("spectator grant %d registered; want refused past %d per area", MaxSpectatorsPerArea+1, MaxSpectatorsPerArea)
+	}
+
+	// The players leave: an Area with only a spectator freezes, and the
+	// spectator is told their bodies left.
+	for _, c := range []*client{ada, bo} {
+		c.send(&wire.Leave{})
+		expectMsg[*wire.Left](c, 5*time.Second)
+	}
+	waitSnapshot(t, sp, func(*wire.Snapshot) bool { return len(sp.v.Entities) == 0 })
+	waitFor(t, "the area to freeze with only a spectator", func() bool { return ha.a.Mode() == ecs.Frozen })
+
+	// A spectator's leave ends its watching.
+	sp.send(&wire.Leave{})
+	expectMsg[*wire.Left](sp, 5*time.Second)
+	sp.closed(5 * time.Second)
+	waitFor(t, "the spectator to be forgotten", func() bool { return h.spectators.Load() == 0 })
+}
