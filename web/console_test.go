@@ -68,7 +68,10 @@ func (p *page) now() float64 {
 // Chromium against a realm started for the test, sampling every second:
 // a non-admin who logs in is refused in plain words; the demo admin sees
 // the door, and its live view shows the host and the Area a player joins;
-// a cap saved from the console refuses the next player REALM_FULL; an API
+// an Area's detail shows its owner, template and members, and spectating
+// it draws a player's steps (following her, with the interest cells and
+// her own view as overlays) while a non-admin is refused both; a cap
+// saved from the console refuses the next player REALM_FULL; an API
 // refusal (a message over 1024 bytes) is said in plain words and changes
 // nothing; closing asks first; the charts draw the director's samples as
 // SVG paths; the page fits a phone; the live view stops asking while the
@@ -179,6 +182,76 @@ func TestConsole(t *testing.T) {
 		if got := op.eval(row + `.cells[2].textContent + " " + ` + row + `.cells[5].textContent`); got != hostName+" live" {
 			t.Errorf("the village's row says host and state %q; want %q", got, hostName+" live")
 		}
+	})
+
+	run("an admin reads an Area's detail and spectates it: a player moving is drawn moving", func(t *testing.T) {
+		detail, err := admin.AreaDetail(ctx, village)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := fmt.Sprintf(`document.querySelector('#live-areas tbody tr[data-area="%d"]')`, village)
+		op.eval(`(` + row + `.querySelector("button[data-detail]").click(), "")`)
+		op.wait("the village's detail", fmt.Sprintf(`!document.getElementById("area-detail").hidden && document.getElementById("area-detail").dataset.area === "%d"`, village), 10*time.Second)
+		got := op.eval(`document.getElementById("area-summary").dataset.owner + "|" + document.getElementById("area-summary").dataset.template + "|" + document.querySelectorAll("#area-members tbody tr").length`)
+		if want := fmt.Sprintf("%d|%s|%d", detail.Owner, detail.Template, len(detail.Members)); got != want || len(detail.Members) == 0 {
+			t.Errorf("the detail shows owner|template|members %q; the API says %q", got, want)
+		}
+
+		op.eval(`(` + row + `.querySelector("button[data-spectate]").click(), "")`)
+		op.wait("the spectator watching", `document.getElementById("spectate-state").dataset.state === "watching"`, 15*time.Second)
+		pia.wait("pia's entity", `globalThis.__leySession !== undefined && globalThis.__leySession.entity > 0`, 10*time.Second)
+		ent := pia.eval(`String(globalThis.__leySession.entity)`)
+		op.wait("pia in the Follow list", fmt.Sprintf(`document.querySelector('#follow option[value="%s"]') !== null`, ent), 10*time.Second)
+		op.eval(fmt.Sprintf(`(() => { const s = document.getElementById("follow"); s.value = %q; s.dispatchEvent(new Event("change")); return ""; })()`, ent))
+		drawn := `document.getElementById("spectate-canvas").dataset.followX + "," + document.getElementById("spectate-canvas").dataset.followY`
+		at := pia.pos()
+		op.wait("pia drawn where she stands", fmt.Sprintf(`%s === "%d,%d"`, drawn, at[0], at[1]), 10*time.Second)
+		to := pia.walk()
+		op.wait("pia drawn where she stepped", fmt.Sprintf(`%s === "%d,%d"`, drawn, to[0], to[1]), 10*time.Second)
+
+		// The overlays: the interest cells, and what pia sees (her point of
+		// view, sent by the host in place of the whole Area).
+		op.eval(`(() => { for (const id of ["ov-cells", "ov-pov"]) { const e = document.getElementById(id); e.checked = true; e.dispatchEvent(new Event("change")); } return ""; })()`)
+		back := pia.walk()
+		op.wait("pia drawn in her own view", fmt.Sprintf(`%s === "%d,%d"`, drawn, back[0], back[1]), 10*time.Second)
+		if got := op.eval(`document.getElementById("spectate-state").dataset.state + " " + document.getElementById("ov-pov").checked`); got != "watching true" {
+			t.Errorf("the spectator after the overlays: %q; want watching, the player's view on", got)
+		}
+		if *updateScreenshot {
+			op.do(chromedp.ScrollIntoView(chromedp.ID("spectate")))
+			shot, err := chromedp.Run(op.tab.Ctx, chromedp.Screenshot(chromedp.ID("spectate")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeScreenshot(t, "../docs/console-spectate.png", shot)
+		}
+		live, err := admin.LiveAreas(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range live {
+			if a.Area == village && len(a.Accounts) != 1 {
+				t.Errorf("the village's accounts with a spectator watching: %v; want pia's alone", a.Accounts)
+			}
+		}
+		op.eval(`(document.getElementById("spectate-stop").click(), "")`)
+		op.wait("the spectator closed", `document.getElementById("spectate").hidden`, 5*time.Second)
+
+		rue := dirclient.New(base)
+		if _, err := rue.Register(ctx, "rue-"+stamp+"@t.local", password, "rue"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rue.Login(ctx, "rue-"+stamp+"@t.local", password); err != nil {
+			t.Fatal(err)
+		}
+		var e *dirclient.Error
+		if _, err := rue.Spectate(ctx, village); !errors.As(err, &e) || e.Code != "FORBIDDEN" {
+			t.Errorf("a player's spectate: %v; want FORBIDDEN", err)
+		}
+		if _, err := rue.AreaDetail(ctx, village); !errors.As(err, &e) || e.Code != "FORBIDDEN" {
+			t.Errorf("a player's area detail: %v; want FORBIDDEN", err)
+		}
+		op.noExceptions()
 	})
 
 	run("a cap saved from the console refuses the next player REALM_FULL", func(t *testing.T) {

@@ -1,0 +1,194 @@
+/**
+ * The console's spectator map: an Area as a {@link Spectator} is sent it,
+ * drawn on a canvas, read-only. The whole Area fits the canvas, or the
+ * camera follows a player (a closer zoom, stopped at the Area's edges).
+ * Overlays the operator toggles: the hash cells snapshots are made of
+ * (the interest cells), with the cells within the followed player's
+ * interest radius lit; and the followed player's own view (its point of
+ * view, which the host sends instead of the whole Area: in a
+ * line-of-sight Area, only what it sees), with the cells it is not sent
+ * dimmed.
+ *
+ * The canvas carries what it drew of the followed player in data
+ * attributes (data-follow-x, data-follow-y), and the count of bodies it
+ * drew (data-bodies), for people reading the DOM and for the tests.
+ */
+
+import { DoorState, EntityFlag, EntityKind, ObjectKind, type AreaView } from "@leyworks/ley-sdk";
+
+import { COLORS, creatureColor } from "./render.js";
+
+/** The size of a square, in CSS pixels, while following a player. */
+const FOLLOW_SQUARE = 14;
+
+/** What one frame of the spectator map shows. */
+export interface SpectateScene {
+  view: AreaView;
+  /** The followed player's entity; 0: nobody. */
+  follow: number;
+  /** Draw the hash cells, lighting those within the followed player's interest. */
+  cells: boolean;
+  /** The view is the followed player's point of view: dim the cells it is not sent. */
+  pov: boolean;
+}
+
+/** interestCells returns the hash cells with a square within r squares (Chebyshev) of (x, y); r 0 is every cell (as systems/spatial's CellsWithin). */
+export function interestCells(v: AreaView, x: number, y: number, r: number): Set<number> {
+  const out = new Set<number>();
+  const i = v.info;
+  if (i === null) return out;
+  const cs = i.cellSize;
+  const across = Math.ceil(i.w / cs);
+  if (r <= 0) {
+    for (let c = 0; c < v.cells(); c++) out.add(c);
+    return out;
+  }
+  const x0 = Math.floor(Math.max(x - r, 0) / cs);
+  const y0 = Math.floor(Math.max(y - r, 0) / cs);
+  const x1 = Math.floor(Math.min(x + r, i.w - 1) / cs);
+  const y1 = Math.floor(Math.min(y + r, i.h - 1) / cs);
+  for (let cy = y0; cy <= y1; cy++) for (let cx = x0; cx <= x1; cx++) out.add(cy * across + cx);
+  return out;
+}
+
+/** drawSpectate draws s on canvas, sized to its CSS box. */
+export function drawSpectate(canvas: HTMLCanvasElement, s: SpectateScene): void {
+  const ctx = canvas.getContext("2d");
+  const info = s.view.info;
+  if (ctx === null) return;
+  const dpr = window.devicePixelRatio || 1;
+  const cw = Math.max(1, canvas.clientWidth);
+  const ch = Math.max(1, canvas.clientHeight);
+  if (canvas.width !== Math.round(cw * dpr) || canvas.height !== Math.round(ch * dpr)) {
+    canvas.width = Math.round(cw * dpr);
+    canvas.height = Math.round(ch * dpr);
+  }
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.fillStyle = COLORS.unknown;
+  ctx.fillRect(0, 0, cw, ch);
+  if (info === null) return;
+
+  const followed = s.follow !== 0 ? s.view.entities.get(s.follow) : undefined;
+  let sq: number;
+  let ox: number;
+  let oy: number;
+  if (followed !== undefined) {
+    sq = FOLLOW_SQUARE;
+    ox = camera(followed.x + 0.5, cw / sq, info.w) * sq;
+    oy = camera(followed.y + 0.5, ch / sq, info.h) * sq;
+  } else {
+    sq = Math.max(1, Math.min(cw / info.w, ch / info.h));
+    ox = -(cw - info.w * sq) / 2;
+    oy = -(ch - info.h * sq) / 2;
+  }
+  const x0 = Math.max(0, Math.floor(ox / sq));
+  const y0 = Math.max(0, Math.floor(oy / sq));
+  const x1 = Math.min(info.w - 1, Math.floor((ox + cw) / sq));
+  const y1 = Math.min(info.h - 1, Math.floor((oy + ch) / sq));
+
+  // The floor, and its objects.
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      const k = s.view.floorAt(x, y);
+      ctx.fillStyle = k === undefined ? COLORS.unknown : (COLORS.floor[k] ?? COLORS.floorUnknownKind);
+      ctx.fillRect(x * sq - ox, y * sq - oy, Math.ceil(sq), Math.ceil(sq));
+    }
+  }
+  for (const m of s.view.maps.values()) {
+    for (const o of m.objects) {
+      if (o.x < x0 || o.x > x1 || o.y < y0 || o.y > y1) continue;
+      ctx.fillStyle = objectColor(o.kind, o.state);
+      const pad = sq * 0.15;
+      ctx.fillRect(o.x * sq - ox + pad, o.y * sq - oy + pad, sq - 2 * pad, sq - 2 * pad);
+    }
+  }
+
+  // The overlays: the cells the point of view is not sent, dimmed; the cell grid.
+  const cs = info.cellSize;
+  const across = Math.ceil(info.w / cs);
+  if (s.pov) {
+    ctx.fillStyle = COLORS.unheld;
+    for (let c = 0; c < s.view.cells(); c++) {
+      if (s.view.held.has(c)) continue;
+      ctx.fillRect((c % across) * cs * sq - ox, Math.floor(c / across) * cs * sq - oy, cs * sq, cs * sq);
+    }
+  }
+  if (s.cells) {
+    if (followed !== undefined) {
+      ctx.fillStyle = "rgba(242, 193, 78, 0.12)";
+      for (const c of interestCells(s.view, followed.x, followed.y, info.interestRadius)) {
+        ctx.fillRect((c % across) * cs * sq - ox, Math.floor(c / across) * cs * sq - oy, cs * sq, cs * sq);
+      }
+    }
+    ctx.strokeStyle = "rgba(242, 193, 78, 0.55)";
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (let x = 0; x <= info.w; x += cs) {
+      ctx.moveTo(x * sq - ox + 0.5, -oy);
+      ctx.lineTo(x * sq - ox + 0.5, info.h * sq - oy);
+    }
+    ctx.moveTo(info.w * sq - ox - 0.5, -oy);
+    ctx.lineTo(info.w * sq - ox - 0.5, info.h * sq - oy);
+    for (let y = 0; y <= info.h; y += cs) {
+      ctx.moveTo(-ox, y * sq - oy + 0.5);
+      ctx.lineTo(info.w * sq - ox, y * sq - oy + 0.5);
+    }
+    ctx.moveTo(-ox, info.h * sq - oy - 0.5);
+    ctx.lineTo(info.w * sq - ox, info.h * sq - oy - 0.5);
+    ctx.stroke();
+  }
+
+  // The bodies: creatures, then players, the followed one last; names of players.
+  const bodies = [...s.view.entities.values()].sort((a, b) => a.kind - b.kind || (a.id === s.follow ? 1 : b.id === s.follow ? -1 : a.id - b.id));
+  const r = Math.max(1.5, sq * 0.4);
+  ctx.font = "600 11px system-ui, sans-serif";
+  ctx.textAlign = "center";
+  for (const e of bodies) {
+    const cx = e.x * sq - ox + sq / 2;
+    const cy = e.y * sq - oy + sq / 2;
+    const player = e.kind === EntityKind.Player;
+    ctx.globalAlpha = (e.flags & EntityFlag.Away) !== 0 ? 0.5 : 1;
+    ctx.fillStyle = e.id === s.follow ? COLORS.self : player ? COLORS.player : creatureColor(s.view.creatureKind(e.look)?.name);
+    ctx.beginPath();
+    ctx.arc(cx, cy, player ? r * 1.15 : r, 0, Math.PI * 2);
+    ctx.fill();
+    ctx.globalAlpha = 1;
+    if (player) {
+      const name = s.view.players.get(e.id) ?? `#${e.id}`;
+      ctx.fillStyle = COLORS.nameShadow;
+      ctx.fillText(name, cx + 1, cy - r * 1.3 - 2);
+      ctx.fillStyle = COLORS.name;
+      ctx.fillText(name, cx, cy - r * 1.3 - 3);
+    }
+  }
+  canvas.dataset["bodies"] = String(bodies.length);
+  canvas.dataset["followX"] = followed === undefined ? "" : String(followed.x);
+  canvas.dataset["followY"] = followed === undefined ? "" : String(followed.y);
+  canvas.dataset["tick"] = String(s.view.tick);
+}
+
+/** camera returns the left (or top) square of a span of squares centred on centre, stopped at the Area's edges. */
+function camera(centre: number, span: number, size: number): number {
+  if (span >= size) return -(span - size) / 2;
+  return Math.min(Math.max(centre - span / 2, 0), size - span);
+}
+
+/** objectColor is the colour a static object is drawn in. */
+function objectColor(kind: number, state: number): string {
+  switch (kind) {
+    case ObjectKind.Door:
+      return state === DoorState.Open ? COLORS.doorOpen : COLORS.doorClosed;
+    case ObjectKind.Tree:
+      return COLORS.treeLight;
+    case ObjectKind.Sign:
+      return COLORS.signBoard;
+    case ObjectKind.Rock:
+      return COLORS.rock;
+    case ObjectKind.Chest:
+      return COLORS.chest;
+    case ObjectKind.Portal:
+      return COLORS.portal;
+    default:
+      return COLORS.floorUnknownKind;
+  }
+}
