@@ -1,6 +1,7 @@
 package area
 
 import (
+	"bytes"
 	"sync/atomic"
 	"time"
 
@@ -18,8 +19,12 @@ import (
 // It is answered hello_ack{entity 0, resume_token ""}, then area_info,
 // presence and the map (static) of every cell, and a first snapshot
 // (reset) of the whole Area; after that a snapshot every round. A
-// spectator watches the whole Area (every cell whole every round, encoded
-// once per round for all of the Area's spectators), or, after
+// spectator watches the whole Area: each round every cell of it is
+// encoded once for all of the Area's spectators and compared with the
+// round before, and each spectator's snapshot holds, whole, the cells
+// that changed since the last of its snapshots written to its socket
+// (all of them after a reset), so its bytes grow with what moves. Or,
+// after
 // watch{entity}, a player's point of view: the very frames that player's
 // session gets (systems/interest: its interest cells, its line of sight).
 // An intent from a spectator is answered intent_result{seq, SPECTATOR}
@@ -70,7 +75,10 @@ type spectator struct {
 	// frame that did, until one of them is written whole.
 	needReset bool
 	resetAt   uint64
-	written   atomic.Uint64 // the tick of the last whole-Area frame written whole
+	// written is the tick of the last whole-Area frame written whole to
+	// its socket (the reliable first one counts as written): it holds
+	// every cell as of then.
+	written atomic.Uint64
 	// hasPresence: it was sent the Area's presence list.
 	hasPresence bool
 }
@@ -83,7 +91,19 @@ type watchers struct {
 	// whole is the scratch of a whole-Area frame sent reliably (a first
 	// frame).
 	whole []byte
+	// The cells as the last round encoded them: prev holds each cell's
+	// record (at span[hc]; next is the spare buffer of the swap), changed
+	// the tick of the round that found it different, cur where this
+	// round's records are in the round's arena. fresh: nothing to compare
+	// with (the first round watched), every cell counts as changed.
+	prev, next []byte
+	span, cur  []cellSpan
+	changed    []uint64
+	fresh      bool
 }
+
+// cellSpan is where one cell's record is in a buffer.
+type cellSpan struct{ off, len int32 }
 
 // spectate registers a spectator grant (link reader goroutine); the Area
 // answers it.
@@ -195,21 +215,56 @@ func (ha *hostArea) sendWhole(sp *spectator) {
 	_ = sp.p.conn.Send(msg)
 	sp.needReset = false
 	sp.resetAt = 0
+	sp.written.Store(ha.a.Tick) // reliable: it reaches the client unless the connection ends
 }
 
 // appendWhole appends the records of the whole Area to dst: a cell record
 // of every hash cell, entities as clients are shown them.
 func (ha *hostArea) appendWhole(dst []byte) []byte {
-	is := ha.interest
-	hs := is.Hash()
-	for hc := range int32(hs.Cells()) {
-		dst = wire.AppendCell(dst, uint32(hc), hs.Count(hc))
-		for id := hs.First(hc); id >= 0; id = hs.Next(id) {
-			st := is.State(hs.Entity(id), hs.Square(id))
-			dst = wire.AppendEntity(dst, &st)
-		}
+	for hc := range int32(ha.interest.Hash().Cells()) {
+		dst = ha.appendCell(dst, hc)
 	}
 	return dst
+}
+
+// appendCell appends hash cell hc's record to dst: its whole content.
+func (ha *hostArea) appendCell(dst []byte, hc int32) []byte {
+	is := ha.interest
+	hs := is.Hash()
+	dst = wire.AppendCell(dst, uint32(hc), hs.Count(hc))
+	for id := hs.First(hc); id >= 0; id = hs.Next(id) {
+		st := is.State(hs.Entity(id), hs.Square(id))
+		dst = wire.AppendEntity(dst, &st)
+	}
+	return dst
+}
+
+// encodeCells appends this round's record of every cell to arena (noting
+// where in w.cur) and marks the cells whose record differs from the last
+// round's changed at tick. It returns the arena. Once per round watched.
+func (ha *hostArea) encodeCells(arena []byte, tick uint64) []byte {
+	w := &ha.watchers
+	n := ha.interest.Hash().Cells()
+	if len(w.changed) != n {
+		w.span, w.cur, w.changed = make([]cellSpan, n), make([]cellSpan, n), make([]uint64, n)
+		w.prev, w.fresh = w.prev[:0], true
+	}
+	w.next = w.next[:0]
+	for hc := range int32(n) {
+		off := len(arena)
+		arena = ha.appendCell(arena, hc)
+		rec := arena[off:]
+		p := w.span[hc]
+		if w.fresh || !bytes.Equal(rec, w.prev[p.off:p.off+p.len]) {
+			w.changed[hc] = tick
+		}
+		w.cur[hc] = cellSpan{int32(off), int32(len(rec))}
+		w.span[hc] = cellSpan{int32(len(w.next)), int32(len(rec))}
+		w.next = append(w.next, rec...)
+	}
+	w.prev, w.next = w.next, w.prev
+	w.fresh = false
+	return arena
 }
 
 // spectatorStatics sends sp the map of every hash cell whose version it
@@ -249,7 +304,7 @@ func (ha *hostArea) spectatorFrames(arena []byte, sh *gate.Shared) []byte {
 		return arena
 	}
 	tick := ha.a.Tick
-	wholeFrom, wholeTo := -1, -1
+	encoded := false
 	for _, sp := range w.list {
 		if sp.watch != (ecs.Entity{}) {
 			var ok bool
@@ -267,27 +322,58 @@ func (ha *hostArea) spectatorFrames(arena []byte, sh *gate.Shared) []byte {
 				sp.needReset = true // the frame that reset it was never written
 			}
 		}
-		if wholeFrom < 0 {
-			wholeFrom = len(arena)
-			arena = ha.appendWhole(arena)
-			wholeTo = len(arena)
+		if !encoded {
+			arena, encoded = ha.encodeCells(arena, tick), true
 		}
 		ha.spectatorStatics(sp)
-		var flags wire.SnapshotFlags
-		if sp.needReset {
-			flags = wire.SnapshotReset
-			sp.needReset, sp.resetAt = false, tick
-		}
-		f := gate.NewFrame()
-		f.Buf = wire.AppendSnapshotHeader(f.Buf[:0], tick, 0, flags, wholeTo-wholeFrom)
-		f.Parts = append(f.Parts[:0], f.Buf, arena[wholeFrom:wholeTo:wholeTo])
-		f.Attach(sh)
-		f.Delivered, f.Round = &sp.written, tick
-		ha.h.framesOut.Add(1)
-		ha.h.bytesOut.Add(uint64(len(f.Buf) + wholeTo - wholeFrom))
-		sp.p.conn.SendVolatile(f)
+		ha.wholeFrame(sp, arena, sh, tick)
 	}
 	return arena
+}
+
+// wholeFrame sends sp its snapshot of the whole Area this round (after
+// encodeCells): every cell after a reset, else the cells that changed
+// since its last snapshot written whole. The records are copied into the
+// frame's own buffer, but for a reset's, which point into the arena.
+func (ha *hostArea) wholeFrame(sp *spectator, arena []byte, sh *gate.Shared, tick uint64) {
+	w := &ha.watchers
+	var flags wire.SnapshotFlags
+	since := sp.written.Load()
+	if sp.needReset {
+		flags, since = wire.SnapshotReset, 0
+		sp.needReset, sp.resetAt = false, tick
+	}
+	f := gate.NewFrame()
+	if since == 0 {
+		first, last := w.cur[0], w.cur[len(w.cur)-1]
+		from, to := first.off, last.off+last.len
+		f.Buf = wire.AppendSnapshotHeader(f.Buf[:0], tick, 0, flags, int(to-from))
+		f.Parts = append(f.Parts[:0], f.Buf, arena[from:to:to])
+	} else {
+		n := 0
+		for hc, at := range w.changed {
+			if at > since {
+				n += int(w.cur[hc].len)
+			}
+		}
+		f.Buf = wire.AppendSnapshotHeader(f.Buf[:0], tick, 0, flags, n)
+		for hc, at := range w.changed {
+			if at > since {
+				c := w.cur[hc]
+				f.Buf = append(f.Buf, arena[c.off:c.off+c.len]...)
+			}
+		}
+		f.Parts = append(f.Parts[:0], f.Buf)
+	}
+	f.Attach(sh)
+	f.Delivered, f.Round = &sp.written, tick
+	n := 0
+	for _, part := range f.Parts {
+		n += len(part)
+	}
+	ha.h.framesOut.Add(1)
+	ha.h.bytesOut.Add(uint64(n))
+	sp.p.conn.SendVolatile(f)
 }
 
 // povFrame sends sp the frame of the player it watches, as that player's
@@ -391,6 +477,9 @@ func (ha *hostArea) dropSpectator(sp *spectator) {
 		if x == sp {
 			w.list = append(w.list[:i], w.list[i+1:]...)
 			ha.h.spectators.Add(-1)
+			if len(w.list) == 0 {
+				w.fresh = true // rounds unwatched are not compared: the next watched one starts afresh
+			}
 			return
 		}
 	}
@@ -408,6 +497,7 @@ func (ha *hostArea) endSpectators() {
 		ha.h.spectators.Add(-1)
 	}
 	w.list = nil
+	w.fresh = true
 	for tok := range w.grants {
 		ha.h.dropIndex(ha.h.grants, tok)
 	}

@@ -36,7 +36,8 @@ func (d *director) spectateGrant(area uint32, token string, joinID uint64) strin
 
 // TestSpectator: a spectator binds with no body (hello_ack entity 0, no
 // resume token; the Area's bodies, bound peers and presence unchanged),
-// is sent the map of every cell and the whole Area, sees a player move,
+// is sent the map of every cell and the whole Area, then only the cells
+// that changed, and sees a player move,
 // has its intents refused SPECTATOR (never applied), can watch a
 // player's point of view (that player's interest: a far player drops out
 // of its view) and the whole Area again; spectators are bounded per Area;
@@ -78,9 +79,18 @@ func TestSpectator(t *testing.T) {
 		}
 	}
 
-	// Ada walks east: the spectator sees her move.
+	// While nothing moves its snapshots carry nothing (bytes grow with
+	// what moves); ada walks east: it sees her move, in a snapshot of the
+	// cells that changed, not of all 20.
+	waitSnapshot(t, sp, func(s *wire.Snapshot) bool { return s.Flags == 0 && len(s.Records) == 0 })
+	var whole int
+	onArea(t, ha, func() { whole = len(ha.appendWhole(nil)) })
 	ada.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE})
 	ada.send(&wire.Intent{Seq: 2, Kind: wire.IntentStep, Dir: wire.DirE})
+	moved := waitSnapshot(t, sp, func(*wire.Snapshot) bool { return sp.v.Entities[adaAck.Entity].X == 6 })
+	if len(moved.Records) == 0 || len(moved.Records) >= whole {
+		t.Errorf("the snapshot of ada's step holds %d bytes of records; want some, fewer than the whole Area's %d", len(moved.Records), whole)
+	}
 	waitSnapshot(t, sp, func(*wire.Snapshot) bool { return sp.v.Entities[adaAck.Entity].X == 7 })
 
 	// Ada's point of view: bo, 60 squares away, is not in it.
