@@ -1,6 +1,7 @@
 package area
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -146,4 +147,53 @@ func TestSpectator(t *testing.T) {
 	expectMsg[*wire.Left](sp, 5*time.Second)
 	sp.closed(5 * time.Second)
 	waitFor(t, "the spectator to be forgotten", func() bool { return h.spectators.Load() == 0 })
+}
+
+// TestSpectatorBounds: at most MaxSpectatorsPerHost spectators on a host
+// (a grant past it is refused, and so is a hello past it: AREA_FULL, the
+// grant having been taken while there was room); one that leaves makes
+// room again.
+func TestSpectatorBounds(t *testing.T) {
+	h, d := testHost(t, nil)
+	areas := MaxSpectatorsPerHost/MaxSpectatorsPerArea + 1
+	for id := 1; id <= areas; id++ {
+		d.spawn(uint32(id), 16, 16)
+	}
+	joinID := uint64(100)
+	watch := func(area uint32) *client {
+		t.Helper()
+		joinID++
+		tok := "s-" + strconv.FormatUint(joinID, 10)
+		if e := d.spectateGrant(area, tok, joinID); e != "" {
+			t.Fatalf("spectator grant %d in area %d refused: %s", joinID, area, e)
+		}
+		c := dial(t, h)
+		if ack := c.hello(tok, joinID); ack.Entity != 0 {
+			t.Fatalf("a spectator's hello_ack names entity %d", ack.Entity)
+		}
+		return c
+	}
+	var first *client
+	for n := range MaxSpectatorsPerHost - 1 { // all but one place taken
+		c := watch(uint32(n/MaxSpectatorsPerArea + 1))
+		if first == nil {
+			first = c
+		}
+	}
+	last := uint32(areas)
+	if e := d.spectateGrant(last, "s-late", 900); e != "" {
+		t.Fatalf("a grant with one place left refused: %s", e)
+	}
+	watch(uint32((MaxSpectatorsPerHost-1)/MaxSpectatorsPerArea + 1)) // the last place
+	late := dial(t, h)
+	late.send(&wire.Hello{Grant: "s-late", JoinID: 900, Versions: []uint16{wire.Version}})
+	if e := expectMsg[*wire.Error](late, 5*time.Second); e.Code != wire.CodeAreaFull {
+		t.Fatalf("a hello past the host's spectators: %+v; want AREA_FULL", e)
+	}
+	if e := d.spectateGrant(last, "s-over", 901); e != control.ErrorSpectatorsFull {
+		t.Fatalf("a grant past the host's spectators: %q; want %q", e, control.ErrorSpectatorsFull)
+	}
+	first.c.Close(1000, "")
+	waitFor(t, "a place again", func() bool { return h.spectators.Load() == MaxSpectatorsPerHost-1 })
+	watch(last)
 }
