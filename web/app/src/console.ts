@@ -20,6 +20,7 @@ import "./console.css";
 import {
   ApiError,
   Director,
+  EntityKind,
   Spectator,
   type AreaDetail,
   type Changes,
@@ -34,7 +35,7 @@ import {
 import { drawChart, mib, micros, type Chart } from "./chart.js";
 import { operations, send, skeleton, target, type Doc, type Op } from "./explorer.js";
 import { byId, field, show } from "./dom.js";
-import { drawSpectate } from "./spectate.js";
+import { FloorImage, drawSpectate, squareAt, type Camera } from "./spectate.js";
 
 /** The same key as the web client's, so that an admin who plays in this tab is logged in here too. */
 const TOKEN_KEY = "ley.token";
@@ -104,6 +105,7 @@ const spectateArea = byId("spectate-area", HTMLElement);
 const spectateState = byId("spectate-state", HTMLElement);
 const spectateStop = byId("spectate-stop", HTMLButtonElement);
 const spectateNote = byId("spectate-note", HTMLElement);
+const spectateStats = byId("spectate-stats", HTMLElement);
 const spectateCanvas = byId("spectate-canvas", HTMLCanvasElement);
 const followSelect = byId("follow", HTMLSelectElement);
 const ovCells = byId("ov-cells", HTMLInputElement);
@@ -210,7 +212,7 @@ function forget(): void {
   chartGrid.replaceChildren();
   for (const e of [authError, refusedText, doorNote, doorError, liveError, chartsError, chartsNote, liveAge, hostsCount, areasCount, who, realmLine,
     foundCount, accountsError, membershipNote, auditCount, explorerError, opStatus, opAnswer, areaError, areaSummary, areaMembersCount, areaInvitesCount,
-    spectateNote]) e.textContent = "";
+    spectateNote, spectateStats]) e.textContent = "";
   chartsAt = -Infinity;
   logoutBtn.hidden = true;
 }
@@ -354,8 +356,8 @@ door.addEventListener("submit", (ev) => {
 
 // ---- the live view ----
 
-function plural(n: number, what: string): string {
-  return `${n} ${what}${n === 1 ? "" : "s"}`;
+function plural(n: number, what: string, many = `${what}s`): string {
+  return `${n} ${n === 1 ? what : many}`;
 }
 
 /** showInfo shows the realm line and the knobs, and keeps an unchanged door form current. */
@@ -541,9 +543,11 @@ spectateOpen.addEventListener("click", () => {
   void spectate(area);
 });
 
-/** The spectator of the Area watched, and the frame it asked for (0: none). */
+/** The spectator of the Area watched, its floor's image, the frame it asked for (0: none), and where the last frame drew the Area. */
 let spectator: Spectator | null = null;
+let floorImage = new FloorImage();
 let spectateFrame = 0;
+let spectateCamera: Camera | null = null;
 
 function stopSpectating(): void {
   const s = spectator;
@@ -565,6 +569,8 @@ async function spectate(area: number): Promise<void> {
   const mine = epoch;
   const s = new Spectator({ director, area });
   spectator = s;
+  floorImage = new FloorImage();
+  spectateCamera = null;
   spectateEl.hidden = false;
   spectateArea.textContent = String(area);
   spectateState.textContent = "connecting";
@@ -629,9 +635,33 @@ function redraw(): void {
     spectateFrame = 0;
     const s = spectator;
     if (s === null) return;
-    drawSpectate(spectateCanvas, { view: s.view, follow: Number(followSelect.value), cells: ovCells.checked, pov: s.watching !== 0 });
+    spectateCamera = drawSpectate(spectateCanvas, floorImage, { view: s.view, follow: Number(followSelect.value), cells: ovCells.checked, pov: s.watching !== 0 });
+    let players = 0;
+    for (const e of s.view.entities.values()) if (e.kind === EntityKind.Player) players++;
+    spectateStats.textContent = `tick ${s.view.tick} · ${plural(s.view.entities.size, "body", "bodies")} in view, ${plural(players, "player")}`;
   });
 }
+
+/** A click on the map follows the player drawn nearest it (within two squares). */
+spectateCanvas.addEventListener("click", (ev) => {
+  const s = spectator;
+  const cam = spectateCamera;
+  if (s === null || cam === null) return;
+  const r = spectateCanvas.getBoundingClientRect();
+  const at = squareAt(cam, ev.clientX - r.left, ev.clientY - r.top);
+  let best = 0;
+  let bestD = 3;
+  for (const e of s.view.entities.values()) {
+    const d = Math.max(Math.abs(e.x - at.x), Math.abs(e.y - at.y));
+    if (e.kind === EntityKind.Player && d < bestD && s.view.players.has(e.id)) {
+      best = e.id;
+      bestD = d;
+    }
+  }
+  if (best === 0 || String(best) === followSelect.value) return;
+  followSelect.value = String(best);
+  followSelect.dispatchEvent(new Event("change"));
+});
 
 followSelect.addEventListener("change", () => {
   const s = spectator;

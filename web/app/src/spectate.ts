@@ -51,11 +51,85 @@ export function interestCells(v: AreaView, x: number, y: number, r: number): Set
   return out;
 }
 
-/** drawSpectate draws s on canvas, sized to its CSS box. */
-export function drawSpectate(canvas: HTMLCanvasElement, s: SpectateScene): void {
+/**
+ * FloorImage is an Area's floor and static objects at one pixel a square,
+ * kept in an offscreen canvas and redrawn a cell at a time when the cell's
+ * map (static) arrives or changes version: a frame scales it onto the
+ * view with one drawImage, whatever the Area's size, rather than a
+ * rectangle a square.
+ */
+export class FloorImage {
+  private canvas: OffscreenCanvas | null = null;
+  private image: ImageData | null = null;
+  private area = -1;
+  private readonly versions = new Map<number, number>();
+
+  /** sync brings the image up to the view's maps and returns it (null before area_info). */
+  sync(v: AreaView): OffscreenCanvas | null {
+    const i = v.info;
+    if (i === null) return null;
+    if (this.canvas === null || this.image === null || this.area !== i.area || this.canvas.width !== i.w || this.canvas.height !== i.h) {
+      this.canvas = new OffscreenCanvas(i.w, i.h);
+      this.image = new ImageData(i.w, i.h);
+      this.area = i.area;
+      this.versions.clear();
+    }
+    const img = this.image;
+    let dirty = false;
+    for (const m of v.maps.values()) {
+      if (this.versions.get(m.cell) === m.version) continue;
+      this.versions.set(m.cell, m.version);
+      dirty = true;
+      for (let y = 0; y < m.h; y++) {
+        for (let x = 0; x < m.w; x++) {
+          put(img, m.x + x, m.y + y, COLORS.floor[m.floor[y * m.w + x] as number] ?? COLORS.floorUnknownKind);
+        }
+      }
+      for (const o of m.objects) put(img, o.x, o.y, objectColor(o.kind, o.state));
+    }
+    if (dirty) this.canvas.getContext("2d")?.putImageData(img, 0, 0);
+    return this.canvas;
+  }
+}
+
+/** rgb parses a colour "#rrggbb" once per colour. */
+const rgbCache = new Map<string, [number, number, number]>();
+function rgb(c: string): [number, number, number] {
+  let v = rgbCache.get(c);
+  if (v === undefined) {
+    v = /^#[0-9a-f]{6}$/i.test(c) ? [parseInt(c.slice(1, 3), 16), parseInt(c.slice(3, 5), 16), parseInt(c.slice(5, 7), 16)] : [90, 45, 90];
+    rgbCache.set(c, v);
+  }
+  return v;
+}
+
+function put(img: ImageData, x: number, y: number, color: string): void {
+  if (x < 0 || y < 0 || x >= img.width || y >= img.height) return;
+  const [r, g, b] = rgb(color);
+  const at = (y * img.width + x) * 4;
+  img.data[at] = r;
+  img.data[at + 1] = g;
+  img.data[at + 2] = b;
+  img.data[at + 3] = 255;
+}
+
+/** Where a frame drew the Area: a square's size in CSS pixels, and the offset of square (0, 0). */
+export interface Camera {
+  sq: number;
+  ox: number;
+  oy: number;
+}
+
+/** squareAt returns the square drawn at CSS pixel (x, y) of the canvas under cam. */
+export function squareAt(cam: Camera, x: number, y: number): { x: number; y: number } {
+  return { x: Math.floor((x + cam.ox) / cam.sq), y: Math.floor((y + cam.oy) / cam.sq) };
+}
+
+/** drawSpectate draws s on canvas, sized to its CSS box, the floor from floor's image; it returns where it drew the Area (null before area_info). */
+export function drawSpectate(canvas: HTMLCanvasElement, floor: FloorImage, s: SpectateScene): Camera | null {
   const ctx = canvas.getContext("2d");
   const info = s.view.info;
-  if (ctx === null) return;
+  if (ctx === null) return null;
   const dpr = window.devicePixelRatio || 1;
   const cw = Math.max(1, canvas.clientWidth);
   const ch = Math.max(1, canvas.clientHeight);
@@ -66,7 +140,7 @@ export function drawSpectate(canvas: HTMLCanvasElement, s: SpectateScene): void 
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.fillStyle = COLORS.unknown;
   ctx.fillRect(0, 0, cw, ch);
-  if (info === null) return;
+  if (info === null) return null;
 
   const followed = s.follow !== 0 ? s.view.entities.get(s.follow) : undefined;
   let sq: number;
@@ -86,20 +160,25 @@ export function drawSpectate(canvas: HTMLCanvasElement, s: SpectateScene): void 
   const x1 = Math.min(info.w - 1, Math.floor((ox + cw) / sq));
   const y1 = Math.min(info.h - 1, Math.floor((oy + ch) / sq));
 
-  // The floor, and its objects.
-  for (let y = y0; y <= y1; y++) {
-    for (let x = x0; x <= x1; x++) {
-      const k = s.view.floorAt(x, y);
-      ctx.fillStyle = k === undefined ? COLORS.unknown : (COLORS.floor[k] ?? COLORS.floorUnknownKind);
-      ctx.fillRect(x * sq - ox, y * sq - oy, Math.ceil(sq), Math.ceil(sq));
-    }
+  // The floor and its objects, from the image (squares whose map has not
+  // come stay the unknown colour: the image is transparent there).
+  const img = floor.sync(s.view);
+  if (img !== null) {
+    ctx.imageSmoothingEnabled = false;
+    ctx.drawImage(img, -ox, -oy, info.w * sq, info.h * sq);
   }
-  for (const m of s.view.maps.values()) {
-    for (const o of m.objects) {
-      if (o.x < x0 || o.x > x1 || o.y < y0 || o.y > y1) continue;
-      ctx.fillStyle = objectColor(o.kind, o.state);
-      const pad = sq * 0.15;
-      ctx.fillRect(o.x * sq - ox + pad, o.y * sq - oy + pad, sq - 2 * pad, sq - 2 * pad);
+  if (sq >= 6) {
+    // Close enough to see them: objects drawn inside their square, the floor showing round them.
+    for (const m of s.view.maps.values()) {
+      for (const o of m.objects) {
+        if (o.x < x0 || o.x > x1 || o.y < y0 || o.y > y1) continue;
+        const k = s.view.floorAt(o.x, o.y);
+        ctx.fillStyle = k === undefined ? COLORS.unknown : (COLORS.floor[k] ?? COLORS.floorUnknownKind);
+        ctx.fillRect(o.x * sq - ox, o.y * sq - oy, sq, sq);
+        ctx.fillStyle = objectColor(o.kind, o.state);
+        const pad = sq * 0.15;
+        ctx.fillRect(o.x * sq - ox + pad, o.y * sq - oy + pad, sq - 2 * pad, sq - 2 * pad);
+      }
     }
   }
 
@@ -165,6 +244,7 @@ export function drawSpectate(canvas: HTMLCanvasElement, s: SpectateScene): void 
   canvas.dataset["followX"] = followed === undefined ? "" : String(followed.x);
   canvas.dataset["followY"] = followed === undefined ? "" : String(followed.y);
   canvas.dataset["tick"] = String(s.view.tick);
+  return { sq, ox, oy };
 }
 
 /** camera returns the left (or top) square of a span of squares centred on centre, stopped at the Area's edges. */
