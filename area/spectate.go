@@ -9,6 +9,7 @@ import (
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/flowfield"
 	"github.com/leyworks/ley/systems/interest"
 )
 
@@ -27,6 +28,11 @@ import (
 // after
 // watch{entity}, a player's point of view: the very frames that player's
 // session gets (systems/interest: its interest cells, its line of sight).
+// watch{entity} of a creature adds, to the whole Area, the flow field
+// that creature follows (wire.Flow): the field of the body it hunts, swept
+// here over the window the creatures' reach covers around that body (a
+// walk within the reach never leaves it, so the field is the one the
+// creatures' registry sweeps; see sendFlow), sent when it changes.
 // An intent from a spectator is answered intent_result{seq, SPECTATOR}
 // and never applied; a leave ends its watching (left{}, then the close).
 //
@@ -81,6 +87,10 @@ type spectator struct {
 	written atomic.Uint64
 	// hasPresence: it was sent the Area's presence list.
 	hasPresence bool
+	// flowOf is the creature whose flow field it is sent (the zero
+	// entity: none); flowSent the last flow message sent it.
+	flowOf   ecs.Entity
+	flowSent []byte
 }
 
 // watchers are an Area's spectators and their pending grants. Owned by
@@ -100,6 +110,12 @@ type watchers struct {
 	span, cur  []cellSpan
 	changed    []uint64
 	fresh      bool
+	// The flow fields' scratch: the creatures' component map (made at
+	// the first use), a window of the floor layer and its field.
+	creatures *ecs.Map[ecs.Creature]
+	flowFloor []int32
+	flowField *flowfield.Field
+	flowDirs  []byte
 }
 
 // cellSpan is where one cell's record is in a buffer.
@@ -327,6 +343,7 @@ func (ha *hostArea) spectatorFrames(arena []byte, sh *gate.Shared) []byte {
 		}
 		ha.spectatorStatics(sp)
 		ha.wholeFrame(sp, arena, sh, tick)
+		ha.sendFlow(sp)
 	}
 	return arena
 }
@@ -416,6 +433,96 @@ func (ha *hostArea) povFrame(sp *spectator, arena []byte, sh *gate.Shared) ([]by
 	return arena, true
 }
 
+// creature returns the creature whose entity id is id, if one stands in
+// the Area, with its component.
+func (ha *hostArea) creature(id uint32) (ecs.Entity, *ecs.Creature) {
+	w := &ha.watchers
+	if w.creatures == nil {
+		m := ecs.NewMap[ecs.Creature](&ha.a.World)
+		w.creatures = &m
+	}
+	hs := ha.interest.Hash()
+	if id == 0 || !hs.HasID(int32(id)) {
+		return ecs.Entity{}, nil
+	}
+	e := hs.Entity(int32(id))
+	if c := w.creatures.Get(e); c != nil {
+		return e, c
+	}
+	return ecs.Entity{}, nil
+}
+
+// sendFlow sends sp the flow field of the creature it watches, if it
+// changed since the last one sent: the field of the body the creature
+// hunts, over the window of the creatures' reach (at most MaxFlowSide a
+// side) around that body. The window is swept whole and squares past the
+// reach are unreached, which is the field the creatures' registry keeps:
+// a walk that costs no more than the reach steps at most that many
+// squares from the target, so it never leaves the window. It costs one
+// sweep of the window a round (at most 256 x 256 squares), for each
+// spectator watching a creature (at most MaxSpectatorsPerArea).
+func (ha *hostArea) sendFlow(sp *spectator) {
+	if sp.flowOf == (ecs.Entity{}) {
+		return
+	}
+	w := &ha.watchers
+	e, c := ha.creature(sp.flowOf.ID())
+	if e != sp.flowOf {
+		sp.flowOf, sp.flowSent = ecs.Entity{}, sp.flowSent[:0]
+		sp.p.sendError(wire.CodeEntityGone, 0, 0, "the creature watched left the world; watching the whole area")
+		return
+	}
+	msg := wire.Flow{Creature: e.ID(), Dirs: []byte{}}
+	hs := ha.interest.Hash()
+	if t := c.Target; t != (ecs.Entity{}) && hs.Has(t) && ha.eng.Creatures != nil {
+		g := ha.a.Grid
+		reach := ha.eng.Creatures.Config.FieldReach
+		r := min(reach, wire.MaxFlowSide/2-1)
+		tx, ty := g.XY(hs.Square(int32(t.ID())))
+		x0, y0 := max(tx-r, 0), max(ty-r, 0)
+		x1, y1 := min(tx+r, g.W()-1), min(ty+r, g.H()-1)
+		ww, wh := x1-x0+1, y1-y0+1
+		layer := g.Layer(ecs.LayerFloor)
+		w.flowFloor = w.flowFloor[:0]
+		for y := y0; y <= y1; y++ {
+			row := int32(g.Cell(x0, y))
+			w.flowFloor = append(w.flowFloor, layer[row:row+ww]...)
+		}
+		if f := w.flowField; f == nil || f.W != ww || f.H != wh {
+			w.flowField = flowfield.NewField(int(ww), int(wh))
+		}
+		f := w.flowField
+		target := (ty-y0)*ww + (tx - x0)
+		if err := f.Sweep(w.flowFloor, target, ha.a.Rules.Diagonal); err != nil {
+			ha.h.log.Error("flow field for a spectator", "area", ha.id, "err", err)
+			return
+		}
+		w.flowDirs = w.flowDirs[:0]
+		for i, d := range f.Dist {
+			switch {
+			case int32(i) == target:
+				w.flowDirs = append(w.flowDirs, wire.FlowTarget)
+			case d == flowfield.Unreached || (reach > 0 && d > reach) || f.Dir[i] == flowfield.NoDir:
+				w.flowDirs = append(w.flowDirs, wire.FlowUnreached)
+			default:
+				w.flowDirs = append(w.flowDirs, f.Dir[i])
+			}
+		}
+		msg.Target, msg.X, msg.Y, msg.W, msg.H, msg.Dirs = t.ID(), x0, y0, uint16(ww), uint16(wh), w.flowDirs
+	}
+	b, err := wire.Encode(&msg)
+	if err != nil {
+		ha.h.log.Error("encode a flow for a spectator", "area", ha.id, "err", err)
+		return
+	}
+	if bytes.Equal(b, sp.flowSent) {
+		return
+	}
+	sp.flowSent = append(sp.flowSent[:0], b...)
+	sp.p.sent(len(b))
+	_ = sp.p.conn.Send(b)
+}
+
 // hasBody reports whether e is the body of a player in the Area.
 func (ha *hostArea) hasBody(e ecs.Entity) bool {
 	for _, b := range ha.order {
@@ -427,35 +534,43 @@ func (ha *hostArea) hasBody(e ecs.Entity) bool {
 }
 
 // watch takes a spectator's choice (wire.Watch): entity 0, the whole
-// Area; a player's entity, that player's point of view. A player that is
-// not in the Area is refused ENTITY_GONE and the choice stays. Area
-// goroutine.
+// Area; a player's entity, that player's point of view; a creature's, the
+// whole Area and the creature's flow field. An entity that is neither in
+// the Area is refused ENTITY_GONE and the choice stays. Area goroutine.
 func (ha *hostArea) watch(sp *spectator, id uint32) {
 	if sp.p.spec.Load() != sp {
 		return // it closed meanwhile
 	}
-	if id == 0 {
-		if sp.watch == (ecs.Entity{}) {
-			return
-		}
-		sp.watch = ecs.Entity{}
-		clear(sp.staticVer) // its view was reset: every map again
-		if ha.a.Mode() == ecs.Frozen {
-			ha.sendWhole(sp) // no round comes
-			return
-		}
-		sp.needReset, sp.resetAt = true, 0
-		return
-	}
 	for _, b := range ha.order {
-		if b.entity.ID() == id {
+		if id != 0 && b.entity.ID() == id {
+			sp.flowOf, sp.flowSent = ecs.Entity{}, sp.flowSent[:0]
 			if sp.watch != b.entity {
 				sp.watch, sp.needReset, sp.resetAt = b.entity, true, 0
 			}
 			return
 		}
 	}
-	sp.p.sendError(wire.CodeEntityGone, 0, 0, "no player with that entity in this area")
+	var flowOf ecs.Entity
+	if id != 0 {
+		if flowOf, _ = ha.creature(id); flowOf == (ecs.Entity{}) {
+			sp.p.sendError(wire.CodeEntityGone, 0, 0, "no player or creature with that entity in this area")
+			return
+		}
+	}
+	// The whole Area, and the creature's flow field if one is named.
+	if sp.flowOf != flowOf {
+		sp.flowOf, sp.flowSent = flowOf, sp.flowSent[:0]
+	}
+	if sp.watch == (ecs.Entity{}) {
+		return
+	}
+	sp.watch = ecs.Entity{}
+	clear(sp.staticVer) // its view was reset: every map again
+	if ha.a.Mode() == ecs.Frozen {
+		ha.sendWhole(sp) // no round comes
+		return
+	}
+	sp.needReset, sp.resetAt = true, 0
 }
 
 // tellSpectators sends every spectator the Area's presence list msg when

@@ -197,3 +197,115 @@ func TestSpectatorBounds(t *testing.T) {
 	waitFor(t, "a place again", func() bool { return h.spectators.Load() == MaxSpectatorsPerHost-1 })
 	watch(last)
 }
+
+// TestSpectatorFlow: a spectator that watches a creature hunting a player
+// is sent the flow field that creature follows: the player is its target,
+// the player's square is the target's, and from the creature's square
+// (within the window) a first step leads on; watching the whole Area
+// again stops it; an entity that is no one is refused ENTITY_GONE.
+func TestSpectatorFlow(t *testing.T) {
+	h, d := testHost(t, nil)
+	if err := d.SpawnTemplate(1, 0, 0, "arena", "arena"); err != nil {
+		t.Fatal(err)
+	}
+	ha := h.area(1)
+	// The player comes in beside a creature (the arena's slimes hunt the
+	// players within 5 squares of them).
+	by := dial(t, h)
+	by.hello(d.grant(1, 99, 9, 0, 0, time.Minute), 9) // wakes the Area: its spawners fill
+	var px, py int32
+	waitFor(t, "a creature with a free square beside it", func() bool {
+		onArea(t, ha, func() { px, py = besideACreature(ha) })
+		return px != 0
+	})
+	pl := dial(t, h)
+	ack := pl.hello(d.grant(1, 100, 1, px, py, time.Minute), 1)
+	// A creature hunting the player.
+	var hunter uint32
+	waitFor(t, "a creature hunting the player", func() bool {
+		onArea(t, ha, func() {
+			hs := ha.interest.Hash()
+			for hc := range int32(hs.Cells()) {
+				for id := hs.First(hc); id >= 0; id = hs.Next(id) {
+					if _, c := ha.creature(uint32(id)); c != nil && c.Target.ID() == ack.Entity {
+						hunter = uint32(id)
+					}
+				}
+			}
+		})
+		return hunter != 0
+	})
+	if e := d.spectateGrant(1, "s-flow", 7); e != "" {
+		t.Fatal(e)
+	}
+	sp := dial(t, h)
+	sp.hello("s-flow", 7)
+	sp.send(&wire.Watch{Entity: hunter})
+	var f *wire.Flow
+	deadline := time.Now().Add(10 * time.Second)
+	for f == nil || f.Target == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no flow field with a target: last %+v", f)
+		}
+		if m, ok := sp.next(time.Until(deadline)).(*wire.Flow); ok {
+			f = m
+		}
+	}
+	if f.Creature != hunter || f.Target != ack.Entity || len(f.Dirs) != int(f.W)*int(f.H) || f.W == 0 {
+		t.Fatalf("flow %+v; want creature %d's field of player %d", f, hunter, ack.Entity)
+	}
+	waitSnapshot(t, sp, func(*wire.Snapshot) bool { _, in := sp.v.Entities[ack.Entity]; return in })
+	you, them := sp.v.Entities[ack.Entity], sp.v.Entities[hunter]
+	targets := 0
+	for i, dir := range f.Dirs {
+		if dir == wire.FlowTarget {
+			targets++
+			if x, y := f.X+int32(i%int(f.W)), f.Y+int32(i/int(f.W)); x != you.X || y != you.Y {
+				t.Errorf("target square (%d,%d); the player stands on (%d,%d)", x, y, you.X, you.Y)
+			}
+		}
+	}
+	if targets != 1 {
+		t.Errorf("%d target squares in the field; want 1", targets)
+	}
+	if them.ID != 0 && them.X >= f.X && them.Y >= f.Y && them.X < f.X+int32(f.W) && them.Y < f.Y+int32(f.H) {
+		if dir := f.Dirs[int(them.Y-f.Y)*int(f.W)+int(them.X-f.X)]; dir > 7 && dir != wire.FlowTarget {
+			t.Errorf("the creature's square has no first step (%d) in a field it follows", dir)
+		}
+	}
+	// The whole Area again: no more flow.
+	sp.send(&wire.Watch{Entity: 0})
+	onArea(t, ha, func() {}) // the watch is taken in
+	waitFor(t, "the flow to stop", func() bool {
+		var on bool
+		onArea(t, ha, func() { on = ha.watchers.list[0].flowOf != (ecs.Entity{}) })
+		return !on
+	})
+	// Refused: an entity that is no one.
+	sp.send(&wire.Watch{Entity: 1 << 30})
+	if e := expectMsg[*wire.Error](sp, 5*time.Second); e.Code != wire.CodeEntityGone {
+		t.Fatalf("watching no one: %+v; want ENTITY_GONE", e)
+	}
+}
+
+// besideACreature returns a free square two or three squares from a
+// creature, or (0, 0). Area goroutine.
+func besideACreature(ha *hostArea) (int32, int32) {
+	hs := ha.interest.Hash()
+	g := ha.a.Grid
+	for hc := range int32(hs.Cells()) {
+		for id := hs.First(hc); id >= 0; id = hs.Next(id) {
+			if _, c := ha.creature(uint32(id)); c == nil {
+				continue
+			}
+			cx, cy := g.XY(hs.Square(id))
+			for _, dxy := range [][2]int32{{2, 0}, {-2, 0}, {0, 2}, {0, -2}, {3, 0}, {-3, 0}, {0, 3}, {0, -3}} {
+				x, y := cx+dxy[0], cy+dxy[1]
+				if x > 0 && y > 0 && g.In(x, y) && g.Walkable(g.Cell(x, y)) {
+					return x, y
+				}
+			}
+		}
+	}
+	return 0, 0
+}

@@ -225,6 +225,25 @@ func TestConsole(t *testing.T) {
 			}
 			writeScreenshot(t, "../docs/console-spectate.png", shot)
 		}
+		// A creature's flow field: the overlay on, a click on a creature
+		// (one in pia's view, where the village has its deer) watches it,
+		// and the host's field for it comes (a deer hunts nobody: target 0).
+		op.eval(`(() => { const e = document.getElementById("ov-flow"); e.checked = true; e.dispatchEvent(new Event("change")); return ""; })()`)
+		if got := op.eval(`String(document.getElementById("ov-pov").checked)`); got != "false" {
+			t.Errorf("the player's view with the flow overlay on: %s; want off (the host sends one of the two)", got)
+		}
+		pia.wait("a creature in pia's view", `[...globalThis.__leySession.view.entities.values()].some((e) => e.kind === 1)`, 10*time.Second)
+		creature := pia.eval(`(() => { const e = [...globalThis.__leySession.view.entities.values()].find((e) => e.kind === 1); return e.id + " " + e.x + " " + e.y; })()`)
+		var cid, cx, cy int
+		if _, err := fmt.Sscanf(creature, "%d %d %d", &cid, &cx, &cy); err != nil {
+			t.Fatalf("the creature %q: %v", creature, err)
+		}
+		op.eval(fmt.Sprintf(`(() => { const c = document.getElementById("spectate-canvas"); const [sq, ox, oy] = c.dataset.camera.split(" ").map(Number); const r = c.getBoundingClientRect();
+			c.dispatchEvent(new MouseEvent("click", { bubbles: true, clientX: r.left + %d * sq - ox + sq / 2, clientY: r.top + %d * sq - oy + sq / 2 })); return ""; })()`, cx, cy))
+		op.wait("a creature's flow field drawn", `/^[0-9]+:[0-9]+$/.test(document.getElementById("spectate-canvas").dataset.flow)`, 10*time.Second)
+		if got := op.eval(`document.getElementById("spectate-canvas").dataset.flow.split(":")[0]`); got == "" {
+			t.Errorf("the flow field drawn names no creature")
+		}
 		live, err := admin.LiveAreas(ctx)
 		if err != nil {
 			t.Fatal(err)

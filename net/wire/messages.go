@@ -29,6 +29,7 @@ const (
 	TypePortalMoved            Type = 19 // server -> client
 	TypeAreaInfo               Type = 20 // server -> client
 	TypeLeft                   Type = 21 // server -> client
+	TypeFlow                   Type = 22 // server -> client (spectators)
 )
 
 var typeNames = [...]string{
@@ -43,6 +44,7 @@ var typeNames = [...]string{
 	TypePortalMoved:            "portal_moved",
 	TypeAreaInfo:               "area_info",
 	TypeLeft:                   "left",
+	TypeFlow:                   "flow",
 }
 
 // String returns the protocol name of the type, such as "hello_ack", or
@@ -307,15 +309,42 @@ type Leave struct {
 }
 
 // Watch is a spectator's choice of what it is sent (client -> server):
-// Entity 0, the whole Area (every cell, every round); a player's entity,
-// the snapshots that player's session is sent (the cells within its
-// interest, and only what it sees where the Area's rules ask for line of
-// sight). The next snapshot resets the spectator's view (its reset flag)
-// and carries the new choice whole. A spectator starts watching the whole
-// Area. From a peer that is not a spectator it is refused UNKNOWN_TYPE.
+// Entity 0, the whole Area; a player's entity, the snapshots that
+// player's session is sent (the cells within its interest, and only what
+// it sees where the Area's rules ask for line of sight); a creature's
+// entity, the whole Area and the creature's flow field ([Flow]). The next
+// snapshot resets the spectator's view (its reset flag) and carries the
+// new choice whole. A spectator starts watching the whole Area. From a
+// peer that is not a spectator it is refused UNKNOWN_TYPE.
 type Watch struct {
 	_      struct{} `cbor:",toarray"`
 	Entity uint32
+}
+
+// Flow values: a square's entry in [Flow.Dirs] is a [Dir] (0..7), the
+// direction of the first step from it towards the target, or one of these.
+const (
+	FlowTarget    uint8 = 8   // the target's own square
+	FlowUnreached uint8 = 255 // no way to the target within the field's reach
+)
+
+// MaxFlowSide bounds a [Flow]'s window, in squares a side.
+const MaxFlowSide = 256
+
+// Flow is the flow field a creature a spectator watches follows (server
+// -> client, spectators only): the field of the body it hunts (Target, an
+// entity; 0 when it hunts nobody, and the window is empty), over the
+// window of W x H squares from (X, Y) around that body. Dirs holds a byte
+// per square of the window, row by row: a [Dir] (the first step from
+// there towards the target), [FlowTarget] or [FlowUnreached]. It is sent
+// when it changes, reliably.
+type Flow struct {
+	_        struct{} `cbor:",toarray"`
+	Creature uint32
+	Target   uint32
+	X, Y     int32
+	W, H     uint16
+	Dirs     []byte
 }
 
 // Left answers [Leave]: the body has left the Area, and the connection
@@ -399,6 +428,9 @@ func (*Left) Type() Type { return TypeLeft }
 func (*Watch) Type() Type { return TypeWatch }
 
 // Type implements [Message].
+func (*Flow) Type() Type { return TypeFlow }
+
+// Type implements [Message].
 func (*PortalBlocked) Type() Type { return TypePortalBlocked }
 
 // Type implements [Message].
@@ -424,6 +456,7 @@ func (*AreaClosing) message()            {}
 func (*TakenOver) message()              {}
 func (*Leave) message()                  {}
 func (*Watch) message()                  {}
+func (*Flow) message()                   {}
 func (*Left) message()                   {}
 func (*PortalBlocked) message()          {}
 func (*PortalTransferRejected) message() {}
@@ -461,6 +494,8 @@ func newMessage(t Type) Message {
 		return new(Leave)
 	case TypeWatch:
 		return new(Watch)
+	case TypeFlow:
+		return new(Flow)
 	case TypeLeft:
 		return new(Left)
 	case TypePortalBlocked:

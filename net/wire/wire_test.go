@@ -33,6 +33,7 @@ var examples = []Message{
 	&TakenOver{},
 	&Leave{},
 	&Watch{Entity: 1001},
+	&Flow{Creature: 12, Target: 1001, X: 16, Y: 3, W: 3, H: 2, Dirs: []byte{2, 2, 8, 1, 0, 255}},
 	&Left{},
 	&PortalBlocked{Reason: CodeTimeout},
 	&PortalTransferRejected{Reason: CodeNotMember},

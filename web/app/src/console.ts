@@ -110,6 +110,7 @@ const spectateCanvas = byId("spectate-canvas", HTMLCanvasElement);
 const followSelect = byId("follow", HTMLSelectElement);
 const ovCells = byId("ov-cells", HTMLInputElement);
 const ovPov = byId("ov-pov", HTMLInputElement);
+const ovFlow = byId("ov-flow", HTMLInputElement);
 
 const auditBody = byId("audit", HTMLTableElement).tBodies[0]!;
 const auditCount = byId("audit-count", HTMLElement);
@@ -559,6 +560,7 @@ function stopSpectating(): void {
   followSelect.replaceChildren(followSelect.options[0]!);
   ovCells.checked = false;
   ovPov.checked = false;
+  ovFlow.checked = false;
 }
 
 /** spectate starts watching an Area (in place of the one watched before). */
@@ -583,8 +585,15 @@ async function spectate(area: number): Promise<void> {
   });
   s.on("notice", (n) => {
     if (spectator !== s) return;
-    if (n.code === "ENTITY_GONE") ovPov.checked = false;
-    spectateNote.textContent = n.code === "ENTITY_GONE" ? "The player followed left the Area: showing the whole Area." : `${n.detail} (${n.code}).`;
+    if (n.code === "ENTITY_GONE") {
+      const wasFlow = ovFlow.checked;
+      ovPov.checked = false;
+      ovFlow.checked = false;
+      spectateNote.textContent = wasFlow ? "The creature watched is gone: showing the whole Area." : "The player followed left the Area: showing the whole Area.";
+      redraw();
+      return;
+    }
+    spectateNote.textContent = `${n.detail} (${n.code}).`;
   });
   s.on("end", (e) => {
     if (spectator !== s) return;
@@ -635,30 +644,48 @@ function redraw(): void {
     spectateFrame = 0;
     const s = spectator;
     if (s === null) return;
-    spectateCamera = drawSpectate(spectateCanvas, floorImage, { view: s.view, follow: Number(followSelect.value), cells: ovCells.checked, pov: s.watching !== 0 });
+    spectateCamera = drawSpectate(spectateCanvas, floorImage, {
+      view: s.view,
+      follow: Number(followSelect.value),
+      cells: ovCells.checked,
+      pov: ovPov.checked && s.watching !== 0,
+      flow: ovFlow.checked ? s.flow : null,
+    });
     let players = 0;
     for (const e of s.view.entities.values()) if (e.kind === EntityKind.Player) players++;
     spectateStats.textContent = `tick ${s.view.tick} · ${plural(s.view.entities.size, "body", "bodies")} in view, ${plural(players, "player")}`;
   });
 }
 
-/** A click on the map follows the player drawn nearest it (within two squares). */
+/**
+ * A click on the map follows the player drawn nearest it (within two
+ * squares); with the flow field overlay on, it watches the creature drawn
+ * nearest it instead.
+ */
 spectateCanvas.addEventListener("click", (ev) => {
   const s = spectator;
   const cam = spectateCamera;
   if (s === null || cam === null) return;
   const r = spectateCanvas.getBoundingClientRect();
   const at = squareAt(cam, ev.clientX - r.left, ev.clientY - r.top);
+  const kind = ovFlow.checked ? EntityKind.Creature : EntityKind.Player;
   let best = 0;
   let bestD = 3;
   for (const e of s.view.entities.values()) {
     const d = Math.max(Math.abs(e.x - at.x), Math.abs(e.y - at.y));
-    if (e.kind === EntityKind.Player && d < bestD && s.view.players.has(e.id)) {
+    if (e.kind === kind && d < bestD && (kind === EntityKind.Creature || s.view.players.has(e.id))) {
       best = e.id;
       bestD = d;
     }
   }
-  if (best === 0 || String(best) === followSelect.value) return;
+  if (best === 0) return;
+  if (ovFlow.checked) {
+    if (s.watching !== best) s.watch(best);
+    spectateNote.textContent = `Creature ${best}'s flow field: the first step out of each square towards the body it hunts.`;
+    redraw();
+    return;
+  }
+  if (String(best) === followSelect.value) return;
   followSelect.value = String(best);
   followSelect.dispatchEvent(new Event("change"));
 });
@@ -667,7 +694,7 @@ followSelect.addEventListener("change", () => {
   const s = spectator;
   if (s === null) return;
   const id = Number(followSelect.value);
-  if (ovPov.checked) s.watch(id);
+  if (ovPov.checked) s.watch(id === 0 ? 0 : id);
   if (id === 0) ovPov.checked = false;
   redraw();
 });
@@ -681,7 +708,22 @@ ovPov.addEventListener("change", () => {
     spectateNote.textContent = "Follow a player first: this shows what that player sees.";
     return;
   }
+  if (ovPov.checked) ovFlow.checked = false; // the host sends one of the two
   s.watch(ovPov.checked ? id : 0);
+  redraw();
+});
+ovFlow.addEventListener("change", () => {
+  const s = spectator;
+  if (s === null) return;
+  if (ovFlow.checked) {
+    if (ovPov.checked) {
+      ovPov.checked = false; // the host sends one of the two
+      s.watch(0);
+    }
+    spectateNote.textContent = "Click a creature on the map to see the flow field it follows.";
+  } else if (s.watching !== 0 && s.view.entities.get(s.watching)?.kind === EntityKind.Creature) {
+    s.watch(0);
+  }
   redraw();
 });
 spectateStop.addEventListener("click", () => stopSpectating());

@@ -7,14 +7,17 @@
  * interest radius lit; and the followed player's own view (its point of
  * view, which the host sends instead of the whole Area: in a
  * line-of-sight Area, only what it sees), with the cells it is not sent
- * dimmed.
+ * dimmed; and the flow field a creature follows (the host sends it for
+ * the creature watched), a step drawn out of each square it reaches.
  *
- * The canvas carries what it drew of the followed player in data
- * attributes (data-follow-x, data-follow-y), and the count of bodies it
- * drew (data-bodies), for people reading the DOM and for the tests.
+ * The canvas carries what it drew in data attributes, for people reading
+ * the DOM and for the tests: the followed player's square (data-follow-x,
+ * data-follow-y), the count of bodies (data-bodies), the flow field's
+ * creature and target (data-flow, "creature:target"), and the camera
+ * (data-camera, "square-size x-offset y-offset" in CSS pixels).
  */
 
-import { DoorState, EntityFlag, EntityKind, ObjectKind, type AreaView } from "@leyworks/ley-sdk";
+import { DIR_DELTA, DoorState, EntityFlag, EntityKind, FLOW_TARGET, ObjectKind, type AreaView, type Flow } from "@leyworks/ley-sdk";
 
 import { COLORS, creatureColor } from "./render.js";
 
@@ -30,6 +33,8 @@ export interface SpectateScene {
   cells: boolean;
   /** The view is the followed player's point of view: dim the cells it is not sent. */
   pov: boolean;
+  /** The flow field of the creature watched, drawn as a step out of each square it reaches; null: none. */
+  flow: Flow | null;
 }
 
 /** interestCells returns the hash cells with a square within r squares (Chebyshev) of (x, y); r 0 is every cell (as systems/spatial's CellsWithin). */
@@ -217,6 +222,48 @@ export function drawSpectate(canvas: HTMLCanvasElement, floor: FloorImage, s: Sp
     ctx.stroke();
   }
 
+  // The flow field: from each square it reaches, its first step towards
+  // the target (a tint where squares are too small for arrows); the
+  // target's square ringed, the creature too.
+  const f = s.flow;
+  if (f !== null && f.w > 0) {
+    ctx.strokeStyle = "rgba(176, 107, 255, 0.8)";
+    ctx.fillStyle = sq < 5 ? "rgba(176, 107, 255, 0.22)" : "rgba(176, 107, 255, 0.8)";
+    ctx.lineWidth = Math.max(1, sq / 10);
+    ctx.beginPath();
+    for (let j = 0; j < f.h; j++) {
+      const y = f.y + j;
+      if (y < y0 || y > y1) continue;
+      for (let i = 0; i < f.w; i++) {
+        const x = f.x + i;
+        const d = f.dirs[j * f.w + i] as number;
+        if (x < x0 || x > x1 || d > 7) continue;
+        const cx = x * sq - ox + sq / 2;
+        const cy = y * sq - oy + sq / 2;
+        if (sq < 5) {
+          ctx.fillRect(x * sq - ox, y * sq - oy, sq, sq);
+          continue;
+        }
+        // A stroke from behind the middle to a dot near the edge it leaves by.
+        const [dx, dy] = DIR_DELTA[d] as readonly [number, number];
+        const len = sq * 0.38;
+        ctx.moveTo(cx - dx * len * 0.6, cy - dy * len * 0.6);
+        ctx.lineTo(cx + dx * len, cy + dy * len);
+        const dot = Math.max(2, sq / 6);
+        ctx.fillRect(cx + dx * len - dot / 2, cy + dy * len - dot / 2, dot, dot);
+      }
+    }
+    ctx.stroke();
+    for (let k = 0; k < f.dirs.length; k++) {
+      if (f.dirs[k] !== FLOW_TARGET) continue;
+      ring(ctx, (f.x + (k % f.w)) * sq - ox + sq / 2, (f.y + Math.floor(k / f.w)) * sq - oy + sq / 2, sq * 0.7, "#b06bff");
+    }
+  }
+  if (f !== null) {
+    const c = s.view.entities.get(f.creature);
+    if (c !== undefined) ring(ctx, c.x * sq - ox + sq / 2, c.y * sq - oy + sq / 2, sq * 0.75, "#e2c6ff");
+  }
+
   // The bodies: creatures, then players, the followed one last; names of players.
   const bodies = [...s.view.entities.values()].sort((a, b) => a.kind - b.kind || (a.id === s.follow ? 1 : b.id === s.follow ? -1 : a.id - b.id));
   const r = Math.max(1.5, sq * 0.4);
@@ -244,7 +291,18 @@ export function drawSpectate(canvas: HTMLCanvasElement, floor: FloorImage, s: Sp
   canvas.dataset["followX"] = followed === undefined ? "" : String(followed.x);
   canvas.dataset["followY"] = followed === undefined ? "" : String(followed.y);
   canvas.dataset["tick"] = String(s.view.tick);
+  canvas.dataset["flow"] = f === null ? "" : `${f.creature}:${f.target}`;
+  canvas.dataset["camera"] = `${sq} ${ox} ${oy}`;
   return { sq, ox, oy };
+}
+
+/** ring strokes a circle of radius r around (x, y). */
+function ring(ctx: CanvasRenderingContext2D, x: number, y: number, r: number, color: string): void {
+  ctx.strokeStyle = color;
+  ctx.lineWidth = 2;
+  ctx.beginPath();
+  ctx.arc(x, y, Math.max(3, r), 0, Math.PI * 2);
+  ctx.stroke();
 }
 
 /** camera returns the left (or top) square of a span of squares centred on centre, stopped at the Area's edges. */

@@ -34,6 +34,7 @@ export const MsgType = {
   portalMoved: 19,
   areaInfo: 20,
   left: 21,
+  flow: 22,
 } as const;
 
 /** A message type number. */
@@ -296,6 +297,32 @@ export interface Watch {
   entity: number;
 }
 
+/** A {@link Flow} square's value for the target's own square. */
+export const FLOW_TARGET = 8;
+/** A {@link Flow} square's value for a square with no way to the target within the reach. */
+export const FLOW_UNREACHED = 255;
+/** The most squares a side of a {@link Flow}'s window. */
+export const MAX_FLOW_SIDE = 256;
+
+/**
+ * `flow{creature, target, x, y, w, h, dirs}` (t = 22), to a spectator
+ * watching a creature: the flow field it follows, that of the body it
+ * hunts (`target`; 0: nobody, and the window is empty), over the window
+ * of w x h squares from (x, y). `dirs` holds a byte a square, row by row:
+ * a {@link Dir} (the first step towards the target), {@link FLOW_TARGET}
+ * or {@link FLOW_UNREACHED}.
+ */
+export interface Flow {
+  readonly type: "flow";
+  creature: number;
+  target: number;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  dirs: Uint8Array;
+}
+
 /** `left{}` (t = 21): answers `leave`; the close follows. */
 export interface Left {
   readonly type: "left";
@@ -373,7 +400,8 @@ export type ServerMessage =
   | PortalTransferRejected
   | PortalMoved
   | AreaInfo
-  | Left;
+  | Left
+  | Flow;
 
 /** Any message of the protocol. */
 export type Message = ClientMessage | ServerMessage;
@@ -399,6 +427,7 @@ export const TYPE_NAMES: Readonly<Record<MsgTypeNumber, Message["type"]>> = {
   19: "portal_moved",
   20: "area_info",
   21: "left",
+  22: "flow",
 };
 
 /** isServerMessage reports whether m is a message a server sends. */

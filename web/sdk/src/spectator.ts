@@ -14,7 +14,7 @@ import { decodeMessage, encodeMessage } from "./codec.js";
 import { codeName } from "./codes.js";
 import type { Director } from "./director.js";
 import { Emitter } from "./emitter.js";
-import { PROTOCOL_VERSION, type ClientMessage, type ServerMessage } from "./protocol.js";
+import { PROTOCOL_VERSION, type ClientMessage, type Flow, type ServerMessage } from "./protocol.js";
 import type { GameSocket } from "./session.js";
 import { AreaView } from "./view.js";
 
@@ -58,6 +58,7 @@ export class Spectator {
   private ws: GameSocket | null = null;
   private st: SpectatorState = "idle";
   private watched = 0;
+  private field: Flow | null = null;
   /** Rejects the start under way, if its socket is let go before the host bound it. */
   private abandon: ((e: Error) => void) | null = null;
 
@@ -72,9 +73,14 @@ export class Spectator {
     return this.st;
   }
 
-  /** watching is the entity of the player whose point of view it is sent (0: the whole Area). */
+  /** watching is the entity it asked to watch: a player (its point of view), a creature (its flow field), or 0 (the whole Area). */
   get watching(): number {
     return this.watched;
+  }
+
+  /** flow is the flow field of the creature watched, as last sent; null when none is watched. */
+  get flow(): Flow | null {
+    return this.field;
   }
 
   /** on adds a listener; it returns a function that removes it. */
@@ -93,6 +99,7 @@ export class Spectator {
     this.st = "connecting";
     this.view.reset();
     this.watched = 0;
+    this.field = null;
     const g = await this.director.spectate(this.area);
     if (this.st !== "connecting") return; // closed meanwhile
     const ws = this.socketFactory(g.wsUrl);
@@ -111,6 +118,7 @@ export class Spectator {
           if (!(data instanceof ArrayBuffer)) throw new Error("a text frame");
           const d = decodeMessage(new Uint8Array(data));
           if (d.type === "hello" || d.type === "resume" || d.type === "intent" || d.type === "leave" || d.type === "watch") {
+            // A client's message from the server: it breaks the protocol.
             throw new Error(`a client's ${d.type} from the server`);
           }
           m = d;
@@ -146,12 +154,15 @@ export class Spectator {
   /**
    * watch chooses what the spectator is sent: a player's entity (from
    * `view.players`), that player's point of view (its interest cells, and
-   * only what it sees where the Area has line of sight); 0, the whole
-   * Area. The next snapshot resets the view.
+   * only what it sees where the Area has line of sight); a creature's,
+   * the whole Area and the flow field the creature follows
+   * ({@link Spectator.flow}); 0, the whole Area. The next snapshot resets
+   * the view.
    */
   watch(entity: number): void {
     if (this.st !== "watching") return;
     this.watched = entity;
+    this.field = null;
     this.send({ type: "watch", entity });
   }
 
@@ -165,8 +176,17 @@ export class Spectator {
 
   private onMessage(m: ServerMessage): void {
     switch (m.type) {
+      case "flow":
+        if (m.creature === this.watched) {
+          this.field = m;
+          this.events.emit("update", { tick: this.view.tick });
+        }
+        return;
       case "error":
-        if (codeName(m.code) === "ENTITY_GONE") this.watched = 0;
+        if (codeName(m.code) === "ENTITY_GONE") {
+          this.watched = 0;
+          this.field = null;
+        }
         this.events.emit("notice", { code: codeName(m.code), detail: m.detail });
         return;
       case "area_closing":

@@ -67,6 +67,7 @@ const goldens: Record<string, Message> = {
   portal_moved: { type: "portal_moved", area: 6, wsUrl: "wss://h2.example/ws", grant: "g-0b11", joinId: 44n },
   leave: { type: "leave" },
   watch: { type: "watch", entity: 1001 },
+  flow: { type: "flow", creature: 12, target: 1001, x: 16, y: 3, w: 3, h: 2, dirs: new Uint8Array([2, 2, 8, 1, 0, 255]) },
   left: { type: "left" },
 };
 
@@ -141,7 +142,7 @@ test("the decoding rules refuse what is outside the schema", () => {
     ["wrong field type", "83020b8261070f", Code.MALFORMED],
     ["field out of range", "83020b82071a00010000", Code.MALFORMED],
     ["a negative seq", "83020b82200f", Code.MALFORMED],
-    ["unknown type", "8302168100", Code.UNKNOWN_TYPE],
+    ["unknown type", "8302178100", Code.UNKNOWN_TYPE],
     ["another version", "83030b82070f", Code.VERSION_UNSUPPORTED],
   ];
   for (const [name, h, code] of cases) {

@@ -123,3 +123,24 @@ test("spectator: the director's refusal rejects start with the API's code", asyn
   eq(code, "FORBIDDEN", "refused");
   eq(sockets.length, 0, "no socket opened");
 });
+
+test("spectator: watching a creature keeps the flow field it is sent for that creature", async () => {
+  const { dir, sockets, s } = newSpectator();
+  const started = s.start();
+  await settle();
+  const ws = sockets[0]!;
+  ws.open();
+  ws.deliver({ type: "hello_ack", joinId: dir.lastJoinId, entity: 0, tick: 1, area: 5, resumeToken: "", version: 2 });
+  await started;
+  s.watch(12);
+  eq(ws.sent[ws.sent.length - 1], { type: "watch", entity: 12 }, "watch sent");
+  const dirs = new Uint8Array([2, 2, 8, 1, 0, 255]);
+  ws.deliver({ type: "flow", creature: 11, target: 7, x: 0, y: 0, w: 3, h: 2, dirs });
+  eq(s.flow, null, "another creature's field is not this one's");
+  ws.deliver({ type: "flow", creature: 12, target: 7, x: 4, y: 1, w: 3, h: 2, dirs });
+  eq(s.flow?.target, 7, "the field of the body it hunts");
+  eq(s.flow?.dirs, dirs, "its steps");
+  s.watch(0);
+  eq(s.flow, null, "no field while the whole Area alone is watched");
+  s.close();
+});
