@@ -91,6 +91,17 @@ type spectator struct {
 	// entity: none); flowSent the last flow message sent it.
 	flowOf   ecs.Entity
 	flowSent []byte
+	// flowKey is what the field sent was swept for: the target, its
+	// square and the map's generation; a round that finds them unchanged
+	// sweeps nothing.
+	flowKey flowKey
+}
+
+// flowKey names what a flow field depends on.
+type flowKey struct {
+	target ecs.Entity
+	square ecs.Cell
+	gen    uint64
 }
 
 // watchers are an Area's spectators and their pending grants. Owned by
@@ -455,12 +466,13 @@ func (ha *hostArea) creature(id uint32) (ecs.Entity, *ecs.Creature) {
 // sendFlow sends sp the flow field of the creature it watches, if it
 // changed since the last one sent: the field of the body the creature
 // hunts, over the window of the creatures' reach (at most MaxFlowSide a
-// side) around that body. The window is swept whole and squares past the
+// side) around that body. It is swept again only when the target, its
+// square or the map (its generation: a door, a placement) changed. The window is swept whole and squares past the
 // reach are unreached, which is the field the creatures' registry keeps:
 // a walk that costs no more than the reach steps at most that many
-// squares from the target, so it never leaves the window. It costs one
-// sweep of the window a round (at most 256 x 256 squares), for each
-// spectator watching a creature (at most MaxSpectatorsPerArea).
+// squares from the target, so it never leaves the window. It costs at
+// most one sweep of the window a round (at most 256 x 256 squares), for
+// each spectator watching a creature (at most MaxSpectatorsPerArea).
 func (ha *hostArea) sendFlow(sp *spectator) {
 	if sp.flowOf == (ecs.Entity{}) {
 		return
@@ -474,11 +486,18 @@ func (ha *hostArea) sendFlow(sp *spectator) {
 	}
 	msg := wire.Flow{Creature: e.ID(), Dirs: []byte{}}
 	hs := ha.interest.Hash()
-	if t := c.Target; t != (ecs.Entity{}) && hs.Has(t) && ha.eng.Creatures != nil {
+	key := flowKey{gen: ha.eng.Map.Generation()}
+	if t := c.Target; t != (ecs.Entity{}) && hs.Has(t) {
+		key.target, key.square = t, hs.Square(int32(t.ID()))
+	}
+	if len(sp.flowSent) > 0 && key == sp.flowKey {
+		return // the field sent is still the one
+	}
+	if t := key.target; t != (ecs.Entity{}) && ha.eng.Creatures != nil {
 		g := ha.a.Grid
 		reach := ha.eng.Creatures.Config.FieldReach
 		r := min(reach, wire.MaxFlowSide/2-1)
-		tx, ty := g.XY(hs.Square(int32(t.ID())))
+		tx, ty := g.XY(key.square)
 		x0, y0 := max(tx-r, 0), max(ty-r, 0)
 		x1, y1 := min(tx+r, g.W()-1), min(ty+r, g.H()-1)
 		ww, wh := x1-x0+1, y1-y0+1
@@ -515,6 +534,7 @@ func (ha *hostArea) sendFlow(sp *spectator) {
 		ha.h.log.Error("encode a flow for a spectator", "area", ha.id, "err", err)
 		return
 	}
+	sp.flowKey = key
 	if bytes.Equal(b, sp.flowSent) {
 		return
 	}
