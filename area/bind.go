@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/gate"
@@ -175,6 +176,8 @@ func (ha *hostArea) hello(p *peer, m *wire.Hello, version uint16) {
 		b = &body{account: g.char.Account, name: g.name, entity: e, since: time.Now()}
 		ha.bodies[b.account] = b
 		ha.order = append(ha.order, b)
+	} else if pl := ha.players.Get(b.entity); pl != nil {
+		pl.Builder = g.char.Builder // the director's word as of this join (a role the owner changed)
 	}
 	b.version = version
 	ha.bind(p, b, m.JoinID, true)
@@ -228,6 +231,7 @@ func (ha *hostArea) bind(p *peer, b *body, joinID uint64, fresh bool) {
 	p.bind.Store(&binding{ha: ha, b: b, entity: b.entity, session: b.session})
 	p.send(&wire.HelloAck{JoinID: joinID, Entity: b.entity.ID(), Tick: ha.a.Tick, Area: ha.id, ResumeToken: b.resume, Version: b.version})
 	p.send(ha.areaInfo())
+	ha.sendInventory(b)
 	ha.presence(time.Now())
 }
 
@@ -445,6 +449,7 @@ func (ha *hostArea) areaInfo() *wire.AreaInfo {
 	for _, k := range ha.eng.Kinds {
 		info.Creatures = append(info.Creatures, wire.CreatureKind{Name: k.Name, HP: uint16(k.HP)})
 	}
+	info.Items = itemKinds(ha.eng.Items.Kinds)
 	return info
 }
 
@@ -509,7 +514,25 @@ func (ha *hostArea) spawnPlayer(c control.Character) (ecs.Entity, error) {
 	if !ok {
 		return ecs.Entity{}, fmt.Errorf("no free square in area %d", ha.id)
 	}
-	return ha.a.SpawnPlayer(c.Account, fx, fy)
+	e, err := ha.a.SpawnPlayer(c.Account, fx, fy)
+	if err != nil {
+		return e, err
+	}
+	if err := ha.eng.Items.LoadCharacter(e, c.State); err != nil {
+		ha.a.Despawn(e)
+		return ecs.Entity{}, fmt.Errorf("character of account %d: %w", c.Account, err)
+	}
+	ha.players.Get(e).Builder = c.Builder
+	if c.New && len(c.State) == 0 {
+		lib := ha.h.cfg.Content
+		if lib == nil {
+			lib = content.Default()
+		}
+		if kit := lib.Starter(); len(kit) > 0 && !ha.eng.Items.Give(ha.a, e, kit) {
+			ha.h.log.Warn("the starter kit does not fit a new character's inventory", "area", ha.id, "account", c.Account)
+		}
+	}
+	return e, nil
 }
 
 // nearestFree finds the free square nearest (x, y) that is not a portal

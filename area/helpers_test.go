@@ -198,7 +198,8 @@ func (cl *client) tryNext(within time.Duration) wire.Message {
 }
 
 // expectMsg returns the next message of T's type, skipping only what
-// keeps the view (snapshot, area_info, static, presence).
+// keeps the view (snapshot, area_info, static, presence) or what the
+// character carries (inventory, container).
 func expectMsg[T wire.Message](cl *client, within time.Duration) T {
 	cl.t.Helper()
 	deadline := time.Now().Add(within)
@@ -208,7 +209,7 @@ func expectMsg[T wire.Message](cl *client, within time.Duration) T {
 			return v
 		}
 		switch m.(type) {
-		case *wire.Snapshot, *wire.AreaInfo, *wire.Static, *wire.Presence:
+		case *wire.Snapshot, *wire.AreaInfo, *wire.Static, *wire.Presence, *wire.Inventory, *wire.Container:
 			continue
 		}
 		var zero T

@@ -153,6 +153,8 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 // afterTick runs at the end of every tick, on the Area's goroutine: the
 // host's steps after the engine's, in this order.
 //
+//  0. items: players whose inventories changed this tick, and those next
+//     to a container that changed or that they opened, are told;
 //  1. crossings: bodies that stepped onto a portal this tick begin their
 //     crossing (their queued intents are refused PORTAL_IN_PROGRESS);
 //  2. chores, when due: grants and graces expire, persistence, presence,
@@ -173,6 +175,7 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 		failpoint.Panic(ha.panicPoint)
 	}
 	now := a.Now
+	ha.tellItems(a)
 	ha.checkPortals(now)
 	if !now.Before(ha.nextChores) {
 		ha.chores(now)
@@ -221,6 +224,13 @@ var outcomeCode = [...]wire.Code{
 	ecs.OutcomeNotAllowed:       wire.CodeNotAllowed,
 	ecs.OutcomeClosing:          wire.CodeAreaClosing,
 	ecs.OutcomeNothingThere:     wire.CodeNothingThere,
+	ecs.OutcomeInventoryFull:    wire.CodeInventoryFull,
+	ecs.OutcomeNotBuilder:       wire.CodeNotBuilder,
+	ecs.OutcomeBudget:           wire.CodeBudget,
+	ecs.OutcomeCooldown:         wire.CodeCooldown,
+	ecs.OutcomeItemCap:          wire.CodeItemCap,
+	ecs.OutcomeOccupied:         wire.CodeOccupied,
+	ecs.OutcomeNotEmpty:         wire.CodeNotEmpty,
 }
 
 func (ha *hostArea) scheduleChores(t time.Time) {
@@ -329,7 +339,12 @@ func (ha *hostArea) persist(now time.Time, final bool) {
 				x, y = ha.a.Grid.XY(c.from)
 			}
 		}
-		chars = append(chars, control.Character{Account: b.account, X: x, Y: y, Placed: true})
+		state, err := ha.eng.Items.SaveCharacter(b.entity)
+		if err != nil {
+			ha.h.log.Error("persist character", "area", ha.id, "account", b.account, "err", err)
+			return // nothing half: the whole snapshot waits for the next try
+		}
+		chars = append(chars, control.Character{Account: b.account, X: x, Y: y, State: state, Placed: true})
 	}
 	ha.seq++
 	ha.unacked = &control.Snapshot{Area: ha.id, Epoch: ha.epoch, Seq: ha.seq, Blob: blob, Characters: chars, Final: final}

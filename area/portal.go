@@ -78,6 +78,14 @@ func (ha *hostArea) checkPortals(now time.Time) {
 
 func (ha *hostArea) startCrossing(b *body, from ecs.Cell, p control.Portal, now time.Time) {
 	transfer := newToken()
+	// What it carries, as the snapshot below has it: its body is in
+	// transit from here, so nothing it holds changes until the crossing
+	// settles, and the destination's grant carries exactly this.
+	state, err := ha.eng.Items.SaveCharacter(b.entity)
+	if err != nil {
+		ha.h.log.Error("portal: the character's state", "area", ha.id, "account", b.account, "err", err)
+		return
+	}
 	if err := ha.a.SetTransit(b.entity, 1, true); err != nil {
 		ha.h.log.Error("portal: set transit", "area", ha.id, "err", err)
 		return
@@ -91,6 +99,7 @@ func (ha *hostArea) startCrossing(b *body, from ecs.Cell, p control.Portal, now 
 	ha.crossings[transfer] = c
 	ha.persist(now, false) // the player's state at the portal, out of cadence
 	c.out.Seq = ha.seq     // the move waits for this snapshot to be stored
+	c.out.State = state
 	failpoint.Hit(failpoint.HostPortalOut)
 	ha.h.link.send(c.out)
 	failpoint.Hit(failpoint.HostPortalSent)

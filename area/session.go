@@ -187,7 +187,8 @@ func (p *peer) onIntent(payload []byte) {
 		p.sendResult(in.Seq, wire.CodeRateLimited)
 		return
 	}
-	it := ecs.Intent{Seq: in.Seq, Dir: ecs.Dir(in.Dir), X: in.Target.X, Y: in.Target.Y, Tag: bd.session}
+	it := ecs.Intent{Seq: in.Seq, Dir: ecs.Dir(in.Dir), X: in.Target.X, Y: in.Target.Y, Tag: bd.session,
+		From: in.Item.From, To: in.Item.To, Count: in.Item.Count}
 	switch in.Kind {
 	case wire.IntentStep:
 		it.Kind = ecs.IntentStep
@@ -197,6 +198,12 @@ func (p *peer) onIntent(payload []byte) {
 		it.Kind = ecs.IntentStop
 	case wire.IntentAction:
 		it.Kind = ecs.IntentAction
+	case wire.IntentPlace:
+		it.Kind = ecs.IntentPlace
+	case wire.IntentTake:
+		it.Kind = ecs.IntentTake
+	case wire.IntentMoveItem:
+		it.Kind = ecs.IntentMoveItem
 	default: // the engine answers an unknown kind (MALFORMED), in order
 	}
 	if !bd.ha.a.Post(bd.entity, it) {

@@ -199,7 +199,7 @@ func TestEveryIntentAnswered(t *testing.T) {
 			results[m.Seq] = m.Code
 		case *wire.Snapshot:
 			acked = max(acked, m.AckSeq)
-		case *wire.AreaInfo, *wire.Static, *wire.Presence:
+		case *wire.AreaInfo, *wire.Static, *wire.Presence, *wire.Inventory:
 		default:
 			t.Fatalf("unexpected %s", m.Type())
 		}

@@ -178,6 +178,12 @@ func TestLoadDirErrors(t *testing.T) {
 			"items.json", `"sofa": yields "cushion": no such item kind (known: bed, berries, chair, chest,`},
 		{"bad source", map[string]string{"items.json": `{"sources": [{"class": "tree", "yields": [{"item": "wood", "count": 1}], "cooldown_ticks": 0}]}`},
 			"items.json", `"tree": source: "cooldown_ticks" is 0 (1..65535)`},
+		{"unknown build rule", map[string]string{"rules.json": `{"rules": [{"name": "home", "max_players": 8, "steps_per_second": 5, "build": "owners"}]}`},
+			"rules.json", `"home": "build" is "owners" (anyone, builders or nobody)`},
+		{"no room for items", map[string]string{"rules.json": `{"rules": [{"name": "home", "max_players": 8, "steps_per_second": 5, "max_items": 0}]}`},
+			"rules.json", `"home": "max_items" is 0 (1..1048576)`},
+		{"starter kit of an unknown kind", map[string]string{"items.json": `{"starter": [{"item": "sofa", "count": 1}]}`},
+			"items.json", `"starter": starter: yields "sofa": no such item kind`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := operatorDir(t, tc.files)

@@ -65,8 +65,10 @@
 //
 // items.json lists the item kinds (the format is [Item]'s, the "placed"
 // object [Placement]'s) and the sources, what gathering from a map's
-// objects gives (the format is [Source]'s). Both tables are optional
-// within the file. For example:
+// objects gives (the format is [Source]'s), and the starter kit, what
+// every new character is given in the first Area it joins (a yields
+// list; an operator's items.json that has one replaces it). Each table is
+// optional within the file. For example:
 //
 //	{
 //	  "items": [
@@ -82,7 +84,8 @@
 //	  ],
 //	  "sources": [
 //	    {"class": "tree", "yields": [{"item": "wood", "count": 2}], "cooldown_ticks": 40}
-//	  ]
+//	  ],
+//	  "starter": [{"item": "chest", "count": 1}, {"item": "wood", "count": 20}]
 //	}
 //
 // Names are like the other names (lower-case letters, digits, '-' and

@@ -35,6 +35,8 @@ type index struct {
 	templates map[string]named[rawTemplate]
 	items     map[string]named[Item]
 	sources   map[ObjectClass]named[Source]
+	// starter is the starter kit, when a file gave one.
+	starter *named[[]Yield]
 }
 
 func newIndex() *index {
@@ -128,6 +130,7 @@ func readIndex(fsys fs.FS, required bool, display func(string) string) (*index, 
 type itemsFile struct {
 	Items   []rawItem   `json:"items"`
 	Sources []rawSource `json:"sources"`
+	Starter *[]rawYield `json:"starter"`
 }
 
 // readItems checks items.json's entries, each on its own, into ix. file
@@ -152,6 +155,13 @@ func (ix *index) readItems(f itemsFile, file string) error {
 			return &Error{Path: file, Name: r.Class, Err: &problem{kindOf(err), "source: " + err.Error()}}
 		}
 		ix.sources[s.Class] = named[Source]{s, file}
+	}
+	if f.Starter != nil {
+		ys, err := yields(*f.Starter)
+		if err != nil {
+			return &Error{Path: file, Name: "starter", Err: &problem{kindOf(err), "starter: " + err.Error()}}
+		}
+		ix.starter = &named[[]Yield]{ys, file}
 	}
 	return nil
 }
@@ -211,6 +221,9 @@ func (ix *index) merge(over *index) error {
 	}
 	for k, v := range over.sources {
 		ix.sources[k] = v
+	}
+	if over.starter != nil {
+		ix.starter = over.starter
 	}
 	for k, v := range over.rules {
 		ix.rules[k] = v

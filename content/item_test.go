@@ -140,3 +140,15 @@ func TestItemDefaults(t *testing.T) {
 		t.Error("Source(tree) found with no tree source listed")
 	}
 }
+
+func TestStarterKit(t *testing.T) {
+	kit := Default().Starter()
+	if len(kit) == 0 {
+		t.Fatal("the shipped content gives new characters nothing")
+	}
+	for _, y := range kit {
+		if _, ok := Default().Item(y.Item); !ok {
+			t.Fatalf("the starter kit names %q, no item kind", y.Item)
+		}
+	}
+}

@@ -22,6 +22,7 @@ type Library struct {
 	items     map[string]Item
 	byCode    map[uint16]string
 	sources   map[ObjectClass]Source
+	starter   []Yield
 }
 
 // Load reads a whole content folder: rules.json, creatures.json,
@@ -116,8 +117,18 @@ func (l *Library) buildItems(ix *index) error {
 		}
 		l.sources[class] = s.val
 	}
+	if s := ix.starter; s != nil {
+		if err := l.checkYields(s.val); err != nil {
+			return &Error{Path: s.file, Name: "starter", Err: invalidf("starter: %v", err)}
+		}
+		l.starter = s.val
+	}
 	return nil
 }
+
+// Starter returns the starter kit, what every new character is given in
+// the first Area it joins (a fresh copy; nil when the content has none).
+func (l *Library) Starter() []Yield { return slices.Clone(l.starter) }
 
 // checkYields checks that every yield names an item kind.
 func (l *Library) checkYields(ys []Yield) error {

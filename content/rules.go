@@ -13,6 +13,28 @@ const (
 	DefaultPlayerHP     = 100
 	DefaultPlayerDamage = 5
 	MaxHP               = 60000
+	// DefaultMaxItems and DefaultChangesPerMinute are a rule set's
+	// max_items and changes_per_minute when it leaves them out;
+	// MaxItemsLimit and MaxChangesPerMinute bound them.
+	DefaultMaxItems         = 20000
+	DefaultChangesPerMinute = 120
+	MaxItemsLimit           = 1 << 20
+	MaxChangesPerMinute     = 6000
+)
+
+// Build says who may change an Area's items (place, take back, gather,
+// use containers): rules.json's "build".
+type Build uint8
+
+// The build rules.
+const (
+	// BuildAnyone ("anyone", the default): every player.
+	BuildAnyone Build = iota
+	// BuildBuilders ("builders"): the Area's owner and the members it
+	// named builders (a home).
+	BuildBuilders
+	// BuildNobody ("nobody"): no one (an arena).
+	BuildNobody
 )
 
 // RuleSet is what an Area allows. Systems consult it instead of branching
@@ -26,7 +48,11 @@ const (
 //
 // name, max_players and steps_per_second are required; every flag left out
 // is false; player_hp and player_damage default to [DefaultPlayerHP] and
-// [DefaultPlayerDamage].
+// [DefaultPlayerDamage]. build ("anyone", "builders" or "nobody"; default
+// "anyone") says who may change the Area's items, max_items how many
+// placed items it holds at most (default [DefaultMaxItems]),
+// changes_per_minute how much one player may change a minute (default
+// [DefaultChangesPerMinute]).
 type RuleSet struct {
 	// Name names the rule set; a rule set with a template of the same name
 	// is an area kind ([Library.Kind]).
@@ -53,6 +79,13 @@ type RuleSet struct {
 	// PlayerDamage is the health a player's attack (an action on a
 	// creature, or under PvP on a player) takes (0..[MaxHP]).
 	PlayerDamage int
+	// Build says who may change the Area's items.
+	Build Build
+	// MaxItems is how many placed items the Area holds at most
+	// (1..[MaxItemsLimit]);
+	// ChangesPerMinute how many places, takes and gatherings one player
+	// makes a minute at most (1..[MaxChangesPerMinute]).
+	MaxItems, ChangesPerMinute int
 }
 
 type rawRules struct {
@@ -66,6 +99,9 @@ type rawRules struct {
 	SenseLOS             bool   `json:"sense_los"`
 	PlayerHP             *int   `json:"player_hp"`
 	PlayerDamage         *int   `json:"player_damage"`
+	Build                string `json:"build"`
+	MaxItems             *int   `json:"max_items"`
+	ChangesPerMinute     *int   `json:"changes_per_minute"`
 }
 
 // ruleSet checks a rules.json entry on its own.
@@ -94,9 +130,31 @@ func (r rawRules) ruleSet() (RuleSet, error) {
 			return RuleSet{}, invalidf("\"player_damage\" is %d (0..%d)", damage, MaxHP)
 		}
 	}
+	var build Build
+	switch r.Build {
+	case "", "anyone":
+	case "builders":
+		build = BuildBuilders
+	case "nobody":
+		build = BuildNobody
+	default:
+		return RuleSet{}, invalidf("\"build\" is %q (anyone, builders or nobody)", r.Build)
+	}
+	maxItems, changes := DefaultMaxItems, DefaultChangesPerMinute
+	if r.MaxItems != nil {
+		if maxItems = *r.MaxItems; maxItems < 1 || maxItems > MaxItemsLimit {
+			return RuleSet{}, invalidf("\"max_items\" is %d (1..%d)", maxItems, MaxItemsLimit)
+		}
+	}
+	if r.ChangesPerMinute != nil {
+		if changes = *r.ChangesPerMinute; changes < 1 || changes > MaxChangesPerMinute {
+			return RuleSet{}, invalidf("\"changes_per_minute\" is %d (1..%d)", changes, MaxChangesPerMinute)
+		}
+	}
 	return RuleSet{
 		Name: r.Name, MaxPlayers: *r.MaxPlayers, StepsPerSecond: *r.StepsPerSecond,
 		Diagonal: r.Diagonal, CreaturesHuntPlayers: r.CreaturesHuntPlayers, PvP: r.PvP,
 		LineOfSight: r.LineOfSight, SenseLOS: r.SenseLOS, PlayerHP: hp, PlayerDamage: damage,
+		Build: build, MaxItems: maxItems, ChangesPerMinute: changes,
 	}, nil
 }

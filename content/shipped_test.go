@@ -31,10 +31,14 @@ func TestDefault(t *testing.T) {
 func TestShippedRules(t *testing.T) {
 	lib := Default()
 	for _, want := range []RuleSet{
-		{Name: "home", MaxPlayers: 8, StepsPerSecond: 5, Diagonal: true, PlayerHP: 100, PlayerDamage: 5},
-		{Name: "village", MaxPlayers: 64, StepsPerSecond: 5, Diagonal: true, PlayerHP: 100, PlayerDamage: 5},
-		{Name: "arena", MaxPlayers: 64, StepsPerSecond: 6, Diagonal: true, CreaturesHuntPlayers: true, PvP: true, LineOfSight: true, SenseLOS: true, PlayerHP: 100, PlayerDamage: 8},
-		{Name: "offline", MaxPlayers: 1, StepsPerSecond: 5, Diagonal: true, CreaturesHuntPlayers: true, PlayerHP: 100, PlayerDamage: 5},
+		{Name: "home", MaxPlayers: 8, StepsPerSecond: 5, Diagonal: true, PlayerHP: 100, PlayerDamage: 5,
+			Build: BuildBuilders, MaxItems: 5000, ChangesPerMinute: 120},
+		{Name: "village", MaxPlayers: 64, StepsPerSecond: 5, Diagonal: true, PlayerHP: 100, PlayerDamage: 5,
+			Build: BuildAnyone, MaxItems: 20000, ChangesPerMinute: 60},
+		{Name: "arena", MaxPlayers: 64, StepsPerSecond: 6, Diagonal: true, CreaturesHuntPlayers: true, PvP: true, LineOfSight: true, SenseLOS: true, PlayerHP: 100, PlayerDamage: 8,
+			Build: BuildNobody, MaxItems: DefaultMaxItems, ChangesPerMinute: DefaultChangesPerMinute},
+		{Name: "offline", MaxPlayers: 1, StepsPerSecond: 5, Diagonal: true, CreaturesHuntPlayers: true, PlayerHP: 100, PlayerDamage: 5,
+			Build: BuildAnyone, MaxItems: DefaultMaxItems, ChangesPerMinute: DefaultChangesPerMinute},
 	} {
 		got, err := lib.Kind(want.Name)
 		if err != nil {

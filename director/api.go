@@ -122,6 +122,7 @@ func (d *Director) routeTable() []route {
 		api("POST /v1/areas", d.authed(d.createArea)),
 		api("GET /v1/areas/{id}", d.authed(d.getArea)),
 		api("GET /v1/areas/{id}/members", d.authed(d.members)),
+		api("PUT /v1/areas/{id}/members/{account}", d.authed(d.setRole)),
 		api("POST /v1/areas/{id}/invites", d.authed(d.createInvite)),
 		api("GET /v1/me/invites", d.authed(d.myInvites)),
 		api("POST /v1/invites/{code}/redeem", d.authed(d.redeem)),
@@ -135,6 +136,7 @@ func (d *Director) routeTable() []route {
 		api("GET /v1/admin/inspect", d.authed(d.inspect)),
 		api("GET /v1/admin/samples", d.authed(d.samples)),
 		api("GET /v1/admin/audit", d.authed(d.audit)),
+		api("GET /v1/admin/items", d.authed(d.items)),
 		api("GET /v1/admin/accounts", d.authed(d.findAccounts)),
 		api("POST /v1/admin/accounts/{account}/logout", d.authed(d.endSessions)),
 		api("PUT /v1/admin/areas/{id}/members/{account}", d.authed(d.giveMembership)),
@@ -459,6 +461,51 @@ func (d *Director) members(w http.ResponseWriter, r *http.Request, acct store.Ac
 		out[i] = apijson.Member{Account: uint64(m.Account), Role: string(m.Role)}
 	}
 	return http.StatusOK, map[string]any{"members": out}, nil
+}
+
+// setRole: PUT /v1/areas/{id}/members/{account} {role}; the Area's owner
+// names a member a builder ("builder": it may place, take back, gather and
+// use containers where the Area's rules build by builders, as in a home)
+// or takes that back ("member"). It takes effect at the member's next
+// arrival in the Area (a join or a portal): its grant carries it.
+func (d *Director) setRole(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
+	id, e := pathArea(r)
+	if e != nil {
+		return 0, nil, e
+	}
+	target, e := pathAccount(r)
+	if e != nil {
+		return 0, nil, e
+	}
+	var in apijson.Membership
+	if e := decode(r, &in); e != nil {
+		return 0, nil, e
+	}
+	role := store.Role(in.Role)
+	if role != store.RoleMember && role != store.RoleBuilder {
+		return 0, nil, errBadRequest(`role is "member" or "builder"`)
+	}
+	mine, err := d.store.MemberRole(r.Context(), id, acct.ID)
+	if errors.Is(err, store.ErrNotMember) || (err == nil && mine != store.RoleOwner) {
+		return 0, nil, errForbidden
+	} else if err != nil {
+		return 0, nil, storeErr(err)
+	}
+	was, err := d.store.MemberRole(r.Context(), id, target)
+	switch {
+	case errors.Is(err, store.ErrNotMember):
+		return 0, nil, errNotAMember
+	case err != nil:
+		return 0, nil, storeErr(err)
+	case was == store.RoleOwner:
+		return 0, nil, errOwnerStays
+	}
+	if err := d.store.SetMemberRole(r.Context(), id, target, role); errors.Is(err, store.ErrNotMember) {
+		return 0, nil, errNotAMember
+	} else if err != nil {
+		return 0, nil, storeErr(err)
+	}
+	return http.StatusOK, apijson.Member{Account: uint64(target), Role: string(role)}, nil
 }
 
 type inviteIn struct {

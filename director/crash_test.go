@@ -364,6 +364,20 @@ func (p *crashPlayer) cross(conn *gate.ClientConn, seq uint32) (bool, error) {
 	}
 }
 
+// build sends one building intent (seq) without waiting for its answer:
+// at random, a place of the first slot holding something on a random
+// side, or a take from one. Refusals (nothing there, a wall, a body, an
+// empty slot) change nothing; applied ones move items between the
+// character and its Area just before it crosses.
+func (p *crashPlayer) build(conn *gate.ClientConn, seq uint32, rng *rand.Rand) {
+	it := &wire.Intent{Seq: seq, Kind: wire.IntentTake, Dir: wire.Dir(2 * rng.IntN(4))}
+	if rng.IntN(2) == 0 {
+		it.Kind, it.Item.From = wire.IntentPlace, uint8(rng.IntN(8))
+	}
+	b, _ := wire.Encode(it)
+	_ = conn.WriteMessage(b)
+}
+
 func readMsg(c *gate.ClientConn, within time.Duration) (wire.Message, error) {
 	_ = c.NetConn().SetReadDeadline(time.Now().Add(within))
 	b, err := c.ReadMessage()
@@ -707,6 +721,11 @@ func TestCrashSoak(t *testing.T) {
 	var ps []*crashPlayer
 	for i := 0; i < players; i++ {
 		ps = append(ps, newCrashPlayer(t, r, owner, a, b, fmt.Sprintf("soak%d", i)))
+		for _, area := range []uint32{a, b} { // they build as they go: items cross and crash with them
+			if _, err := owner.SetRole(context.Background(), area, ps[i].acct, "builder"); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	pause := &soakPause{}
@@ -718,7 +737,8 @@ func TestCrashSoak(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for seq := uint32(1); ctx.Err() == nil; seq++ {
+			rng := rand.New(rand.NewPCG(p.acct, 7))
+			for seq := uint32(1); ctx.Err() == nil; seq += 2 {
 				conn, err := p.enter(ctx)
 				if err != nil {
 					if isInvariant(err) {
@@ -734,7 +754,8 @@ func TestCrashSoak(t *testing.T) {
 					pause.hold(ctx, p, conn, &crossings)
 					continue // back in before crossing
 				}
-				if done, _ := p.cross(conn, seq); done {
+				p.build(conn, seq, rng)
+				if done, _ := p.cross(conn, seq+1); done {
 					crossings.Add(1)
 				}
 				conn.Close(1000, "")
@@ -751,7 +772,7 @@ func TestCrashSoak(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	byKind := map[string]int{}
-	lost, doubled, checks := 0, 0, 0
+	lost, doubled, checks, stacks := 0, 0, 0, 0
 	for killed := 0; killed < kills; {
 		// Players cross until at least soakMinCrossings more completed
 		// since the last check, then a kill at a random moment.
@@ -808,6 +829,12 @@ func TestCrashSoak(t *testing.T) {
 		if err != nil {
 			failNow("after kill %d (%s): %d lost, %d doubled: %v", killed, kind, l, d, err)
 		}
+		// Every item the store holds, once, and as many as were made.
+		if c, err := storedItems(context.Background(), r.store); err != nil {
+			failNow("after kill %d (%s): the stored items: %v", killed, kind, err)
+		} else {
+			stacks = c.Stacks
+		}
 		pause.resume()
 		if kills >= 100 && killed%50 == 0 { // a long soak shows its progress
 			t.Logf("soak: %d/%d kills, %d crossings, %d lost, %d doubled, %v", killed, kills, crossings.Load(), lost, doubled, time.Since(start).Round(time.Second))
@@ -824,8 +851,8 @@ func TestCrashSoak(t *testing.T) {
 		kinds = append(kinds, fmt.Sprintf("%s: %d", k, n))
 	}
 	slices.Sort(kinds)
-	t.Logf("soak: %d players, %d kills (%s), %d checks after restarts, %d crossings completed, %d lost, %d doubled, in %v",
-		players, kills, strings.Join(kinds, ", "), checks, crossings.Load(), lost, doubled, time.Since(start).Round(time.Second))
+	t.Logf("soak: %d players, %d kills (%s), %d checks after restarts, %d crossings completed, %d lost, %d doubled, %d item stacks conserved at the last check, in %v",
+		players, kills, strings.Join(kinds, ", "), checks, crossings.Load(), lost, doubled, stacks, time.Since(start).Round(time.Second))
 }
 
 func isInvariant(err error) bool {

@@ -173,7 +173,7 @@ func blobOf(t testing.TB, w, h int) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := persist.Save(a, nil)
+	b, err := persist.Save(a, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

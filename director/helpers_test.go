@@ -210,6 +210,8 @@ type peer struct {
 	done   chan error
 	v      *view.View
 	entity uint32
+	// inv is the last inventory the host sent (until keeps it).
+	inv *wire.Inventory
 }
 
 // you returns the player's own entity as the peer's view holds it.
@@ -327,6 +329,9 @@ func (p *peer) until(match func(wire.Message) bool) wire.Message {
 			}
 			if err := p.v.Apply(m); err != nil {
 				p.t.Fatalf("the host's %s breaks the protocol: %v", m.Type(), err)
+			}
+			if inv, ok := m.(*wire.Inventory); ok {
+				p.inv = inv
 			}
 			if match(m) {
 				return m

@@ -83,7 +83,7 @@ func registryErr(err error) *apiError {
 // A missing Area and another's Area are refused alike (NO_SUCH_AREA, after
 // the same one query), so Area ids cannot be enumerated.
 func (d *Director) join(ctx context.Context, acct store.Account, areaID store.AreaID) (*JoinAnswer, *apiError) {
-	area, _, err := d.store.MemberArea(ctx, areaID, acct.ID)
+	area, member, err := d.store.MemberArea(ctx, areaID, acct.ID)
 	if errors.Is(err, store.ErrNotMember) {
 		return nil, errNoSuchArea
 	} else if err != nil {
@@ -144,7 +144,7 @@ func (d *Director) join(ctx context.Context, acct store.Account, areaID store.Ar
 		// Its state (inventory) goes with it; it lands where newcomers do.
 		arriving = store.Character{Account: acct.ID, Area: areaID, State: char.State, Placed: false}
 	}
-	ans, err := d.registry.Grant(ctx, l, acct.ID, acct.Name, arriving, false)
+	ans, err := d.registry.Grant(ctx, l, acct.ID, acct.Name, arriving, registry.Arrival{Builder: isBuilder(member.Role), New: isNew})
 	if err != nil {
 		return nil, registryErr(err)
 	}
@@ -168,3 +168,7 @@ func (d *Director) join(ctx context.Context, acct store.Account, areaID store.Ar
 	}
 	return &ans, nil
 }
+
+// isBuilder reports whether a member of role may build where the rules
+// build by builders: the Area's owner and the members it named builders.
+func isBuilder(role store.Role) bool { return role == store.RoleOwner || role == store.RoleBuilder }

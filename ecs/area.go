@@ -156,6 +156,13 @@ type Area struct {
 	// back at a spawn point, a creature is gone). A system installs it
 	// (systems/action). Unset, the body is despawned.
 	OnDeath func(a *Area, e Entity)
+	// OnItem, when set, is the Area's item rule: it carries out an item
+	// intent (IntentPlace, IntentTake, IntentMoveItem) of body e (the
+	// movement system calls it in the body's turn; a place or a take spends
+	// the movement budget when it answers OutcomeApplied, a move between
+	// slots does not). A system installs it (systems/items). Unset, item
+	// intents are answered OutcomeInvalid.
+	OnItem func(a *Area, e Entity, it *Intent) Outcome
 	// OnControl, when set, runs after control work PostNow took in at
 	// once, on the goroutine that ran it: the host delivers the answers
 	// that work made (Outbox), which is emptied after.
@@ -187,15 +194,16 @@ type Area struct {
 	sysLast []time.Duration // this tick's time per system, folded into stats at its end
 	stats   tickStats
 
-	posMap      Map[Position]
-	bodyMap     Map[Body]
-	playerMap   Map[Player]
-	moverMap    Map[Mover]
-	intentsMap  Map[Intents]
-	pathMap     Map[Path]
-	transitMap  Map[Transit]
-	creatureMap Map[Creature]
-	healthMap   Map[Health]
+	posMap       Map[Position]
+	bodyMap      Map[Body]
+	playerMap    Map[Player]
+	moverMap     Map[Mover]
+	intentsMap   Map[Intents]
+	pathMap      Map[Path]
+	transitMap   Map[Transit]
+	creatureMap  Map[Creature]
+	healthMap    Map[Health]
+	inventoryMap Map[Inventory]
 
 	playerIDs   []arche.ID
 	wandererIDs []arche.ID
@@ -248,7 +256,8 @@ func NewArea(cfg Config) (*Area, error) {
 	a.creatureMap = NewMap[Creature](w)
 	pos, body, mover := arche.ComponentID[Position](w), arche.ComponentID[Body](w), arche.ComponentID[Mover](w)
 	a.healthMap = NewMap[Health](w)
-	a.playerIDs = []arche.ID{pos, body, mover, arche.ComponentID[Player](w), arche.ComponentID[Intents](w), arche.ComponentID[Path](w), arche.ComponentID[Health](w)}
+	a.inventoryMap = NewMap[Inventory](w)
+	a.playerIDs = []arche.ID{pos, body, mover, arche.ComponentID[Player](w), arche.ComponentID[Intents](w), arche.ComponentID[Path](w), arche.ComponentID[Health](w), arche.ComponentID[Inventory](w)}
 	a.wandererIDs = []arche.ID{pos, body, mover, arche.ComponentID[Wander](w)}
 	a.transitID = arche.ComponentID[Transit](w)
 	return a, nil

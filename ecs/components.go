@@ -31,6 +31,10 @@ type Player struct {
 	// connection dropped, within the resume grace): clients show it, and
 	// nothing may harm it. The host sets it, and Touches the body.
 	Away bool
+	// Builder is set for a player the Area's owner lets build (the
+	// director says so in the player's grant): where the rules build by
+	// builders, only they place and take items.
+	Builder bool
 }
 
 // Health is a body's hit points: HP of Max. Hurt takes them; a body at 0

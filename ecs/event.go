@@ -14,6 +14,12 @@ const (
 	EventRespawned
 	// EventDoor: By opened (Amount 1) or closed (Amount 0) the door on Cell.
 	EventDoor
+	// EventInventory: Entity's inventory changed (systems/items); the host
+	// tells its player. Cell is the container it used, or NoCell.
+	EventInventory
+	// EventContainer: the contents of the container on Cell changed (By
+	// changed them), or By opened it (Amount 1).
+	EventContainer
 )
 
 // Event is something that happened in a tick that the host may tell its

@@ -17,6 +17,19 @@ const (
 	// where the rules allow it, a player. It spends the movement budget
 	// like a step. What it does is the Area's OnAction hook's to say.
 	IntentAction
+	// IntentPlace places the item of inventory slot From on the square next
+	// to the body in Dir (the body turns to face it).
+	IntentPlace
+	// IntentTake takes the item placed on the square next to the body in
+	// Dir back into the inventory (the occupant slot's item first, else the
+	// floor's).
+	IntentTake
+	// IntentMoveItem moves Count items (0: the whole stack) from slot From
+	// to slot To: inventory slots, or slots of the container the body
+	// faces in Dir (ContainerSlot+k). Onto an empty slot it moves (or
+	// splits), onto a stack of the same kind it merges as far as the stack
+	// goes, onto another kind it swaps whole stacks.
+	IntentMoveItem
 )
 
 // Intent is one request of a player, tagged with the client's seq.
@@ -25,6 +38,9 @@ type Intent struct {
 	Kind IntentKind
 	Dir  Dir
 	X, Y int32
+	// From, To and Count are an item intent's slots and count.
+	From, To uint8
+	Count    uint16
 	// Tag is the poster's own mark, carried unchanged to the Answer: the
 	// host puts its connection's binding number here, so an answer is never
 	// delivered to a later connection than the one that sent the intent.
@@ -54,9 +70,16 @@ const (
 	OutcomeNotAllowed                      // the Area's rules forbid it (a diagonal step where none are allowed)
 	OutcomeClosing                         // the Area closes: nothing more is applied
 	OutcomeNothingThere                    // an action on a square with nothing to act on
+	OutcomeInventoryFull                   // no room in the inventory (or container) for it
+	OutcomeNotBuilder                      // the Area's rules do not let this player build here
+	OutcomeBudget                          // the player's changes per minute are spent
+	OutcomeItemCap                         // the Area holds as many placed items as its rules allow
+	OutcomeCooldown                        // the source was gathered too recently
+	OutcomeOccupied                        // the square's slot for it holds something already
+	OutcomeNotEmpty                        // a container that still holds items cannot be taken back
 )
 
-var outcomeNames = [...]string{"APPLIED", "SUPERSEDED", "TOO_FAST", "ENTITY_GONE", "PORTAL_IN_PROGRESS", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "INVALID", "NOT_ALLOWED", "CLOSING", "NOTHING_THERE"}
+var outcomeNames = [...]string{"APPLIED", "SUPERSEDED", "TOO_FAST", "ENTITY_GONE", "PORTAL_IN_PROGRESS", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "INVALID", "NOT_ALLOWED", "CLOSING", "NOTHING_THERE", "INVENTORY_FULL", "NOT_BUILDER", "BUDGET", "ITEM_CAP", "COOLDOWN", "OCCUPIED", "NOT_EMPTY"}
 
 // String returns the outcome's upper-case name.
 func (o Outcome) String() string {

@@ -231,6 +231,9 @@ type Account struct {
 	Name    string // display name
 	Admin   bool
 	Created time.Time
+	// Role is the account's role in the Area MemberArea read it with;
+	// empty where an account is read otherwise.
+	Role Role
 }
 
 // ProviderPassword is the Identity provider of email + password accounts;
@@ -345,6 +348,15 @@ type Character struct {
 	Placed  bool
 	Version uint64 // incremented on every write
 	Updated time.Time
+}
+
+// Holding is a stored blob or character state that may hold items:
+// an Area's (Area set, with its size) or a character's (Account set).
+type Holding struct {
+	Area    AreaID
+	W, H    int
+	Account AccountID
+	State   []byte
 }
 
 // CharacterState is one player's state inside a snapshot.
@@ -655,6 +667,11 @@ type Store interface {
 	EnsureCharacter(ctx context.Context, account AccountID, home AreaID, now time.Time) (c Character, created bool, err error)
 	// CharactersIn returns the characters whose row names area.
 	CharactersIn(ctx context.Context, area AreaID) ([]Character, error)
+
+	// Holdings returns every stored Area's blob and every character's
+	// state, read at one instant (one statement): what holds items, for
+	// counting them (docs/items.md). Areas never stored have no blob.
+	Holdings(ctx context.Context) ([]Holding, error)
 
 	// BeginTransfer records a pending transfer (Status and Result are
 	// ignored; Expires is required) without moving the character.

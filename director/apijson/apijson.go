@@ -191,6 +191,27 @@ type Member struct {
 	Role    string `json:"role"`
 }
 
+// ItemCensus is GET /v1/admin/items: every item the store holds, counted
+// at one instant. OK is true when no stack id is there twice and every
+// kind's count is what the ledgers made less what they unmade.
+type ItemCensus struct {
+	OK         bool        `json:"ok"`
+	Stacks     int         `json:"stacks"`
+	Areas      int         `json:"areas"`
+	Characters int         `json:"characters"`
+	Kinds      []ItemCount `json:"kinds"`
+	Violations int         `json:"violations"`
+	Problems   []string    `json:"problems"`
+}
+
+// ItemCount is one item kind's count in an [ItemCensus].
+type ItemCount struct {
+	Kind      uint16 `json:"kind"`
+	Present   int64  `json:"present"`
+	Created   int64  `json:"created"`
+	Destroyed int64  `json:"destroyed"`
+}
+
 // AreaMember is one member of an Area as an admin sees it (GET
 // /v1/admin/areas/{id}): its account, role and when it joined.
 type AreaMember struct {

@@ -391,6 +391,26 @@ func (c *Client) Spectate(ctx context.Context, area uint32) (Join, error) {
 // Member is one member of an Area.
 type Member = apijson.Member
 
+// ItemCensus is the count of every item the store holds.
+type ItemCensus = apijson.ItemCensus
+
+// Items counts every item the realm's store holds and checks none is
+// there twice and none is missing (admins).
+func (c *Client) Items(ctx context.Context) (ItemCensus, error) {
+	var out ItemCensus
+	err := c.Do(ctx, "GET", "/v1/admin/items", nil, &out)
+	return out, err
+}
+
+// SetRole names a member of an Area the caller owns a builder ("builder")
+// or a plain member ("member"); it takes effect at the member's next
+// arrival.
+func (c *Client) SetRole(ctx context.Context, area uint32, account uint64, role string) (Member, error) {
+	var out Member
+	err := c.Do(ctx, "PUT", fmt.Sprintf("/v1/areas/%d/members/%d", area, account), apijson.Membership{Role: role}, &out)
+	return out, err
+}
+
 // Members lists an Area's members: all of them for its owner and the
 // realm's admins, the caller alone for any other member.
 func (c *Client) Members(ctx context.Context, area uint32) ([]Member, error) {

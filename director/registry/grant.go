@@ -34,10 +34,23 @@ var joinSeq = func() *atomic.Uint64 {
 	return &s
 }()
 
+// Arrival is how a character comes into an Area with a grant.
+type Arrival struct {
+	// Builder: the Area's rules let it build there (its owner, or a
+	// member it named a builder).
+	Builder bool
+	// New: the join made the character; the Area gives it the content's
+	// starter kit.
+	New bool
+	// Portal: it arrives through a portal (the host places it on the
+	// character's square).
+	Portal bool
+}
+
 // Grant registers a join grant for acct's character char on l's host and
-// waits for its ack; portal marks the grant of a portal arrival (the host
-// places it on char's square). name is the display name the host shows.
-func (r *Registry) Grant(ctx context.Context, l *Live, acct store.AccountID, name string, char store.Character, portal bool) (Answer, error) {
+// waits for its ack. name is the display name the host shows; how says
+// how the character arrives.
+func (r *Registry) Grant(ctx context.Context, l *Live, acct store.AccountID, name string, char store.Character, how Arrival) (Answer, error) {
 	token := hex.EncodeToString(randomBytes(16))
 	joinID := joinSeq.Add(1)
 	h := l.Host
@@ -63,8 +76,8 @@ func (r *Registry) Grant(ctx context.Context, l *Live, acct store.AccountID, nam
 		return Answer{}, fmt.Errorf("%w: %w", ErrGrantFailed, why)
 	}
 	msg := &control.Grant{Area: uint32(l.ID), Token: token, JoinID: joinID, TTLMS: r.cfg.GrantTTL.Milliseconds(), Name: name,
-		Character: control.Character{Account: uint64(acct), X: char.X, Y: char.Y, State: char.State, Placed: char.Placed && char.Area == l.ID},
-		Portal:    portal}
+		Character: control.Character{Account: uint64(acct), X: char.X, Y: char.Y, State: char.State, Placed: char.Placed && char.Area == l.ID, Builder: how.Builder, New: how.New},
+		Portal:    how.Portal}
 	if err := h.conn.Send(msg); err != nil {
 		return fail(fmt.Errorf("the area's host is unreachable: %w", err))
 	}

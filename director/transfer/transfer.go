@@ -203,7 +203,7 @@ func (t *Transfers) cross(ctx context.Context, h *registry.Host, m *control.Port
 	// the character moves: the move is the crossing's commit. Whatever
 	// fails before it leaves the player in A (a grant left in B unused
 	// simply expires).
-	ans, code, err := t.arrive(ctx, dest, acct, m.ToX, m.ToY)
+	ans, code, err := t.arrive(ctx, dest, acct, m.ToX, m.ToY, m.State)
 	if err != nil {
 		t.rejectPending(ctx, tr.ID, "grant_failed")
 		return reject(code, "the destination cannot take the player: "+err.Error())
@@ -277,7 +277,7 @@ func (t *Transfers) finish(ctx context.Context, res *control.PortalResult, acctI
 		t.log.Warn("portal: no grant for a completed crossing; the player joins by the door", "transfer", m.Transfer, "err", err)
 		return res
 	}
-	ans, _, err := t.arrive(ctx, dest, acct, m.ToX, m.ToY)
+	ans, _, err := t.arrive(ctx, dest, acct, m.ToX, m.ToY, ch.State)
 	if err != nil {
 		t.log.Warn("portal: no grant for a completed crossing; the player joins by the door", "transfer", m.Transfer, "err", err)
 		return res
@@ -287,15 +287,16 @@ func (t *Transfers) finish(ctx context.Context, res *control.PortalResult, acctI
 }
 
 // arrive makes dest live and registers a portal arrival's grant there for
-// acct, placing it on (x, y); a failure says which wire code refuses the
-// crossing.
-func (t *Transfers) arrive(ctx context.Context, dest store.Area, acct store.Account, x, y int32) (registry.Answer, wire.Code, error) {
+// acct, placing it on (x, y) with the character's state (what it
+// carries: the state of the source's snapshot at the portal, which the
+// move waits for); a failure says which wire code refuses the crossing.
+func (t *Transfers) arrive(ctx context.Context, dest store.Area, acct store.Account, x, y int32, state []byte) (registry.Answer, wire.Code, error) {
 	l, err := t.reg.EnsureLive(ctx, dest)
 	if err != nil {
 		return registry.Answer{}, codeOf(err), err
 	}
-	char := store.Character{Account: acct.ID, Area: dest.ID, X: x, Y: y, Placed: true}
-	ans, err := t.reg.Grant(ctx, l, acct.ID, acct.Name, char, true)
+	char := store.Character{Account: acct.ID, Area: dest.ID, X: x, Y: y, State: state, Placed: true}
+	ans, err := t.reg.Grant(ctx, l, acct.ID, acct.Name, char, registry.Arrival{Builder: acct.Role == store.RoleOwner || acct.Role == store.RoleBuilder, Portal: true})
 	if err != nil {
 		return registry.Answer{}, codeOf(err), err
 	}

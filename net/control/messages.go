@@ -239,6 +239,13 @@ type Character struct {
 	// Placed is false for a character never placed in this Area: the host
 	// picks a free square near the Area's entry.
 	Placed bool `cbor:"5,keyasint"`
+	// Builder marks a character its Area's rules let build there when
+	// they build by builders (a home's owner and the members it named):
+	// set by the director in a grant.
+	Builder bool `cbor:"6,keyasint,omitempty"`
+	// New marks a character this grant's join made: the Area gives it the
+	// content's starter kit when it binds.
+	New bool `cbor:"7,keyasint,omitempty"`
 }
 
 // Grant registers a join grant for an account in an Area (and wakes a

@@ -44,9 +44,16 @@ const (
 	CodeStaleSeq           Code = 27 // intent seq not after the last accepted one
 	CodeNothingThere       Code = 28 // an action on a square with nothing to act on
 	CodeUnavailable        Code = 29 // the realm cannot do this now (its database is away); try again
-	CodeSpectator          Code = 30 // a spectator has no body: its intents are never applied
+	CodeInventoryFull      Code = 30 // no room in the inventory for what the action gives
+	CodeNotBuilder         Code = 31 // the Area's rules do not let this player build or gather here
+	CodeBudget             Code = 32 // the player's changes for this minute are spent
+	CodeCooldown           Code = 33 // the source was gathered too recently
+	CodeItemCap            Code = 34 // the Area holds as many placed items as its rules allow
+	CodeOccupied           Code = 35 // the square's slot for the item holds something already
+	CodeNotEmpty           Code = 36 // a container that holds items cannot be taken back
+	CodeSpectator          Code = 37 // a spectator has no body: its intents are never applied
 
-	numCodes = 31
+	numCodes = 38
 )
 
 var codeNames = [numCodes]string{
@@ -56,7 +63,8 @@ var codeNames = [numCodes]string{
 	"VERSION_UNSUPPORTED", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "TIMEOUT",
 	"NOT_MEMBER", "REALM_CLOSED", "REALM_FULL", "INTERNAL", "UNKNOWN_TYPE",
 	"BAD_TOKEN", "NOT_ALLOWED", "AREA_FULL", "STALE_SEQ", "NOTHING_THERE",
-	"UNAVAILABLE", "SPECTATOR",
+	"UNAVAILABLE", "INVENTORY_FULL", "NOT_BUILDER", "BUDGET", "COOLDOWN",
+	"ITEM_CAP", "OCCUPIED", "NOT_EMPTY", "SPECTATOR",
 }
 
 var codeMeanings = [numCodes]string{
@@ -90,6 +98,13 @@ var codeMeanings = [numCodes]string{
 	"the intent's seq is not after the last one this session accepted (serial order); it was not applied",
 	"the action's square holds nothing to act on (no door, no creature, no player that may be hurt)",
 	"the realm cannot do this right now (its database is unavailable); nothing changed: try again in a moment",
+	"the inventory (or container) has no room for it; nothing changed",
+	"the Area's rules do not let this player build or gather here (a home: its owner and the builders it named; an arena: nobody)",
+	"the player's changes for this minute (building, gathering) are spent; nothing changed",
+	"the tree or rock was gathered too recently; nothing changed",
+	"the Area holds as many placed items as its rules allow; nothing changed",
+	"the square's slot for the item holds something already (an item, a map object, a body) or is no ground to build on; nothing changed",
+	"a container that still holds items cannot be taken back; nothing changed",
 	"the peer is a spectator: it has no body, so an intent from it is never applied",
 }
 

@@ -146,6 +146,11 @@ func check(m Message) error {
 				return errTextLen
 			}
 		}
+		for i := range m.Items {
+			if len(m.Items[i].Name) > MaxTextLen || len(m.Items[i].Label) > MaxTextLen {
+				return errTextLen
+			}
+		}
 	case *Static:
 		for i := range m.Objects {
 			if len(m.Objects[i].Text) > MaxTextLen {
@@ -193,13 +198,17 @@ func DecodeIntent(b []byte, dst *Intent) error {
 
 func decodeIntentBody(body []byte, dst *Intent) error {
 	r := reader{b: body}
-	r.array(4)
+	r.array(5)
 	seq := r.uint(math.MaxUint32)
 	kind := r.uint(math.MaxUint8)
 	dir := r.uint(math.MaxUint8)
 	r.array(2)
 	x := r.int32()
 	y := r.int32()
+	r.array(3)
+	from := r.uint(math.MaxUint8)
+	to := r.uint(math.MaxUint8)
+	count := r.uint(math.MaxUint16)
 	if r.err == nil && len(r.b) != 0 {
 		r.err = errTrailing
 	}
@@ -207,7 +216,8 @@ func decodeIntentBody(body []byte, dst *Intent) error {
 		*dst = Intent{}
 		return fmt.Errorf("%w: intent: %w", ErrMalformed, r.err)
 	}
-	*dst = Intent{Seq: uint32(seq), Kind: IntentKind(kind), Dir: Dir(dir), Target: Cell{X: x, Y: y}}
+	*dst = Intent{Seq: uint32(seq), Kind: IntentKind(kind), Dir: Dir(dir), Target: Cell{X: x, Y: y},
+		Item: ItemSlots{From: uint8(from), To: uint8(to), Count: uint16(count)}}
 	return nil
 }
 

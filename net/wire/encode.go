@@ -65,15 +65,19 @@ func AppendIntentResult(dst []byte, seq uint32, code Code) []byte {
 }
 
 // AppendIntent appends an [Intent] message to dst without allocating if
-// dst has 24 bytes spare; a client or load driver sends these at rate. The
+// dst has 32 bytes spare; a client or load driver sends these at rate. The
 // bytes equal [Encode]'s.
 func AppendIntent(dst []byte, in *Intent) []byte {
 	dst = appendEnvelope(dst, TypeIntent)
-	dst = append(dst, majorArray|4)
+	dst = append(dst, majorArray|5)
 	dst = appendUint(dst, uint64(in.Seq))
 	dst = appendUint(dst, uint64(in.Kind))
 	dst = appendUint(dst, uint64(in.Dir))
 	dst = append(dst, majorArray|2)
 	dst = appendInt(dst, int64(in.Target.X))
-	return appendInt(dst, int64(in.Target.Y))
+	dst = appendInt(dst, int64(in.Target.Y))
+	dst = append(dst, majorArray|3)
+	dst = appendUint(dst, uint64(in.Item.From))
+	dst = appendUint(dst, uint64(in.Item.To))
+	return appendUint(dst, uint64(in.Item.Count))
 }

@@ -3,9 +3,11 @@ package wire
 import "fmt"
 
 // Version is the protocol version this package encodes. Version 2 made
-// snapshots deltas and added area_info; this side speaks only it (no
-// client of version 1 exists outside this repository's history).
-const Version uint16 = 2
+// snapshots deltas and added area_info; version 3 added items (the item
+// intents, inventory, container, an object's item, area_info's item
+// kinds). This side speaks only it: every client of version 2 is in this
+// repository and moved with it.
+const Version uint16 = 3
 
 // Versions lists every protocol version this side speaks, highest first.
 // Treat it as read-only.

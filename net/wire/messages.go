@@ -4,7 +4,8 @@ import "strconv"
 
 // Type is a message type number, the t of the envelope [v, t, body].
 // Numbers are stable and never reused. Client-to-server types take 1..7,
-// server-to-client types take 8..23, so every type encodes in one byte.
+// server-to-client types take 8 and up: the types below 24 encode in one
+// byte, the later ones (flow, 24) in two.
 type Type uint8
 
 // Message type numbers. See docs/protocol.md for each body's CDDL.
@@ -29,7 +30,9 @@ const (
 	TypePortalMoved            Type = 19 // server -> client
 	TypeAreaInfo               Type = 20 // server -> client
 	TypeLeft                   Type = 21 // server -> client
-	TypeFlow                   Type = 22 // server -> client (spectators)
+	TypeInventory              Type = 22 // server -> client
+	TypeContainer              Type = 23 // server -> client
+	TypeFlow                   Type = 24 // server -> client (spectators)
 )
 
 var typeNames = [...]string{
@@ -44,6 +47,8 @@ var typeNames = [...]string{
 	TypePortalMoved:            "portal_moved",
 	TypeAreaInfo:               "area_info",
 	TypeLeft:                   "left",
+	TypeInventory:              "inventory",
+	TypeContainer:              "container",
 	TypeFlow:                   "flow",
 }
 
@@ -100,7 +105,34 @@ const (
 	IntentMoveTo IntentKind = 1 // walk to Target
 	IntentStop   IntentKind = 2 // cancel movement
 	IntentAction IntentKind = 3 // act on the square next to the body in Dir
+	// IntentPlace places one item of inventory slot Item.From on the
+	// square next to the body in Dir.
+	IntentPlace IntentKind = 4
+	// IntentTake takes the item placed on the square next to the body in
+	// Dir back into the inventory.
+	IntentTake IntentKind = 5
+	// IntentMoveItem moves Item.Count items (0: all) from slot Item.From
+	// to slot Item.To: inventory slots 0..19, or ContainerSlot+k, slot k
+	// of the container next to the body in Dir.
+	IntentMoveItem IntentKind = 6
 )
+
+// ContainerSlot is the first slot number of an item intent that names a
+// slot of the container the body faces (ecs.ContainerSlot).
+const ContainerSlot = 64
+
+// InventorySlots is the number of slots of a character's inventory
+// (ecs.InventorySlots): an [Inventory] has exactly this many.
+const InventorySlots = 20
+
+// ItemSlots are an item intent's slots and count; zero for the other
+// kinds.
+type ItemSlots struct {
+	_     struct{} `cbor:",toarray"`
+	From  uint8
+	To    uint8
+	Count uint16
+}
 
 // Dir is a grid direction, clockwise from north.
 type Dir uint8
@@ -135,8 +167,9 @@ type Intent struct {
 	_      struct{} `cbor:",toarray"`
 	Seq    uint32
 	Kind   IntentKind
-	Dir    Dir  // for IntentStep and IntentAction
+	Dir    Dir  // for IntentStep, IntentAction and the item intents
 	Target Cell // for IntentMoveTo
+	Item   ItemSlots
 }
 
 // HelloAck answers a valid [Hello] or [Resume]: the peer is bound.
@@ -188,6 +221,9 @@ type Object struct {
 	Y     int32
 	State uint8
 	Text  string
+	// Item is a placed item's kind (an [ItemKind] code of area_info), 0
+	// for the map's own objects.
+	Item uint16
 }
 
 // Object kinds (the content's object classes, content/doc.go).
@@ -198,6 +234,7 @@ const (
 	ObjectRock   uint16 = 4 // blocks movement
 	ObjectChest  uint16 = 5 // blocks movement
 	ObjectPortal uint16 = 6 // a portal square: stepping on it crosses to another Area
+	ObjectItem   uint16 = 7 // an item a player placed; Item says which (a placed door piece is an ObjectDoor with its Item)
 )
 
 // Floor kinds of a [Static]'s floor runs: the content's floor kinds
@@ -268,6 +305,66 @@ type AreaInfo struct {
 	// Creatures are the Area's creature kinds: an entity's Look k > 0
 	// names Creatures[k-1].
 	Creatures []CreatureKind
+	// Items are the item kinds of the realm's content: what an
+	// [Inventory], a [Container] or a placed [Object] names by code.
+	Items []ItemKind
+}
+
+// Item slots of an [ItemKind]: where on a square it sits when placed.
+const (
+	ItemSlotNone     uint8 = 0 // it cannot be placed
+	ItemSlotFloor    uint8 = 1 // a floor tile: blocks nothing
+	ItemSlotOccupant uint8 = 2 // furniture, a wall piece, a door
+)
+
+// Item kind flags: what a placed item of the kind does.
+const (
+	ItemBlocks      uint8 = 1 << 0 // it stops bodies (a door: while closed)
+	ItemBlocksSight uint8 = 1 << 1 // it stops line of sight (a door: while closed)
+	ItemDoor        uint8 = 1 << 2 // it opens and closes like the map's doors
+)
+
+// ItemKind is one kind of item: its code, name and label, how many one
+// slot holds, where it sits when placed and what it does there (Flags:
+// ItemBlocks, ...), what the client draws for it placed (Look), and how
+// many slots it holds as a container (0: none).
+type ItemKind struct {
+	_         struct{} `cbor:",toarray"`
+	Code      uint16
+	Name      string
+	Label     string
+	Stack     uint16
+	Slot      uint8
+	Flags     uint8
+	Look      uint16
+	Container uint8
+}
+
+// Stack is one slot of an [Inventory] or a [Container]: Count items of
+// kind Kind, named ID; an empty slot is all zeros.
+type Stack struct {
+	_     struct{} `cbor:",toarray"`
+	ID    uint64
+	Kind  uint16
+	Count uint16
+}
+
+// Inventory is what the player's character carries, slot by slot (exactly
+// [InventorySlots]): sent whole after [AreaInfo] on every bind, and again
+// whenever it changed, before the snapshot whose ack_seq passes the
+// intent that changed it.
+type Inventory struct {
+	_     struct{} `cbor:",toarray"`
+	Slots []Stack
+}
+
+// Container is the contents of the container (a chest) placed on (X, Y):
+// sent to a player who acts on it (opens it), and again to every player
+// next to it whenever its contents change.
+type Container struct {
+	_     struct{} `cbor:",toarray"`
+	X, Y  int32
+	Slots []Stack
 }
 
 // CreatureKind is one kind of creature of an Area: its name and full
@@ -442,6 +539,12 @@ func (*PortalMoved) Type() Type { return TypePortalMoved }
 // Type implements [Message].
 func (*AreaInfo) Type() Type { return TypeAreaInfo }
 
+// Type implements [Message].
+func (*Inventory) Type() Type { return TypeInventory }
+
+// Type implements [Message].
+func (*Container) Type() Type { return TypeContainer }
+
 func (*Hello) message()                  {}
 func (*Resume) message()                 {}
 func (*Intent) message()                 {}
@@ -462,6 +565,8 @@ func (*PortalBlocked) message()          {}
 func (*PortalTransferRejected) message() {}
 func (*PortalMoved) message()            {}
 func (*AreaInfo) message()               {}
+func (*Inventory) message()              {}
+func (*Container) message()              {}
 
 // newMessage returns a fresh zero body for t, or nil if t is unknown.
 func newMessage(t Type) Message {
@@ -506,6 +611,10 @@ func newMessage(t Type) Message {
 		return new(PortalMoved)
 	case TypeAreaInfo:
 		return new(AreaInfo)
+	case TypeInventory:
+		return new(Inventory)
+	case TypeContainer:
+		return new(Container)
 	}
 	return nil
 }

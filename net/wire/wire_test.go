@@ -19,15 +19,15 @@ var update = flag.Bool("update", false, "rewrite testdata/*.hex golden files")
 // docs/protocol.md. Empty lists are non-nil because decoding yields
 // non-nil empty slices.
 var examples = []Message{
-	&Hello{Grant: "g-7f3a9c", JoinID: 42, Versions: []uint16{2}},
+	&Hello{Grant: "g-7f3a9c", JoinID: 42, Versions: []uint16{3}},
 	&Resume{Token: "r-51e0", JoinID: 43},
-	&Intent{Seq: 7, Kind: IntentMoveTo, Dir: DirN, Target: Cell{X: 12, Y: -3}},
-	&HelloAck{JoinID: 42, Entity: 1001, Tick: 86400, Area: 5, ResumeToken: "r-51e0", Version: 2},
+	&Intent{Seq: 7, Kind: IntentMoveItem, Dir: DirE, Item: ItemSlots{From: 2, To: ContainerSlot + 5, Count: 4}},
+	&HelloAck{JoinID: 42, Entity: 1001, Tick: 86400, Area: 5, ResumeToken: "r-51e0", Version: 3},
 	&Error{Code: CodeBadGrant, RefSeq: 0, JoinID: 42, Detail: "grant unknown"},
 	&Rehello{Code: CodeRehello, Detail: "binding lost"},
 	&IntentResult{Seq: 7, Code: CodeBlocked},
 	&Snapshot{Tick: 86402, AckSeq: 7, Flags: 0, Records: exampleRecords},
-	&Static{Cell: 9, Version: 3, Floor: []uint32{1, 12, 7, 2, 3, 50}, Objects: []Object{{ID: 7, Kind: ObjectDoor, X: 8, Y: 9, State: 1, Text: ""}, {ID: 8, Kind: ObjectSign, X: 10, Y: 9, Text: "Inn"}}},
+	&Static{Cell: 9, Version: 3, Floor: []uint32{1, 12, 7, 2, 3, 50}, Objects: []Object{{ID: 7, Kind: ObjectDoor, X: 8, Y: 9, State: 1, Text: ""}, {ID: 8, Kind: ObjectSign, X: 10, Y: 9, Text: "Inn"}, {ID: 1<<30 + 4, Kind: ObjectItem, X: 11, Y: 9, Item: 6}}},
 	&Presence{Area: 5, Players: []Player{{Entity: 1001, Name: "ada"}, {Entity: 1002, Name: "bo"}}},
 	&AreaClosing{Reason: CodeAreaClosing, GraceMS: 5000},
 	&TakenOver{},
@@ -39,7 +39,17 @@ var examples = []Message{
 	&PortalTransferRejected{Reason: CodeNotMember},
 	&PortalMoved{Area: 6, WSURL: "wss://h2.example/ws", Grant: "g-0b11", JoinID: 44},
 	&AreaInfo{Area: 5, Kind: "village", W: 64, H: 48, CellSize: 8, TickHz: 20, SnapshotHz: 10, StepMS: 200, QueueLen: 8,
-		InterestRadius: 24, ResumeGraceMS: 30000, Rules: RuleDiagonal, PlayerHP: 100, Creatures: []CreatureKind{{Name: "deer", HP: 15}}},
+		InterestRadius: 24, ResumeGraceMS: 30000, Rules: RuleDiagonal, PlayerHP: 100, Creatures: []CreatureKind{{Name: "deer", HP: 15}},
+		Items: []ItemKind{{Code: 6, Name: "chest", Label: "Chest", Stack: 1, Slot: ItemSlotOccupant, Flags: ItemBlocks, Look: 6, Container: 16}, {Code: 13, Name: "wood", Label: "Wood", Stack: 99}}},
+	&Inventory{Slots: exampleSlots(InventorySlots, Stack{ID: 7<<32 | 1, Kind: 13, Count: 12}, Stack{}, Stack{ID: 7<<32 | 9, Kind: 6, Count: 1})},
+	&Container{X: 11, Y: 9, Slots: exampleSlots(16, Stack{}, Stack{ID: 7<<32 | 4, Kind: 13, Count: 4})},
+}
+
+// exampleSlots is n slots beginning with first (the rest empty).
+func exampleSlots(n int, first ...Stack) []Stack {
+	out := make([]Stack, n)
+	copy(out, first)
+	return out
 }
 
 // exampleRecords are the snapshot example's records: player 9 stepped
@@ -172,8 +182,11 @@ func TestCodeRegistry(t *testing.T) {
 		{CodeUnknownType, 23, "UNKNOWN_TYPE"}, {CodeBadToken, 24, "BAD_TOKEN"},
 		{CodeNotAllowed, 25, "NOT_ALLOWED"}, {CodeAreaFull, 26, "AREA_FULL"},
 		{CodeStaleSeq, 27, "STALE_SEQ"}, {CodeNothingThere, 28, "NOTHING_THERE"},
-		{CodeUnavailable, 29, "UNAVAILABLE"}, {CodeSpectator, 30, "SPECTATOR"},
-		{Code(31), 31, "CODE(31)"},
+		{CodeUnavailable, 29, "UNAVAILABLE"}, {CodeInventoryFull, 30, "INVENTORY_FULL"},
+		{CodeNotBuilder, 31, "NOT_BUILDER"}, {CodeBudget, 32, "BUDGET"},
+		{CodeCooldown, 33, "COOLDOWN"}, {CodeItemCap, 34, "ITEM_CAP"},
+		{CodeOccupied, 35, "OCCUPIED"}, {CodeNotEmpty, 36, "NOT_EMPTY"},
+		{CodeSpectator, 37, "SPECTATOR"}, {Code(38), 38, "CODE(38)"},
 	}
 	for _, tt := range tests {
 		if got := uint16(tt.code); got != tt.num {
@@ -197,10 +210,10 @@ func TestNegotiate(t *testing.T) {
 		want   uint16
 		ok     bool
 	}{
-		{[]uint16{2}, 2, true},
-		{[]uint16{3, 2, 1}, 2, true},
-		{[]uint16{1}, 0, false},
-		{[]uint16{1, 3}, 0, false},
+		{[]uint16{3}, 3, true},
+		{[]uint16{4, 3, 2}, 3, true},
+		{[]uint16{2}, 0, false},
+		{[]uint16{2, 4}, 0, false},
 		{nil, 0, false},
 	}
 	for _, tt := range tests {

@@ -108,11 +108,11 @@ func (c *Core) MemberArea(ctx context.Context, area store.AreaID, account store.
 	var seed int64
 	var placement []byte
 	err := c.db.QueryRow(ctx, `SELECT a.id, a.owner_id, a.kind, a.template, a.name, a.w, a.h, a.seed, a.rules, a.seq, a.epoch, a.placement,
-			a.last_played_at, a.created_at, u.id, u.email, u.name, u.is_admin, u.created_at
+			a.last_played_at, a.created_at, u.id, u.email, u.name, u.is_admin, u.created_at, m.role
 		FROM area_members m JOIN areas a ON a.id = m.area_id JOIN accounts u ON u.id = m.account_id
 		WHERE m.area_id = $1 AND m.account_id = $2`, int64(area), int64(account)).Scan(
 		&a.ID, &a.Owner, &a.Kind, &a.Template, &a.Name, &a.W, &a.H, &seed, &a.Rules, &a.Seq, &a.Epoch, &placement,
-		c.d.ScanTime(&a.LastPlayed), c.d.ScanTime(&a.Created), &acct.ID, &acct.Email, &acct.Name, &acct.Admin, c.d.ScanTime(&acct.Created))
+		c.d.ScanTime(&a.LastPlayed), c.d.ScanTime(&a.Created), &acct.ID, &acct.Email, &acct.Name, &acct.Admin, c.d.ScanTime(&acct.Created), &acct.Role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Area{}, store.Account{}, fmt.Errorf("area %d of account %d: %w", area, account, store.ErrNotMember)
 	}

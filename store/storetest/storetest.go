@@ -608,6 +608,27 @@ func testFencedCharacterWrites(t *testing.T, s store.Store) {
 	if c, _ := s.Character(ctx, a.ID); c.X != 7 || string(c.State) != "va" {
 		t.Errorf("character after the village's write = %+v", c)
 	}
+	// Holdings reads every stored blob and character state at once.
+	hs, err := s.Holdings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"area home": false, "area v": false, "character va": false, "character vb": false}
+	for _, h := range hs {
+		switch {
+		case h.Area == home.ID && h.Account == 0 && h.W == home.W && h.H == home.H:
+			want["area "+string(h.State)] = true
+		case h.Area == village.ID && h.Account == 0 && h.W == village.W && h.H == village.H:
+			want["area "+string(h.State)] = true
+		case h.Area == 0 && (h.Account == a.ID || h.Account == b.ID):
+			want["character "+string(h.State)] = true
+		}
+	}
+	for what, seen := range want {
+		if !seen {
+			t.Errorf("Holdings = %+v: no %s", hs, what)
+		}
+	}
 }
 
 func testCharacters(t *testing.T, s store.Store) {

@@ -2,6 +2,7 @@ package action
 
 import (
 	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/systems/items"
 	"github.com/leyworks/ley/systems/statics"
 )
 
@@ -15,8 +16,9 @@ import (
 //     there (a creature; a player only where the rules allow PvP, and
 //     never one away or crossing a portal), or opens or closes the door
 //     there, for every system at once (the Map marks the grid; FloorChanged
-//     re-sweeps the flow fields that cross it). Anything else is
-//     OutcomeNothingThere.
+//     re-sweeps the flow fields that cross it), or gathers from the tree
+//     or rock there, or opens the container there (Items). Anything else
+//     is OutcomeNothingThere.
 //   - A player whose health runs out comes back at the map's next spawn
 //     point (or the middle) on the nearest free square that is no portal,
 //     with full health and its walk dropped; any other body leaves the
@@ -27,6 +29,9 @@ import (
 type System struct {
 	// Map is the Area's static map (its doors and spawn points).
 	Map *statics.Map
+	// Items, when set, is the Area's item system: an action on a tree or
+	// a rock gathers through it.
+	Items *items.System
 	// FloorChanged, when set, is told of every square whose floor changed
 	// (a door): the creature system's flow fields cross it.
 	FloorChanged func(ecs.Cell)
@@ -71,6 +76,14 @@ func (s *System) act(a *ecs.Area, e ecs.Entity, d ecs.Dir) ecs.Outcome {
 	c := g.Cell(x, y)
 	if t, ok := a.EntityAt(c); ok {
 		return s.attack(a, e, t)
+	}
+	if s.Items != nil {
+		if o, ok := s.Items.Gather(a, e, c); ok {
+			return o
+		}
+		if o, ok := s.Items.Open(a, e, c); ok {
+			return o
+		}
 	}
 	if s.Map != nil && s.Map.Toggle(c) {
 		open := int32(0)

@@ -11,6 +11,7 @@ import (
 	"github.com/leyworks/ley/systems"
 	"github.com/leyworks/ley/systems/action"
 	"github.com/leyworks/ley/systems/creature"
+	"github.com/leyworks/ley/systems/items"
 	"github.com/leyworks/ley/systems/persist"
 	"github.com/leyworks/ley/systems/spatial"
 	"github.com/leyworks/ley/systems/statics"
@@ -62,6 +63,8 @@ type Built struct {
 	// Creatures is the creature system, nil where the map has no spawner.
 	Creatures *creature.System
 	Action    *action.System
+	// Items is the item system: inventories, placed items, containers.
+	Items *items.System
 	// Kinds are the Area's creature kinds: a creature's look k > 0 is
 	// Kinds[k-1].
 	Kinds []content.Creature
@@ -141,11 +144,13 @@ func Area(lib *content.Library, s Spec) (*Built, error) {
 		b.Creatures = &creature.System{Config: cfg, Hash: b.Hash}
 		sys = append(sys, b.Creatures)
 	}
-	b.Action = &action.System{Map: b.Map}
+	b.Items = &items.System{Map: b.Map, Config: itemConfig(lib, b.RuleSet)}
+	b.Action = &action.System{Map: b.Map, Items: b.Items}
 	if b.Creatures != nil {
 		b.Action.FloorChanged = b.Creatures.FloorChanged
+		b.Items.FloorChanged = b.Creatures.FloorChanged
 	}
-	sys = append(sys, b.Action)
+	sys = append(sys, b.Action, b.Items)
 	if err := a.Use(sys...); err != nil {
 		return nil, err
 	}
@@ -175,6 +180,25 @@ func Rules(rs content.RuleSet) ecs.Rules {
 		CreaturesHuntPlayers: rs.CreaturesHuntPlayers, PvP: rs.PvP, LineOfSight: rs.LineOfSight, SenseLOS: rs.SenseLOS,
 		PlayerHP: uint16(rs.PlayerHP), PlayerDamage: uint16(rs.PlayerDamage),
 	}
+}
+
+// itemConfig is the item system's configuration for an Area of rule set
+// rs: every item kind and source of the content, and the rule set's
+// build rule and bounds.
+func itemConfig(lib *content.Library, rs content.RuleSet) items.Config {
+	cfg := items.Config{Kinds: lib.Items(), MaxItems: rs.MaxItems, ChangesPerMinute: rs.ChangesPerMinute}
+	for _, class := range content.ObjectClasses() {
+		if src, ok := lib.Source(class); ok {
+			cfg.Sources = append(cfg.Sources, src)
+		}
+	}
+	switch rs.Build {
+	case content.BuildBuilders:
+		cfg.Build = items.BuildBuilders
+	case content.BuildNobody:
+		cfg.Build = items.BuildNobody
+	}
+	return cfg
 }
 
 // look is the creature kind's look code in this Area (0: not one of its
@@ -231,23 +255,23 @@ func populate(a *ecs.Area, seed uint64) {
 	}
 }
 
-// Save encodes the Area's durable state (its wanderers, creatures and
-// doors) as a blob.
+// Save encodes the Area's durable state (its wanderers, creatures, doors
+// and items) as a blob.
 func (b *Built) Save() ([]byte, error) {
 	var doors []persist.Door
 	for _, o := range b.Map.Objects() {
-		if o.Kind == wire.ObjectDoor {
+		if o.Kind == wire.ObjectDoor && o.Item == 0 { // a placed door keeps its state with the item
 			doors = append(doors, persist.Door{ID: o.ID, Open: o.Open})
 		}
 	}
-	return persist.Save(b.Area, doors)
+	return persist.Save(b.Area, doors, b.Items.Save())
 }
 
 // Load puts back what blob kept: its wanderers, its doors' states and its
 // creatures. It returns how many creatures of the blob the map has no
 // place for now (the content changed): their spawners make new ones.
 func (b *Built) Load(blob []byte) (leftOut int, err error) {
-	st, err := persist.Load(b.Area, blob)
+	st, err := persist.Load(b.Area, blob, b.Items.Load)
 	if err != nil {
 		return 0, err
 	}

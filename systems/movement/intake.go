@@ -48,6 +48,11 @@ func (s *Intake) Update(a *ecs.Area) {
 				a.Answer(e, &it, ecs.OutcomeNotAllowed)
 				continue
 			}
+		case ecs.IntentPlace, ecs.IntentTake, ecs.IntentMoveItem:
+			if it.Dir >= ecs.NumDirs {
+				a.Answer(e, &it, ecs.OutcomeInvalid)
+				continue
+			}
 		case ecs.IntentMoveTo, ecs.IntentStop:
 		default:
 			a.Answer(e, &it, ecs.OutcomeInvalid)

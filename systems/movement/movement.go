@@ -122,6 +122,28 @@ func (s *Movement) drain(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mo
 				m.Stepped(a.Tick)
 				return true
 			}
+		case ecs.IntentPlace, ecs.IntentTake:
+			if !m.Ready(a.Tick) {
+				return false
+			}
+			it := in.Pop()
+			o := ecs.OutcomeInvalid
+			if a.OnItem != nil {
+				o = a.OnItem(a, e, &it)
+			}
+			a.Answer(e, &it, o)
+			if o == ecs.OutcomeApplied {
+				path.Clear() // building ends a walk, as acting does
+				m.Stepped(a.Tick)
+				return true
+			}
+		case ecs.IntentMoveItem: // sorting one's things spends no steps
+			it := in.Pop()
+			o := ecs.OutcomeInvalid
+			if a.OnItem != nil {
+				o = a.OnItem(a, e, &it)
+			}
+			a.Answer(e, &it, o)
 		default: // the intake lets no other kind in
 			it := in.Pop()
 			a.Answer(e, &it, ecs.OutcomeInvalid)

@@ -16,11 +16,23 @@ const (
 // ErrBlob reports a blob Load cannot use.
 var ErrBlob = blob.ErrBlob
 
-// Creature and Door are a creature and a door as the blob keeps them.
+// Creature, Door, Placed, Stack and Tally are as the blob keeps them.
 type (
 	Creature = blob.Creature
 	Door     = blob.Door
+	Placed   = blob.Placed
+	Stack    = blob.Stack
+	Tally    = blob.Tally
 )
+
+// Items is an Area's items as its blob keeps them: the placed ones (with
+// their containers' contents), the counter of the ids it mints, and its
+// ledger (systems/items saves and restores them).
+type Items struct {
+	Placed             []Placed
+	Next               uint32
+	Created, Destroyed []Tally
+}
 
 // State is what Load hands back for the host to restore: the doors and
 // the creatures.
@@ -29,10 +41,13 @@ type State struct {
 	Creatures []Creature
 }
 
-// Save returns a's durable state, with the doors the host keeps. Call it
-// on the goroutine ticking a.
-func Save(a *ecs.Area, doors []Door) ([]byte, error) {
+// Save returns a's durable state, with the doors and items its systems
+// keep (items may be nil). Call it on the goroutine ticking a.
+func Save(a *ecs.Area, doors []Door, items *Items) ([]byte, error) {
 	b := blob.Blob{Version: Version, Tick: a.Tick, W: int(a.Grid.W()), H: int(a.Grid.H()), Doors: doors}
+	if items != nil {
+		b.Placed, b.NextItem, b.Created, b.Destroyed = items.Placed, items.Next, items.Created, items.Destroyed
+	}
 	q := ecs.NewFilter3[ecs.Position, ecs.Mover, ecs.Wander]().Query(&a.World)
 	for q.Next() {
 		p, m, w := q.Get()
@@ -54,18 +69,25 @@ func Save(a *ecs.Area, doors []Door) ([]byte, error) {
 }
 
 // Load restores a blob from Save into a, which must be a fresh Area of the
-// same size with no bodies and its map laid: it puts the wanderers back
-// and hands back the doors and creatures for the host. It refuses a blob
-// of another size or version, and one [Check] refuses. A body whose square
-// the map no longer leaves free (the content changed since the blob was
-// saved) is left out rather than failing the Area.
-func Load(a *ecs.Area, data []byte) (State, error) {
+// same size with no bodies and its map laid: it hands the items to place
+// (when place is not nil; before any body stands, so no body takes an
+// item's square), puts the wanderers back, and hands back the doors and
+// creatures for the host. It refuses a blob of another size or version,
+// one [Check] refuses, and one place refuses. A body whose square the map
+// no longer leaves free (the content changed since the blob was saved) is
+// left out rather than failing the Area.
+func Load(a *ecs.Area, data []byte, place func(*Items) error) (State, error) {
 	b, err := blob.Decode(data, int(a.Grid.W()), int(a.Grid.H()))
 	if err != nil {
 		return State{}, err
 	}
 	if b.Version == 1 {
 		copy(a.Grid.Layer(ecs.LayerFloor), b.Floor)
+	}
+	if place != nil {
+		if err := place(&Items{Placed: b.Placed, Next: b.NextItem, Created: b.Created, Destroyed: b.Destroyed}); err != nil {
+			return State{}, fmt.Errorf("persist: load area %d: %w", a.ID, err)
+		}
 	}
 	for _, w := range b.Wanderers {
 		_, _ = a.SpawnWanderer(w.X, w.Y, w.Seed, w.Per, w.Every) // a square taken by the map now: one fewer

@@ -19,7 +19,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		a.Step()
 	}
 	doors := []Door{{ID: 7, Open: true}, {ID: 9}}
-	blob, err := Save(a, doors)
+	blob, err := Save(a, doors, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	copy(b.Grid.Layer(ecs.LayerFloor), a.Grid.Layer(ecs.LayerFloor)) // the map, as the host's template lays it
-	st, err := Load(b, blob)
+	st, err := Load(b, blob, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if got, want := b.World.Stats().Entities.Used, 30; got != want {
 		t.Fatalf("%d entities restored; want %d wanderers (players are not in the blob)", got, want)
 	}
-	again, err := Save(b, st.Doors)
+	again, err := Save(b, st.Doors, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,13 +56,13 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 func TestLoadRefusesBadBlobs(t *testing.T) {
 	a, _ := ecs.NewArea(ecs.Config{ID: 1, W: 8, H: 8})
 	small, _ := ecs.NewArea(ecs.Config{ID: 2, W: 4, H: 4})
-	good, _ := Save(small, nil)
+	good, _ := Save(small, nil, nil)
 	for name, data := range map[string][]byte{
 		"garbage":    {0xff, 0x00},
 		"wrong size": good,
 		"empty":      nil,
 	} {
-		if _, err := Load(a, data); !errors.Is(err, ErrBlob) {
+		if _, err := Load(a, data, nil); !errors.Is(err, ErrBlob) {
 			t.Errorf("%s: err = %v; want ErrBlob", name, err)
 		}
 	}
@@ -75,7 +75,7 @@ func TestCheckAgreesWithLoad(t *testing.T) {
 	src.SpawnWanderer(1, 1, 5, 1, 1)
 	cr, _ := src.SpawnCreature(3, 3, ecs.Creature{Kind: 2, Spawner: 1, Seed: 9}, 2)
 	src.SetHealth(cr, ecs.Health{HP: 12, Max: 15})
-	good, _ := Save(src, []Door{{ID: 4, Open: true}})
+	good, _ := Save(src, []Door{{ID: 4, Open: true}}, nil)
 	edit := func(f func(b *blob.Blob)) []byte {
 		b, err := blob.Decode(good, 4, 4)
 		if err != nil {
@@ -123,7 +123,7 @@ func TestCheckAgreesWithLoad(t *testing.T) {
 				t.Fatalf("Check: err = %v; want ok %v (or ErrBlob)", err, tt.ok)
 			}
 			a, _ := ecs.NewArea(ecs.Config{ID: 2, W: 4, H: 4})
-			if _, lerr := Load(a, tt.data); (lerr == nil) != (err == nil) {
+			if _, lerr := Load(a, tt.data, nil); (lerr == nil) != (err == nil) {
 				t.Fatalf("Load: err = %v, Check: err = %v; want them to agree", lerr, err)
 			}
 		})
@@ -135,11 +135,11 @@ func FuzzLoad(f *testing.F) {
 	small.SpawnWanderer(1, 1, 5, 1, 1)
 	cr, _ := small.SpawnCreature(2, 2, ecs.Creature{Kind: 1, Seed: 3}, 2)
 	small.SetHealth(cr, ecs.Health{HP: 5, Max: 5})
-	good, _ := Save(small, []Door{{ID: 1}})
+	good, _ := Save(small, []Door{{ID: 1}}, nil)
 	f.Add(good)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, _ := ecs.NewArea(ecs.Config{ID: 2, W: 4, H: 4})
-		_, err := Load(a, data)
+		_, err := Load(a, data, nil)
 		if cerr := Check(data, 4, 4); (cerr == nil) != (err == nil) {
 			t.Fatalf("Check: %v, Load: %v; want them to agree", cerr, err)
 		}

@@ -10,21 +10,36 @@ import (
 )
 
 // Object is one static object standing on a square: a door, a tree, a
-// sign, a rock, a chest, or a portal square.
+// sign, a rock, a chest, a portal square, or an item a player placed.
 type Object struct {
 	ID   uint32
-	Kind uint16 // a wire.Object* kind
+	Kind uint16 // a wire.Object* kind; 0 only for a removed object's slot
 	X, Y int32
 	Open bool   // a door's state
 	Text string // a sign's words
+	// Item is a placed item's kind (its content code), 0 for the map's
+	// own objects; Stack the placed stack's id. A placed door piece is a
+	// wire.ObjectDoor, any other placed item a wire.ObjectItem.
+	Item  uint16
+	Stack ecs.ItemID
+	// Floor: a placed item in the square's floor slot (a floor tile),
+	// which blocks nothing; any other object stands in its occupant slot.
+	Floor bool
+	// Solid and Opaque are a placed item's: it stops bodies, it stops
+	// sight (a placed door: both while closed, as a map door).
+	Solid, Opaque bool
 }
 
 // Blocks reports whether o stops bodies now.
 func (o *Object) Blocks() bool {
-	switch o.Kind {
-	case wire.ObjectDoor:
+	switch {
+	case o.Floor:
+		return false
+	case o.Kind == wire.ObjectDoor:
 		return !o.Open
-	case wire.ObjectPortal:
+	case o.Item != 0:
+		return o.Solid
+	case o.Kind == wire.ObjectPortal:
 		return false
 	}
 	return true
@@ -32,10 +47,14 @@ func (o *Object) Blocks() bool {
 
 // BlocksSight reports whether o stops line of sight now.
 func (o *Object) BlocksSight() bool {
-	switch o.Kind {
-	case wire.ObjectDoor:
+	switch {
+	case o.Floor:
+		return false
+	case o.Kind == wire.ObjectDoor:
 		return !o.Open
-	case wire.ObjectTree:
+	case o.Item != 0:
+		return o.Opaque
+	case o.Kind == wire.ObjectTree:
 		return true
 	}
 	return false
@@ -61,7 +80,10 @@ type Map struct {
 	hash    *spatial.Hash
 	ground  []uint8 // per square: its wire floor kind
 	objects []Object
-	objAt   []int32   // per square: index into objects + 1, or 0
+	objAt   []int32   // per square: its occupant slot's object, index into objects + 1, or 0
+	floorAt []int32   // per square: its floor slot's item likewise; nil until a floor item is placed
+	free    []int32   // indexes of removed objects, for reuse
+	items   int       // placed items standing now
 	cell    [][]int32 // per hash cell: its objects' indexes, in the order added
 	version []uint32  // per hash cell: its map's version (bumped by every change)
 	gen     uint64    // bumped by every change of any cell
@@ -121,6 +143,112 @@ func (m *Map) Add(o Object) {
 	m.mark(i)
 }
 
+// PlacedIDBase is the first object ID of placed items: map object IDs
+// (Tiled's) and portal squares' stay below it.
+const PlacedIDBase = 1 << 30
+
+// Free reports whether a placed item of the given slot may go on square
+// c: on the grid's walkable ground (no wall, no water), with nothing in
+// that slot, and, for the occupant slot, no body standing there.
+func (m *Map) Free(c ecs.Cell, floor bool) bool {
+	g := m.grid
+	if m.ground[c] == wire.FloorWall || !content.FloorKind(m.ground[c]).Walkable() {
+		return false
+	}
+	if floor {
+		return m.floorAt == nil || m.floorAt[c] == 0
+	}
+	return m.objAt[c] == 0 && g.At(ecs.LayerOccupant, c) == 0 && g.Walkable(c)
+}
+
+// Place puts the placed item o on its square, in its slot (o.Floor), for
+// every system at once: the grid's floor and sight layers, the cell's map
+// version. The caller checks Free first. It reuses a removed object's
+// slot, so placing and taking back does not grow the Map. Its object ID
+// is PlacedIDBase plus its slot's index: unique in the Area while it
+// stands.
+func (m *Map) Place(o Object) uint32 {
+	var i int
+	if n := len(m.free); n > 0 {
+		i = int(m.free[n-1])
+		m.free = m.free[:n-1]
+	} else {
+		m.objects = append(m.objects, Object{})
+		i = len(m.objects) - 1
+	}
+	o.ID = PlacedIDBase + uint32(i)
+	m.objects[i] = o
+	hc := m.hash.CellAt(o.X, o.Y)
+	m.cell[hc] = append(m.cell[hc], int32(i))
+	m.items++
+	c := m.grid.Cell(o.X, o.Y)
+	if o.Floor {
+		if m.floorAt == nil {
+			m.floorAt = make([]int32, m.grid.Len())
+		}
+		m.floorAt[c] = int32(i) + 1
+	} else {
+		m.mark(i)
+	}
+	m.changed(o.X, o.Y)
+	return o.ID
+}
+
+// PlacedAt returns the placed item on square c: its occupant slot's, or
+// when that holds none (or a map object), its floor slot's; nil if none.
+func (m *Map) PlacedAt(c ecs.Cell) *Object {
+	if i := m.objAt[c]; i > 0 && m.objects[i-1].Item != 0 {
+		return &m.objects[i-1]
+	}
+	if m.floorAt != nil {
+		if i := m.floorAt[c]; i > 0 {
+			return &m.objects[i-1]
+		}
+	}
+	return nil
+}
+
+// Remove takes the placed item o (one PlacedAt returned) off its square,
+// for every system at once, and returns what it was.
+func (m *Map) Remove(o *Object) Object {
+	g := m.grid
+	c := g.Cell(o.X, o.Y)
+	var i int32
+	if o.Floor {
+		i = m.floorAt[c] - 1
+		m.floorAt[c] = 0
+	} else {
+		i = m.objAt[c] - 1
+		m.objAt[c] = 0
+		floor := ecs.FloorOpen
+		if !content.FloorKind(m.ground[c]).Walkable() {
+			floor = ecs.FloorWall
+		}
+		g.Set(ecs.LayerFloor, c, floor)
+		g.Set(ecs.LayerSight, c, 1)
+	}
+	was := m.objects[i]
+	hc := m.hash.CellAt(was.X, was.Y)
+	list := m.cell[hc]
+	for k, j := range list {
+		if j == i {
+			m.cell[hc] = append(list[:k], list[k+1:]...)
+			break
+		}
+	}
+	m.objects[i] = Object{}
+	m.free = append(m.free, i)
+	m.items--
+	m.changed(was.X, was.Y)
+	return was
+}
+
+// Grid returns the grid the Map marks.
+func (m *Map) Grid() *ecs.Grid { return m.grid }
+
+// Items is the number of placed items standing in the Area.
+func (m *Map) Items() int { return m.items }
+
 // AddPortal shows a portal square as an object (a client sees where it
 // is), unless an object stands there already. id is its map object's id,
 // or 0 for one of no map object (it gets an id past every map id).
@@ -173,8 +301,9 @@ func (m *Map) At(c ecs.Cell) *Object {
 	return nil
 }
 
-// Objects returns every object, in the order added. The slice aliases the
-// Map: it stays valid until the next Add.
+// Objects returns every object, in the order added; the slot of a removed
+// placed item reads Kind 0 until a new one takes it. The slice aliases
+// the Map: it stays valid until the next Add or Place.
 func (m *Map) Objects() []Object { return m.objects }
 
 // Toggle opens or closes the door on square c for everyone: the grid
@@ -271,6 +400,6 @@ func (m *Map) Static(hc int32, st *wire.Static) {
 	}
 	for _, i := range m.cell[hc] {
 		o := &m.objects[i]
-		st.Objects = append(st.Objects, wire.Object{ID: o.ID, Kind: o.Kind, X: o.X, Y: o.Y, State: o.State(), Text: o.Text})
+		st.Objects = append(st.Objects, wire.Object{ID: o.ID, Kind: o.Kind, X: o.X, Y: o.Y, State: o.State(), Text: o.Text, Item: o.Item})
 	}
 }

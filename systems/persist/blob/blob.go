@@ -7,8 +7,10 @@ import (
 	"github.com/fxamacker/cbor/v2"
 )
 
-// Version is the blob format written now.
-const Version = 2
+// Version is the blob format written now. Version 3 added the Area's
+// items (placed, in containers, its id counter and its ledger); a version
+// 2 blob reads as one with none.
+const Version = 3
 
 // MaxBlob bounds a blob Decode accepts.
 const MaxBlob = 8 << 20
@@ -52,6 +54,31 @@ type Door struct {
 	Open bool   `cbor:"2,keyasint"`
 }
 
+// Stack is an item stack as blobs and character states keep it.
+type Stack struct {
+	ID    uint64 `cbor:"1,keyasint"`
+	Kind  uint16 `cbor:"2,keyasint"`
+	Count uint16 `cbor:"3,keyasint"`
+}
+
+// Placed is an item standing on a square: its stack (always of one
+// item), its slot, a placed door's state, and a container's slots (empty
+// slots kept, so slot numbers survive).
+type Placed struct {
+	X        int32   `cbor:"1,keyasint"`
+	Y        int32   `cbor:"2,keyasint"`
+	Stack    Stack   `cbor:"3,keyasint"`
+	Floor    bool    `cbor:"4,keyasint,omitempty"`
+	Open     bool    `cbor:"5,keyasint,omitempty"`
+	Contents []Stack `cbor:"6,keyasint,omitempty"`
+}
+
+// Tally is a count of items of one kind.
+type Tally struct {
+	Kind  uint16 `cbor:"1,keyasint"`
+	Count uint64 `cbor:"2,keyasint"`
+}
+
 // Blob is an Area's durable state.
 type Blob struct {
 	Version   int        `cbor:"1,keyasint"`
@@ -62,6 +89,13 @@ type Blob struct {
 	Wanderers []Wanderer `cbor:"6,keyasint,omitempty"`
 	Creatures []Creature `cbor:"7,keyasint,omitempty"`
 	Doors     []Door     `cbor:"8,keyasint,omitempty"`
+	// Placed are the items standing in the Area; NextItem the counter of
+	// the item ids it mints; Created and Destroyed its ledger: the items
+	// of each kind it ever made and unmade (docs/items.md).
+	Placed    []Placed `cbor:"9,keyasint,omitempty"`
+	NextItem  uint32   `cbor:"10,keyasint,omitempty"`
+	Created   []Tally  `cbor:"11,keyasint,omitempty"`
+	Destroyed []Tally  `cbor:"12,keyasint,omitempty"`
 }
 
 var decMode, _ = cbor.DecOptions{
@@ -101,12 +135,15 @@ func Decode(data []byte, w, h int) (*Blob, error) {
 		if len(b.Floor) != w*h || len(b.Creatures) > 0 || len(b.Doors) > 0 {
 			return nil, fmt.Errorf("%w: a version 1 blob with %d floor squares for a %dx%d area, %d creatures, %d doors", ErrBlob, len(b.Floor), w, h, len(b.Creatures), len(b.Doors))
 		}
-	case Version:
+	case 2, Version:
+		if b.Version == 2 && (len(b.Placed) > 0 || b.NextItem > 0 || len(b.Created) > 0 || len(b.Destroyed) > 0) {
+			return nil, fmt.Errorf("%w: a version 2 blob carries no items", ErrBlob)
+		}
 		if len(b.Floor) != 0 {
 			return nil, fmt.Errorf("%w: a version %d blob carries no floor", ErrBlob, Version)
 		}
 	default:
-		return nil, fmt.Errorf("%w: version %d, this build reads 1 and %d", ErrBlob, b.Version, Version)
+		return nil, fmt.Errorf("%w: version %d, this build reads 1 to %d", ErrBlob, b.Version, Version)
 	}
 	if b.W != w || b.H != h {
 		return nil, fmt.Errorf("%w: %dx%d blob for a %dx%d area", ErrBlob, b.W, b.H, w, h)
@@ -139,6 +176,9 @@ func Decode(data []byte, w, h int) (*Blob, error) {
 			return nil, fmt.Errorf("%w: creature at (%d,%d) of kind %d with %d hp", ErrBlob, c.X, c.Y, c.Kind, c.HP)
 		}
 	}
+	if err := checkPlaced(&b, w, h); err != nil {
+		return nil, err
+	}
 	doors := make(map[uint32]struct{}, len(b.Doors))
 	for _, d := range b.Doors {
 		if _, dup := doors[d.ID]; dup {
@@ -147,4 +187,124 @@ func Decode(data []byte, w, h int) (*Blob, error) {
 		doors[d.ID] = struct{}{}
 	}
 	return &b, nil
+}
+
+// checkPlaced checks a blob's items: each on the grid, at most one in each
+// slot of a square, every stack of a kind with 1..65535 items (a placed
+// one exactly 1), no item id twice, no ledger kind twice.
+func checkPlaced(b *Blob, w, h int) error {
+	type slot struct {
+		c     int32
+		floor bool
+	}
+	slots := make(map[slot]struct{}, len(b.Placed))
+	ids := make(map[uint64]struct{}, len(b.Placed))
+	stack := func(s Stack, where string) error {
+		if s.Kind == 0 || s.Count == 0 || s.ID == 0 {
+			return fmt.Errorf("%w: %s holds a stack %d of kind %d, count %d", ErrBlob, where, s.ID, s.Kind, s.Count)
+		}
+		if _, dup := ids[s.ID]; dup {
+			return fmt.Errorf("%w: item %d twice", ErrBlob, s.ID)
+		}
+		ids[s.ID] = struct{}{}
+		return nil
+	}
+	for _, p := range b.Placed {
+		if p.X < 0 || p.Y < 0 || int(p.X) >= w || int(p.Y) >= h {
+			return fmt.Errorf("%w: item at (%d,%d) is off the grid", ErrBlob, p.X, p.Y)
+		}
+		k := slot{p.Y*int32(w) + p.X, p.Floor}
+		if _, dup := slots[k]; dup {
+			return fmt.Errorf("%w: two items in one slot of (%d,%d)", ErrBlob, p.X, p.Y)
+		}
+		slots[k] = struct{}{}
+		if p.Stack.Count != 1 {
+			return fmt.Errorf("%w: %d items placed as one at (%d,%d)", ErrBlob, p.Stack.Count, p.X, p.Y)
+		}
+		if err := stack(p.Stack, "a placed item"); err != nil {
+			return err
+		}
+		if len(p.Contents) > maxContainer {
+			return fmt.Errorf("%w: a container of %d slots", ErrBlob, len(p.Contents))
+		}
+		for _, c := range p.Contents {
+			if c.Count == 0 && c.Kind == 0 && c.ID == 0 {
+				continue // an empty slot
+			}
+			if err := stack(c, "a container"); err != nil {
+				return err
+			}
+		}
+	}
+	for _, l := range [][]Tally{b.Created, b.Destroyed} {
+		seen := make(map[uint16]struct{}, len(l))
+		for _, t := range l {
+			if _, dup := seen[t.Kind]; dup || t.Kind == 0 {
+				return fmt.Errorf("%w: ledger kind %d twice or zero", ErrBlob, t.Kind)
+			}
+			seen[t.Kind] = struct{}{}
+		}
+	}
+	return nil
+}
+
+// maxContainer bounds a container's slots (content.MaxContainer).
+const maxContainer = 64
+
+// CharacterVersion is the character state format written now.
+const CharacterVersion = 1
+
+// MaxCharacter bounds a character state DecodeCharacter accepts.
+const MaxCharacter = 16 << 10
+
+// maxInventory bounds a character state's inventory slots
+// (ecs.InventorySlots; persist's tests hold the two equal).
+const maxInventory = 20
+
+// Character is a character's state as its row keeps it: what it carries
+// (slot by slot, empty slots kept). An empty state (no bytes) is a
+// character that carries nothing.
+type Character struct {
+	Version   int     `cbor:"1,keyasint"`
+	Inventory []Stack `cbor:"2,keyasint,omitempty"`
+}
+
+// EncodeCharacter returns c's bytes (deterministic CBOR).
+func EncodeCharacter(c *Character) ([]byte, error) { return encMode.Marshal(c) }
+
+// DecodeCharacter decodes a character state and checks it: its version,
+// at most maxInventory slots, every stack whole (kind, count and id set)
+// or empty, no id twice. No bytes decode to a character carrying nothing.
+func DecodeCharacter(data []byte) (*Character, error) {
+	var c Character
+	if len(data) == 0 {
+		c.Version = CharacterVersion
+		return &c, nil
+	}
+	if len(data) > MaxCharacter {
+		return nil, fmt.Errorf("%w: a character state of %d bytes", ErrBlob, len(data))
+	}
+	if err := decMode.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("%w: character state: %v", ErrBlob, err)
+	}
+	if c.Version != CharacterVersion {
+		return nil, fmt.Errorf("%w: character state version %d, this build reads %d", ErrBlob, c.Version, CharacterVersion)
+	}
+	if len(c.Inventory) > maxInventory {
+		return nil, fmt.Errorf("%w: %d inventory slots", ErrBlob, len(c.Inventory))
+	}
+	ids := make(map[uint64]struct{}, len(c.Inventory))
+	for _, s := range c.Inventory {
+		if s == (Stack{}) {
+			continue
+		}
+		if s.Kind == 0 || s.Count == 0 || s.ID == 0 {
+			return nil, fmt.Errorf("%w: character state: a stack %d of kind %d, count %d", ErrBlob, s.ID, s.Kind, s.Count)
+		}
+		if _, dup := ids[s.ID]; dup {
+			return nil, fmt.Errorf("%w: character state: item %d twice", ErrBlob, s.ID)
+		}
+		ids[s.ID] = struct{}{}
+	}
+	return &c, nil
 }

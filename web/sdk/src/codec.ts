@@ -16,10 +16,13 @@ import {
   FLOW_TARGET,
   FLOW_UNREACHED,
   MAX_FLOW_SIDE,
+  type ItemKind,
   type Message,
+  INVENTORY_SLOTS,
   MsgType,
   PROTOCOL_VERSION,
   type PresencePlayer,
+  type Stack,
   type StaticObject,
 } from "./protocol.js";
 import { MAX_CLIENT_MESSAGE, MAX_SERVER_MESSAGE, MalformedError, checkStrict } from "./strict.js";
@@ -119,8 +122,35 @@ const cell = (v: unknown, what: string): Cell => {
 };
 
 const object = (v: unknown): StaticObject => {
-  const f = Fields.of(v, 6, "static object");
-  return { id: f.uint(U32), kind: f.uint(U16), x: f.int32(), y: f.int32(), state: f.uint(U8), text: f.text() };
+  const f = Fields.of(v, 7, "static object");
+  return {
+    id: f.uint(U32),
+    kind: f.uint(U16),
+    x: f.int32(),
+    y: f.int32(),
+    state: f.uint(U8),
+    text: f.text(),
+    item: f.uint(U16),
+  };
+};
+
+const itemKind = (v: unknown): ItemKind => {
+  const f = Fields.of(v, 8, "item kind");
+  return {
+    code: f.uint(U16),
+    name: f.text(),
+    label: f.text(),
+    stack: f.uint(U16),
+    slot: f.uint(U8),
+    flags: f.uint(U8),
+    look: f.uint(U16),
+    container: f.uint(U8),
+  };
+};
+
+const stack = (v: unknown): Stack => {
+  const f = Fields.of(v, 3, "stack");
+  return { id: f.u64(), kind: f.uint(U16), count: f.uint(U16) };
 };
 
 const creatureKind = (v: unknown): CreatureKind => {
@@ -138,7 +168,7 @@ const player = (v: unknown): PresencePlayer => {
  * {@link MalformedError} for anything else: bytes outside the decoding
  * rules, a body of the wrong shape, a field out of range, a type this
  * side does not know (code UNKNOWN_TYPE), an envelope of another version
- * than 2 on a message other than hello, hello_ack and error, whose shapes
+ * than 3 on a message other than hello, hello_ack and error, whose shapes
  * are frozen across versions (code VERSION_UNSUPPORTED).
  *
  * The returned snapshot's `records` may share memory with b.
@@ -173,11 +203,13 @@ export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Mess
       return { type: "resume", token: f.text(), joinId: f.u64() };
     }
     case MsgType.intent: {
-      const f = Fields.of(body, 4, "intent");
+      const f = Fields.of(body, 5, "intent");
       const seq = f.uint(U32);
       const kind = f.uint(U8);
       const dir = f.uint(U8);
-      return { type: "intent", seq, kind, dir, target: cell(f.array(), "intent target") };
+      const target = cell(f.array(), "intent target");
+      const s = Fields.of(f.array(), 3, "intent item");
+      return { type: "intent", seq, kind, dir, target, item: { from: s.uint(U8), to: s.uint(U8), count: s.uint(U16) } };
     }
     case MsgType.helloAck: {
       const f = Fields.of(body, 6, "hello_ack");
@@ -258,8 +290,18 @@ export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Mess
       const f = Fields.of(body, 4, "portal_moved");
       return { type: "portal_moved", area: f.uint(U32), wsUrl: f.text(), grant: f.text(), joinId: f.u64() };
     }
+    case MsgType.inventory: {
+      const f = Fields.of(body, 1, "inventory");
+      const slots = f.array().map(stack);
+      if (slots.length !== INVENTORY_SLOTS) throw new MalformedError(`inventory: ${slots.length} slots; want ${INVENTORY_SLOTS}`);
+      return { type: "inventory", slots };
+    }
+    case MsgType.container: {
+      const f = Fields.of(body, 3, "container");
+      return { type: "container", x: f.int32(), y: f.int32(), slots: f.array().map(stack) };
+    }
     case MsgType.areaInfo: {
-      const f = Fields.of(body, 14, "area_info");
+      const f = Fields.of(body, 15, "area_info");
       return {
         type: "area_info",
         area: f.uint(U32),
@@ -276,6 +318,7 @@ export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Mess
         rules: f.uint(U8),
         playerHp: f.uint(U16),
         creatures: f.array().map(creatureKind),
+        items: f.array().map(itemKind),
       };
     }
     default:
@@ -315,6 +358,11 @@ function checkInt32(v: number, what: string): number {
   return v;
 }
 
+/** stackBody is a stack as the wire carries it. */
+function stackBody(s: Stack): unknown[] {
+  return [uint64(s.id), s.kind, s.count];
+}
+
 /** body returns the envelope's type number and the body of m, ranges checked. */
 function body(m: Message): [number, unknown[]] {
   switch (m.type) {
@@ -330,6 +378,7 @@ function body(m: Message): [number, unknown[]] {
           checkUint(m.kind, U8, "kind"),
           checkUint(m.dir, U8, "dir"),
           [checkInt32(m.target.x, "target x"), checkInt32(m.target.y, "target y")],
+          [checkUint(m.item.from, U8, "item from"), checkUint(m.item.to, U8, "item to"), checkUint(m.item.count, U16, "item count")],
         ],
       ];
     case "hello_ack":
@@ -348,7 +397,7 @@ function body(m: Message): [number, unknown[]] {
     case "static":
       return [
         MsgType.static,
-        [m.cell, m.version, m.floor, m.objects.map((o) => [o.id, o.kind, o.x, o.y, o.state, o.text])],
+        [m.cell, m.version, m.floor, m.objects.map((o) => [o.id, o.kind, o.x, o.y, o.state, o.text, o.item])],
       ];
     case "presence":
       return [MsgType.presence, [m.area, m.players.map((p) => [p.entity, p.name])]];
@@ -388,8 +437,13 @@ function body(m: Message): [number, unknown[]] {
           m.rules,
           m.playerHp,
           m.creatures.map((c) => [c.name, c.hp]),
+          m.items.map((k) => [k.code, k.name, k.label, k.stack, k.slot, k.flags, k.look, k.container]),
         ],
       ];
+    case "inventory":
+      return [MsgType.inventory, [m.slots.map(stackBody)]];
+    case "container":
+      return [MsgType.container, [m.x, m.y, m.slots.map(stackBody)]];
   }
 }
 

@@ -38,7 +38,14 @@ export const Code = {
   STALE_SEQ: 27,
   NOTHING_THERE: 28,
   UNAVAILABLE: 29,
-  SPECTATOR: 30,
+  INVENTORY_FULL: 30,
+  NOT_BUILDER: 31,
+  BUDGET: 32,
+  COOLDOWN: 33,
+  ITEM_CAP: 34,
+  OCCUPIED: 35,
+  NOT_EMPTY: 36,
+  SPECTATOR: 37,
 } as const;
 
 /** A code's name. */
@@ -77,6 +84,13 @@ const meanings: Readonly<Record<CodeName, string>> = {
   STALE_SEQ: "the intent's seq is not after the last one accepted",
   NOTHING_THERE: "there is nothing there to act on",
   UNAVAILABLE: "the realm cannot do this right now; try again in a moment",
+  INVENTORY_FULL: "there is no room for it",
+  NOT_BUILDER: "you may not build or gather here",
+  BUDGET: "you have changed enough for this minute",
+  COOLDOWN: "this was gathered too recently",
+  ITEM_CAP: "this Area holds as many things as it may",
+  OCCUPIED: "something is in the way",
+  NOT_EMPTY: "empty it first",
   SPECTATOR: "a spectator has no body: its intents are never applied",
 };
 

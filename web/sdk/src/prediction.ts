@@ -11,7 +11,7 @@
  * @module
  */
 
-import { type Cell, DIR_DELTA, type Dir, IntentKind, isDiagonal } from "./protocol.js";
+import { type Cell, DIR_DELTA, type Dir, IntentKind, type ItemSlots, isDiagonal } from "./protocol.js";
 import { seqAtOrBefore } from "./seq.js";
 
 /** Where a body stands and which way it faces. */
@@ -27,6 +27,8 @@ export interface PendingIntent {
   readonly kind: IntentKind;
   readonly dir: Dir;
   readonly target: Cell;
+  /** An item intent's slots and count. */
+  readonly item?: ItemSlots;
   /** When it was sent (the session's clock, in ms). */
   readonly sentAt: number;
   /**

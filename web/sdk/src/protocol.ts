@@ -1,5 +1,5 @@
 /**
- * The messages of ley's client protocol, version 2 (docs/protocol.md), as
+ * The messages of ley's client protocol, version 3 (docs/protocol.md), as
  * TypeScript types: one interface per message type, discriminated by
  * `type`, with the fields in the order the wire carries them.
  *
@@ -11,7 +11,7 @@
  */
 
 /** The protocol version this SDK speaks. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /** Message type numbers (the `t` of the envelope `[v, t, body]`). */
 export const MsgType = {
@@ -34,7 +34,9 @@ export const MsgType = {
   portalMoved: 19,
   areaInfo: 20,
   left: 21,
-  flow: 22,
+  inventory: 22,
+  container: 23,
+  flow: 24,
 } as const;
 
 /** A message type number. */
@@ -73,7 +75,23 @@ export function dirOf(dx: number, dy: number): Dir | undefined {
 }
 
 /** What an intent asks for. */
-export const IntentKind = { Step: 0, MoveTo: 1, Stop: 2, Action: 3 } as const;
+export const IntentKind = { Step: 0, MoveTo: 1, Stop: 2, Action: 3, Place: 4, Take: 5, MoveItem: 6 } as const;
+
+/** The first slot number of an item intent that names a slot of the container the body faces. */
+export const CONTAINER_SLOT = 64;
+
+/** The slots of a character's inventory. */
+export const INVENTORY_SLOTS = 20;
+
+/** An item intent's slots and count: `[from, to, count]`, all 0 for the other kinds. */
+export interface ItemSlots {
+  from: number;
+  to: number;
+  count: number;
+}
+
+/** The item slots of an intent that moves no item. */
+export const NO_ITEM: Readonly<ItemSlots> = { from: 0, to: 0, count: 0 };
 
 /** An intent kind. */
 export type IntentKind = (typeof IntentKind)[keyof typeof IntentKind];
@@ -129,23 +147,26 @@ export function floorOpaque(k: number): boolean {
 }
 
 /** Static object kinds: the content's object classes (content/doc.go). Codes are stable. */
-export const ObjectKind = { Door: 1, Tree: 2, Sign: 3, Rock: 4, Chest: 5, Portal: 6 } as const;
+export const ObjectKind = { Door: 1, Tree: 2, Sign: 3, Rock: 4, Chest: 5, Portal: 6, Item: 7 } as const;
 
 /** The name of each object kind, by code (0 is none, never sent). */
-export const OBJECT_NAMES: readonly string[] = ["none", "door", "tree", "sign", "rock", "chest", "portal"];
+export const OBJECT_NAMES: readonly string[] = ["none", "door", "tree", "sign", "rock", "chest", "portal", "item"];
 
 /** A door's states (`StaticObject.state`). */
 export const DoorState = { Closed: 0, Open: 1 } as const;
 
 /**
  * objectBlocks reports whether static object o stops bodies: a closed
- * door, a tree, a sign, a rock, a chest. An open door and a portal square
- * do not; nor does a kind this SDK does not know (the server decides).
+ * door, a tree, a sign, a rock, a chest, a placed item whose kind (item,
+ * from area_info) says so. An open door and a portal square do not; nor
+ * does a kind this SDK does not know (the server decides).
  */
-export function objectBlocks(o: Pick<StaticObject, "kind" | "state">): boolean {
+export function objectBlocks(o: Pick<StaticObject, "kind" | "state">, item?: ItemKind): boolean {
   switch (o.kind) {
     case ObjectKind.Door:
       return o.state === DoorState.Closed;
+    case ObjectKind.Item:
+      return item !== undefined && (item.flags & ItemFlag.Blocks) !== 0;
     case ObjectKind.Tree:
     case ObjectKind.Sign:
     case ObjectKind.Rock:
@@ -156,8 +177,9 @@ export function objectBlocks(o: Pick<StaticObject, "kind" | "state">): boolean {
   }
 }
 
-/** objectBlocksSight reports whether static object o stops line of sight: a closed door, a tree. */
-export function objectBlocksSight(o: Pick<StaticObject, "kind" | "state">): boolean {
+/** objectBlocksSight reports whether static object o stops line of sight: a closed door, a tree, a placed item whose kind says so. */
+export function objectBlocksSight(o: Pick<StaticObject, "kind" | "state">, item?: ItemKind): boolean {
+  if (o.kind === ObjectKind.Item) return item !== undefined && (item.flags & ItemFlag.BlocksSight) !== 0;
   return o.kind === ObjectKind.Tree || (o.kind === ObjectKind.Door && o.state === DoorState.Closed);
 }
 
@@ -192,6 +214,7 @@ export interface Intent {
   kind: number;
   dir: number;
   target: Cell;
+  item: ItemSlots;
 }
 
 /** `hello_ack` (t = 8): the session is bound to `entity`. */
@@ -238,9 +261,9 @@ export interface Snapshot {
   records: Uint8Array;
 }
 
-/** A static object of a cell: `[id, kind, x, y, state, text]`, one per square at most. */
+/** A static object of a cell: `[id, kind, x, y, state, text, item]`, one per slot of a square at most. */
 export interface StaticObject {
-  /** Stable for the Area (the object's id in its Tiled map). */
+  /** Stable for the Area while it stands (a map object's id in its Tiled map; a placed item's is 2^30 or more). */
   id: number;
   /** An {@link ObjectKind}. */
   kind: number;
@@ -250,6 +273,8 @@ export interface StaticObject {
   state: number;
   /** A sign's words (at most 200 bytes); "" for the others. */
   text: string;
+  /** A placed item's kind (an {@link ItemKind} code); 0 for the map's own objects. */
+  item: number;
 }
 
 /** `static{cell, version, floor, objects}` (t = 13): the map of one cell. */
@@ -360,6 +385,51 @@ export interface CreatureKind {
   hp: number;
 }
 
+/** What a placed item of a kind does: {@link ItemKind}.flags bits. */
+export const ItemFlag = { Blocks: 1, BlocksSight: 2, Door: 4 } as const;
+
+/** Where an item kind sits when placed: {@link ItemKind}.slot. */
+export const ItemSlot = { None: 0, Floor: 1, Occupant: 2 } as const;
+
+/** One kind of item: `[code, name, label, stack, slot, look, container]`. */
+export interface ItemKind {
+  code: number;
+  name: string;
+  label: string;
+  /** The most one slot holds. */
+  stack: number;
+  /** An {@link ItemSlot}: 0 if it cannot be placed. */
+  slot: number;
+  /** {@link ItemFlag} bits: what it does placed. */
+  flags: number;
+  /** What a client draws for it placed. */
+  look: number;
+  /** The slots it holds placed (a chest); 0 for no container. */
+  container: number;
+}
+
+/** One slot of an inventory or a container: `[id, kind, count]`, all 0 when empty. */
+export interface Stack {
+  /** The stack's id, unique in the realm (64 bits). */
+  id: bigint;
+  kind: number;
+  count: number;
+}
+
+/** `inventory{slots}` (t = 22): what the player's character carries, whole. */
+export interface Inventory {
+  readonly type: "inventory";
+  slots: Stack[];
+}
+
+/** `container{x, y, slots}` (t = 23): the contents of the container placed on (x, y). */
+export interface Container {
+  readonly type: "container";
+  x: number;
+  y: number;
+  slots: Stack[];
+}
+
 /** `area_info` (t = 20): the Area's size, cells, pacing, rules and kinds of bodies. */
 export interface AreaInfo {
   readonly type: "area_info";
@@ -380,6 +450,8 @@ export interface AreaInfo {
   playerHp: number;
   /** The Area's creature kinds: an entity's `look` k > 0 is `creatures[k - 1]`. */
   creatures: CreatureKind[];
+  /** The realm's item kinds. */
+  items: ItemKind[];
 }
 
 /** A message a client sends. */
@@ -401,6 +473,8 @@ export type ServerMessage =
   | PortalMoved
   | AreaInfo
   | Left
+  | Inventory
+  | Container
   | Flow;
 
 /** Any message of the protocol. */
@@ -427,7 +501,9 @@ export const TYPE_NAMES: Readonly<Record<MsgTypeNumber, Message["type"]>> = {
   19: "portal_moved",
   20: "area_info",
   21: "left",
-  22: "flow",
+  22: "inventory",
+  23: "container",
+  24: "flow",
 };
 
 /** isServerMessage reports whether m is a message a server sends. */

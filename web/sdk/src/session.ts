@@ -24,10 +24,14 @@ import {
   DIR_DELTA,
   type Dir,
   IntentKind,
+  type ItemKind,
+  type ItemSlots,
   type Message,
+  NO_ITEM,
   PROTOCOL_VERSION,
   Rule,
   SNAPSHOT_RESET,
+  type Stack,
 } from "./protocol.js";
 import type { EntityState } from "./records.js";
 import { nextSeq } from "./seq.js";
@@ -66,6 +70,8 @@ export interface IntentRequest {
   kind: IntentKind;
   dir: Dir;
   target: Cell;
+  /** An item intent's slots and count (place, take, move item); none for the others. */
+  item?: ItemSlots;
 }
 
 /**
@@ -113,6 +119,10 @@ export interface SessionEvents {
   presence: ReadonlyMap<number, string>;
   static: { cell: number };
   snapshot: { tick: number; ackSeq: number };
+  /** What the character carries changed (or came whole on a bind): {@link Session.inventory}. */
+  inventory: { slots: readonly Stack[] };
+  /** A container the player opened or stands next to: its contents. */
+  container: { x: number; y: number; slots: readonly Stack[] };
   /** A snapshot's ack_seq reached an intent: applied. */
   intentApplied: { seq: number; intent: IntentRequest };
   /** The server refused an intent (or the session could not queue it). */
@@ -282,6 +292,8 @@ export class Session {
   private dropCount = 0;
   private endReason: EndReason | null = null;
   private ownHp = -1; // the own body's hp in the last snapshot that showed it; -1: not seen
+  private slots: readonly Stack[] = [];
+  private kinds: ReadonlyMap<number, ItemKind> = new Map();
   private resumeTick = -1; // hello_ack's tick of the last resume, while resent intents may be in doubt
   private readonly resentSeqs = new Set<number>(); // seqs sent again after the last resume
 
@@ -449,6 +461,41 @@ export class Session {
   /** stop drops the queued steps and the move-to target. */
   stop(): Promise<IntentOutcome> {
     return this.intent({ kind: IntentKind.Stop, dir: 0, target: { x: 0, y: 0 } });
+  }
+
+  /**
+   * place places one item of inventory slot `slot` on the square next to
+   * the body in dir (it spends the movement budget like a step). The
+   * placed item comes in its cell's next static, the inventory in the
+   * next inventory event; refusals are named (NOT_BUILDER, OCCUPIED,
+   * BUDGET, ITEM_CAP...).
+   */
+  place(slot: number, dir: Dir): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.Place, dir, target: { x: 0, y: 0 }, item: { from: slot, to: 0, count: 0 } });
+  }
+
+  /** take takes the item placed on the square next to the body in dir back into the inventory. */
+  take(dir: Dir): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.Take, dir, target: { x: 0, y: 0 } });
+  }
+
+  /**
+   * moveItem moves count items (0: the whole stack) from slot from to slot
+   * to: inventory slots 0..19, or CONTAINER_SLOT + k, slot k of the
+   * container placed next to the body in dir. It spends no movement budget.
+   */
+  moveItem(from: number, to: number, count: number, dir: Dir = 0): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.MoveItem, dir, target: { x: 0, y: 0 }, item: { from, to, count } });
+  }
+
+  /** inventory is what the character carries, slot by slot (empty until the first bind). */
+  get inventory(): readonly Stack[] {
+    return this.slots;
+  }
+
+  /** itemKinds are the realm's item kinds by code (from area_info). */
+  get itemKinds(): ReadonlyMap<number, ItemKind> {
+    return this.kinds;
   }
 
   /**
@@ -811,7 +858,7 @@ export class Session {
     const p: PendingIntent = { seq: this.seq, ...o.req, sentAt: this.clock.now(), resent: false, stale: false };
     this.outgoing.set(p.seq, o);
     this.predictor.sent(p, this.terrain());
-    this.sendRaw({ type: "intent", seq: p.seq, kind: p.kind, dir: p.dir, target: p.target });
+    this.sendRaw({ type: "intent", seq: p.seq, kind: p.kind, dir: p.dir, target: p.target, item: p.item ?? NO_ITEM });
   }
 
   private settle(o: Outgoing, seq: number | null, outcome: IntentOutcome): void {
@@ -869,7 +916,15 @@ export class Session {
       case "hello_ack":
         this.onHelloAck(m.joinId, m.entity, m.tick, m.area, m.resumeToken);
         return;
+      case "inventory":
+        this.slots = m.slots;
+        this.events.emit("inventory", { slots: m.slots });
+        return;
+      case "container":
+        this.events.emit("container", { x: m.x, y: m.y, slots: m.slots });
+        return;
       case "area_info":
+        this.kinds = new Map(m.items.map((k) => [k.code, k]));
         this.view.applyAreaInfo(m);
         this.interpolator.durationMs = m.stepMs;
         this.events.emit("areaInfo", m);
@@ -977,7 +1032,7 @@ export class Session {
         p.resent = true;
         p.stale = false;
         this.resentSeqs.add(p.seq);
-        this.sendRaw({ type: "intent", seq: p.seq, kind: p.kind, dir: p.dir, target: p.target });
+        this.sendRaw({ type: "intent", seq: p.seq, kind: p.kind, dir: p.dir, target: p.target, item: p.item ?? NO_ITEM });
       }
     } else {
       this.seq = 0;

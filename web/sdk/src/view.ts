@@ -11,6 +11,7 @@
 import {
   type AreaInfo,
   type CreatureKind,
+  type ItemKind,
   DIR_DELTA,
   EntityKind,
   type Presence,
@@ -307,8 +308,13 @@ export class AreaView {
     const m = this.maps.get(this.cellOf(x, y));
     if (m === undefined) return true;
     if (!floorWalkable(m.floor[(y - m.y) * m.w + (x - m.x)] as number)) return false;
-    for (const o of m.objects) if (o.x === x && o.y === y && objectBlocks(o)) return false;
+    for (const o of m.objects) if (o.x === x && o.y === y && objectBlocks(o, this.itemKind(o.item))) return false;
     return true;
+  }
+
+  /** itemKind returns the item kind of code (`area_info.items`), or undefined for 0 or an unknown code. */
+  itemKind(code: number): ItemKind | undefined {
+    return code > 0 ? this.info?.items.find((k) => k.code === code) : undefined;
   }
 
   /**

@@ -13,6 +13,7 @@ import {
   Floor,
   IntentKind,
   type Message,
+  type Stack,
   MalformedError,
   ObjectKind,
   codeName,
@@ -22,12 +23,19 @@ import {
 } from "../src/index.js";
 import { eq, hex, ok, test, throws, unhex } from "./harness.js";
 
+const EMPTY: Stack = { id: 0n, kind: 0, count: 0 };
+
+/** slots is n slots beginning with first (the rest empty). */
+function slots(n: number, ...first: Stack[]): Stack[] {
+  return Array.from({ length: n }, (_, i) => first[i] ?? EMPTY);
+}
+
 /** The value of each golden file, as docs/protocol.md's worked examples give it. */
 const goldens: Record<string, Message> = {
-  hello: { type: "hello", grant: "g-7f3a9c", joinId: 42n, versions: [2] },
+  hello: { type: "hello", grant: "g-7f3a9c", joinId: 42n, versions: [3] },
   resume: { type: "resume", token: "r-51e0", joinId: 43n },
-  intent: { type: "intent", seq: 7, kind: 1, dir: 0, target: { x: 12, y: -3 } },
-  hello_ack: { type: "hello_ack", joinId: 42n, entity: 1001, tick: 86400, area: 5, resumeToken: "r-51e0", version: 2 },
+  intent: { type: "intent", seq: 7, kind: 6, dir: 2, target: { x: 0, y: 0 }, item: { from: 2, to: 69, count: 4 } },
+  hello_ack: { type: "hello_ack", joinId: 42n, entity: 1001, tick: 86400, area: 5, resumeToken: "r-51e0", version: 3 },
   area_info: {
     type: "area_info",
     area: 5,
@@ -44,6 +52,10 @@ const goldens: Record<string, Message> = {
     rules: 1,
     playerHp: 100,
     creatures: [{ name: "deer", hp: 15 }],
+    items: [
+      { code: 6, name: "chest", label: "Chest", stack: 1, slot: 2, flags: 1, look: 6, container: 16 },
+      { code: 13, name: "wood", label: "Wood", stack: 99, slot: 0, flags: 0, look: 0, container: 0 },
+    ],
   },
   error: { type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: 42n, detail: "grant unknown" },
   rehello: { type: "rehello", code: Code.REHELLO, detail: "binding lost" },
@@ -55,8 +67,9 @@ const goldens: Record<string, Message> = {
     version: 3,
     floor: [Floor.Grass, 12, Floor.Wall, 2, Floor.Stone, 50],
     objects: [
-      { id: 7, kind: ObjectKind.Door, x: 8, y: 9, state: DoorState.Open, text: "" },
-      { id: 8, kind: ObjectKind.Sign, x: 10, y: 9, state: 0, text: "Inn" },
+      { id: 7, kind: ObjectKind.Door, x: 8, y: 9, state: DoorState.Open, text: "", item: 0 },
+      { id: 8, kind: ObjectKind.Sign, x: 10, y: 9, state: 0, text: "Inn", item: 0 },
+      { id: 2 ** 30 + 4, kind: ObjectKind.Item, x: 11, y: 9, state: 0, text: "", item: 6 },
     ],
   },
   presence: { type: "presence", area: 5, players: [{ entity: 1001, name: "ada" }, { entity: 1002, name: "bo" }] },
@@ -69,6 +82,11 @@ const goldens: Record<string, Message> = {
   watch: { type: "watch", entity: 1001 },
   flow: { type: "flow", creature: 12, target: 1001, x: 16, y: 3, w: 3, h: 2, dirs: new Uint8Array([2, 2, 8, 1, 0, 255]) },
   left: { type: "left" },
+  inventory: {
+    type: "inventory",
+    slots: slots(20, { id: (7n << 32n) | 1n, kind: 13, count: 12 }, EMPTY, { id: (7n << 32n) | 9n, kind: 6, count: 1 }),
+  },
+  container: { type: "container", x: 11, y: 9, slots: slots(16, EMPTY, { id: (7n << 32n) | 4n, kind: 13, count: 4 }) },
 };
 
 test("golden files: every one has an expected value, and every expected value a file", (fx) => {
@@ -110,18 +128,18 @@ test("join ids past 2^53 survive both ways", () => {
   const joinId = 18446744073709551615n; // 2^64 - 1
   const m: Message = { type: "hello", grant: "g", joinId, versions: [2] };
   const b = encodeMessage(m);
-  eq(hex(b.subarray(0, 6)), "830201836167", "head");
+  eq(hex(b.subarray(0, 6)), "830301836167", "head");
   eq(hex(b.subarray(6, 15)), "1bffffffffffffffff", "join id in 8 bytes");
   eq(decodeMessage(b), m, "round trip");
   const mid: Message = { type: "resume", token: "t", joinId: 2n ** 40n };
-  eq(hex(encodeMessage(mid)), "830202826174" + "1b0000010000000000", "2^40 in 8 bytes");
+  eq(hex(encodeMessage(mid)), "830302826174" + "1b0000010000000000", "2^40 in 8 bytes");
   const small: Message = { type: "resume", token: "t", joinId: 5n };
-  eq(hex(encodeMessage(small)), "830202826174" + "05", "a small join id in one byte");
+  eq(hex(encodeMessage(small)), "830302826174" + "05", "a small join id in one byte");
 });
 
 test("longer integer forms are accepted", () => {
   // intent_result{seq: 7, code: BLOCKED} with seq as a 64-bit head.
-  eq(decodeMessage(unhex("83020b821b00000000000000070f")), { type: "intent_result", seq: 7, code: Code.BLOCKED }, "decode");
+  eq(decodeMessage(unhex("83030b821b00000000000000070f")), { type: "intent_result", seq: 7, code: Code.BLOCKED }, "decode");
 });
 
 test("the decoding rules refuse what is outside the schema", () => {
@@ -132,18 +150,18 @@ test("the decoding rules refuse what is outside the schema", () => {
     ["indefinite array", "9f021080ff", Code.MALFORMED],
     ["a map", "a0", Code.MALFORMED],
     ["a tag", "c283020b82070f", Code.MALFORMED],
-    ["a float", "83020b82f93c000f", Code.MALFORMED],
-    ["null", "830210f6", Code.MALFORMED],
-    ["trailing bytes", "8302108000", Code.MALFORMED],
-    ["truncated", "83020b8207", Code.MALFORMED],
-    ["byte string past the end", "83020c84010000" + "4502", Code.MALFORMED],
-    ["invalid UTF-8", "83020a820262c328", Code.MALFORMED],
-    ["wrong field count", "83020b83070f00", Code.MALFORMED],
-    ["wrong field type", "83020b8261070f", Code.MALFORMED],
-    ["field out of range", "83020b82071a00010000", Code.MALFORMED],
-    ["a negative seq", "83020b82200f", Code.MALFORMED],
-    ["unknown type", "8302178100", Code.UNKNOWN_TYPE],
-    ["another version", "83030b82070f", Code.VERSION_UNSUPPORTED],
+    ["a float", "83030b82f93c000f", Code.MALFORMED],
+    ["null", "830310f6", Code.MALFORMED],
+    ["trailing bytes", "8303108000", Code.MALFORMED],
+    ["truncated", "83030b8207", Code.MALFORMED],
+    ["byte string past the end", "83030c84010000" + "4502", Code.MALFORMED],
+    ["invalid UTF-8", "83030a820262c328", Code.MALFORMED],
+    ["wrong field count", "83030b83070f00", Code.MALFORMED],
+    ["wrong field type", "83030b8261070f", Code.MALFORMED],
+    ["field out of range", "83030b82071a00010000", Code.MALFORMED],
+    ["a negative seq", "83030b82200f", Code.MALFORMED],
+    ["unknown type", "8303078100", Code.UNKNOWN_TYPE],
+    ["another version", "83020b82070f", Code.VERSION_UNSUPPORTED],
   ];
   for (const [name, h, code] of cases) {
     const e = throws(() => decodeMessage(unhex(h)), MalformedError, name);
@@ -170,12 +188,12 @@ test("a message over 1 MiB is refused before decoding", () => {
 });
 
 test("arrays nested too deep are refused", () => {
-  throws(() => decodeMessage(unhex("830214" + "81".repeat(12) + "00")), MalformedError, "12 levels");
+  throws(() => decodeMessage(unhex("830314" + "81".repeat(12) + "00")), MalformedError, "12 levels");
 });
 
 test("encoding refuses fields out of range", () => {
-  throws(() => encodeMessage({ type: "intent", seq: 2 ** 32, kind: 0, dir: 0, target: { x: 0, y: 0 } }), RangeError, "seq 2^32");
-  throws(() => encodeMessage({ type: "intent", seq: 1, kind: 0, dir: 0, target: { x: 2 ** 31, y: 0 } }), RangeError, "x 2^31");
+  throws(() => encodeMessage({ type: "intent", seq: 2 ** 32, kind: 0, dir: 0, target: { x: 0, y: 0 }, item: { from: 0, to: 0, count: 0 } }), RangeError, "seq 2^32");
+  throws(() => encodeMessage({ type: "intent", seq: 1, kind: 0, dir: 0, target: { x: 2 ** 31, y: 0 }, item: { from: 0, to: 0, count: 0 } }), RangeError, "x 2^31");
   throws(() => encodeMessage({ type: "hello", grant: "g", joinId: -1n, versions: [2] }), RangeError, "join id -1");
 });
 
@@ -185,7 +203,7 @@ test("encoding refuses fields out of range", () => {
  * re-encodes byte for byte.
  */
 const more: Record<string, Message> = {
-  action: { type: "intent", seq: 8, kind: IntentKind.Action, dir: Dir.E, target: { x: 0, y: 0 } },
+  action: { type: "intent", seq: 8, kind: IntentKind.Action, dir: Dir.E, target: { x: 0, y: 0 }, item: { from: 0, to: 0, count: 0 } },
   nothing_there: { type: "intent_result", seq: 8, code: Code.NOTHING_THERE },
   arena_info: {
     type: "area_info",
@@ -206,7 +224,7 @@ const more: Record<string, Message> = {
       { name: "wolf", hp: 30 },
       { name: "deer", hp: 15 },
       { name: "slime", hp: 20 },
-    ],
+    ], items: [],
   },
   every_object: {
     type: "static",
@@ -214,12 +232,12 @@ const more: Record<string, Message> = {
     version: 70000,
     floor: [Floor.Void, 1, Floor.Grass, 1, Floor.Dirt, 1, Floor.Stone, 1, Floor.Sand, 1, Floor.Wood, 1, Floor.Water, 1, Floor.Wall, 57],
     objects: [
-      { id: 1, kind: ObjectKind.Door, x: 0, y: 1, state: DoorState.Closed, text: "" },
-      { id: 2, kind: ObjectKind.Tree, x: 1, y: 1, state: 0, text: "" },
-      { id: 3, kind: ObjectKind.Sign, x: 2, y: 1, state: 0, text: "East: the arena. Wolves and slimes. Bring friends." },
-      { id: 4, kind: ObjectKind.Rock, x: 3, y: 1, state: 0, text: "" },
-      { id: 5, kind: ObjectKind.Chest, x: 4, y: 1, state: 0, text: "" },
-      { id: 4294967295, kind: ObjectKind.Portal, x: 5, y: 1, state: 0, text: "" },
+      { id: 1, kind: ObjectKind.Door, x: 0, y: 1, state: DoorState.Closed, text: "", item: 0 },
+      { id: 2, kind: ObjectKind.Tree, x: 1, y: 1, state: 0, text: "", item: 0 },
+      { id: 3, kind: ObjectKind.Sign, x: 2, y: 1, state: 0, text: "East: the arena. Wolves and slimes. Bring friends.", item: 0 },
+      { id: 4, kind: ObjectKind.Rock, x: 3, y: 1, state: 0, text: "", item: 0 },
+      { id: 5, kind: ObjectKind.Chest, x: 4, y: 1, state: 0, text: "", item: 0 },
+      { id: 4294967295, kind: ObjectKind.Portal, x: 5, y: 1, state: 0, text: "", item: 0 },
     ],
   },
 };
@@ -234,33 +252,38 @@ test("the new fields and kinds decode and encode as the Go reference does", (fx)
   }
 });
 
-test("SPECTATOR is code 30, the last one", () => {
-  eq(Code.NOTHING_THERE, 28, "NOTHING_THERE");
+test("the item codes are 30 to 36; SPECTATOR, 37, the last one", () => {
   eq(Code.UNAVAILABLE, 29, "UNAVAILABLE");
-  eq(Code.SPECTATOR, 30, "number");
-  eq(codeName(30), "SPECTATOR", "name");
-  eq(codeName(31), "INTERNAL(31)", "the next number is unknown");
+  eq(Code.INVENTORY_FULL, 30, "INVENTORY_FULL");
+  eq(Code.NOT_EMPTY, 36, "NOT_EMPTY");
+  eq(Code.SPECTATOR, 37, "number");
+  eq(codeName(37), "SPECTATOR", "name");
+  eq(codeName(38), "INTERNAL(38)", "the next number is unknown");
 });
 
 test("area_info, creature kinds and static objects of the wrong shape are refused", () => {
-  const info: AreaInfo = { ...(more["arena_info"] as AreaInfo), creatures: [] };
-  const head = hex(encodeMessage(info)).slice(0, -2); // all but the empty creatures array (80)
-  eq(decodeMessage(unhex(head + "80")), info, "no creature kinds");
-  const obj = "83020d8400018201184081"; // static{cell 0, version 1, floor [grass, 64]}, one object:
+  const info: AreaInfo = { ...(more["arena_info"] as AreaInfo), creatures: [], items: [] };
+  const head = hex(encodeMessage(info)).slice(0, -4); // all but the empty creatures and items arrays (80 80)
+  eq(decodeMessage(unhex(head + "8080")), info, "no creature kinds, no item kinds");
+  const obj = "83030d8400018201184081"; // static{cell 0, version 1, floor [grass, 64]}, one object:
   const cases: [string, string][] = [
-    ["area_info of 12 fields, as before the kinds", "8302148c056776696c6c6167651840183008140a18c808181819753001"],
-    ["a creature kind of one field", head + "8181" + "64776f6c66"],
-    ["a creature kind of three fields", head + "8183" + "64776f6c66" + "1e" + "00"],
-    ["a creature kind whose hp exceeds 16 bits", head + "8182" + "64776f6c66" + "1a00010000"],
-    ["a creature kind whose name is a number", head + "8182" + "01" + "1e"],
-    ["a static object of 5 fields", obj + "85" + "0101000000"],
-    ["a static object whose text is a number", obj + "86" + "010100000007"],
-    ["a static object whose kind exceeds 16 bits", obj + "86" + "01" + "1a00010000" + "00000060"],
+    ["area_info of 12 fields, as before the kinds", "8303148c056776696c6c6167651840183008140a18c808181819753001"],
+    ["area_info without its item kinds, as version 2 had it", head + "80"],
+    ["a creature kind of one field", head + "8181" + "64776f6c66" + "80"],
+    ["a creature kind of three fields", head + "8183" + "64776f6c66" + "1e" + "00" + "80"],
+    ["a creature kind whose hp exceeds 16 bits", head + "8182" + "64776f6c66" + "1a00010000" + "80"],
+    ["a creature kind whose name is a number", head + "8182" + "01" + "1e" + "80"],
+    ["an item kind of seven fields, without its flags", head + "80" + "8187" + "0d" + "64776f6f64" + "64776f6f64" + "1863" + "00" + "00" + "00"],
+    ["an item kind whose stack exceeds 16 bits", head + "80" + "8188" + "0d" + "64776f6f64" + "64776f6f64" + "1a00010000" + "00" + "00" + "00" + "00"],
+    ["a static object of 6 fields, as version 2 had it", obj + "86" + "010100000060"],
+    ["a static object whose text is a number", obj + "87" + "01010000000700"],
+    ["a static object whose kind exceeds 16 bits", obj + "87" + "01" + "1a00010000" + "0000006000"],
+    ["a static object whose item exceeds 16 bits", obj + "87" + "0101000000" + "60" + "1a00010000"],
   ];
   for (const [name, h] of cases) throws(() => decodeMessage(unhex(h)), MalformedError, name);
   eq(
-    decodeMessage(unhex(obj + "86" + "01" + "01" + "00" + "00" + "01" + "60")),
-    { type: "static", cell: 0, version: 1, floor: [1, 64], objects: [{ id: 1, kind: ObjectKind.Door, x: 0, y: 0, state: DoorState.Open, text: "" }] },
+    decodeMessage(unhex(obj + "87" + "01" + "01" + "00" + "00" + "01" + "60" + "00")),
+    { type: "static", cell: 0, version: 1, floor: [1, 64], objects: [{ id: 1, kind: ObjectKind.Door, x: 0, y: 0, state: DoorState.Open, text: "", item: 0 }] },
     "the same object, well formed",
   );
 });

@@ -39,7 +39,7 @@ const INFO: AreaInfo = {
   resumeGraceMs: 30000,
   rules: 1,
   playerHp: 100,
-  creatures: [{ name: "deer", hp: 15 }],
+  creatures: [{ name: "deer", hp: 15 }], items: [],
 };
 
 interface Env {
@@ -106,7 +106,7 @@ async function bind(env: Env, first = true, at: [number, number] = [4, 4]): Prom
   const hello = ws.sent[0];
   if (hello === undefined || hello.type !== "hello") throw new Error(`first message ${hello?.type}; want hello`);
   env.clock.advance(12);
-  ws.deliver({ type: "hello_ack", joinId: hello.joinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 2 });
+  ws.deliver({ type: "hello_ack", joinId: hello.joinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 3 });
   ws.deliver(INFO);
   ws.deliver({ type: "presence", area: 5, players: [{ entity: 1, name: "ada" }] });
   ws.deliver({ type: "static", cell: 0, version: 1, floor: [Floor.Grass, 64], objects: [] });
@@ -129,8 +129,8 @@ test("session: ready is bound with the first snapshot applied, not the socket op
   ws.open();
   eq(env.s.state, "binding", "socket open is not ready");
   const hello = ws.sent[0];
-  eq(hello, { type: "hello", grant: "g1", joinId: env.dir.lastJoinId, versions: [2] }, "the hello");
-  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 2 });
+  eq(hello, { type: "hello", grant: "g1", joinId: env.dir.lastJoinId, versions: [3] }, "the hello");
+  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 3 });
   eq(env.s.state, "bound", "after hello_ack");
   ws.deliver(INFO);
   eq(env.s.ready, false, "not ready before a snapshot");
@@ -147,11 +147,11 @@ test("session: a hello_ack or error of another join is dropped", async () => {
   const ws = lastSocket(env);
   ws.open();
   const other = env.dir.lastJoinId + 1n;
-  ws.deliver({ type: "hello_ack", joinId: other, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 2 });
+  ws.deliver({ type: "hello_ack", joinId: other, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 3 });
   ws.deliver({ type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: other, detail: "stale" });
   eq(env.s.state, "binding", "still waiting for this join's answer");
   eq(env.s.dropped, 2, "both dropped");
-  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 2 });
+  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 3 });
   eq(env.s.state, "bound", "this join's answer settles it");
 });
 
@@ -181,7 +181,7 @@ test("session: steps apply at once; a refused step rolls back", async () => {
   const ws = await bind(env);
   const outcome = env.s.step(Dir.E);
   eq(env.s.predicted, { x: 5, y: 4, facing: Dir.E }, "predicted at once");
-  eq(intents(ws), [{ type: "intent", seq: 1, kind: 0, dir: Dir.E, target: { x: 0, y: 0 } }], "sent with seq 1");
+  eq(intents(ws), [{ type: "intent", seq: 1, kind: 0, dir: Dir.E, target: { x: 0, y: 0 }, item: { from: 0, to: 0, count: 0 } }], "sent with seq 1");
   env.clock.advance(40);
   ws.deliver({ type: "intent_result", seq: 1, code: Code.BLOCKED });
   eq(env.s.predicted, { x: 4, y: 4, facing: 0 }, "rolled back");
@@ -233,7 +233,7 @@ test("session: a dropped socket resumes within the grace and sends again what wa
   ok(ws2 !== ws && ws2.url === ws.url, "a new socket to the same host");
   ws2.open();
   eq(ws2.sent[0], { type: "resume", token: "r1", joinId: env.dir.lastJoinId }, "resume");
-  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 2 });
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 3 });
   eq(
     intents(ws2).map((m) => m.seq),
     [1, 2],
@@ -356,10 +356,10 @@ test("session: portal_moved connects to the new Area with the grant given", asyn
   const ws2 = lastSocket(env);
   eq(ws2.url, "ws://h2.test/ws", "the new host");
   ws2.open();
-  eq(ws2.sent[0], { type: "hello", grant: "g-portal", joinId: 99n, versions: [2] }, "hello with the grant given");
+  eq(ws2.sent[0], { type: "hello", grant: "g-portal", joinId: 99n, versions: [3] }, "hello with the grant given");
   ws2.deliver({ type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: env.dir.lastJoinId, detail: "the old join" });
   eq(env.s.state, "binding", "an error of the old join is dropped");
-  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 2 });
+  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 3 });
   ws2.deliver({ ...INFO, area: 6 });
   ws2.deliver({ type: "snapshot", tick: 1, ackSeq: 0, flags: 1, records: whole([player(7, 2, 2)]) });
   eq([env.s.state, env.s.area, env.s.entity], ["ready", 6, 7], "in the new Area");
@@ -372,11 +372,11 @@ test("session: malformed and unknown messages are logged and dropped, never thro
   const ws = await bind(env);
   const garbage: (Uint8Array | string)[] = [
     new Uint8Array([0xff, 0x00, 0x13]),
-    new Uint8Array([0x83, 0x02, 0x17, 0x80]), // unknown type 23
+    new Uint8Array([0x83, 0x03, 0x07, 0x80]), // unknown type 7
     "a text frame",
-    new Uint8Array([0x83, 0x02, 0x0c, 0x84, 0x05, 0x00, 0x00, 0x41, 0x13]), // a record op 0x13
-    new Uint8Array([0x83, 0x02, 0x03, 0x84, 0x01, 0x00, 0x00, 0x82, 0x00, 0x00]), // a client intent
-    new Uint8Array([0x83, 0x02, 0x0b, 0x82, 0x09, 0x0f]), // an answer for seq 9, never sent
+    new Uint8Array([0x83, 0x03, 0x0c, 0x84, 0x05, 0x00, 0x00, 0x41, 0x13]), // a record op 0x13
+    new Uint8Array([0x83, 0x03, 0x03, 0x85, 0x01, 0x00, 0x00, 0x82, 0x00, 0x00, 0x83, 0x00, 0x00, 0x00]), // a client intent
+    new Uint8Array([0x83, 0x03, 0x0b, 0x82, 0x09, 0x0f]), // an answer for seq 9, never sent
   ];
   for (const g of garbage) ws.deliverRaw(g);
   eq(env.s.dropped, garbage.length, "every one dropped");
@@ -482,7 +482,7 @@ test("session: action sends the action intent in dir, turns the body, and is ans
   const env = newEnv();
   const ws = await bind(env);
   const outcome = env.s.action(Dir.W);
-  eq(intents(ws), [{ type: "intent", seq: 1, kind: IntentKind.Action, dir: Dir.W, target: { x: 0, y: 0 } }], "the intent");
+  eq(intents(ws), [{ type: "intent", seq: 1, kind: IntentKind.Action, dir: Dir.W, target: { x: 0, y: 0 }, item: { from: 0, to: 0, count: 0 } }], "the intent");
   eq(env.s.predicted, { x: 4, y: 4, facing: Dir.W }, "turned, not moved");
   ws.deliver({ type: "intent_result", seq: 1, code: Code.NOTHING_THERE });
   eq(await outcome, { status: "refused", seq: 1, code: Code.NOTHING_THERE }, "nothing there");
@@ -500,7 +500,7 @@ test("session: prediction walks where the map lets it: a closed door stops it un
     cell: 0,
     version,
     floor: [Floor.Grass, 44, Floor.Water, 1, Floor.Grass, 19],
-    objects: [{ id: 9, kind: ObjectKind.Door, x: 5, y: 4, state, text: "" }],
+    objects: [{ id: 9, kind: ObjectKind.Door, x: 5, y: 4, state, text: "", item: 0 }],
   });
   ws.deliver(door(DoorState.Closed, 2));
   void env.s.step(Dir.E);
@@ -568,7 +568,7 @@ test("session: after a resume, a resent intent whose first copy's answer was los
   env.clock.advance(10_000);
   const ws2 = lastSocket(env);
   ws2.open();
-  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 100, area: 5, resumeToken: "r2", version: 2 });
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 100, area: 5, resumeToken: "r2", version: 3 });
   eq(intents(ws2).map((m) => m.seq), [1, 2], "both sent again");
   // The server had both: 1 was applied, 2 refused on the lost connection.
   ws2.deliver({ type: "intent_result", seq: 1, code: Code.STALE_SEQ });
@@ -607,7 +607,7 @@ test("session: a resume refused at the transport goes to the director at once, w
   eq(await lost, { status: "voided", seq: 1 }, "the old session's intent: not applied as far as anyone will say");
   eq(env.clock.t - t0, 300, "no wait beyond the one resume");
   ws2.open();
-  eq(ws2.sent[0], { type: "hello", grant: "g-new", joinId: 77n, versions: [2] }, "hello with the new grant");
+  eq(ws2.sent[0], { type: "hello", grant: "g-new", joinId: 77n, versions: [3] }, "hello with the new grant");
   eq(env.sockets.filter((w) => w.url === ws.url).length, 2, "the dead address tried once, never again");
 });
 

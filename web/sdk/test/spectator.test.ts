@@ -4,7 +4,7 @@
  * watches, and ends on a refusal or its own close.
  */
 
-import { type AreaInfo, Code, type EntityState, Floor, RecordWriter, Spectator } from "../src/index.js";
+import { type AreaInfo, Code, type EntityState, Floor, PROTOCOL_VERSION, RecordWriter, Spectator } from "../src/index.js";
 import { eq, ok, test } from "./harness.js";
 import { FakeDirector, FakeSocket, settle } from "./fakes.js";
 
@@ -24,6 +24,7 @@ const INFO: AreaInfo = {
   rules: 1,
   playerHp: 100,
   creatures: [],
+  items: [],
 };
 
 const player = (id: number, x: number, y: number): EntityState => ({ id, kind: 0, look: 0, x, y, facing: 0, hp: 100, flags: 0 });
@@ -60,7 +61,7 @@ test("spectator: a spectator grant, hello, and the whole Area as it moves", asyn
   ok(ws !== undefined && ws.url === "ws://host5.test/ws", "the grant's ws_url");
   if (ws === undefined) return;
   ws.open();
-  eq(ws.sent, [{ type: "hello", grant: "s1", joinId: dir.lastJoinId, versions: [2] }], "the hello");
+  eq(ws.sent, [{ type: "hello", grant: "s1", joinId: dir.lastJoinId, versions: [PROTOCOL_VERSION] }], "the hello");
   ws.deliver({ type: "hello_ack", joinId: dir.lastJoinId, entity: 0, tick: 1, area: 5, resumeToken: "", version: 2 });
   await started;
   eq(s.state, "watching", "bound");

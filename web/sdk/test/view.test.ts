@@ -52,7 +52,7 @@ const info: AreaInfo = {
   creatures: [
     { name: "wolf", hp: 30 },
     { name: "deer", hp: 15 },
-  ],
+  ], items: [],
 };
 
 const ent = (id: number, x: number, y: number, kind = 1, look = 0): EntityState => ({ id, kind, look, x, y, facing: 0, hp: 0, flags: 0 });
@@ -64,7 +64,7 @@ test("view: statics decode row by row, edge cells narrower", () => {
   v.apply(info);
   eq(v.cells(), 6, "3 x 2 cells");
   // Cell 2 is squares 16..19 x 0..7: 4 x 8 = 32 squares.
-  v.apply({ type: "static", cell: 2, version: 1, floor: [0, 5, 1, 1, 0, 26], objects: [{ id: 1, kind: 3, x: 17, y: 0, state: 1, text: "" }] });
+  v.apply({ type: "static", cell: 2, version: 1, floor: [0, 5, 1, 1, 0, 26], objects: [{ id: 1, kind: 3, x: 17, y: 0, state: 1, text: "", item: 0 }] });
   eq(v.floorAt(16, 0), 0, "(16,0)");
   eq(v.floorAt(17, 1), 1, "(17,1): the sixth square, row 1 col 1");
   eq(v.floorAt(19, 7), 0, "(19,7)");
@@ -139,13 +139,13 @@ test("view: walkable follows floor kinds and the objects that stop bodies", () =
     version: 1,
     floor: [Floor.Void, 1, Floor.Grass, 1, Floor.Dirt, 1, Floor.Stone, 1, Floor.Sand, 1, Floor.Wood, 1, Floor.Water, 1, Floor.Wall, 1, Floor.Grass, 56],
     objects: [
-      { id: 1, kind: ObjectKind.Door, x: 0, y: 1, state: DoorState.Closed, text: "" },
-      { id: 2, kind: ObjectKind.Door, x: 1, y: 1, state: DoorState.Open, text: "" },
-      { id: 3, kind: ObjectKind.Tree, x: 2, y: 1, state: 0, text: "" },
-      { id: 4, kind: ObjectKind.Sign, x: 3, y: 1, state: 0, text: "Inn" },
-      { id: 5, kind: ObjectKind.Rock, x: 4, y: 1, state: 0, text: "" },
-      { id: 6, kind: ObjectKind.Chest, x: 5, y: 1, state: 0, text: "" },
-      { id: 7, kind: ObjectKind.Portal, x: 6, y: 1, state: 0, text: "" },
+      { id: 1, kind: ObjectKind.Door, x: 0, y: 1, state: DoorState.Closed, text: "", item: 0 },
+      { id: 2, kind: ObjectKind.Door, x: 1, y: 1, state: DoorState.Open, text: "", item: 0 },
+      { id: 3, kind: ObjectKind.Tree, x: 2, y: 1, state: 0, text: "", item: 0 },
+      { id: 4, kind: ObjectKind.Sign, x: 3, y: 1, state: 0, text: "Inn", item: 0 },
+      { id: 5, kind: ObjectKind.Rock, x: 4, y: 1, state: 0, text: "", item: 0 },
+      { id: 6, kind: ObjectKind.Chest, x: 5, y: 1, state: 0, text: "", item: 0 },
+      { id: 7, kind: ObjectKind.Portal, x: 6, y: 1, state: 0, text: "", item: 0 },
     ],
   });
   eq([0, 1, 2, 3, 4, 5, 6, 7].map((x) => v.walkable(x, 0)), [false, true, true, true, true, true, false, false], "floor kinds of row 0");
@@ -155,7 +155,7 @@ test("view: walkable follows floor kinds and the objects that stop bodies", () =
   eq([v.walkable(-1, 0), v.walkable(20, 0)], [false, false], "off the grid");
   eq(v.walkable(10, 2), true, "a cell whose map has not come: the server decides");
   // The door opens: its cell's static comes again.
-  v.apply({ type: "static", cell: 0, version: 2, floor: [Floor.Grass, 64], objects: [{ id: 1, kind: ObjectKind.Door, x: 0, y: 1, state: DoorState.Open, text: "" }] });
+  v.apply({ type: "static", cell: 0, version: 2, floor: [Floor.Grass, 64], objects: [{ id: 1, kind: ObjectKind.Door, x: 0, y: 1, state: DoorState.Open, text: "", item: 0 }] });
   eq(v.walkable(0, 1), true, "an open door");
   eq(v.objectAt(0, 1)?.state, DoorState.Open, "its state");
 });

@@ -1,0 +1,107 @@
+package area
+
+import (
+	"github.com/leyworks/ley/content"
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/wire"
+)
+
+// tellItems tells the players what this tick changed of their things: a
+// player whose inventory changed gets it whole, a player who opened a
+// container gets its contents, and so does every player next to a
+// container whose contents changed. It runs after the tick and before
+// its answers and snapshot, so a client has the inventory before the
+// snapshot whose ack_seq passes the intent that changed it.
+func (ha *hostArea) tellItems(a *ecs.Area) {
+	for i := range a.Events {
+		ev := &a.Events[i]
+		switch ev.Kind {
+		case ecs.EventInventory:
+			if dup(a.Events[:i], ev) {
+				continue // told once a tick
+			}
+			if b := ha.route(ev.Entity); b != nil && b.peer != nil {
+				ha.sendInventory(b)
+			}
+		case ecs.EventContainer:
+			if ev.Amount == 1 { // opened
+				if b := ha.route(ev.By); b != nil && b.peer != nil {
+					ha.sendContainer(b, ev.Cell)
+				}
+				continue
+			}
+			if dup(a.Events[:i], ev) {
+				continue
+			}
+			x, y := a.Grid.XY(ev.Cell)
+			for _, b := range ha.order {
+				if b.peer == nil {
+					continue
+				}
+				if p := ha.positions.Get(b.entity); p != nil && max(p.X-x, x-p.X, p.Y-y, y-p.Y) <= 1 {
+					ha.sendContainer(b, ev.Cell)
+				}
+			}
+		}
+	}
+}
+
+// dup reports whether earlier holds an event of ev's kind about the same
+// entity and square (and not an opening).
+func dup(earlier []ecs.Event, ev *ecs.Event) bool {
+	for j := range earlier {
+		if e := &earlier[j]; e.Kind == ev.Kind && e.Entity == ev.Entity && e.Cell == ev.Cell && e.Amount == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// sendInventory sends b's player its inventory, whole.
+func (ha *hostArea) sendInventory(b *body) {
+	inv := ha.a.InventoryOf(b.entity)
+	if inv == nil {
+		return
+	}
+	m := &wire.Inventory{Slots: make([]wire.Stack, len(inv.Slots))}
+	for i, st := range inv.Slots {
+		m.Slots[i] = wire.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count}
+	}
+	b.peer.send(m)
+}
+
+// sendContainer sends b's player the contents of the container on c (if
+// one still stands there).
+func (ha *hostArea) sendContainer(b *body, c ecs.Cell) {
+	slots := ha.eng.Items.Container(c)
+	if slots == nil {
+		return
+	}
+	x, y := ha.a.Grid.XY(c)
+	m := &wire.Container{X: x, Y: y, Slots: make([]wire.Stack, len(slots))}
+	for i, st := range slots {
+		m.Slots[i] = wire.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count}
+	}
+	b.peer.send(m)
+}
+
+// itemKinds is the realm's item kinds as area_info tells them.
+func itemKinds(kinds []content.Item) []wire.ItemKind {
+	out := make([]wire.ItemKind, len(kinds))
+	for i, k := range kinds {
+		out[i] = wire.ItemKind{Code: k.Code, Name: k.Name, Label: k.Label, Stack: uint16(k.Stack),
+			Slot: uint8(k.Placed.Slot), Look: k.Placed.Look, Container: uint8(k.Placed.Container)}
+		switch {
+		case k.Placed.Door:
+			out[i].Flags = wire.ItemDoor | wire.ItemBlocks | wire.ItemBlocksSight
+		default:
+			if k.Placed.Blocks {
+				out[i].Flags |= wire.ItemBlocks
+			}
+			if k.Placed.BlocksSight {
+				out[i].Flags |= wire.ItemBlocksSight
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,190 @@
+package area
+
+import (
+	"bytes"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/leyworks/ley/area/areatest"
+	"github.com/leyworks/ley/content"
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/control"
+	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/persist/blob"
+)
+
+// carrying is the state of a character that carries 7 wood and a chest.
+func carrying(t *testing.T) []byte {
+	t.Helper()
+	st, err := blob.EncodeCharacter(&blob.Character{Version: blob.CharacterVersion, Inventory: []blob.Stack{
+		{ID: 9<<32 | 1, Kind: 13, Count: 7}, {}, {ID: 9<<32 | 2, Kind: 6, Count: 1},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// grantCarrying registers a grant for account 100 in area 1 whose
+// character carries state.
+func grantCarrying(t *testing.T, d *director, state []byte, x, y int32) string {
+	t.Helper()
+	d.send(&control.Grant{Area: 1, Token: "g-items", JoinID: 1, TTLMS: 60000, Name: "ada",
+		Character: control.Character{Account: 100, X: x, Y: y, Placed: true, State: state}})
+	if a := expect[*control.GrantAck](d, 5*time.Second); a.Error != "" {
+		t.Fatalf("grant refused: %s", a.Error)
+	}
+	return "g-items"
+}
+
+// TestCarriedItemsPersistWithTheArea: what a character carries comes in
+// with its grant and goes out, unchanged, in every snapshot of the Area
+// that holds it, beside the Area's blob.
+func TestCarriedItemsPersistWithTheArea(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.PersistEvery = 150 * time.Millisecond })
+	d.spawn(1, 16, 16)
+	state := carrying(t)
+	c := dial(t, h)
+	c.hello(grantCarrying(t, d, state, 2, 2), 1)
+	for {
+		s := expect[*control.Snapshot](d, 5*time.Second)
+		if len(s.Characters) == 0 {
+			continue // one taken before the hello landed
+		}
+		if got := s.Characters[0].State; !bytes.Equal(got, state) {
+			t.Fatalf("the snapshot carries the character's state %x; want %x", got, state)
+		}
+		if _, err := blob.Decode(s.Blob, 16, 16); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+}
+
+// TestABrokenCharacterStateBindsNoBody: a grant whose character state
+// this host cannot read binds nothing (the hello is refused), and no
+// snapshot writes an empty inventory over the stored one.
+func TestABrokenCharacterStateBindsNoBody(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.PersistEvery = 100 * time.Millisecond })
+	d.spawn(1, 16, 16)
+	c := dial(t, h)
+	tok := grantCarrying(t, d, []byte{0xff, 0x00}, 2, 2)
+	c.send(&wire.Hello{Grant: tok, JoinID: 1, Versions: []uint16{wire.Version}})
+	if e := expectMsg[*wire.Error](c, 5*time.Second); e.Code == wire.CodeOK {
+		t.Fatalf("hello with an unreadable character state answered %+v", e)
+	}
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		s, err := areatest.Expect[*control.Snapshot](d.Director, 200*time.Millisecond)
+		if err != nil {
+			continue
+		}
+		if len(s.Characters) != 0 {
+			t.Fatalf("a snapshot writes the unbound character: %+v", s.Characters)
+		}
+	}
+}
+
+// TestACrossingCarriesWhatTheSnapshotHolds: portal_out carries the
+// character's state exactly as the portal snapshot it waits for holds it.
+func TestACrossingCarriesWhatTheSnapshotHolds(t *testing.T) {
+	h, d := testHost(t, nil)
+	spawnWithPortal(t, d)
+	state := carrying(t)
+	c := dial(t, h)
+	c.hello(grantCarrying(t, d, state, 4, 5), 1)
+	c.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE}) // onto the portal at (5,5)
+	var snap *control.Snapshot
+	for snap == nil || len(snap.Characters) == 0 {
+		snap = expect[*control.Snapshot](d, 5*time.Second)
+	}
+	out := expect[*control.PortalOut](d, 5*time.Second)
+	if !bytes.Equal(out.State, state) {
+		t.Fatalf("portal_out carries %x; want %x", out.State, state)
+	}
+	for snap.Seq < out.Seq {
+		snap = expect[*control.Snapshot](d, 5*time.Second)
+	}
+	if snap.Seq != out.Seq || len(snap.Characters) != 1 || !bytes.Equal(snap.Characters[0].State, out.State) {
+		t.Fatalf("the portal snapshot %d holds %+v; portal_out (seq %d) carries %x", snap.Seq, snap.Characters, out.Seq, out.State)
+	}
+}
+
+// TestEveryOutcomeHasACode: every outcome the engine can answer maps to a
+// wire code (a gap would panic the Area that answers it).
+func TestEveryOutcomeHasACode(t *testing.T) {
+	for o := ecs.OutcomeApplied; o.String() != "OUTCOME?"; o++ {
+		if int(o) >= len(outcomeCode) {
+			t.Fatalf("outcome %v has no wire code", o)
+		}
+		if o != ecs.OutcomeApplied && outcomeCode[o] == wire.CodeOK {
+			t.Fatalf("outcome %v maps to OK", o)
+		}
+	}
+}
+
+// TestGatheringOverTheWire: a player acting on a village tree gets its
+// wood, and the Area's next snapshot carries it on the character; acting
+// again at once is refused COOLDOWN and changes nothing.
+func TestGatheringOverTheWire(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.PersistEvery = 100 * time.Millisecond })
+	if err := d.SpawnTemplate(1, 0, 0, "village", "village"); err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := content.Default().Template("village")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tpl.Map
+	free := func(x, y int32) bool {
+		if x < 0 || y < 0 || int(x) >= m.W || int(y) >= m.H || m.Wall[int(y)*m.W+int(x)] || !m.Floor[int(y)*m.W+int(x)].Walkable() {
+			return false
+		}
+		_, taken := m.ObjectAt(int(x), int(y))
+		return !taken
+	}
+	// The tree farthest from the map's spawners, so that no creature
+	// wanders onto the square the player is granted.
+	var x, y int32
+	dir := wire.DirE
+	best := int32(-1)
+	for _, o := range m.Objects {
+		if o.Class != content.ClassTree || !free(o.X-1, o.Y) {
+			continue
+		}
+		near := int32(math.MaxInt32)
+		for _, sp := range m.Spawners {
+			cx, cy := sp.X+sp.W/2, sp.Y+sp.H/2
+			near = min(near, max(o.X-1-cx, cx-o.X+1, o.Y-cy, cy-o.Y))
+		}
+		if near > best {
+			x, y, best = o.X-1, o.Y, near
+		}
+	}
+	if best < 0 {
+		t.Fatal("no village tree with a free square west of it")
+	}
+	c := dial(t, h)
+	c.hello(d.grant(1, 100, 1, x, y, time.Minute), 1)
+	c.send(&wire.Intent{Seq: 1, Kind: wire.IntentAction, Dir: dir})
+	c.send(&wire.Intent{Seq: 2, Kind: wire.IntentAction, Dir: dir})
+	if r := expectMsg[*wire.IntentResult](c, 5*time.Second); r.Seq != 2 || r.Code != wire.CodeCooldown {
+		t.Fatalf("a second gathering at once: %+v; want seq 2 COOLDOWN", r)
+	}
+	wood, _ := content.Default().Item("wood")
+	for {
+		s := expect[*control.Snapshot](d, 5*time.Second)
+		if len(s.Characters) == 0 || len(s.Characters[0].State) == 0 {
+			continue
+		}
+		ch, err := blob.DecodeCharacter(s.Characters[0].State)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ch.Inventory) != 1 || ch.Inventory[0].Kind != wood.Code || ch.Inventory[0].Count != 2 {
+			t.Fatalf("after one gathering the character carries %+v; want 2 wood", ch.Inventory)
+		}
+		return
+	}
+}

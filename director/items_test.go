@@ -1,0 +1,227 @@
+package director
+
+import (
+	"context"
+	"syscall"
+	"testing"
+
+	"github.com/leyworks/ley/content"
+	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/store"
+	"github.com/leyworks/ley/systems/persist/blob"
+)
+
+// inventory returns the inventory the host last sent p, waiting for the
+// first.
+func (p *peer) inventory() *wire.Inventory {
+	p.t.Helper()
+	if p.inv == nil {
+		p.until(func(m wire.Message) bool { _, ok := m.(*wire.Inventory); return ok })
+	}
+	return p.inv
+}
+
+// count is how many items of kind slots hold.
+func count(slots []wire.Stack, kind uint16) int {
+	n := 0
+	for _, s := range slots {
+		if s.Kind == kind {
+			n += int(s.Count)
+		}
+	}
+	return n
+}
+
+// slotOf is the first slot holding kind, or -1.
+func slotOf(slots []wire.Stack, kind uint16) int {
+	for i, s := range slots {
+		if s.Kind == kind && s.Count > 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// sides are the steps towards the four sides of a square.
+var sides = map[wire.Dir][2]int32{wire.DirE: {1, 0}, wire.DirS: {0, 1}, wire.DirW: {-1, 0}, wire.DirN: {0, -1}}
+
+// place asks to place one item of slot in each direction in turn until
+// one is applied; it returns the square it went to, or the last refusal.
+func (p *peer) place(seq *uint32, slot int) (x, y int32, code wire.Code) {
+	p.t.Helper()
+	for _, d := range []wire.Dir{wire.DirE, wire.DirS, wire.DirW, wire.DirN} {
+		*seq++
+		p.send(&wire.Intent{Seq: *seq, Kind: wire.IntentPlace, Dir: d, Item: wire.ItemSlots{From: uint8(slot)}})
+		m := p.until(func(m wire.Message) bool {
+			switch m := m.(type) {
+			case *wire.IntentResult:
+				return m.Seq == *seq
+			case *wire.Snapshot:
+				return m.AckSeq >= *seq
+			}
+			return false
+		})
+		if r, refused := m.(*wire.IntentResult); refused {
+			code = r.Code
+			if code == wire.CodeOccupied {
+				continue // something stands there: another side
+			}
+			return 0, 0, code
+		}
+		you, step := p.you(), sides[d]
+		return you.X + step[0], you.Y + step[1], wire.CodeOK
+	}
+	return 0, 0, code
+}
+
+// placedAt reports the kind of the item p's view has placed on (x, y), or 0.
+func (p *peer) placedAt(x, y int32) uint16 {
+	for _, st := range p.v.Statics {
+		for _, o := range st.Objects {
+			if o.X == x && o.Y == y && o.Item != 0 {
+				return o.Item
+			}
+		}
+	}
+	return 0
+}
+
+// TestAHomeIsFoundAsItWasLeft: a new character comes with the starter
+// kit; its owner furnishes its home (a guest may not, until the owner
+// names it a builder); the host is killed with SIGKILL; on return the
+// home holds the chair where it was placed and the inventory lacks it,
+// as the last stored snapshot has them both.
+func TestAHomeIsFoundAsItWasLeft(t *testing.T) {
+	r := startRealm(t, nil)
+	ctx := context.Background()
+	ann, acct := r.player("ann")
+	home, err := ann.CreateArea(ctx, "Home", "home", 16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chair, _ := content.Default().Item("chair")
+	j, err := ann.Join(ctx, home.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := connect(t, j)
+	inv := p.inventory()
+	if count(inv.Slots, chair.Code) != 4 {
+		t.Fatalf("a new character carries %+v; want the starter kit's 4 chairs", inv.Slots)
+	}
+	p.snapshot(0)
+	var seq uint32
+	x, y, code := p.place(&seq, slotOf(inv.Slots, chair.Code))
+	if code != wire.CodeOK {
+		t.Fatalf("the owner places a chair in its home: %v", code)
+	}
+	if got := count(p.inventory().Slots, chair.Code); got != 3 {
+		t.Fatalf("after placing one of 4 chairs the inventory holds %d", got)
+	}
+	p.until(func(wire.Message) bool { return p.placedAt(x, y) == chair.Code })
+
+	// A guest, a member of the home but no builder, may not build there.
+	bob, bobAcct := r.player("bob")
+	code1, err := ann.Invite(ctx, home.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Redeem(ctx, code1); err != nil {
+		t.Fatal(err)
+	}
+	jb, err := bob.Join(ctx, home.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, _ := connect(t, jb)
+	binv := pb.inventory()
+	pb.snapshot(0)
+	var bseq uint32
+	if _, _, code := pb.place(&bseq, slotOf(binv.Slots, chair.Code)); code != wire.CodeNotBuilder {
+		t.Fatalf("a guest places in another's home: %v; want NOT_BUILDER", code)
+	}
+	if _, err := bob.SetRole(ctx, home.ID, bobAcct.ID, "builder"); refusal(t, err) != "FORBIDDEN" {
+		t.Fatalf("a guest names itself a builder: %v; want FORBIDDEN", err)
+	}
+	if m, err := ann.SetRole(ctx, home.ID, bobAcct.ID, "builder"); err != nil || m.Role != "builder" {
+		t.Fatalf("the owner names the guest a builder: %+v, %v", m, err)
+	}
+	if _, err := ann.SetRole(ctx, home.ID, acct.ID, "member"); refusal(t, err) != "OWNER_STAYS" {
+		t.Fatalf("the owner makes itself a member: %v; want OWNER_STAYS", err)
+	}
+	jb2, err := bob.Join(ctx, home.ID) // the role holds from its next arrival
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb2, _ := connect(t, jb2)
+	binv = pb2.inventory()
+	pb2.snapshot(0)
+	bseq = 0
+	if _, _, code := pb2.place(&bseq, slotOf(binv.Slots, chair.Code)); code != wire.CodeOK {
+		t.Fatalf("a builder places in the home: %v", code)
+	}
+
+	// The chair and ann's 3 chairs are stored together, then the host dies.
+	waitFor(t, "ann's inventory stored with the home", func() bool {
+		ch, err := r.store.Character(ctx, store.AccountID(acct.ID))
+		if err != nil {
+			return false
+		}
+		c, err := blob.DecodeCharacter(ch.State)
+		if err != nil {
+			return false
+		}
+		n := 0
+		for _, s := range c.Inventory {
+			if s.Kind == chair.Code {
+				n += int(s.Count)
+			}
+		}
+		return n == 3
+	})
+	h := r.live(home.ID).Host
+	if err := syscall.Kill(h.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the dead host unregistered", func() bool { _, ok := r.host(h.ID); return !ok })
+	j2, err := ann.Join(ctx, home.ID)
+	if err != nil {
+		t.Fatalf("join after the host died: %v", err)
+	}
+	p2, _ := connect(t, j2)
+	if got := count(p2.inventory().Slots, chair.Code); got != 3 {
+		t.Fatalf("after the crash ann carries %d chairs; want the 3 stored", got)
+	}
+	p2.until(func(wire.Message) bool { return p2.placedAt(x, y) == chair.Code })
+
+	// Every item the store holds is counted once, and as many as were made.
+	leave(t, p2) // bob's session died with the host; his body was never re-made
+	waitFor(t, "the home's last snapshot stored", func() bool {
+		c, err := storedItems(ctx, r.store)
+		return err == nil && c.Characters == 2 && c.Areas == 1
+	})
+	c, err := storedItems(ctx, r.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range c.Kinds {
+		if k.Kind == chair.Code && k.Present != 8 {
+			t.Fatalf("the store holds %d chairs; the two starter kits made 8", k.Present)
+		}
+	}
+	admin, adminAcct := r.player("admin")
+	r.admin(adminAcct)
+	if got, err := admin.Items(ctx); err != nil || !got.OK || got.Stacks != c.Stacks {
+		t.Fatalf("GET /v1/admin/items = %+v, %v; want the %d stacks counted, conserved", got, err, c.Stacks)
+	}
+	if _, err := ann.Items(ctx); refusal(t, err) != "FORBIDDEN" {
+		t.Fatalf("a player counts the realm's items: %v; want FORBIDDEN", err)
+	}
+}
+
+// leave ends p's session on purpose: its body leaves, its state stored.
+func leave(t *testing.T, p *peer) {
+	t.Helper()
+	p.send(&wire.Leave{})
+	p.until(func(m wire.Message) bool { _, ok := m.(*wire.Left); return ok })
+}

@@ -1,0 +1,19 @@
+// Package items is an Area's item rule: what players carry, place, take
+// back, gather and keep in containers, each move one step of the Area's
+// tick and whole or not at all (docs/items.md).
+//
+// The System installs itself as the Area's item rule (ecs.Area.OnItem):
+// the movement system hands it a body's item intents in their turn.
+// Placed items stand in the Area's static map ([statics.Map.Place]), so
+// movement, path finding, flow fields, sensing and line of sight see them
+// in the tick they land, and clients see them through the cells' static
+// versions. The action system gathers through it ([System.Gather]).
+//
+// Every stack has an id the Area mints ([ecs.ItemID]); the System keeps
+// the Area's ledger (the items of each kind it made and unmade), saves
+// its part of the Area's blob ([System.Save], [System.Load]) and a
+// character's carried items as the character's state
+// ([System.SaveCharacter], [System.LoadCharacter]). [System.Each] visits
+// every stack the Area holds and [System.Ledger] gives its ledger, for the
+// conservation checks.
+package items

@@ -1,0 +1,743 @@
+package items
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/leyworks/ley/content"
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/persist"
+	"github.com/leyworks/ley/systems/persist/blob"
+	"github.com/leyworks/ley/systems/statics"
+)
+
+// BuildRule says who may change an Area's items: place, take back,
+// gather, and use its containers.
+type BuildRule uint8
+
+// The build rules.
+const (
+	// BuildAnyone lets every player build.
+	BuildAnyone BuildRule = iota
+	// BuildBuilders lets only the players the director marks builders
+	// (ecs.Player.Builder: a home's owner and the members it names).
+	BuildBuilders
+	// BuildNobody lets no one build (an arena).
+	BuildNobody
+)
+
+// Defaults of a Config's bounds.
+const (
+	// DefaultMaxItems is the placed items an Area holds at most.
+	DefaultMaxItems = 20000
+	// DefaultChangesPerMinute is what one player may change per minute:
+	// places, takes and gatherings.
+	DefaultChangesPerMinute = 120
+)
+
+// Config is an Area's item content and rules.
+type Config struct {
+	// Kinds are the item kinds; Sources what the map's objects give when
+	// gathered.
+	Kinds   []content.Item
+	Sources []content.Source
+	// Build says who may build.
+	Build BuildRule
+	// MaxItems bounds the placed items (0: DefaultMaxItems);
+	// ChangesPerMinute one player's places, takes and gatherings per
+	// minute (0: DefaultChangesPerMinute).
+	MaxItems, ChangesPerMinute int
+}
+
+// System is the Area's item rule (see the package documentation). It
+// belongs to its Area and runs on the goroutine ticking it.
+type System struct {
+	// Map is the Area's static map, where placed items stand.
+	Map *statics.Map
+	// FloorChanged, when set, is told of every square whose floor an item
+	// changed (placed or taken back in the occupant slot): the creature
+	// system's flow fields cross it.
+	FloorChanged func(ecs.Cell)
+	Config
+
+	kinds      map[uint16]*content.Item
+	sources    map[uint16]*content.Source // by object kind
+	containers map[uint32][]ecs.Stack     // by placed object ID
+	ready      map[uint32]uint64          // by source object ID: the first tick it gives again
+	budgets    map[uint32]budget          // by entity ID
+	next       uint32
+	created    map[uint16]uint64
+	destroyed  map[uint16]uint64
+
+	inventories ecs.Map[ecs.Inventory]
+	positions   ecs.Map[ecs.Position]
+	players     ecs.Map[ecs.Player]
+}
+
+// budget is one player's changes in the current minute.
+type budget struct {
+	start uint64 // the tick its minute began
+	used  int
+}
+
+// Name implements ecs.System.
+func (*System) Name() string { return "items" }
+
+// Init implements ecs.System: it makes the System the Area's item rule.
+func (s *System) Init(a *ecs.Area) error {
+	if s.Map == nil {
+		return fmt.Errorf("items: area %d: no static map", a.ID)
+	}
+	if s.MaxItems == 0 {
+		s.MaxItems = DefaultMaxItems
+	}
+	if s.ChangesPerMinute == 0 {
+		s.ChangesPerMinute = DefaultChangesPerMinute
+	}
+	s.kinds = make(map[uint16]*content.Item, len(s.Kinds))
+	for i := range s.Kinds {
+		s.kinds[s.Kinds[i].Code] = &s.Kinds[i]
+	}
+	s.sources = make(map[uint16]*content.Source, len(s.Sources))
+	for i := range s.Sources {
+		s.sources[uint16(s.Sources[i].Class)] = &s.Sources[i]
+	}
+	s.containers = make(map[uint32][]ecs.Stack)
+	s.ready = make(map[uint32]uint64)
+	s.budgets = make(map[uint32]budget)
+	s.created = make(map[uint16]uint64)
+	s.destroyed = make(map[uint16]uint64)
+	w := &a.World
+	s.inventories = ecs.NewMap[ecs.Inventory](w)
+	s.positions = ecs.NewMap[ecs.Position](w)
+	s.players = ecs.NewMap[ecs.Player](w)
+	a.OnItem = s.item
+	return nil
+}
+
+// Update implements ecs.System: item intents come in through the movement
+// system's queues; nothing runs per tick.
+func (*System) Update(*ecs.Area) {}
+
+// item carries out one item intent of body e.
+func (s *System) item(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
+	switch it.Kind {
+	case ecs.IntentPlace:
+		return s.place(a, e, it)
+	case ecs.IntentTake:
+		return s.take(a, e, it)
+	case ecs.IntentMoveItem:
+		return s.move(a, e, it)
+	}
+	return ecs.OutcomeInvalid
+}
+
+// facing returns the square next to body e in direction d.
+func (s *System) facing(a *ecs.Area, e ecs.Entity, d ecs.Dir) (ecs.Cell, ecs.Outcome) {
+	pos := s.positions.Get(e)
+	if pos == nil {
+		return ecs.NoCell, ecs.OutcomeEntityGone
+	}
+	if d >= ecs.NumDirs {
+		return ecs.NoCell, ecs.OutcomeInvalid
+	}
+	dx, dy := d.Delta()
+	x, y := pos.X+dx, pos.Y+dy
+	if !a.Grid.In(x, y) {
+		return ecs.NoCell, ecs.OutcomeOutOfBounds
+	}
+	return a.Grid.Cell(x, y), ecs.OutcomeApplied
+}
+
+// mayBuild says whether body e may change the Area's items.
+func (s *System) mayBuild(e ecs.Entity) ecs.Outcome {
+	pl := s.players.Get(e)
+	switch {
+	case pl == nil:
+		return ecs.OutcomeNotBuilder
+	case s.Build == BuildNobody:
+		return ecs.OutcomeNotBuilder
+	case s.Build == BuildBuilders && !pl.Builder:
+		return ecs.OutcomeNotBuilder
+	}
+	return ecs.OutcomeApplied
+}
+
+// spend takes one change of body e's budget for this minute, or answers
+// OutcomeBudget when it is spent.
+func (s *System) spend(a *ecs.Area, e ecs.Entity) ecs.Outcome {
+	b := s.budgets[e.ID()]
+	if minute := uint64(60 * a.TickRate); b.used == 0 || a.Tick-b.start >= minute {
+		b = budget{start: a.Tick}
+	}
+	if b.used >= s.ChangesPerMinute {
+		return ecs.OutcomeBudget
+	}
+	b.used++
+	s.budgets[e.ID()] = b
+	return ecs.OutcomeApplied
+}
+
+// stackMax is how many items of kind one slot holds.
+func (s *System) stackMax(kind uint16, now uint16) uint16 {
+	if k := s.kinds[kind]; k != nil {
+		return uint16(k.Stack)
+	}
+	return now // a kind the content no longer has: it stays as it is
+}
+
+// minter mints item ids on a scratch counter, kept only when the move it
+// serves is committed (a refused move mints nothing).
+type minter struct {
+	area ecs.AreaID
+	next uint32
+	out  bool // the counter ran out
+}
+
+func (m *minter) mint() ecs.ItemID {
+	if m.next == math.MaxUint32 {
+		m.out = true
+		return 0
+	}
+	m.next++
+	return ecs.ItemID(uint64(m.area)<<32 | uint64(m.next))
+}
+
+// add puts count items of kind into slots: onto stacks of the kind as far
+// as they go, then into empty slots, the first new stack named id (0:
+// minted), any further one minted. It reports false if they do not all
+// fit; slots are then partly changed, so callers add into a copy.
+func (s *System) add(slots []ecs.Stack, kind, count uint16, id ecs.ItemID, m *minter) bool {
+	max := s.stackMax(kind, 1)
+	for i := range slots {
+		if count == 0 {
+			return true
+		}
+		if st := &slots[i]; st.Count > 0 && st.Kind == kind && st.Count < max {
+			n := min(count, max-st.Count)
+			st.Count += n
+			count -= n
+		}
+	}
+	for i := range slots {
+		if count == 0 {
+			return true
+		}
+		if st := &slots[i]; st.Empty() {
+			if id == 0 {
+				id = m.mint()
+			}
+			n := min(count, max)
+			*st = ecs.Stack{ID: id, Kind: kind, Count: n}
+			count -= n
+			id = 0
+		}
+	}
+	return count == 0 && !m.out
+}
+
+// changed tells the host that body e's inventory (and the container on
+// c, if any) changed.
+func changed(a *ecs.Area, e ecs.Entity, c ecs.Cell) {
+	a.Emit(ecs.Event{Kind: ecs.EventInventory, Entity: e, Cell: c})
+	if c != ecs.NoCell {
+		a.Emit(ecs.Event{Kind: ecs.EventContainer, By: e, Cell: c})
+	}
+}
+
+// place puts one item of inventory slot it.From on the square next to e.
+func (s *System) place(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
+	inv := s.inventories.Get(e)
+	if inv == nil {
+		return ecs.OutcomeEntityGone
+	}
+	if it.From >= ecs.InventorySlots {
+		return ecs.OutcomeInvalid
+	}
+	st := &inv.Slots[it.From]
+	if st.Empty() {
+		return ecs.OutcomeNothingThere
+	}
+	k := s.kinds[st.Kind]
+	if k == nil || !k.Placeable() {
+		return ecs.OutcomeNotAllowed
+	}
+	c, o := s.facing(a, e, it.Dir)
+	if o != ecs.OutcomeApplied {
+		return o
+	}
+	if o := s.mayBuild(e); o != ecs.OutcomeApplied {
+		return o
+	}
+	if s.Map.Items() >= s.MaxItems {
+		return ecs.OutcomeItemCap
+	}
+	floor := k.Placed.Slot == content.SlotFloor
+	if !s.Map.Free(c, floor) {
+		return ecs.OutcomeOccupied
+	}
+	m := minter{area: a.ID, next: s.next}
+	id := st.ID
+	if st.Count > 1 {
+		if id = m.mint(); m.out {
+			return ecs.OutcomeItemCap
+		}
+	}
+	if o := s.spend(a, e); o != ecs.OutcomeApplied {
+		return o
+	}
+	s.next = m.next
+	if st.Count--; st.Count == 0 {
+		*st = ecs.Stack{}
+	}
+	kind := wire.ObjectItem
+	if k.Placed.Door {
+		kind = wire.ObjectDoor
+	}
+	x, y := a.Grid.XY(c)
+	oid := s.Map.Place(statics.Object{Kind: kind, X: x, Y: y, Item: k.Code, Stack: id, Floor: floor,
+		Solid: k.Placed.Blocks, Opaque: k.Placed.BlocksSight})
+	if k.Placed.Container > 0 {
+		s.containers[oid] = make([]ecs.Stack, k.Placed.Container)
+	}
+	if !floor && s.FloorChanged != nil {
+		s.FloorChanged(c)
+	}
+	a.Face(e, it.Dir)
+	changed(a, e, ecs.NoCell)
+	return ecs.OutcomeApplied
+}
+
+// yields returns what taking a placed item of kind back gives.
+func (s *System) yields(kind uint16) []content.Yield {
+	if k := s.kinds[kind]; k != nil && len(k.Yields) > 0 {
+		return k.Yields
+	}
+	return nil
+}
+
+// take takes the item placed next to e back into e's inventory.
+func (s *System) take(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
+	inv := s.inventories.Get(e)
+	if inv == nil {
+		return ecs.OutcomeEntityGone
+	}
+	c, o := s.facing(a, e, it.Dir)
+	if o != ecs.OutcomeApplied {
+		return o
+	}
+	obj := s.Map.PlacedAt(c)
+	if obj == nil {
+		return ecs.OutcomeNothingThere
+	}
+	if o := s.mayBuild(e); o != ecs.OutcomeApplied {
+		return o
+	}
+	for _, st := range s.containers[obj.ID] {
+		if !st.Empty() {
+			return ecs.OutcomeNotEmpty
+		}
+	}
+	// Into a copy first: every yield fits, or nothing changes.
+	slots := inv.Slots
+	m := minter{area: a.ID, next: s.next}
+	ys := s.yields(obj.Item)
+	self := len(ys) == 0 || (len(ys) == 1 && ys[0].Count == 1 && s.kinds[obj.Item] != nil && ys[0].Item == s.kinds[obj.Item].Name)
+	if self {
+		if !s.add(slots[:], obj.Item, 1, obj.Stack, &m) {
+			return ecs.OutcomeInventoryFull
+		}
+	} else {
+		for _, y := range ys {
+			yk, ok := s.kindNamed(y.Item)
+			if !ok || !s.add(slots[:], yk, uint16(y.Count), 0, &m) {
+				return ecs.OutcomeInventoryFull
+			}
+		}
+	}
+	if o := s.spend(a, e); o != ecs.OutcomeApplied {
+		return o
+	}
+	inv.Slots, s.next = slots, m.next
+	if !self {
+		s.destroyed[obj.Item]++
+		for _, y := range ys {
+			yk, _ := s.kindNamed(y.Item)
+			s.created[yk] += uint64(y.Count)
+		}
+	}
+	delete(s.containers, obj.ID)
+	floor := obj.Floor
+	s.Map.Remove(obj)
+	if !floor && s.FloorChanged != nil {
+		s.FloorChanged(c)
+	}
+	a.Face(e, it.Dir)
+	changed(a, e, ecs.NoCell)
+	return ecs.OutcomeApplied
+}
+
+// kindNamed returns the code of the item kind named name.
+func (s *System) kindNamed(name string) (uint16, bool) {
+	for i := range s.Kinds {
+		if s.Kinds[i].Name == name {
+			return s.Kinds[i].Code, true
+		}
+	}
+	return 0, false
+}
+
+// Gather gives body e what the source object on square c yields (a
+// tree's wood, a rock's stone), if one stands there: the action system
+// calls it for an action on a square with no body. ok is false when no
+// source stands on c (the action goes on to what else is there).
+func (s *System) Gather(a *ecs.Area, e ecs.Entity, c ecs.Cell) (o ecs.Outcome, ok bool) {
+	obj := s.Map.At(c)
+	if obj == nil || obj.Item != 0 {
+		return ecs.OutcomeNothingThere, false
+	}
+	src := s.sources[obj.Kind]
+	if src == nil {
+		return ecs.OutcomeNothingThere, false
+	}
+	inv := s.inventories.Get(e)
+	if inv == nil {
+		return ecs.OutcomeNotAllowed, true // a creature acts; only players carry
+	}
+	if o := s.mayBuild(e); o != ecs.OutcomeApplied {
+		return o, true
+	}
+	if a.Tick < s.ready[obj.ID] {
+		return ecs.OutcomeCooldown, true
+	}
+	slots := inv.Slots
+	m := minter{area: a.ID, next: s.next}
+	for _, y := range src.Yields {
+		yk, ok := s.kindNamed(y.Item)
+		if !ok || !s.add(slots[:], yk, uint16(y.Count), 0, &m) {
+			return ecs.OutcomeInventoryFull, true
+		}
+	}
+	if o := s.spend(a, e); o != ecs.OutcomeApplied {
+		return o, true
+	}
+	inv.Slots, s.next = slots, m.next
+	for _, y := range src.Yields {
+		yk, _ := s.kindNamed(y.Item)
+		s.created[yk] += uint64(y.Count)
+	}
+	cool := max(1, int(math.Round(float64(src.CooldownTicks)*float64(a.TickRate)/content.TickRate)))
+	s.ready[obj.ID] = a.Tick + uint64(cool)
+	changed(a, e, ecs.NoCell)
+	return ecs.OutcomeApplied, true
+}
+
+// Open opens the container placed on square c for body e: nothing changes,
+// and the host tells e's player what it holds (an ecs.EventContainer with
+// Amount 1). ok is false when no container stands on c.
+func (s *System) Open(a *ecs.Area, e ecs.Entity, c ecs.Cell) (o ecs.Outcome, ok bool) {
+	obj := s.Map.At(c)
+	if obj == nil || obj.Item == 0 || s.containers[obj.ID] == nil {
+		return ecs.OutcomeNothingThere, false
+	}
+	if s.inventories.Get(e) == nil {
+		return ecs.OutcomeNotAllowed, true // a creature acts; only players open things
+	}
+	a.Emit(ecs.Event{Kind: ecs.EventContainer, By: e, Cell: c, Amount: 1})
+	return ecs.OutcomeApplied, true
+}
+
+// slot resolves an item intent's slot number: one of e's inventory, or
+// of the container cont.
+func slot(inv *ecs.Inventory, cont []ecs.Stack, n uint8) *ecs.Stack {
+	switch {
+	case int(n) < len(inv.Slots):
+		return &inv.Slots[n]
+	case n >= ecs.ContainerSlot && int(n-ecs.ContainerSlot) < len(cont):
+		return &cont[n-ecs.ContainerSlot]
+	}
+	return nil
+}
+
+// move moves items between slots of e's inventory and of the container
+// it faces.
+func (s *System) move(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
+	inv := s.inventories.Get(e)
+	if inv == nil {
+		return ecs.OutcomeEntityGone
+	}
+	var cont []ecs.Stack
+	at := ecs.NoCell
+	if it.From >= ecs.ContainerSlot || it.To >= ecs.ContainerSlot {
+		c, o := s.facing(a, e, it.Dir)
+		if o != ecs.OutcomeApplied {
+			return o
+		}
+		obj := s.Map.At(c)
+		if obj == nil || obj.Item == 0 || s.containers[obj.ID] == nil {
+			return ecs.OutcomeNothingThere
+		}
+		if o := s.mayBuild(e); o != ecs.OutcomeApplied {
+			return o
+		}
+		cont, at = s.containers[obj.ID], c
+	}
+	src, dst := slot(inv, cont, it.From), slot(inv, cont, it.To)
+	if src == nil || dst == nil || src == dst {
+		return ecs.OutcomeInvalid
+	}
+	if src.Empty() {
+		return ecs.OutcomeNothingThere
+	}
+	n := it.Count
+	if n == 0 {
+		n = src.Count
+	}
+	if n > src.Count {
+		return ecs.OutcomeInvalid
+	}
+	switch {
+	case dst.Empty() && n == src.Count:
+		*dst, *src = *src, ecs.Stack{}
+	case dst.Empty():
+		m := minter{area: a.ID, next: s.next}
+		id := m.mint()
+		if m.out {
+			return ecs.OutcomeItemCap
+		}
+		s.next = m.next
+		*dst = ecs.Stack{ID: id, Kind: src.Kind, Count: n}
+		src.Count -= n
+	case dst.Kind == src.Kind:
+		room := s.stackMax(dst.Kind, dst.Count) - min(dst.Count, s.stackMax(dst.Kind, dst.Count))
+		if room == 0 {
+			return ecs.OutcomeInventoryFull
+		}
+		n = min(n, room)
+		dst.Count += n
+		if src.Count -= n; src.Count == 0 {
+			*src = ecs.Stack{}
+		}
+	case n == src.Count:
+		*dst, *src = *src, *dst
+	default:
+		return ecs.OutcomeOccupied // part of a stack onto another kind
+	}
+	changed(a, e, at)
+	return ecs.OutcomeApplied
+}
+
+// Container returns the slots of the container on square c (nil when
+// none stands there). The slice aliases the System.
+func (s *System) Container(c ecs.Cell) []ecs.Stack {
+	if obj := s.Map.At(c); obj != nil && obj.Item != 0 {
+		return s.containers[obj.ID]
+	}
+	return nil
+}
+
+// Place says where a stack is, for Each.
+type Place uint8
+
+// The places of a stack in an Area.
+const (
+	InWorld     Place = iota + 1 // placed on a square
+	InContainer                  // in a placed container
+	OnBody                       // in a body's inventory
+)
+
+// Each calls fn for every stack the Area holds: placed, in containers and
+// in its bodies' inventories (e is the body, for OnBody).
+func (s *System) Each(a *ecs.Area, fn func(p Place, e ecs.Entity, st ecs.Stack)) {
+	for _, o := range s.Map.Objects() {
+		if o.Item == 0 {
+			continue
+		}
+		fn(InWorld, ecs.Entity{}, ecs.Stack{ID: o.Stack, Kind: o.Item, Count: 1})
+		for _, st := range s.containers[o.ID] {
+			if !st.Empty() {
+				fn(InContainer, ecs.Entity{}, st)
+			}
+		}
+	}
+	q := ecs.NewFilter1[ecs.Inventory]().Query(&a.World)
+	for q.Next() {
+		inv := q.Get()
+		for _, st := range inv.Slots {
+			if !st.Empty() {
+				fn(OnBody, q.Entity(), st)
+			}
+		}
+	}
+}
+
+// Ledger returns the items of each kind the Area ever made (created) and
+// unmade (destroyed), fresh maps.
+func (s *System) Ledger() (created, destroyed map[uint16]uint64) {
+	created, destroyed = make(map[uint16]uint64, len(s.created)), make(map[uint16]uint64, len(s.destroyed))
+	for k, v := range s.created {
+		created[k] = v
+	}
+	for k, v := range s.destroyed {
+		destroyed[k] = v
+	}
+	return created, destroyed
+}
+
+// Create mints count items of kind into body e's inventory, counted as
+// created in the Area's ledger (a grant of the content or an operator).
+// It reports false, and changes nothing, when they do not fit.
+func (s *System) Create(a *ecs.Area, e ecs.Entity, kind, count uint16) bool {
+	inv := s.inventories.Get(e)
+	if inv == nil || s.kinds[kind] == nil {
+		return false
+	}
+	slots := inv.Slots
+	m := minter{area: a.ID, next: s.next}
+	if !s.add(slots[:], kind, count, 0, &m) {
+		return false
+	}
+	inv.Slots, s.next = slots, m.next
+	s.created[kind] += uint64(count)
+	changed(a, e, ecs.NoCell)
+	return true
+}
+
+// Give mints the items of ys into body e's inventory, counted as created
+// in the Area's ledger (a new character's starter kit): all of them, or,
+// when they do not all fit or name a kind the content lacks, none.
+func (s *System) Give(a *ecs.Area, e ecs.Entity, ys []content.Yield) bool {
+	inv := s.inventories.Get(e)
+	if inv == nil {
+		return false
+	}
+	slots := inv.Slots
+	m := minter{area: a.ID, next: s.next}
+	for _, y := range ys {
+		k, ok := s.kindNamed(y.Item)
+		if !ok || !s.add(slots[:], k, uint16(y.Count), 0, &m) {
+			return false
+		}
+	}
+	inv.Slots, s.next = slots, m.next
+	for _, y := range ys {
+		k, _ := s.kindNamed(y.Item)
+		s.created[k] += uint64(y.Count)
+	}
+	changed(a, e, ecs.NoCell)
+	return true
+}
+
+// Save returns the Area's items as its blob keeps them.
+func (s *System) Save() *persist.Items {
+	it := &persist.Items{Next: s.next}
+	for _, o := range s.Map.Objects() {
+		if o.Item == 0 {
+			continue
+		}
+		p := persist.Placed{X: o.X, Y: o.Y, Stack: blob.Stack{ID: uint64(o.Stack), Kind: o.Item, Count: 1}, Floor: o.Floor, Open: o.Open}
+		if cont := s.containers[o.ID]; cont != nil {
+			p.Contents = make([]blob.Stack, len(cont))
+			for i, st := range cont {
+				p.Contents[i] = blob.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count}
+			}
+		}
+		it.Placed = append(it.Placed, p)
+	}
+	it.Created, it.Destroyed = tallies(s.created), tallies(s.destroyed)
+	return it
+}
+
+// tallies returns m as a list sorted by kind.
+func tallies(m map[uint16]uint64) []persist.Tally {
+	out := make([]persist.Tally, 0, len(m))
+	for k, v := range m {
+		out = append(out, persist.Tally{Kind: k, Count: v})
+	}
+	slices.SortFunc(out, func(a, b persist.Tally) int { return cmp.Compare(a.Kind, b.Kind) })
+	return out
+}
+
+// Load puts back the items of a stored Area (persist.Load hands them
+// before any body stands). An item whose slot the map now fills (the
+// content changed since) fails the load: an item is never dropped
+// silently.
+func (s *System) Load(it *persist.Items) error {
+	g := s.Map.Grid()
+	for _, p := range it.Placed {
+		c := g.Cell(p.X, p.Y)
+		if taken := s.Map.PlacedAt(c); (taken != nil && taken.Floor == p.Floor) || (!p.Floor && s.Map.At(c) != nil) {
+			return fmt.Errorf("items: item %d at (%d,%d): its slot is taken by the map", p.Stack.ID, p.X, p.Y)
+		}
+		kind, solid, opaque, cont := wire.ObjectItem, false, false, 0
+		if k := s.kinds[p.Stack.Kind]; k != nil {
+			solid, opaque, cont = k.Placed.Blocks, k.Placed.BlocksSight, k.Placed.Container
+			if k.Placed.Door {
+				kind = wire.ObjectDoor
+			}
+		}
+		oid := s.Map.Place(statics.Object{Kind: kind, X: p.X, Y: p.Y, Open: p.Open, Item: p.Stack.Kind,
+			Stack: ecs.ItemID(p.Stack.ID), Floor: p.Floor, Solid: solid, Opaque: opaque})
+		if n := max(cont, len(p.Contents)); n > 0 {
+			slots := make([]ecs.Stack, n)
+			for i, st := range p.Contents {
+				slots[i] = ecs.Stack{ID: ecs.ItemID(st.ID), Kind: st.Kind, Count: st.Count}
+			}
+			s.containers[oid] = slots
+		}
+	}
+	s.next = it.Next
+	for _, t := range it.Created {
+		s.created[t.Kind] = t.Count
+	}
+	for _, t := range it.Destroyed {
+		s.destroyed[t.Kind] = t.Count
+	}
+	return nil
+}
+
+// SaveCharacter returns body e's carried items as its character's state
+// (nil when it carries nothing, or has no inventory).
+func (s *System) SaveCharacter(e ecs.Entity) ([]byte, error) {
+	inv := s.inventories.Get(e)
+	if inv == nil {
+		return nil, nil
+	}
+	var c blob.Character
+	last := -1
+	for i, st := range inv.Slots {
+		if !st.Empty() {
+			last = i
+		}
+	}
+	if last < 0 {
+		return nil, nil
+	}
+	c.Version = blob.CharacterVersion
+	c.Inventory = make([]blob.Stack, last+1)
+	for i := 0; i <= last; i++ {
+		st := inv.Slots[i]
+		c.Inventory[i] = blob.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count}
+	}
+	return blob.EncodeCharacter(&c)
+}
+
+// LoadCharacter fills body e's inventory from its character's state.
+func (s *System) LoadCharacter(e ecs.Entity, state []byte) error {
+	inv := s.inventories.Get(e)
+	if inv == nil {
+		return fmt.Errorf("items: entity %v carries nothing", e)
+	}
+	c, err := blob.DecodeCharacter(state)
+	if err != nil {
+		return err
+	}
+	*inv = ecs.Inventory{}
+	for i, st := range c.Inventory {
+		inv.Slots[i] = ecs.Stack{ID: ecs.ItemID(st.ID), Kind: st.Kind, Count: st.Count}
+	}
+	return nil
+}

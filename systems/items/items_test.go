@@ -1,0 +1,538 @@
+package items_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/leyworks/ley/content"
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/build"
+	"github.com/leyworks/ley/systems/items"
+	"github.com/leyworks/ley/systems/persist"
+)
+
+// world is an Area built as the host builds one, with its players and the
+// answers to their intents.
+type world struct {
+	t       testing.TB
+	b       *build.Built
+	answers map[uint32]ecs.Outcome
+	seq     uint32
+	players ecs.Map[ecs.Player]
+}
+
+func newWorld(t testing.TB, kind, template string, w, h int) *world {
+	t.Helper()
+	b, err := build.Area(content.Default(), build.Spec{ID: 7, Kind: kind, Template: template, W: w, H: h, TickRate: 20, CellSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd := &world{t: t, b: b, answers: map[uint32]ecs.Outcome{}, players: ecs.NewMap[ecs.Player](&b.Area.World)}
+	b.Area.AfterTick = func(a *ecs.Area) {
+		for _, ans := range a.Outbox {
+			wd.answers[ans.Seq] = ans.Outcome
+		}
+		a.Outbox = a.Outbox[:0]
+	}
+	b.Area.Wake()
+	return wd
+}
+
+func (w *world) player(account uint64, x, y int32, builder bool) ecs.Entity {
+	w.t.Helper()
+	e, err := w.b.Area.SpawnPlayer(account, x, y)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.players.Get(e).Builder = builder
+	return e
+}
+
+// do posts it for e and steps until it is answered.
+func (w *world) do(e ecs.Entity, it ecs.Intent) ecs.Outcome {
+	w.t.Helper()
+	w.seq++
+	it.Seq, it.Tag = w.seq, w.players.Get(e).Session
+	if !w.b.Area.Post(e, it) {
+		w.t.Fatal("inbox full")
+	}
+	for range 40 {
+		w.b.Area.Step()
+		if o, ok := w.answers[it.Seq]; ok {
+			return o
+		}
+	}
+	w.t.Fatalf("intent %d (%+v) unanswered", it.Seq, it)
+	return 0
+}
+
+func (w *world) inv(e ecs.Entity) *ecs.Inventory { return w.b.Area.InventoryOf(e) }
+
+func code(t testing.TB, name string) uint16 {
+	it, ok := content.Default().Item(name)
+	if !ok {
+		t.Fatalf("no item %q", name)
+	}
+	return it.Code
+}
+
+func TestPlaceAndTakeBack(t *testing.T) {
+	w := newWorld(t, "village", build.TemplateEmpty, 16, 16)
+	e := w.player(1, 5, 5, false)
+	chair := code(t, "chair")
+	if !w.b.Items.Create(w.b.Area, e, chair, 3) {
+		t.Fatal("Create failed")
+	}
+	held := w.inv(e).Slots[0]
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentPlace, From: 0, Dir: ecs.East}); o != ecs.OutcomeApplied {
+		t.Fatalf("place = %v", o)
+	}
+	g := w.b.Area.Grid
+	c := g.Cell(6, 5)
+	placed := w.b.Map.PlacedAt(c)
+	switch {
+	case placed == nil:
+		t.Fatal("nothing placed on (6,5)")
+	case placed.Item != chair || placed.Kind != wire.ObjectItem:
+		t.Fatalf("placed %+v", *placed)
+	case placed.Stack == held.ID || placed.Stack == 0:
+		t.Fatalf("the placed chair has id %d; the stack it came from %d", placed.Stack, held.ID)
+	case w.inv(e).Slots[0].Count != 2:
+		t.Fatalf("inventory slot 0 = %+v after placing one of 3", w.inv(e).Slots[0])
+	case g.Free(c):
+		t.Fatal("a chair does not block its square")
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentStep, Dir: ecs.East}); o != ecs.OutcomeBlocked {
+		t.Fatalf("a step onto the chair = %v; want BLOCKED", o)
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentPlace, From: 0, Dir: ecs.East}); o != ecs.OutcomeOccupied {
+		t.Fatalf("a second chair on the same square = %v; want OCCUPIED", o)
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentTake, Dir: ecs.East}); o != ecs.OutcomeApplied {
+		t.Fatalf("take = %v", o)
+	}
+	if w.b.Map.PlacedAt(c) != nil || !g.Free(c) || w.b.Map.Items() != 0 {
+		t.Fatal("the chair taken back still stands")
+	}
+	if st := w.inv(e).Slots[0]; st.Count != 3 || st.ID != held.ID {
+		t.Fatalf("inventory slot 0 = %+v; want the 3 chairs of stack %d", st, held.ID)
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentTake, Dir: ecs.East}); o != ecs.OutcomeNothingThere {
+		t.Fatalf("taking from an empty square = %v; want NOTHING_THERE", o)
+	}
+}
+
+func TestPlacedWallHidesAndDoorOpens(t *testing.T) {
+	w := newWorld(t, "village", build.TemplateEmpty, 16, 16)
+	e := w.player(1, 5, 5, false)
+	w.b.Items.Create(w.b.Area, e, code(t, "wall_stone"), 1)
+	w.b.Items.Create(w.b.Area, e, code(t, "door_wood"), 1)
+	w.b.Items.Create(w.b.Area, e, code(t, "floor_wood"), 1)
+	g := w.b.Area.Grid
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentPlace, From: 0, Dir: ecs.North}); o != ecs.OutcomeApplied {
+		t.Fatalf("place wall = %v", o)
+	}
+	if c := g.Cell(5, 4); g.At(ecs.LayerSight, c) != 0 || g.Walkable(c) {
+		t.Fatal("a placed stone wall lets sight or bodies through")
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentPlace, From: 1, Dir: ecs.South}); o != ecs.OutcomeApplied {
+		t.Fatalf("place door = %v", o)
+	}
+	door := g.Cell(5, 6)
+	if g.Walkable(door) {
+		t.Fatal("a closed placed door lets bodies through")
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentAction, Dir: ecs.South}); o != ecs.OutcomeApplied {
+		t.Fatalf("open the placed door = %v", o)
+	}
+	if !g.Walkable(door) || g.At(ecs.LayerSight, door) == 0 {
+		t.Fatal("an open placed door blocks")
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentPlace, From: 2, Dir: ecs.West}); o != ecs.OutcomeApplied {
+		t.Fatalf("place floor = %v", o)
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentStep, Dir: ecs.West}); o != ecs.OutcomeApplied {
+		t.Fatalf("a step onto a wooden floor = %v", o)
+	}
+}
+
+func TestBuildRules(t *testing.T) {
+	home := newWorld(t, "home", build.TemplateEmpty, 16, 16)
+	guest, owner := home.player(1, 2, 2, false), home.player(2, 8, 8, true)
+	rug := code(t, "rug")
+	home.b.Items.Create(home.b.Area, guest, rug, 1)
+	home.b.Items.Create(home.b.Area, owner, rug, 1)
+	if o := home.do(guest, ecs.Intent{Kind: ecs.IntentPlace, Dir: ecs.East}); o != ecs.OutcomeNotBuilder {
+		t.Fatalf("a guest places in a home: %v; want NOT_BUILDER", o)
+	}
+	if o := home.do(owner, ecs.Intent{Kind: ecs.IntentPlace, Dir: ecs.East}); o != ecs.OutcomeApplied {
+		t.Fatalf("a builder places in a home: %v", o)
+	}
+	arena := newWorld(t, "arena", build.TemplateEmpty, 16, 16)
+	p := arena.player(1, 2, 2, true)
+	arena.b.Items.Create(arena.b.Area, p, rug, 1)
+	if o := arena.do(p, ecs.Intent{Kind: ecs.IntentPlace, Dir: ecs.East}); o != ecs.OutcomeNotBuilder {
+		t.Fatalf("placing in an arena: %v; want NOT_BUILDER", o)
+	}
+}
+
+func TestBounds(t *testing.T) {
+	w := newWorld(t, "village", build.TemplateEmpty, 16, 16)
+	e := w.player(1, 5, 5, false)
+	w.b.Items.MaxItems, w.b.Items.ChangesPerMinute = 1, 3
+	w.b.Items.Create(w.b.Area, e, code(t, "lamp"), 5)
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentPlace, Dir: ecs.East}); o != ecs.OutcomeApplied {
+		t.Fatalf("place = %v", o)
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentPlace, Dir: ecs.West}); o != ecs.OutcomeItemCap {
+		t.Fatalf("a place past the Area's cap = %v; want ITEM_CAP", o)
+	}
+	w.b.Items.MaxItems = 100
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentPlace, Dir: ecs.West}); o != ecs.OutcomeApplied {
+		t.Fatalf("place = %v", o)
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentPlace, Dir: ecs.North}); o != ecs.OutcomeApplied {
+		t.Fatalf("place = %v", o)
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentPlace, Dir: ecs.South}); o != ecs.OutcomeBudget {
+		t.Fatalf("a fourth change in a minute of 3 = %v; want BUDGET", o)
+	}
+	// A full inventory takes nothing back, and the item stays.
+	lamp, _ := content.Default().Item("lamp")
+	w.b.Items.Create(w.b.Area, e, lamp.Code, uint16(lamp.Stack)-w.inv(e).Slots[0].Count) // the lamps' stack full
+	for kind := uint16(1); w.inv(e).Slots[ecs.InventorySlots-1].Empty(); kind++ {
+		if k, ok := content.Default().ItemByCode(kind); ok && k.Code != lamp.Code {
+			w.b.Items.Create(w.b.Area, e, kind, uint16(k.Stack))
+		}
+	}
+	w.b.Items.ChangesPerMinute = 100
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentTake, Dir: ecs.East}); o != ecs.OutcomeInventoryFull {
+		t.Fatalf("take into a full inventory = %v; want INVENTORY_FULL", o)
+	}
+	if w.b.Map.PlacedAt(w.b.Area.Grid.Cell(6, 5)) == nil {
+		t.Fatal("a refused take removed the item")
+	}
+}
+
+func TestChest(t *testing.T) {
+	w := newWorld(t, "village", build.TemplateEmpty, 16, 16)
+	e := w.player(1, 5, 5, false)
+	w.b.Items.Create(w.b.Area, e, code(t, "chest"), 1)
+	w.b.Items.Create(w.b.Area, e, code(t, "wood"), 10)
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentPlace, From: 0, Dir: ecs.East}); o != ecs.OutcomeApplied {
+		t.Fatalf("place chest = %v", o)
+	}
+	// 4 of the 10 wood into the chest's slot 2: a split.
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentMoveItem, From: 1, To: ecs.ContainerSlot + 2, Count: 4, Dir: ecs.East}); o != ecs.OutcomeApplied {
+		t.Fatalf("wood into the chest = %v", o)
+	}
+	cont := w.b.Items.Container(w.b.Area.Grid.Cell(6, 5))
+	if len(cont) != 16 || cont[2].Count != 4 || w.inv(e).Slots[1].Count != 6 || cont[2].ID == w.inv(e).Slots[1].ID {
+		t.Fatalf("after the split: chest %+v, inventory %+v", cont, w.inv(e).Slots[1])
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentTake, Dir: ecs.East}); o != ecs.OutcomeNotEmpty {
+		t.Fatalf("taking back a chest holding wood = %v; want NOT_EMPTY", o)
+	}
+	// The 4 back onto the 6: a merge.
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentMoveItem, From: ecs.ContainerSlot + 2, To: 1, Dir: ecs.East}); o != ecs.OutcomeApplied {
+		t.Fatalf("wood out of the chest = %v", o)
+	}
+	if w.inv(e).Slots[1].Count != 10 || !cont[2].Empty() {
+		t.Fatalf("after the merge: chest %+v, inventory %+v", cont[2], w.inv(e).Slots[1])
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentMoveItem, From: 1, To: ecs.ContainerSlot + 2, Dir: ecs.West}); o != ecs.OutcomeNothingThere {
+		t.Fatalf("into a chest the body does not face = %v; want NOTHING_THERE", o)
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentTake, Dir: ecs.East}); o != ecs.OutcomeApplied {
+		t.Fatalf("taking back the empty chest = %v", o)
+	}
+}
+
+func TestGather(t *testing.T) {
+	w := newWorld(t, "village", "village", 0, 0)
+	// Stand a player next to the village's first tree.
+	var tree *ecs.Cell
+	g := w.b.Area.Grid
+	var e ecs.Entity
+	for _, o := range w.b.Map.Objects() {
+		if o.Kind != wire.ObjectTree {
+			continue
+		}
+		for d := ecs.North; d < ecs.NumDirs && tree == nil; d += 2 {
+			dx, dy := d.Delta()
+			x, y := o.X-dx, o.Y-dy
+			if g.In(x, y) && g.Free(g.Cell(x, y)) {
+				c := g.Cell(o.X, o.Y)
+				tree = &c
+				e = w.player(1, x, y, false)
+				wood := code(t, "wood")
+				if got := w.do(e, ecs.Intent{Kind: ecs.IntentAction, Dir: d}); got != ecs.OutcomeApplied {
+					t.Fatalf("gather = %v", got)
+				}
+				if st := w.inv(e).Slots[0]; st.Kind != wood || st.Count != 2 {
+					t.Fatalf("after gathering: %+v; want 2 wood", st)
+				}
+				if got := w.do(e, ecs.Intent{Kind: ecs.IntentAction, Dir: d}); got != ecs.OutcomeCooldown {
+					t.Fatalf("gather again at once = %v; want COOLDOWN", got)
+				}
+				created, _ := w.b.Items.Ledger()
+				if created[wood] != 2 {
+					t.Fatalf("ledger: %d wood created; want 2", created[wood])
+				}
+			}
+		}
+		if tree != nil {
+			break
+		}
+	}
+	if tree == nil {
+		t.Fatal("no tree with a free square beside it in the village")
+	}
+}
+
+// census checks the conservation invariant of an Area: no item id twice,
+// and, for every kind, the items present are those created less those
+// destroyed (plus what was there at the start, start).
+func census(t testing.TB, b *build.Built, start map[uint16]int64) map[uint16]int64 {
+	t.Helper()
+	ids := map[ecs.ItemID]items.Place{}
+	units := map[uint16]int64{}
+	b.Items.Each(b.Area, func(p items.Place, _ ecs.Entity, st ecs.Stack) {
+		if st.ID == 0 {
+			t.Fatalf("a stack without an id: %+v", st)
+		}
+		if was, dup := ids[st.ID]; dup {
+			t.Fatalf("item %d twice (in places %d and %d)", st.ID, was, p)
+		}
+		ids[st.ID] = p
+		units[st.Kind] += int64(st.Count)
+	})
+	created, destroyed := b.Items.Ledger()
+	for k := range merge(units, created, destroyed, start) {
+		want := start[k] + int64(created[k]) - int64(destroyed[k])
+		if units[k] != want {
+			t.Fatalf("kind %d: %d present; created %d, destroyed %d, at start %d", k, units[k], created[k], destroyed[k], start[k])
+		}
+	}
+	return units
+}
+
+func merge(ms ...any) map[uint16]bool {
+	out := map[uint16]bool{}
+	for _, m := range ms {
+		switch m := m.(type) {
+		case map[uint16]int64:
+			for k := range m {
+				out[k] = true
+			}
+		case map[uint16]uint64:
+			for k := range m {
+				out[k] = true
+			}
+		}
+	}
+	return out
+}
+
+// TestConservation drives random item intents of three players (places,
+// takes, moves through a chest, gathers, steps) and checks after every
+// tick that no item is doubled or lost, and at random points that the
+// Area saved (its blob and its characters' states) and restored into a
+// fresh Area holds exactly the same items.
+func TestConservation(t *testing.T) {
+	seeds := 20
+	if testing.Short() {
+		seeds = 5
+	}
+	for seed := range uint64(seeds) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { conservation(t, seed) })
+	}
+}
+
+func conservation(t *testing.T, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	w := newWorld(t, "village", "village", 0, 0)
+	a := w.b.Area
+	g := a.Grid
+	var bodies []ecs.Entity
+	for len(bodies) < 3 {
+		x, y := rng.Int32N(g.W()), rng.Int32N(g.H())
+		if g.Free(g.Cell(x, y)) {
+			bodies = append(bodies, w.player(uint64(len(bodies)+1), x, y, true))
+		}
+	}
+	lib := content.Default()
+	for _, e := range bodies {
+		for _, name := range []string{"chest", "chair", "wall_wood", "floor_stone", "door_wood", "wood"} {
+			k, _ := lib.Item(name)
+			w.b.Items.Create(a, e, k.Code, uint16(min(k.Stack, 5)))
+		}
+	}
+	census(t, w.b, nil)
+	kinds := map[uint32]ecs.IntentKind{}
+	for step := range 600 {
+		for _, e := range bodies {
+			it := ecs.Intent{Dir: ecs.Dir(rng.IntN(int(ecs.NumDirs)))}
+			switch r := rng.IntN(10); {
+			case r < 3:
+				it.Kind = ecs.IntentStep
+			case r < 5:
+				it.Kind, it.From = ecs.IntentPlace, uint8(rng.IntN(ecs.InventorySlots))
+			case r < 6:
+				it.Kind = ecs.IntentTake
+			case r < 7:
+				it.Kind = ecs.IntentAction
+			default:
+				it.Kind = ecs.IntentMoveItem
+				pick := func() uint8 {
+					if rng.IntN(2) == 0 {
+						return uint8(rng.IntN(ecs.InventorySlots))
+					}
+					return ecs.ContainerSlot + uint8(rng.IntN(16))
+				}
+				it.From, it.To, it.Count = pick(), pick(), uint16(rng.IntN(4))
+			}
+			w.seq++
+			it.Seq, it.Tag = w.seq, w.players.Get(e).Session
+			kinds[it.Seq] = it.Kind
+			a.Post(e, it)
+		}
+		a.Step()
+		census(t, w.b, nil)
+		if step%150 == 149 {
+			roundTrip(t, w, bodies)
+		}
+	}
+	// The run moved items every way, or it proved little.
+	applied := map[ecs.IntentKind]int{}
+	for seq, o := range w.answers {
+		if o == ecs.OutcomeApplied {
+			applied[kinds[seq]]++
+		}
+	}
+	for _, k := range []ecs.IntentKind{ecs.IntentPlace, ecs.IntentTake, ecs.IntentMoveItem} {
+		if applied[k] < 5 {
+			t.Errorf("only %d intents of kind %d applied: %v", applied[k], k, applied)
+		}
+	}
+}
+
+// roundTrip saves the Area and its players' characters, restores them
+// into a fresh Area, and checks the two hold the same stacks.
+func roundTrip(t *testing.T, w *world, bodies []ecs.Entity) {
+	t.Helper()
+	blob, err := w.b.Save()
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := make([][]byte, len(bodies))
+	for i, e := range bodies {
+		if states[i], err = w.b.Items.SaveCharacter(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b2, err := build.Area(content.Default(), build.Spec{ID: 7, Kind: "village", Template: "village", TickRate: 20, CellSize: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b2.Load(blob); err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range bodies {
+		p, _ := w.b.Area.PositionOf(e)
+		e2, err := b2.Area.SpawnPlayer(uint64(i+1), p.X, p.Y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b2.Items.LoadCharacter(e2, states[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stacks := func(b *build.Built) map[ecs.ItemID]ecs.Stack {
+		out := map[ecs.ItemID]ecs.Stack{}
+		b.Items.Each(b.Area, func(_ items.Place, _ ecs.Entity, st ecs.Stack) { out[st.ID] = st })
+		return out
+	}
+	before, after := stacks(w.b), stacks(b2)
+	if len(before) != len(after) {
+		t.Fatalf("restored %d stacks of %d", len(after), len(before))
+	}
+	for id, st := range before {
+		if after[id] != st {
+			t.Fatalf("stack %d: %+v restored as %+v", id, st, after[id])
+		}
+	}
+	census(t, b2, nil)
+}
+
+func TestLoadRefusesAnItemOnAMapObject(t *testing.T) {
+	w := newWorld(t, "village", "village", 0, 0)
+	var tree *ecs.Cell
+	for _, o := range w.b.Map.Objects() {
+		if o.Kind == wire.ObjectTree {
+			c := w.b.Area.Grid.Cell(o.X, o.Y)
+			tree = &c
+			break
+		}
+	}
+	if tree == nil {
+		t.Fatal("the village has no tree")
+	}
+	x, y := w.b.Area.Grid.XY(*tree)
+	err := w.b.Items.Load(&persist.Items{Placed: []persist.Placed{{X: x, Y: y, Stack: persist.Stack{ID: 1, Kind: code(t, "chair"), Count: 1}}}})
+	if err == nil {
+		t.Fatal("an item restored onto a tree's square")
+	}
+}
+
+// TestTickWithManyItemsAllocs: an Area holding 10,000 placed items, with
+// players walking among them, ticks without allocating.
+func TestTickWithManyItemsAllocs(t *testing.T) {
+	w := manyItems(t)
+	a := w.b.Area
+	allocs := testing.AllocsPerRun(200, func() { a.Step() })
+	if allocs != 0 {
+		t.Fatalf("a tick with %d placed items allocates %.1f times", w.b.Map.Items(), allocs)
+	}
+}
+
+// manyItems is a 128x128 Area with 10,000 placed items in rows and 20
+// wanderers walking the aisles between them.
+func manyItems(t testing.TB) *world {
+	w := newWorld(t, "village", build.TemplateEmpty, 128, 128)
+	kinds := []uint16{code(t, "chair"), code(t, "wall_wood"), code(t, "rug"), code(t, "lamp")}
+	var placed []persist.Placed
+	for y := int32(0); y < 128 && len(placed) < 10000; y++ {
+		if y%4 == 3 {
+			continue // an aisle
+		}
+		for x := int32(0); x < 128 && len(placed) < 10000; x++ {
+			placed = append(placed, persist.Placed{X: x, Y: y, Stack: persist.Stack{ID: uint64(len(placed) + 1), Kind: kinds[len(placed)%len(kinds)], Count: 1}})
+		}
+	}
+	if err := w.b.Items.Load(&persist.Items{Placed: placed, Next: uint32(len(placed))}); err != nil {
+		t.Fatal(err)
+	}
+	if w.b.Map.Items() != 10000 {
+		t.Fatalf("%d items placed", w.b.Map.Items())
+	}
+	for i := range int32(20) {
+		if _, err := w.b.Area.SpawnWanderer(i*6, 3+4*(i%8), uint32(i+1), 2, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 50 {
+		w.b.Area.Step() // warm up: every buffer at its size
+	}
+	return w
+}
+
+func BenchmarkTickWith10000Items(b *testing.B) {
+	w := manyItems(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		w.b.Area.Step()
+	}
+}
