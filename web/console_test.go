@@ -253,6 +253,11 @@ func TestConsole(t *testing.T) {
 				t.Errorf("the village's accounts with a spectator watching: %v; want pia's alone", a.Accounts)
 			}
 		}
+		// A hidden page gives its spectator's place back, and watches again when shown.
+		op.eval(`(Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" }), document.dispatchEvent(new Event("visibilitychange")), "")`)
+		op.wait("the spectator let go while hidden", `document.getElementById("spectate").hidden`, 5*time.Second)
+		op.eval(`(Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "visible" }), document.dispatchEvent(new Event("visibilitychange")), "")`)
+		op.wait("watching again once shown", fmt.Sprintf(`document.getElementById("spectate-state").dataset.state === "watching" && document.getElementById("spectate-area").textContent === "%d"`, village), 15*time.Second)
 		op.eval(`(document.getElementById("spectate-stop").click(), "")`)
 		op.wait("the spectator closed", `document.getElementById("spectate").hidden`, 5*time.Second)
 

@@ -551,6 +551,7 @@ let spectateFrame = 0;
 let spectateCamera: Camera | null = null;
 
 function stopSpectating(): void {
+  spectateAgain = 0;
   const s = spectator;
   spectator = null;
   s?.close();
@@ -995,9 +996,25 @@ async function refresh(mine: number): Promise<void> {
   liveTimer = window.setTimeout(() => void refresh(mine), LIVE_MS);
 }
 
+/** The Area watched when the page was hidden, to watch again when it shows (0: none). */
+let spectateAgain = 0;
+
 document.addEventListener("visibilitychange", () => {
-  if (document.visibilityState === "visible") startLive();
-  else stopLive();
+  if (document.visibilityState === "visible") {
+    startLive();
+    const area = spectateAgain;
+    spectateAgain = 0;
+    if (area !== 0 && !consoleEl.hidden) void spectate(area);
+  } else {
+    stopLive();
+    // A hidden page draws nothing: its spectator's place (4 an Area) goes
+    // back to the host until the page shows again.
+    if (spectator !== null && spectator.state !== "ended") {
+      const area = Number(spectateArea.textContent);
+      stopSpectating();
+      spectateAgain = area;
+    }
+  }
 });
 
 // ---- the charts ----
