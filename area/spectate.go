@@ -25,16 +25,16 @@ import (
 // round before, and each spectator's snapshot holds, whole, the cells
 // that changed since the last of its snapshots written to its socket
 // (all of them after a reset), so its bytes grow with what moves. Or,
-// after
-// watch{entity}, a player's point of view: the very frames that player's
-// session gets (systems/interest: its interest cells, its line of sight).
-// watch{entity} of a creature adds, to the whole Area, the flow field
-// that creature follows (wire.Flow): the field of the body it hunts, swept
-// here over the window the creatures' reach covers around that body (a
-// walk within the reach never leaves it, so the field is the one the
-// creatures' registry sweeps; see sendFlow), sent when it changes.
-// An intent from a spectator is answered intent_result{seq, SPECTATOR}
-// and never applied; a leave ends its watching (left{}, then the close).
+// after watch{entity} of a player, that player's point of view: the very
+// frames that player's session gets (systems/interest: its interest
+// cells, its line of sight). watch{entity} of a creature adds, to the
+// whole Area, the flow field that creature follows (wire.Flow): the field
+// of the body it hunts, swept here over the window the creatures' reach
+// covers around that body (a walk within the reach never leaves it, so
+// the field is the one the creatures' registry sweeps; see sendFlow),
+// sent when it changes. An intent from a spectator is answered
+// intent_result{seq, SPECTATOR} and never applied; a leave ends its
+// watching (left{}, then the close).
 //
 // A spectator never counts as a player: it is not in the Area's bound
 // peers, its presence or the director's player counts, it holds no grant
