@@ -138,6 +138,9 @@ func (ha *hostArea) addGrant(m *control.Grant) {
 
 // hello binds p to its grant's body, spawning it or taking it over.
 func (ha *hostArea) hello(p *peer, m *wire.Hello, version uint16) {
+	if ha.spectatorHello(p, m, version) {
+		return
+	}
 	g := ha.grants[m.Grant]
 	switch {
 	case g == nil:

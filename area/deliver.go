@@ -47,7 +47,7 @@ func (s *snapshots) recycle(sh *gate.Shared) {
 // cells that changed sent before it.
 func (ha *hostArea) sendSnapshots() {
 	is := ha.interest
-	if ha.bound == 0 {
+	if ha.bound == 0 && !ha.spectated() {
 		is.Round(nil) // no frame to build: only keep what clients would be told in step
 		return
 	}
@@ -80,6 +80,7 @@ func (ha *hostArea) sendSnapshots() {
 		ha.h.bytesOut.Add(uint64(out.Len))
 		p.conn.SendVolatile(f)
 	}
+	arena = ha.spectatorFrames(arena, sh)
 	sh.Bufs[0] = arena
 	sh.Release()
 }

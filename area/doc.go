@@ -36,6 +36,13 @@
 //     portal with portal_transfer_rejected or, after its timeout,
 //     portal_blocked{TIMEOUT} — and keeps asking, so a late success still
 //     moves the player (see portal.go).
+//   - Spectators (spectate.go): a spectator grant from the director binds
+//     a peer with no body that the console watches an Area through: the
+//     whole Area's cells that changed each round (encoded once for all),
+//     or a player's own frames, or a creature's flow field (watch); its
+//     intents are refused SPECTATOR. It never counts as a player and keeps
+//     no Area awake; MaxSpectatorsPerArea and MaxSpectatorsPerHost bound
+//     them.
 //   - Lifecycle: an Area with nobody bound, no grant pending and no body
 //     awaiting a resume freezes; a grant wakes it. Closing tells every peer
 //     area_closing{reason, grace_ms}, runs through the grace, sends the

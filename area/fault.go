@@ -112,6 +112,7 @@ func (ha *hostArea) refuseWaiting(code wire.Code, detail string) {
 // forgetBodies drops every body of an Area going away, with their resume
 // tokens; their sessions have ended.
 func (ha *hostArea) forgetBodies() {
+	ha.endSpectators()
 	for _, b := range ha.order {
 		ha.h.dropIndex(ha.h.resumes, b.resume)
 	}

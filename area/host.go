@@ -44,6 +44,8 @@ type Host struct {
 	areaFailures  atomic.Uint64
 	helloTimeouts atomic.Uint64
 	wsURL         string
+	// spectators counts the spectators bound on the host (spectate.go).
+	spectators atomic.Int32
 
 	mu      sync.Mutex // guards areas, grants, resumes, closed
 	areas   map[uint32]*hostArea
@@ -261,6 +263,8 @@ func (h *Host) dispatch(msg control.Message) {
 		// Taken in at once (the join waits for its ack), not at the next tick.
 		ha.a.PostNow(func(*ecs.Area) { ha.addGrant(m) })
 		ha.a.Wake()
+	case *control.Spectate:
+		h.spectate(m)
 	case *control.PortalResult:
 		if ha := h.area(m.Area); ha != nil {
 			ha.a.PostNow(func(*ecs.Area) { ha.onPortalResult(m) })

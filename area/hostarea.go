@@ -92,6 +92,9 @@ type hostArea struct {
 	// ("" when none is armed, the normal case).
 	panicPoint string
 
+	// watchers are the Area's spectators (spectate.go).
+	watchers watchers
+
 	joinMu  sync.Mutex       // guards waiting: event loops add, the Area removes
 	waiting map[*peer]uint64 // hellos and resumes posted to the Area, by join id
 }
@@ -286,6 +289,7 @@ func (ha *hostArea) chores(now time.Time) {
 	}
 	if ha.closing == nil && ha.bound == 0 && len(ha.grants) == 0 && len(ha.bodies) == 0 && len(ha.crossings) == 0 && len(ha.settling) == 0 && ha.a.Mode() == ecs.Active {
 		ha.persist(now, false) // what it was when it froze is what it comes back as
+		ha.spectatorsFreeze()
 		ha.a.Freeze()
 		ha.h.log.Debug("area frozen", "area", ha.id)
 	}
@@ -436,6 +440,7 @@ func (ha *hostArea) tellPresence() {
 			_ = p.conn.Send(msg)
 		}
 	}
+	ha.tellSpectators(msg, changed)
 }
 
 // beginClose tells every peer the Area closes after grace; the Area keeps

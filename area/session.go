@@ -38,6 +38,8 @@ type peer struct {
 	// leaving is set while a leave waits for its Area, so a stream of
 	// them posts one piece of work there, not one each.
 	leaving atomic.Bool
+	// spec is set while the peer is a spectator (spectate.go).
+	spec atomic.Pointer[spectator]
 
 	// Owned by the connection's event loop (OnMessage runs one at a time).
 	tokens    float64
@@ -63,7 +65,7 @@ func (h *Host) onOpen(c *gate.Conn) {
 	// A connection that never says hello holds a socket and a slot for
 	// nothing: it gets HelloTimeout to be bound.
 	p.helloBy = time.AfterFunc(h.cfg.HelloTimeout, func() {
-		if p.bind.Load() == nil && p.lost.Load() == 0 && !p.pending.Load() {
+		if p.bind.Load() == nil && p.spec.Load() == nil && p.lost.Load() == 0 && !p.pending.Load() {
 			h.helloTimeouts.Add(1)
 			c.Close(gate.ClosePolicyViolation, "no hello in time")
 		}
@@ -91,6 +93,7 @@ func (h *Host) onClose(c *gate.Conn, err error) {
 	if bd := p.bind.Swap(nil); bd != nil {
 		bd.ha.a.PostControl(func(*ecs.Area) { bd.ha.dropped(p, bd.b) })
 	}
+	p.spectatorClosed()
 }
 
 // onMessage handles one client message on the connection's event loop. It
@@ -118,6 +121,8 @@ func (h *Host) onMessage(c *gate.Conn, payload []byte) {
 		p.onJoin(payload)
 	case wire.TypeLeave:
 		p.onLeave(payload)
+	case wire.TypeWatch:
+		p.onWatch(payload)
 	default:
 		p.sendError(wire.CodeUnknownType, 0, 0, "message type "+t.String()+" is not accepted from clients")
 	}
@@ -139,6 +144,10 @@ func (p *peer) onIntent(payload []byte) {
 			return
 		}
 		in.Seq = seq
+	}
+	if p.spec.Load() != nil {
+		p.spectatorIntent(in.Seq)
+		return
 	}
 	bd := p.bind.Load()
 	if bd == nil {
@@ -246,6 +255,10 @@ func (p *peer) onLeave(payload []byte) {
 		p.malformedMsg(wire.CodeOf(err), 0, 0, wire.Detail(err))
 		return
 	}
+	if p.spec.Load() != nil {
+		p.spectatorLeave()
+		return
+	}
 	bd := p.bind.Load()
 	if bd == nil {
 		p.sendError(wire.CodeNotHello, 0, 0, "no session to leave")
@@ -311,7 +324,7 @@ func (p *peer) onJoin(payload []byte) {
 			return
 		}
 	}
-	if p.bind.Load() != nil {
+	if p.bind.Load() != nil || p.spec.Load() != nil {
 		p.refuseJoin(wire.CodeUnknownType, joinID, "already bound; hello is accepted only after rehello")
 		return
 	}

@@ -141,6 +141,8 @@ func (d *Director) routeTable() []route {
 		api("POST /v1/admin/accounts/{account}/logout", d.authed(d.endSessions)),
 		api("PUT /v1/admin/areas/{id}/members/{account}", d.authed(d.giveMembership)),
 		api("DELETE /v1/admin/areas/{id}/members/{account}", d.authed(d.takeMembership)),
+		api("GET /v1/admin/areas/{id}", d.authed(d.areaDetail)),
+		api("POST /v1/admin/areas/{id}/spectate", d.authed(d.spectate)),
 		api("GET /director/info", d.info),
 		{"GET /v1/openapi.yaml", http.HandlerFunc(serveOpenAPIYAML)},
 		api("GET /v1/openapi.json", d.openAPIJSONDoc),

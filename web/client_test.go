@@ -23,7 +23,7 @@ import (
 	"github.com/leyworks/ley/web/internal/chrome"
 )
 
-var updateScreenshot = flag.Bool("screenshot", false, "write the screenshots of the client in play to docs/web-client.png (a desktop) and docs/web-client-phone.png (a phone), and of the console to docs/console.png")
+var updateScreenshot = flag.Bool("screenshot", false, "write the screenshots of the client in play to docs/web-client.png (a desktop) and docs/web-client-phone.png (a phone), and of the console to docs/console.png and docs/console-spectate.png")
 
 // writeScreenshot writes a screenshot taken for -screenshot.
 func writeScreenshot(t *testing.T, path string, png []byte) {

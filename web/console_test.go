@@ -68,7 +68,10 @@ func (p *page) now() float64 {
 // Chromium against a realm started for the test, sampling every second:
 // a non-admin who logs in is refused in plain words; the demo admin sees
 // the door, and its live view shows the host and the Area a player joins;
-// a cap saved from the console refuses the next player REALM_FULL; an API
+// an Area's detail shows its owner, template and members, and spectating
+// it draws a player's steps (following her, with the interest cells and
+// her own view as overlays) while a non-admin is refused both; a cap
+// saved from the console refuses the next player REALM_FULL; an API
 // refusal (a message over 1024 bytes) is said in plain words and changes
 // nothing; closing asks first; the charts draw the director's samples as
 // SVG paths; the page fits a phone; the live view stops asking while the
@@ -179,6 +182,100 @@ func TestConsole(t *testing.T) {
 		if got := op.eval(row + `.cells[2].textContent + " " + ` + row + `.cells[5].textContent`); got != hostName+" live" {
 			t.Errorf("the village's row says host and state %q; want %q", got, hostName+" live")
 		}
+	})
+
+	run("an admin reads an Area's detail and spectates it: a player moving is drawn moving", func(t *testing.T) {
+		detail, err := admin.AreaDetail(ctx, village)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := fmt.Sprintf(`document.querySelector('#live-areas tbody tr[data-area="%d"]')`, village)
+		op.eval(`(` + row + `.querySelector("button[data-detail]").click(), "")`)
+		op.wait("the village's detail", fmt.Sprintf(`!document.getElementById("area-detail").hidden && document.getElementById("area-detail").dataset.area === "%d"`, village), 10*time.Second)
+		got := op.eval(`document.getElementById("area-summary").dataset.owner + "|" + document.getElementById("area-summary").dataset.template + "|" + document.querySelectorAll("#area-members tbody tr").length`)
+		if want := fmt.Sprintf("%d|%s|%d", detail.Owner, detail.Template, len(detail.Members)); got != want || len(detail.Members) == 0 {
+			t.Errorf("the detail shows owner|template|members %q; the API says %q", got, want)
+		}
+
+		op.eval(`(` + row + `.querySelector("button[data-spectate]").click(), "")`)
+		op.wait("the spectator watching", `document.getElementById("spectate-state").dataset.state === "watching"`, 15*time.Second)
+		pia.wait("pia's entity", `globalThis.__leySession !== undefined && globalThis.__leySession.entity > 0`, 10*time.Second)
+		ent := pia.eval(`String(globalThis.__leySession.entity)`)
+		op.wait("pia in the Follow list", fmt.Sprintf(`document.querySelector('#follow option[value="%s"]') !== null`, ent), 10*time.Second)
+		op.eval(fmt.Sprintf(`(() => { const s = document.getElementById("follow"); s.value = %q; s.dispatchEvent(new Event("change")); return ""; })()`, ent))
+		drawn := `document.getElementById("spectate-canvas").dataset.followX + "," + document.getElementById("spectate-canvas").dataset.followY`
+		at := pia.pos()
+		op.wait("pia drawn where she stands", fmt.Sprintf(`%s === "%d,%d"`, drawn, at[0], at[1]), 10*time.Second)
+		to := pia.walk()
+		op.wait("pia drawn where she stepped", fmt.Sprintf(`%s === "%d,%d"`, drawn, to[0], to[1]), 10*time.Second)
+
+		// The overlays: the interest cells, and what pia sees (her point of
+		// view, sent by the host in place of the whole Area).
+		op.eval(`(() => { for (const id of ["ov-cells", "ov-pov"]) { const e = document.getElementById(id); e.checked = true; e.dispatchEvent(new Event("change")); } return ""; })()`)
+		back := pia.walk()
+		op.wait("pia drawn in her own view", fmt.Sprintf(`%s === "%d,%d"`, drawn, back[0], back[1]), 10*time.Second)
+		if got := op.eval(`document.getElementById("spectate-state").dataset.state + " " + document.getElementById("ov-pov").checked`); got != "watching true" {
+			t.Errorf("the spectator after the overlays: %q; want watching, the player's view on", got)
+		}
+		if *updateScreenshot {
+			op.do(chromedp.ScrollIntoView(chromedp.ID("spectate")))
+			shot, err := chromedp.Run(op.tab.Ctx, chromedp.Screenshot(chromedp.ID("spectate")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeScreenshot(t, "../docs/console-spectate.png", shot)
+		}
+		// A creature's flow field: the overlay on, a click on a creature
+		// (one in pia's view, where the village has its deer) watches it,
+		// and the host's field for it comes (a deer hunts nobody: target 0).
+		op.eval(`(() => { const e = document.getElementById("ov-flow"); e.checked = true; e.dispatchEvent(new Event("change")); return ""; })()`)
+		if got := op.eval(`String(document.getElementById("ov-pov").checked)`); got != "false" {
+			t.Errorf("the player's view with the flow overlay on: %s; want off (the host sends one of the two)", got)
+		}
+		pia.wait("a creature in pia's view", `[...globalThis.__leySession.view.entities.values()].some((e) => e.kind === 1)`, 10*time.Second)
+		creature := pia.eval(`(() => { const e = [...globalThis.__leySession.view.entities.values()].find((e) => e.kind === 1); return e.id + " " + e.x + " " + e.y; })()`)
+		var cid, cx, cy int
+		if _, err := fmt.Sscanf(creature, "%d %d %d", &cid, &cx, &cy); err != nil {
+			t.Fatalf("the creature %q: %v", creature, err)
+		}
+		op.eval(fmt.Sprintf(`(() => { const c = document.getElementById("spectate-canvas"); const [sq, ox, oy] = c.dataset.camera.split(" ").map(Number); const r = c.getBoundingClientRect();
+			c.dispatchEvent(new MouseEvent("click", { bubbles: true, clientX: r.left + %d * sq - ox + sq / 2, clientY: r.top + %d * sq - oy + sq / 2 })); return ""; })()`, cx, cy))
+		op.wait("a creature's flow field drawn", `/^[0-9]+:[0-9]+$/.test(document.getElementById("spectate-canvas").dataset.flow)`, 10*time.Second)
+		if got := op.eval(`document.getElementById("spectate-canvas").dataset.flow.split(":")[0]`); got == "" {
+			t.Errorf("the flow field drawn names no creature")
+		}
+		live, err := admin.LiveAreas(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range live {
+			if a.Area == village && len(a.Accounts) != 1 {
+				t.Errorf("the village's accounts with a spectator watching: %v; want pia's alone", a.Accounts)
+			}
+		}
+		// A hidden page gives its spectator's place back, and watches again when shown.
+		op.eval(`(Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "hidden" }), document.dispatchEvent(new Event("visibilitychange")), "")`)
+		op.wait("the spectator let go while hidden", `document.getElementById("spectate").hidden`, 5*time.Second)
+		op.eval(`(Object.defineProperty(document, "visibilityState", { configurable: true, get: () => "visible" }), document.dispatchEvent(new Event("visibilitychange")), "")`)
+		op.wait("watching again once shown", fmt.Sprintf(`document.getElementById("spectate-state").dataset.state === "watching" && document.getElementById("spectate-area").textContent === "%d"`, village), 15*time.Second)
+		op.eval(`(document.getElementById("spectate-stop").click(), "")`)
+		op.wait("the spectator closed", `document.getElementById("spectate").hidden`, 5*time.Second)
+
+		rue := dirclient.New(base)
+		if _, err := rue.Register(ctx, "rue-"+stamp+"@t.local", password, "rue"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rue.Login(ctx, "rue-"+stamp+"@t.local", password); err != nil {
+			t.Fatal(err)
+		}
+		var e *dirclient.Error
+		if _, err := rue.Spectate(ctx, village); !errors.As(err, &e) || e.Code != "FORBIDDEN" {
+			t.Errorf("a player's spectate: %v; want FORBIDDEN", err)
+		}
+		if _, err := rue.AreaDetail(ctx, village); !errors.As(err, &e) || e.Code != "FORBIDDEN" {
+			t.Errorf("a player's area detail: %v; want FORBIDDEN", err)
+		}
+		op.noExceptions()
 	})
 
 	run("a cap saved from the console refuses the next player REALM_FULL", func(t *testing.T) {

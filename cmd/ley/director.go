@@ -346,7 +346,7 @@ func newRunCmd() *cobra.Command {
 			api, _ := d.Addrs()
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "ley realm up\n  open http://%s to play (in your browser)\n", browserAddr(api))
-			fmt.Fprintf(out, "  console:      http://%s/console  (admins: the realm's door, hosts and Areas live, capacity charts)\n", browserAddr(api))
+			fmt.Fprintf(out, "  console:      http://%s/console  (admins: the realm's door, hosts and Areas live, spectating an Area, capacity charts)\n", browserAddr(api))
 			fmt.Fprintf(out, "  store:        %s\n  director API: http://%s  (GET /director/info)\n", what, api)
 			if m := d.MetricsAddr(); m != "" {
 				fmt.Fprintf(out, "  metrics:      http://%s/metrics  (Prometheus; not on the API port)\n", m)

@@ -211,3 +211,28 @@ type ItemCount struct {
 	Created   int64  `json:"created"`
 	Destroyed int64  `json:"destroyed"`
 }
+
+// AreaMember is one member of an Area as an admin sees it (GET
+// /v1/admin/areas/{id}): its account, role and when it joined.
+type AreaMember struct {
+	Account
+	Role  string    `json:"role"`
+	Added time.Time `json:"added"`
+}
+
+// AreaDetail is an Area as the console shows it to an admin (GET
+// /v1/admin/areas/{id}): its record, its owner's account (nil if that
+// account is gone), its members (the first ones, by account id; more
+// says others follow), the invites to it that can still be redeemed, and
+// its live incarnation (nil while it is not live).
+type AreaDetail struct {
+	Area
+	Created      time.Time    `json:"created"`
+	LastPlayed   *time.Time   `json:"last_played,omitempty"`
+	OwnerAccount *Account     `json:"owner_account,omitempty"`
+	Members      []AreaMember `json:"members"`
+	MembersTotal int          `json:"members_total"`
+	MembersMore  bool         `json:"members_more"`
+	Invites      []Invite     `json:"invites"`
+	Live         *LiveArea    `json:"live,omitempty"`
+}

@@ -368,6 +368,26 @@ func (c *Client) TakeMembership(ctx context.Context, area uint32, account uint64
 	return c.Do(ctx, "DELETE", fmt.Sprintf("/v1/admin/areas/%d/members/%d", area, account), nil, nil)
 }
 
+// AreaDetail is an Area as an admin sees it: its record, owner, members,
+// invites and live incarnation.
+type AreaDetail = apijson.AreaDetail
+
+// AreaDetail returns an Area's detail (admins).
+func (c *Client) AreaDetail(ctx context.Context, area uint32) (AreaDetail, error) {
+	var d AreaDetail
+	err := c.Do(ctx, "GET", fmt.Sprintf("/v1/admin/areas/%d", area), nil, &d)
+	return d, err
+}
+
+// Spectate returns a spectator grant for an Area (admins): its hello
+// watches the Area read-only, with no body (docs/protocol.md,
+// "Spectators").
+func (c *Client) Spectate(ctx context.Context, area uint32) (Join, error) {
+	var j Join
+	err := c.Do(ctx, "POST", fmt.Sprintf("/v1/admin/areas/%d/spectate", area), nil, &j)
+	return j, err
+}
+
 // Member is one member of an Area.
 type Member = apijson.Member
 

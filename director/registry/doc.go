@@ -18,6 +18,9 @@
 //   - [Registry.Grant] registers a single-use join grant on the Area's
 //     host; [Registry.EvictElsewhere] makes sure a character has no body
 //     anywhere else before it is let in (one character, one Area).
+//   - [Registry.Spectate] registers a spectator grant for an admin (the
+//     console's Spectate): a peer with no body, refused [ErrSpectatorsFull]
+//     past the host's bounds.
 //   - A host speaks only for the Areas placed on it, at their current
 //     epoch; its snapshots are checked (seq bound, characters on the grid,
 //     a blob a host could load, no more creatures than the map makes)

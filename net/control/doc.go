@@ -29,7 +29,7 @@
 //     [GrantAck], [Snapshot], [Presence], [AreaClosed], [PortalOut],
 //     [Inspection], [Evicted]) and director -> host ([Registered],
 //     [SpawnArea], [Grant], [SnapshotAck], [CloseArea], [PortalResult],
-//     [Inspect], [Evict], [HeartbeatAck]). [Type] numbers them; they never
+//     [Inspect], [Evict], [HeartbeatAck], [Spectate]). [Type] numbers them; they never
 //     change.
 //
 // # Caveats

@@ -24,6 +24,7 @@ const (
 	TypeEvict        Type = 17 // director -> host
 	TypeEvicted      Type = 18 // host -> director
 	TypeHeartbeatAck Type = 19 // director -> host
+	TypeSpectate     Type = 20 // director -> host
 )
 
 var typeNames = [...]string{
@@ -34,6 +35,7 @@ var typeNames = [...]string{
 	TypePortalOut: "portal_out", TypePortalResult: "portal_result",
 	TypeInspect: "inspect", TypeInspection: "inspection",
 	TypeEvict: "evict", TypeEvicted: "evicted", TypeHeartbeatAck: "heartbeat_ack",
+	TypeSpectate: "spectate",
 }
 
 // String returns the type's name.
@@ -259,7 +261,26 @@ type Grant struct {
 	Portal bool `cbor:"7,keyasint,omitempty"`
 }
 
-// GrantAck answers Grant once the Area registered it; Error is empty on
+// Spectate registers a spectator grant in an Area for an admin of the
+// realm (the console's Spectate): the hello that uses it binds a
+// spectator, a peer with no body that is sent the Area's map, snapshots
+// and presence and whose intents are refused. It is single use, expires
+// after TTLMS, and does not wake a frozen Area. The host answers
+// GrantAck: Error is set when the Area is not here, is closing, or has
+// its maximum of spectators.
+type Spectate struct {
+	Area    uint32 `cbor:"1,keyasint"`
+	Token   string `cbor:"2,keyasint"`
+	JoinID  uint64 `cbor:"3,keyasint"`
+	TTLMS   int64  `cbor:"4,keyasint"`
+	Account uint64 `cbor:"5,keyasint"` // the admin's account, for the host's log
+}
+
+// ErrorSpectatorsFull is the GrantAck.Error of a Spectate refused because
+// the Area or its host has its maximum of spectators.
+const ErrorSpectatorsFull = "spectators full: the area or its host has its maximum of spectators"
+
+// GrantAck answers Grant (and Spectate) once the Area registered it; Error is empty on
 // success.
 type GrantAck struct {
 	Area  uint32 `cbor:"1,keyasint"`
@@ -412,6 +433,9 @@ type AreaState struct {
 func (*HeartbeatAck) Type() Type { return TypeHeartbeatAck }
 
 // Type implements Message.
+func (*Spectate) Type() Type { return TypeSpectate }
+
+// Type implements Message.
 func (*Evict) Type() Type { return TypeEvict }
 
 // Type implements Message.
@@ -505,6 +529,8 @@ func newMessage(t Type) Message {
 		return new(Evicted)
 	case TypeHeartbeatAck:
 		return new(HeartbeatAck)
+	case TypeSpectate:
+		return new(Spectate)
 	}
 	return nil
 }

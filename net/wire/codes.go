@@ -51,8 +51,9 @@ const (
 	CodeItemCap            Code = 34 // the Area holds as many placed items as its rules allow
 	CodeOccupied           Code = 35 // the square's slot for the item holds something already
 	CodeNotEmpty           Code = 36 // a container that holds items cannot be taken back
+	CodeSpectator          Code = 37 // a spectator has no body: its intents are never applied
 
-	numCodes = 37
+	numCodes = 38
 )
 
 var codeNames = [numCodes]string{
@@ -63,7 +64,7 @@ var codeNames = [numCodes]string{
 	"NOT_MEMBER", "REALM_CLOSED", "REALM_FULL", "INTERNAL", "UNKNOWN_TYPE",
 	"BAD_TOKEN", "NOT_ALLOWED", "AREA_FULL", "STALE_SEQ", "NOTHING_THERE",
 	"UNAVAILABLE", "INVENTORY_FULL", "NOT_BUILDER", "BUDGET", "COOLDOWN",
-	"ITEM_CAP", "OCCUPIED", "NOT_EMPTY",
+	"ITEM_CAP", "OCCUPIED", "NOT_EMPTY", "SPECTATOR",
 }
 
 var codeMeanings = [numCodes]string{
@@ -104,6 +105,7 @@ var codeMeanings = [numCodes]string{
 	"the Area holds as many placed items as its rules allow; nothing changed",
 	"the square's slot for the item holds something already (an item, a map object, a body) or is no ground to build on; nothing changed",
 	"a container that still holds items cannot be taken back; nothing changed",
+	"the peer is a spectator: it has no body, so an intent from it is never applied",
 }
 
 // String returns the code's registry name, such as "NOT_HELLO", or

@@ -20,6 +20,7 @@ var (
 	errTrailing   = errors.New("trailing bytes")
 	errTextLen    = errors.New("text field too long")
 	errVersions   = errors.New("too many versions")
+	errFlow       = errors.New("flow window and directions disagree")
 )
 
 // decMode is built once. The body types are fixed-shape toarray structs,
@@ -129,6 +130,15 @@ func check(m Message) error {
 		texts[0] = m.Detail
 	case *PortalMoved:
 		texts[0], texts[1] = m.WSURL, m.Grant
+	case *Flow:
+		if m.W > MaxFlowSide || m.H > MaxFlowSide || len(m.Dirs) != int(m.W)*int(m.H) {
+			return errFlow
+		}
+		for _, d := range m.Dirs {
+			if d > FlowTarget && d != FlowUnreached {
+				return errFlow
+			}
+		}
 	case *AreaInfo:
 		texts[0] = m.Kind
 		for i := range m.Creatures {

@@ -59,6 +59,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"null list", mustHex(t, "83 03 0d 84 09 03 f6 80"), ErrMalformed},
 		{"huge array head", mustHex(t, "83 03 0d 84 09 03 9b ff ff ff ff ff ff ff ff 80"), ErrMalformed},
 		{"huge byte string head", mustHex(t, "83 03 0c 84 00 00 00 5b ff ff ff ff ff ff ff ff"), ErrMalformed},
+		{"flow of fewer directions than squares", mustHex(t, "83 03 18 18 87 0c 19 03 e9 10 03 03 02 45 02 02 08 01 00"), ErrMalformed},
+		{"flow with no such direction", mustHex(t, "83 03 18 18 87 0c 19 03 e9 10 03 03 02 46 02 02 08 01 00 09"), ErrMalformed},
 		{"huge text head", mustHex(t, "83 03 09 84 03 00 00 7b ff ff ff ff ff ff ff ff"), ErrMalformed},
 		{"array above element limit", append(append(mustHex(t, "83 03 0d 84 09 03 99 10 01"), make([]byte, 4097)...), 0x80), ErrMalformed},
 		{"deep nesting", append(mustHex(t, "83 03 0d 84 09 03 80 81"), bytes.Repeat([]byte{0x81}, 64)...), ErrMalformed},

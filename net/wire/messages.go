@@ -4,7 +4,8 @@ import "strconv"
 
 // Type is a message type number, the t of the envelope [v, t, body].
 // Numbers are stable and never reused. Client-to-server types take 1..7,
-// server-to-client types take 8..23, so every type encodes in one byte.
+// server-to-client types take 8 and up: the types below 24 encode in one
+// byte, the later ones (flow, 24) in two.
 type Type uint8
 
 // Message type numbers. See docs/protocol.md for each body's CDDL.
@@ -13,6 +14,7 @@ const (
 	TypeResume Type = 2 // client -> server
 	TypeIntent Type = 3 // client -> server
 	TypeLeave  Type = 4 // client -> server
+	TypeWatch  Type = 5 // client -> server (spectators)
 
 	TypeHelloAck               Type = 8  // server -> client
 	TypeError                  Type = 9  // server -> client
@@ -30,10 +32,12 @@ const (
 	TypeLeft                   Type = 21 // server -> client
 	TypeInventory              Type = 22 // server -> client
 	TypeContainer              Type = 23 // server -> client
+	TypeFlow                   Type = 24 // server -> client (spectators)
 )
 
 var typeNames = [...]string{
 	TypeHello: "hello", TypeResume: "resume", TypeIntent: "intent", TypeLeave: "leave",
+	TypeWatch:    "watch",
 	TypeHelloAck: "hello_ack", TypeError: "error", TypeRehello: "rehello",
 	TypeIntentResult: "intent_result", TypeSnapshot: "snapshot",
 	TypeStatic: "static", TypePresence: "presence",
@@ -45,6 +49,7 @@ var typeNames = [...]string{
 	TypeLeft:                   "left",
 	TypeInventory:              "inventory",
 	TypeContainer:              "container",
+	TypeFlow:                   "flow",
 }
 
 // String returns the protocol name of the type, such as "hello_ack", or
@@ -60,7 +65,7 @@ func (t Type) String() string {
 func (t Type) Known() bool { return int(t) < len(typeNames) && typeNames[t] != "" }
 
 // FromClient reports whether t is a client-to-server type.
-func (t Type) FromClient() bool { return t >= TypeHello && t <= TypeLeave }
+func (t Type) FromClient() bool { return t >= TypeHello && t <= TypeWatch }
 
 // Message is one message body of the catalogue. Only this package's types
 // implement it; they are plain structs whose exported fields are the body
@@ -400,6 +405,45 @@ type Leave struct {
 	_ struct{} `cbor:",toarray"`
 }
 
+// Watch is a spectator's choice of what it is sent (client -> server):
+// Entity 0, the whole Area; a player's entity, the snapshots that
+// player's session is sent (the cells within its interest, and only what
+// it sees where the Area's rules ask for line of sight); a creature's
+// entity, the whole Area and the creature's flow field ([Flow]). The next
+// snapshot resets the spectator's view (its reset flag) and carries the
+// new choice whole. A spectator starts watching the whole Area. From a
+// peer that is not a spectator it is refused UNKNOWN_TYPE.
+type Watch struct {
+	_      struct{} `cbor:",toarray"`
+	Entity uint32
+}
+
+// Flow values: a square's entry in [Flow.Dirs] is a [Dir] (0..7), the
+// direction of the first step from it towards the target, or one of these.
+const (
+	FlowTarget    uint8 = 8   // the target's own square
+	FlowUnreached uint8 = 255 // no way to the target within the field's reach
+)
+
+// MaxFlowSide bounds a [Flow]'s window, in squares a side.
+const MaxFlowSide = 256
+
+// Flow is the flow field a creature a spectator watches follows (server
+// -> client, spectators only): the field of the body it hunts (Target, an
+// entity; 0 when it hunts nobody, and the window is empty), over the
+// window of W x H squares from (X, Y) around that body. Dirs holds a byte
+// per square of the window, row by row: a [Dir] (the first step from
+// there towards the target), [FlowTarget] or [FlowUnreached]. It is sent
+// when it changes, reliably.
+type Flow struct {
+	_        struct{} `cbor:",toarray"`
+	Creature uint32
+	Target   uint32
+	X, Y     int32
+	W, H     uint16
+	Dirs     []byte
+}
+
 // Left answers [Leave]: the body has left the Area, and the connection
 // closes (1000) after it. Its body is empty.
 type Left struct {
@@ -478,6 +522,12 @@ func (*Leave) Type() Type { return TypeLeave }
 func (*Left) Type() Type { return TypeLeft }
 
 // Type implements [Message].
+func (*Watch) Type() Type { return TypeWatch }
+
+// Type implements [Message].
+func (*Flow) Type() Type { return TypeFlow }
+
+// Type implements [Message].
 func (*PortalBlocked) Type() Type { return TypePortalBlocked }
 
 // Type implements [Message].
@@ -508,6 +558,8 @@ func (*Presence) message()               {}
 func (*AreaClosing) message()            {}
 func (*TakenOver) message()              {}
 func (*Leave) message()                  {}
+func (*Watch) message()                  {}
+func (*Flow) message()                   {}
 func (*Left) message()                   {}
 func (*PortalBlocked) message()          {}
 func (*PortalTransferRejected) message() {}
@@ -545,6 +597,10 @@ func newMessage(t Type) Message {
 		return new(TakenOver)
 	case TypeLeave:
 		return new(Leave)
+	case TypeWatch:
+		return new(Watch)
+	case TypeFlow:
+		return new(Flow)
 	case TypeLeft:
 		return new(Left)
 	case TypePortalBlocked:

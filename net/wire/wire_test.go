@@ -32,6 +32,8 @@ var examples = []Message{
 	&AreaClosing{Reason: CodeAreaClosing, GraceMS: 5000},
 	&TakenOver{},
 	&Leave{},
+	&Watch{Entity: 1001},
+	&Flow{Creature: 12, Target: 1001, X: 16, Y: 3, W: 3, H: 2, Dirs: []byte{2, 2, 8, 1, 0, 255}},
 	&Left{},
 	&PortalBlocked{Reason: CodeTimeout},
 	&PortalTransferRejected{Reason: CodeNotMember},
@@ -183,7 +185,8 @@ func TestCodeRegistry(t *testing.T) {
 		{CodeUnavailable, 29, "UNAVAILABLE"}, {CodeInventoryFull, 30, "INVENTORY_FULL"},
 		{CodeNotBuilder, 31, "NOT_BUILDER"}, {CodeBudget, 32, "BUDGET"},
 		{CodeCooldown, 33, "COOLDOWN"}, {CodeItemCap, 34, "ITEM_CAP"},
-		{CodeOccupied, 35, "OCCUPIED"}, {CodeNotEmpty, 36, "NOT_EMPTY"}, {Code(37), 37, "CODE(37)"},
+		{CodeOccupied, 35, "OCCUPIED"}, {CodeNotEmpty, 36, "NOT_EMPTY"},
+		{CodeSpectator, 37, "SPECTATOR"}, {Code(38), 38, "CODE(38)"},
 	}
 	for _, tt := range tests {
 		if got := uint16(tt.code); got != tt.num {

@@ -1,9 +1,10 @@
 /**
  * The operator's console, served by the director at /console: the realm's
  * door (PUT /v1/realm), a live view of the hosts and live Areas, the
- * capacity charts of the director's samples, the accounts an admin acts
- * on, an API explorer over the director's OpenAPI document, and the
- * audit log's newest changes. Admins only: any other
+ * capacity charts of the director's samples, an Area's detail (owner,
+ * members, invites) and its live map as a spectator sees it, the
+ * accounts an admin acts on, an API explorer over the director's OpenAPI
+ * document, and the audit log's newest changes. Admins only: any other
  * account is told so in plain words, from the API's own FORBIDDEN.
  *
  * Three screens, one shown at a time (auth, refused, console). The live
@@ -16,11 +17,25 @@
 
 import "./console.css";
 
-import { ApiError, Director, type Changes, type FoundAccounts, type HostStats, type LiveArea, type RealmInfo, type RealmSettings, type Samples } from "@leyworks/ley-sdk";
+import {
+  ApiError,
+  Director,
+  EntityKind,
+  Spectator,
+  type AreaDetail,
+  type Changes,
+  type FoundAccounts,
+  type HostStats,
+  type LiveArea,
+  type RealmInfo,
+  type RealmSettings,
+  type Samples,
+} from "@leyworks/ley-sdk";
 
 import { drawChart, mib, micros, type Chart } from "./chart.js";
 import { operations, send, skeleton, target, type Doc, type Op } from "./explorer.js";
 import { byId, field, show } from "./dom.js";
+import { FloorImage, drawSpectate, squareAt, type Camera } from "./spectate.js";
 
 /** The same key as the web client's, so that an admin who plays in this tab is logged in here too. */
 const TOKEN_KEY = "ley.token";
@@ -76,6 +91,27 @@ const opSend = byId("op-send", HTMLButtonElement);
 const opStatus = byId("op-status", HTMLElement);
 const opAnswer = byId("op-answer", HTMLElement);
 
+const areaForm = byId("area-form", HTMLFormElement);
+const areaError = byId("area-error", HTMLElement);
+const areaDetailEl = byId("area-detail", HTMLElement);
+const areaSummary = byId("area-summary", HTMLElement);
+const areaMembersBody = byId("area-members", HTMLTableElement).tBodies[0]!;
+const areaMembersCount = byId("area-members-count", HTMLElement);
+const areaInvitesBody = byId("area-invites", HTMLTableElement).tBodies[0]!;
+const areaInvitesCount = byId("area-invites-count", HTMLElement);
+const spectateOpen = byId("spectate-open", HTMLButtonElement);
+const spectateEl = byId("spectate", HTMLElement);
+const spectateArea = byId("spectate-area", HTMLElement);
+const spectateState = byId("spectate-state", HTMLElement);
+const spectateStop = byId("spectate-stop", HTMLButtonElement);
+const spectateNote = byId("spectate-note", HTMLElement);
+const spectateStats = byId("spectate-stats", HTMLElement);
+const spectateCanvas = byId("spectate-canvas", HTMLCanvasElement);
+const followSelect = byId("follow", HTMLSelectElement);
+const ovCells = byId("ov-cells", HTMLInputElement);
+const ovPov = byId("ov-pov", HTMLInputElement);
+const ovFlow = byId("ov-flow", HTMLInputElement);
+
 const auditBody = byId("audit", HTMLTableElement).tBodies[0]!;
 const auditCount = byId("audit-count", HTMLElement);
 
@@ -126,6 +162,10 @@ function words(e: unknown): string {
       return `The realm's database is unavailable for a moment (UNAVAILABLE): nothing changed, play goes on in the Areas already live. Try again ${wait}.`;
     case "INTERNAL":
       return `The director failed inside (INTERNAL): ${e.message}. Its log has the cause.`;
+    case "NO_SUCH_AREA":
+      return "There is no Area with this id (NO_SUCH_AREA).";
+    case "SPECTATORS_FULL":
+      return `This Area (or its host) has its maximum of spectators (SPECTATORS_FULL). Try again ${wait}, or when another operator stops watching.`;
     default:
       return `${e.message} (${e.code})`;
   }
@@ -149,8 +189,13 @@ function stopLive(): void {
 /** forget clears what the last account left: forms, tables, charts, messages. */
 function forget(): void {
   stopLive();
+  stopSpectating();
   epoch++;
   loginForm.reset();
+  areaForm.reset();
+  areaDetailEl.hidden = true;
+  areaMembersBody.replaceChildren();
+  areaInvitesBody.replaceChildren();
   door.reset();
   saved = null;
   dirty = false;
@@ -167,7 +212,8 @@ function forget(): void {
   auditBody.replaceChildren();
   chartGrid.replaceChildren();
   for (const e of [authError, refusedText, doorNote, doorError, liveError, chartsError, chartsNote, liveAge, hostsCount, areasCount, who, realmLine,
-    foundCount, accountsError, membershipNote, auditCount, explorerError, opStatus, opAnswer]) e.textContent = "";
+    foundCount, accountsError, membershipNote, auditCount, explorerError, opStatus, opAnswer, areaError, areaSummary, areaMembersCount, areaInvitesCount,
+    spectateNote, spectateStats]) e.textContent = "";
   chartsAt = -Infinity;
   logoutBtn.hidden = true;
 }
@@ -311,8 +357,8 @@ door.addEventListener("submit", (ev) => {
 
 // ---- the live view ----
 
-function plural(n: number, what: string): string {
-  return `${n} ${what}${n === 1 ? "" : "s"}`;
+function plural(n: number, what: string, many = `${what}s`): string {
+  return `${n} ${n === 1 ? what : many}`;
 }
 
 /** showInfo shows the realm line and the knobs, and keeps an unchanged door form current. */
@@ -378,7 +424,7 @@ function renderAreas(areas: LiveArea[], hosts: HostStats[]): void {
   const names = new Map(hosts.map((h) => [h.id, h.name]));
   areasCount.textContent = `(${areas.length})`;
   if (areas.length === 0) {
-    areasBody.replaceChildren(empty(6, "No Area is live: an Area goes live when a player joins it."));
+    areasBody.replaceChildren(empty(7, "No Area is live: an Area goes live when a player joins it."));
     return;
   }
   const sorted = [...areas].sort((a, b) => b.accounts.length - a.accounts.length || a.area - b.area);
@@ -392,10 +438,299 @@ function renderAreas(areas: LiveArea[], hosts: HostStats[]): void {
         cell(String(a.epoch), "num"),
         cell(String(a.accounts.length), "num", `${a.peers} connected peers`),
         cell(a.closing ? "closing" : "live", a.closing ? "warn" : "good"),
+        areaActions(a.area),
       ),
     ),
   );
 }
+
+/** areaActions is the cell of an Area's row with its Detail and Spectate buttons. */
+function areaActions(area: number): HTMLTableCellElement {
+  const td = cell("");
+  const detail = document.createElement("button");
+  detail.type = "button";
+  detail.className = "small";
+  detail.textContent = "Detail";
+  detail.dataset["detail"] = String(area);
+  detail.addEventListener("click", () => void showArea(area));
+  const watch = document.createElement("button");
+  watch.type = "button";
+  watch.className = "small";
+  watch.textContent = "Spectate";
+  watch.dataset["spectate"] = String(area);
+  watch.addEventListener("click", () => void spectate(area));
+  td.append(detail, watch);
+  return td;
+}
+
+// ---- an Area: its detail, and spectating it ----
+
+function areaInput(): number | null {
+  const v = field(areaForm, "area");
+  return /^[1-9][0-9]*$/.test(v) ? Number(v) : null;
+}
+
+function setAreaInput(area: number): void {
+  const e = areaForm.elements.namedItem("area");
+  if (e instanceof HTMLInputElement) e.value = String(area);
+}
+
+/** showArea shows an Area's record, owner, members and invites. */
+async function showArea(area: number): Promise<void> {
+  const mine = epoch;
+  setAreaInput(area);
+  areaError.textContent = "";
+  try {
+    const d = await director.areaDetail(area);
+    if (mine !== epoch) return;
+    renderArea(d);
+  } catch (e) {
+    if (mine !== epoch) return;
+    if (isAuthEnd(e)) return toAuth(words(e));
+    if (isForbidden(e)) return toRefused(e);
+    areaDetailEl.hidden = true;
+    areaError.textContent = words(e);
+  }
+}
+
+function renderArea(d: AreaDetail): void {
+  areaDetailEl.hidden = false;
+  areaDetailEl.dataset["area"] = String(d.id);
+  const owner = d.owner_account === undefined ? `account ${d.owner} (gone)` : `${d.owner_account.name} (${d.owner_account.email}, account ${d.owner})`;
+  const played = d.last_played === undefined ? "never played" : `last played ${new Date(d.last_played).toLocaleString()}`;
+  const live = d.live === undefined ? "not live" : d.live.closing ? `closing on host ${d.live.host}` : `live on host ${d.live.host}, ${plural(d.live.accounts.length, "player")}`;
+  areaSummary.textContent = `Area ${d.id}, “${d.name}”: a ${d.kind} of the template ${d.template}, ${d.w} × ${d.h} squares, owned by ${owner}; made ${new Date(d.created).toLocaleString()}, ${played}; ${live}.`;
+  areaSummary.dataset["owner"] = String(d.owner);
+  areaSummary.dataset["template"] = d.template;
+  areaMembersCount.textContent = d.members_more ? `(the first ${d.members.length} of ${d.members_total})` : `(${d.members_total})`;
+  areaMembersBody.replaceChildren(
+    ...d.members.map((m) =>
+      row(
+        { account: String(m.id), role: m.role },
+        cell(String(m.id), "num"),
+        cell(m.name !== "" ? m.name : "(account gone)", m.name !== "" ? "" : "muted"),
+        cell(m.email, "mono"),
+        cell(m.role),
+        cell(new Date(m.added).toLocaleDateString(), "", m.added),
+      ),
+    ),
+  );
+  areaInvitesCount.textContent = `(${d.invites.length})`;
+  if (d.invites.length === 0) {
+    areaInvitesBody.replaceChildren(empty(3, "No invite to this Area can be redeemed now."));
+  } else {
+    areaInvitesBody.replaceChildren(
+      ...d.invites.map((i) => row({ code: i.code }, cell(i.code, "mono"), cell(String(i.uses_left), "num"), cell(new Date(i.expires).toLocaleString(), "", i.expires))),
+    );
+  }
+}
+
+areaForm.addEventListener("submit", (ev) => {
+  ev.preventDefault();
+  const area = areaInput();
+  if (area === null) {
+    areaError.textContent = "Name an Area by its id.";
+    return;
+  }
+  void showArea(area);
+});
+
+spectateOpen.addEventListener("click", () => {
+  const area = areaInput();
+  if (area === null) {
+    areaError.textContent = "Name an Area by its id.";
+    return;
+  }
+  void spectate(area);
+});
+
+/** The spectator of the Area watched, its floor's image, the frame it asked for (0: none), and where the last frame drew the Area. */
+let spectator: Spectator | null = null;
+let floorImage = new FloorImage();
+let spectateFrame = 0;
+let spectateCamera: Camera | null = null;
+
+function stopSpectating(): void {
+  spectateAgain = 0;
+  const s = spectator;
+  spectator = null;
+  s?.close();
+  if (spectateFrame !== 0) cancelAnimationFrame(spectateFrame);
+  spectateFrame = 0;
+  spectateEl.hidden = true;
+  followSelect.replaceChildren(followSelect.options[0]!);
+  ovCells.checked = false;
+  ovPov.checked = false;
+  ovFlow.checked = false;
+}
+
+/** spectate starts watching an Area (in place of the one watched before). */
+async function spectate(area: number): Promise<void> {
+  stopSpectating();
+  setAreaInput(area);
+  areaError.textContent = "";
+  const mine = epoch;
+  const s = new Spectator({ director, area });
+  spectator = s;
+  floorImage = new FloorImage();
+  spectateCamera = null;
+  spectateEl.hidden = false;
+  spectateArea.textContent = String(area);
+  spectateState.textContent = "connecting";
+  spectateState.dataset["state"] = "connecting";
+  spectateNote.textContent = "";
+  s.on("update", () => {
+    if (spectator !== s) return;
+    syncFollow(s);
+    redraw();
+  });
+  s.on("notice", (n) => {
+    if (spectator !== s) return;
+    if (n.code === "ENTITY_GONE") {
+      const wasFlow = ovFlow.checked;
+      ovPov.checked = false;
+      ovFlow.checked = false;
+      spectateNote.textContent = wasFlow ? "The creature watched is gone: showing the whole Area." : "The player followed left the Area: showing the whole Area.";
+      redraw();
+      return;
+    }
+    spectateNote.textContent = `${n.detail} (${n.code}).`;
+  });
+  s.on("end", (e) => {
+    if (spectator !== s) return;
+    spectateState.textContent = "ended";
+    spectateState.dataset["state"] = "ended";
+    spectateNote.textContent = `Watching ended: ${e.reason}. Spectate again to go on.`;
+  });
+  try {
+    await s.start();
+    if (spectator !== s || mine !== epoch) return;
+    spectateState.textContent = "watching";
+    spectateState.dataset["state"] = "watching";
+    redraw();
+  } catch (e) {
+    if (spectator !== s || mine !== epoch) return;
+    if (isAuthEnd(e)) return toAuth(words(e));
+    if (isForbidden(e)) return toRefused(e);
+    stopSpectating();
+    areaError.textContent = e instanceof ApiError ? words(e) : `The Area's host refused to be watched: ${e instanceof Error ? e.message : String(e)}.`;
+  }
+}
+
+/** syncFollow keeps the Follow list to the players present (presence), keeping the choice while its player is there. */
+function syncFollow(s: Spectator): void {
+  const want = [...s.view.players.entries()].sort((a, b) => a[1].localeCompare(b[1]) || a[0] - b[0]);
+  const have = Array.from(followSelect.options).slice(1);
+  if (have.length === want.length && have.every((o, i) => o.value === String(want[i]![0]) && o.textContent === want[i]![1])) return;
+  const chosen = followSelect.value;
+  followSelect.replaceChildren(
+    followSelect.options[0]!,
+    ...want.map(([id, name]) => {
+      const o = document.createElement("option");
+      o.value = String(id);
+      o.textContent = name;
+      return o;
+    }),
+  );
+  followSelect.value = want.some(([id]) => String(id) === chosen) ? chosen : "0";
+  if (followSelect.value === "0" && s.watching !== 0) {
+    ovPov.checked = false;
+    s.watch(0);
+  }
+}
+
+function redraw(): void {
+  if (spectateFrame !== 0) return;
+  spectateFrame = requestAnimationFrame(() => {
+    spectateFrame = 0;
+    const s = spectator;
+    if (s === null) return;
+    spectateCamera = drawSpectate(spectateCanvas, floorImage, {
+      view: s.view,
+      follow: Number(followSelect.value),
+      cells: ovCells.checked,
+      pov: ovPov.checked && s.watching !== 0,
+      flow: ovFlow.checked ? s.flow : null,
+    });
+    let players = 0;
+    for (const e of s.view.entities.values()) if (e.kind === EntityKind.Player) players++;
+    spectateStats.textContent = `tick ${s.view.tick} · ${plural(s.view.entities.size, "body", "bodies")} in view, ${plural(players, "player")}`;
+  });
+}
+
+/**
+ * A click on the map follows the player drawn nearest it (within two
+ * squares); with the flow field overlay on, it watches the creature drawn
+ * nearest it instead.
+ */
+spectateCanvas.addEventListener("click", (ev) => {
+  const s = spectator;
+  const cam = spectateCamera;
+  if (s === null || cam === null) return;
+  const r = spectateCanvas.getBoundingClientRect();
+  const at = squareAt(cam, ev.clientX - r.left, ev.clientY - r.top);
+  const kind = ovFlow.checked ? EntityKind.Creature : EntityKind.Player;
+  let best = 0;
+  let bestD = 3;
+  for (const e of s.view.entities.values()) {
+    const d = Math.max(Math.abs(e.x - at.x), Math.abs(e.y - at.y));
+    if (e.kind === kind && d < bestD && (kind === EntityKind.Creature || s.view.players.has(e.id))) {
+      best = e.id;
+      bestD = d;
+    }
+  }
+  if (best === 0) return;
+  if (ovFlow.checked) {
+    if (s.watching !== best) s.watch(best);
+    spectateNote.textContent = `Creature ${best}'s flow field: the first step out of each square towards the body it hunts.`;
+    redraw();
+    return;
+  }
+  if (String(best) === followSelect.value) return;
+  followSelect.value = String(best);
+  followSelect.dispatchEvent(new Event("change"));
+});
+
+followSelect.addEventListener("change", () => {
+  const s = spectator;
+  if (s === null) return;
+  const id = Number(followSelect.value);
+  if (ovPov.checked) s.watch(id === 0 ? 0 : id);
+  if (id === 0) ovPov.checked = false;
+  redraw();
+});
+ovCells.addEventListener("change", redraw);
+ovPov.addEventListener("change", () => {
+  const s = spectator;
+  if (s === null) return;
+  const id = Number(followSelect.value);
+  if (ovPov.checked && id === 0) {
+    ovPov.checked = false;
+    spectateNote.textContent = "Follow a player first: this shows what that player sees.";
+    return;
+  }
+  if (ovPov.checked) ovFlow.checked = false; // the host sends one of the two
+  s.watch(ovPov.checked ? id : 0);
+  redraw();
+});
+ovFlow.addEventListener("change", () => {
+  const s = spectator;
+  if (s === null) return;
+  if (ovFlow.checked) {
+    if (ovPov.checked) {
+      ovPov.checked = false; // the host sends one of the two
+      s.watch(0);
+    }
+    spectateNote.textContent = "Click a creature on the map to see the flow field it follows.";
+  } else if (s.watching !== 0 && s.view.entities.get(s.watching)?.kind === EntityKind.Creature) {
+    s.watch(0);
+  }
+  redraw();
+});
+spectateStop.addEventListener("click", () => stopSpectating());
+window.addEventListener("resize", () => {
+  if (spectator !== null) redraw();
+});
 
 // ---- accounts ----
 
@@ -661,9 +996,25 @@ async function refresh(mine: number): Promise<void> {
   liveTimer = window.setTimeout(() => void refresh(mine), LIVE_MS);
 }
 
+/** The Area watched when the page was hidden, to watch again when it shows (0: none). */
+let spectateAgain = 0;
+
 document.addEventListener("visibilitychange", () => {
-  if (document.visibilityState === "visible") startLive();
-  else stopLive();
+  if (document.visibilityState === "visible") {
+    startLive();
+    const area = spectateAgain;
+    spectateAgain = 0;
+    if (area !== 0 && !consoleEl.hidden) void spectate(area);
+  } else {
+    stopLive();
+    // A hidden page draws nothing: its spectator's place (4 an Area) goes
+    // back to the host until the page shows again.
+    if (spectator !== null && spectator.state !== "ended") {
+      const area = Number(spectateArea.textContent);
+      stopSpectating();
+      spectateAgain = area;
+    }
+  }
 });
 
 // ---- the charts ----

@@ -13,6 +13,9 @@ import { Code } from "./codes.js";
 import {
   type Cell,
   type CreatureKind,
+  FLOW_TARGET,
+  FLOW_UNREACHED,
+  MAX_FLOW_SIDE,
   type ItemKind,
   type Message,
   INVENTORY_SLOTS,
@@ -263,9 +266,19 @@ export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Mess
     case MsgType.leave:
       Fields.of(body, 0, "leave");
       return { type: "leave" };
+    case MsgType.watch:
+      return { type: "watch", entity: Fields.of(body, 1, "watch").uint(U32) };
     case MsgType.left:
       Fields.of(body, 0, "left");
       return { type: "left" };
+    case MsgType.flow: {
+      const f = Fields.of(body, 7, "flow");
+      const m = { type: "flow" as const, creature: f.uint(U32), target: f.uint(U32), x: f.int32(), y: f.int32(), w: f.uint(U16), h: f.uint(U16), dirs: f.bytes() };
+      if (m.w > MAX_FLOW_SIDE || m.h > MAX_FLOW_SIDE || m.dirs.length !== m.w * m.h || m.dirs.some((d) => d > FLOW_TARGET && d !== FLOW_UNREACHED)) {
+        throw new MalformedError("flow: the window and its directions disagree");
+      }
+      return m;
+    }
     case MsgType.portalBlocked:
       return { type: "portal_blocked", reason: Fields.of(body, 1, "portal_blocked").uint(U16) };
     case MsgType.portalTransferRejected:
@@ -394,8 +407,12 @@ function body(m: Message): [number, unknown[]] {
       return [MsgType.takenOver, []];
     case "leave":
       return [MsgType.leave, []];
+    case "watch":
+      return [MsgType.watch, [m.entity]];
     case "left":
       return [MsgType.left, []];
+    case "flow":
+      return [MsgType.flow, [m.creature, m.target, m.x, m.y, m.w, m.h, m.dirs]];
     case "portal_blocked":
       return [MsgType.portalBlocked, [m.reason]];
     case "portal_transfer_rejected":

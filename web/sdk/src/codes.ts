@@ -45,6 +45,7 @@ export const Code = {
   ITEM_CAP: 34,
   OCCUPIED: 35,
   NOT_EMPTY: 36,
+  SPECTATOR: 37,
 } as const;
 
 /** A code's name. */
@@ -90,6 +91,7 @@ const meanings: Readonly<Record<CodeName, string>> = {
   ITEM_CAP: "this Area holds as many things as it may",
   OCCUPIED: "something is in the way",
   NOT_EMPTY: "empty it first",
+  SPECTATOR: "a spectator has no body: its intents are never applied",
 };
 
 /**

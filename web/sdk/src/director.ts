@@ -170,6 +170,33 @@ export interface LiveArea {
   closing: boolean;
 }
 
+/** A member of an Area as an admin sees it: its account, role and when it joined. */
+export interface AreaMember extends Account {
+  role: "owner" | "member" | "builder";
+  /** An RFC 3339 time. */
+  added: string;
+}
+
+/**
+ * An Area as the console shows it (GET /v1/admin/areas/{id}): its record,
+ * owner, members (the first 100; members_total counts them all), the
+ * invites to it that can still be redeemed, and its live incarnation.
+ */
+export interface AreaDetail extends Area {
+  /** An RFC 3339 time. */
+  created: string;
+  /** When a player was last in it (RFC 3339); absent if never. */
+  last_played?: string;
+  /** The owner's account; absent if it is gone. */
+  owner_account?: Account;
+  members: AreaMember[];
+  members_total: number;
+  members_more: boolean;
+  invites: MyInvite[];
+  /** Absent while the Area is not live. */
+  live?: LiveArea;
+}
+
 /** One of the director's capacity samples (GET /v1/admin/samples). */
 export interface Sample {
   /** An RFC 3339 time. */
@@ -384,7 +411,25 @@ export class Director {
 
   /** join asks for a grant to an Area the account is a member of. */
   async join(area: number): Promise<JoinAnswer> {
-    const j = await this.call<{ grant: string; ws_url: string; join_id: string; area: number }>("POST", `/v1/areas/${area}/join`);
+    return this.grant(`/v1/areas/${area}/join`);
+  }
+
+  /**
+   * spectate asks for a spectator grant to an Area (admins): its hello
+   * watches the Area read-only, with no body (see {@link Spectator}).
+   * Refused SPECTATORS_FULL past 4 spectators an Area, 16 a host.
+   */
+  async spectate(area: number): Promise<JoinAnswer> {
+    return this.grant(`/v1/admin/areas/${Math.round(area)}/spectate`);
+  }
+
+  /** areaDetail returns an Area's record, owner, members, invites and live incarnation (admins). */
+  areaDetail(area: number): Promise<AreaDetail> {
+    return this.call("GET", `/v1/admin/areas/${Math.round(area)}`);
+  }
+
+  private async grant(path: string): Promise<JoinAnswer> {
+    const j = await this.call<{ grant: string; ws_url: string; join_id: string; area: number }>("POST", path);
     if (!/^(0|[1-9][0-9]{0,19})$/.test(j.join_id)) {
       throw new ApiError(200, "BAD_ANSWER", `join_id ${JSON.stringify(j.join_id)} is not a decimal string`);
     }

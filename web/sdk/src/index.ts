@@ -32,6 +32,8 @@ export {
   Director,
   type Account,
   type Area,
+  type AreaDetail,
+  type AreaMember,
   type Change,
   type Changes,
   type Character,
@@ -65,3 +67,4 @@ export {
   type SessionOptions,
   type SessionState,
 } from "./session.js";
+export { Spectator, type SpectatorEvents, type SpectatorOptions, type SpectatorState } from "./spectator.js";

@@ -19,6 +19,7 @@ export const MsgType = {
   resume: 2,
   intent: 3,
   leave: 4,
+  watch: 5,
   helloAck: 8,
   error: 9,
   rehello: 10,
@@ -35,6 +36,7 @@ export const MsgType = {
   left: 21,
   inventory: 22,
   container: 23,
+  flow: 24,
 } as const;
 
 /** A message type number. */
@@ -310,6 +312,42 @@ export interface Leave {
   readonly type: "leave";
 }
 
+/**
+ * `watch{entity}` (t = 5), spectators only: entity 0 watches the whole
+ * Area, a player's entity that player's point of view (its interest, its
+ * line of sight). See docs/protocol.md, "Spectators".
+ */
+export interface Watch {
+  readonly type: "watch";
+  entity: number;
+}
+
+/** A {@link Flow} square's value for the target's own square. */
+export const FLOW_TARGET = 8;
+/** A {@link Flow} square's value for a square with no way to the target within the reach. */
+export const FLOW_UNREACHED = 255;
+/** The most squares a side of a {@link Flow}'s window. */
+export const MAX_FLOW_SIDE = 256;
+
+/**
+ * `flow{creature, target, x, y, w, h, dirs}` (t = 22), to a spectator
+ * watching a creature: the flow field it follows, that of the body it
+ * hunts (`target`; 0: nobody, and the window is empty), over the window
+ * of w x h squares from (x, y). `dirs` holds a byte a square, row by row:
+ * a {@link Dir} (the first step towards the target), {@link FLOW_TARGET}
+ * or {@link FLOW_UNREACHED}.
+ */
+export interface Flow {
+  readonly type: "flow";
+  creature: number;
+  target: number;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  dirs: Uint8Array;
+}
+
 /** `left{}` (t = 21): answers `leave`; the close follows. */
 export interface Left {
   readonly type: "left";
@@ -417,7 +455,7 @@ export interface AreaInfo {
 }
 
 /** A message a client sends. */
-export type ClientMessage = Hello | Resume | Intent | Leave;
+export type ClientMessage = Hello | Resume | Intent | Leave | Watch;
 
 /** A message a server sends. */
 export type ServerMessage =
@@ -436,7 +474,8 @@ export type ServerMessage =
   | AreaInfo
   | Left
   | Inventory
-  | Container;
+  | Container
+  | Flow;
 
 /** Any message of the protocol. */
 export type Message = ClientMessage | ServerMessage;
@@ -447,6 +486,7 @@ export const TYPE_NAMES: Readonly<Record<MsgTypeNumber, Message["type"]>> = {
   2: "resume",
   3: "intent",
   4: "leave",
+  5: "watch",
   8: "hello_ack",
   9: "error",
   10: "rehello",
@@ -463,9 +503,10 @@ export const TYPE_NAMES: Readonly<Record<MsgTypeNumber, Message["type"]>> = {
   21: "left",
   22: "inventory",
   23: "container",
+  24: "flow",
 };
 
 /** isServerMessage reports whether m is a message a server sends. */
 export function isServerMessage(m: Message): m is ServerMessage {
-  return m.type !== "hello" && m.type !== "resume" && m.type !== "intent" && m.type !== "leave";
+  return m.type !== "hello" && m.type !== "resume" && m.type !== "intent" && m.type !== "leave" && m.type !== "watch";
 }

@@ -79,6 +79,8 @@ const goldens: Record<string, Message> = {
   portal_transfer_rejected: { type: "portal_transfer_rejected", reason: Code.NOT_MEMBER },
   portal_moved: { type: "portal_moved", area: 6, wsUrl: "wss://h2.example/ws", grant: "g-0b11", joinId: 44n },
   leave: { type: "leave" },
+  watch: { type: "watch", entity: 1001 },
+  flow: { type: "flow", creature: 12, target: 1001, x: 16, y: 3, w: 3, h: 2, dirs: new Uint8Array([2, 2, 8, 1, 0, 255]) },
   left: { type: "left" },
   inventory: {
     type: "inventory",
@@ -250,12 +252,13 @@ test("the new fields and kinds decode and encode as the Go reference does", (fx)
   }
 });
 
-test("the item codes are 30 to 36, NOT_EMPTY the last one", () => {
+test("the item codes are 30 to 36; SPECTATOR, 37, the last one", () => {
   eq(Code.UNAVAILABLE, 29, "UNAVAILABLE");
   eq(Code.INVENTORY_FULL, 30, "INVENTORY_FULL");
-  eq(Code.NOT_EMPTY, 36, "number");
-  eq(codeName(36), "NOT_EMPTY", "name");
-  eq(codeName(37), "INTERNAL(37)", "the next number is unknown");
+  eq(Code.NOT_EMPTY, 36, "NOT_EMPTY");
+  eq(Code.SPECTATOR, 37, "number");
+  eq(codeName(37), "SPECTATOR", "name");
+  eq(codeName(38), "INTERNAL(38)", "the next number is unknown");
 });
 
 test("area_info, creature kinds and static objects of the wrong shape are refused", () => {

@@ -121,6 +121,8 @@ export type Answer = { status: number; body: unknown; headers?: Record<string, s
  */
 export class FakeDirector {
   readonly joins: number[] = [];
+  /** The Areas spectator grants were asked for, in order. */
+  readonly spectates: number[] = [];
   meCalls = 0;
   characterArea: number | null = null;
   /** Answers for the next joins, used before the default one. */
@@ -159,6 +161,16 @@ export class FakeDirector {
       const a = this.joinAnswers.shift() ?? {
         status: 200,
         body: { grant: `g${this.joins.length}`, ws_url: `ws://host${area}.test/ws`, join_id: (this.nextJoin++).toString(), area },
+      };
+      return json(a);
+    }
+    const spectate = /^\/v1\/admin\/areas\/(\d+)\/spectate$/.exec(url.pathname);
+    if (method === "POST" && spectate !== null) {
+      const area = Number(spectate[1]);
+      this.spectates.push(area);
+      const a = this.joinAnswers.shift() ?? {
+        status: 200,
+        body: { grant: `s${this.spectates.length}`, ws_url: `ws://host${area}.test/ws`, join_id: (this.nextJoin++).toString(), area },
       };
       return json(a);
     }

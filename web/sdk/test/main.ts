@@ -10,6 +10,7 @@ import "./records.test.js";
 import "./view.test.js";
 import "./prediction.test.js";
 import "./session.test.js";
+import "./spectator.test.js";
 
 declare global {
   interface Window {
