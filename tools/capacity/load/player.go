@@ -24,7 +24,7 @@ const window = 256
 // client, and what it measures. The client's reader goroutines call its
 // handler; its pattern's goroutine sends.
 // codeBuckets is how many refusal codes a player counts apart: every code
-// the protocol has (37) and room to grow; a code past them is counted in
+// the protocol has (38) and room to grow; a code past them is counted in
 // the last, which names no code.
 const codeBuckets = 64
 
