@@ -130,13 +130,9 @@ func (d *Director) giveMembership(w http.ResponseWriter, r *http.Request, acct s
 	if e != nil {
 		return 0, nil, e
 	}
-	var in apijson.Membership
-	if e := decode(r, &in); e != nil {
+	role, e := decodeRole(r)
+	if e != nil {
 		return 0, nil, e
-	}
-	role := store.Role(in.Role)
-	if role != store.RoleMember && role != store.RoleBuilder {
-		return 0, nil, errBadRequest(`role must be "member" or "builder"`)
 	}
 	was := "none"
 	if r, err := d.store.MemberRole(r.Context(), area.ID, target.ID); err == nil {
@@ -253,3 +249,17 @@ func accountWords(a store.Account) string {
 }
 
 func areaWords(a store.Area) string { return fmt.Sprintf("area %d (%s)", a.ID, cut(a.Name, 48)) }
+
+// decodeRole reads a membership's role from r's body: a member or a
+// builder (an owner's role is its Area's own).
+func decodeRole(r *http.Request) (store.Role, *apiError) {
+	var in apijson.Membership
+	if e := decode(r, &in); e != nil {
+		return "", e
+	}
+	role := store.Role(in.Role)
+	if role != store.RoleMember && role != store.RoleBuilder {
+		return "", errBadRequest(`role must be "member" or "builder"`)
+	}
+	return role, nil
+}

@@ -477,13 +477,9 @@ func (d *Director) setRole(w http.ResponseWriter, r *http.Request, acct store.Ac
 	if e != nil {
 		return 0, nil, e
 	}
-	var in apijson.Membership
-	if e := decode(r, &in); e != nil {
+	role, e := decodeRole(r)
+	if e != nil {
 		return 0, nil, e
-	}
-	role := store.Role(in.Role)
-	if role != store.RoleMember && role != store.RoleBuilder {
-		return 0, nil, errBadRequest(`role is "member" or "builder"`)
 	}
 	mine, err := d.store.MemberRole(r.Context(), id, acct.ID)
 	if errors.Is(err, store.ErrNotMember) || (err == nil && mine != store.RoleOwner) {

@@ -17,11 +17,11 @@ func (d *Director) items(w http.ResponseWriter, r *http.Request, acct store.Acco
 	if !acct.Admin {
 		return 0, nil, errForbidden
 	}
-	hs, err := d.store.Holdings(r.Context())
-	if err != nil {
+	var n census.Counter
+	if err := d.store.Holdings(r.Context(), func(h store.Holding) error { n.Add(h); return nil }); err != nil {
 		return 0, nil, storeErr(err)
 	}
-	c := census.Count(hs)
+	c := n.Census()
 	out := apijson.ItemCensus{OK: c.OK(), Stacks: c.Stacks, Areas: c.Areas, Characters: c.Characters,
 		Violations: c.Violations, Problems: c.Problems, Kinds: make([]apijson.ItemCount, len(c.Kinds))}
 	if out.Problems == nil {

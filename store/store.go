@@ -668,10 +668,12 @@ type Store interface {
 	// CharactersIn returns the characters whose row names area.
 	CharactersIn(ctx context.Context, area AreaID) ([]Character, error)
 
-	// Holdings returns every stored Area's blob and every character's
-	// state, read at one instant (one statement): what holds items, for
-	// counting them (docs/items.md). Areas never stored have no blob.
-	Holdings(ctx context.Context) ([]Holding, error)
+	// Holdings calls fn with every stored Area's blob and every
+	// character's state, read at one instant (one statement), one at a
+	// time (a realm's blobs need not fit in memory at once): what holds
+	// items, for counting them (docs/items.md). Areas never stored have no
+	// blob. An error of fn stops the read and is returned.
+	Holdings(ctx context.Context, fn func(Holding) error) error
 
 	// BeginTransfer records a pending transfer (Status and Result are
 	// ignored; Expires is required) without moving the character.

@@ -1,9 +1,3 @@
-// Package census counts the items a realm's store holds and checks the
-// conservation invariant of docs/items.md: no item stack id twice, and,
-// for every kind, the items present are those the Areas' ledgers say were
-// created less those destroyed. It reads what store.Store.Holdings gives
-// (one instant of the store), so it judges the store as a crash would
-// leave it.
 package census
 
 import (
@@ -56,76 +50,96 @@ func (c *Census) Err() error {
 	return fmt.Errorf("%d item violations: %w", c.Violations, errors.Join(errs...))
 }
 
-// Count counts the items of hs.
-func Count(hs []store.Holding) *Census {
-	c := &Census{}
-	problem := func(format string, args ...any) {
-		c.Violations++
-		if len(c.Problems) < MaxProblems {
-			c.Problems = append(c.Problems, fmt.Sprintf(format, args...))
-		}
+// Counter counts holdings one at a time (store.Store.Holdings' fn); its
+// zero value is ready. It keeps each stack's id and place, and each
+// kind's tally: not the blobs.
+type Counter struct {
+	c     Census
+	where map[uint64]string
+	kinds map[uint16]*Kind
+}
+
+func (n *Counter) problem(format string, args ...any) {
+	n.c.Violations++
+	if len(n.c.Problems) < MaxProblems {
+		n.c.Problems = append(n.c.Problems, fmt.Sprintf(format, args...))
 	}
-	where := map[uint64]string{}
-	kinds := map[uint16]*Kind{}
-	kind := func(k uint16) *Kind {
-		if kinds[k] == nil {
-			kinds[k] = &Kind{Kind: k}
-		}
-		return kinds[k]
+}
+
+func (n *Counter) kind(k uint16) *Kind {
+	if n.kinds == nil {
+		n.kinds = map[uint16]*Kind{}
 	}
-	add := func(s blob.Stack, at string) {
-		if s.Count == 0 {
+	if n.kinds[k] == nil {
+		n.kinds[k] = &Kind{Kind: k}
+	}
+	return n.kinds[k]
+}
+
+func (n *Counter) add(s blob.Stack, at string) {
+	if s.Count == 0 {
+		return
+	}
+	if n.where == nil {
+		n.where = map[uint64]string{}
+	}
+	if was, dup := n.where[s.ID]; dup {
+		n.problem("item %d (kind %d) twice: %s and %s", s.ID, s.Kind, was, at)
+	}
+	n.where[s.ID] = at
+	n.kind(s.Kind).Present += int64(s.Count)
+	n.c.Stacks++
+}
+
+// Add counts the items of h.
+func (n *Counter) Add(h store.Holding) {
+	switch {
+	case h.Area != 0 && len(h.State) > 0:
+		b, err := blob.Decode(h.State, h.W, h.H)
+		if err != nil {
+			n.problem("area %d: %v", h.Area, err)
 			return
 		}
-		if was, dup := where[s.ID]; dup {
-			problem("item %d (kind %d) twice: %s and %s", s.ID, s.Kind, was, at)
-		}
-		where[s.ID] = at
-		kind(s.Kind).Present += int64(s.Count)
-		c.Stacks++
-	}
-	for _, h := range hs {
-		switch {
-		case h.Area != 0:
-			if len(h.State) == 0 {
-				continue
-			}
-			b, err := blob.Decode(h.State, h.W, h.H)
-			if err != nil {
-				problem("area %d: %v", h.Area, err)
-				continue
-			}
-			c.Areas++
-			for _, p := range b.Placed {
-				add(p.Stack, fmt.Sprintf("placed in area %d at (%d,%d)", h.Area, p.X, p.Y))
-				for _, s := range p.Contents {
-					add(s, fmt.Sprintf("in the container of area %d at (%d,%d)", h.Area, p.X, p.Y))
-				}
-			}
-			for _, t := range b.Created {
-				kind(t.Kind).Created += int64(t.Count)
-			}
-			for _, t := range b.Destroyed {
-				kind(t.Kind).Destroyed += int64(t.Count)
-			}
-		case h.Account != 0:
-			st, err := blob.DecodeCharacter(h.State)
-			if err != nil {
-				problem("character %d: %v", h.Account, err)
-				continue
-			}
-			c.Characters++
-			for _, s := range st.Inventory {
-				add(s, fmt.Sprintf("carried by character %d", h.Account))
+		n.c.Areas++
+		for _, p := range b.Placed {
+			n.add(p.Stack, fmt.Sprintf("placed in area %d at (%d,%d)", h.Area, p.X, p.Y))
+			for _, s := range p.Contents {
+				n.add(s, fmt.Sprintf("in the container of area %d at (%d,%d)", h.Area, p.X, p.Y))
 			}
 		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(kinds)) {
-		n := kinds[k]
-		if n.Present != n.Created-n.Destroyed {
-			problem("kind %d: %d present; %d created, %d destroyed", k, n.Present, n.Created, n.Destroyed)
+		for _, t := range b.Created {
+			n.kind(t.Kind).Created += int64(t.Count)
 		}
-		c.Kinds = append(c.Kinds, *n)
+		for _, t := range b.Destroyed {
+			n.kind(t.Kind).Destroyed += int64(t.Count)
+		}
+	case h.Account != 0:
+		st, err := blob.DecodeCharacter(h.State)
+		if err != nil {
+			n.problem("character %d: %v", h.Account, err)
+			return
+		}
+		n.c.Characters++
+		for _, s := range st.Inventory {
+			n.add(s, fmt.Sprintf("carried by character %d", h.Account))
+		}
 	}
-	return c
+}
+
+// Census checks each kind's count against its ledger and returns what
+// the count found.
+func (n *Counter) Census() *Census {
+	c := n.c
+	c.Kinds = nil
+	for _, k := range slices.Sorted(maps.Keys(n.kinds)) {
+		t := n.kinds[k]
+		if t.Present != t.Created-t.Destroyed {
+			c.Violations++
+			if len(c.Problems) < MaxProblems {
+				c.Problems = append(c.Problems, fmt.Sprintf("kind %d: %d present; %d created, %d destroyed", k, t.Present, t.Created, t.Destroyed))
+			}
+		}
+		c.Kinds = append(c.Kinds, *t)
+	}
+	return &c
 }

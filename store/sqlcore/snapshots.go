@@ -149,25 +149,26 @@ func (c *Core) CharactersIn(ctx context.Context, area store.AreaID) ([]store.Cha
 
 // Holdings implements store.Store: one statement, so every row is read
 // at the same instant on either dialect.
-func (c *Core) Holdings(ctx context.Context) ([]store.Holding, error) {
+func (c *Core) Holdings(ctx context.Context, fn func(store.Holding) error) error {
 	rows, err := c.db.Query(ctx, `SELECT id, w, h, 0, state FROM areas WHERE seq > 0
 		UNION ALL SELECT 0, 0, 0, account_id, state FROM characters`)
 	if err != nil {
-		return nil, fmt.Errorf("holdings: %w", c.mapErr(err))
+		return fmt.Errorf("holdings: %w", c.mapErr(err))
 	}
 	defer rows.Close()
-	var out []store.Holding
 	for rows.Next() {
 		var h store.Holding
 		var area, account int64
 		if err := rows.Scan(&area, &h.W, &h.H, &account, &h.State); err != nil {
-			return nil, fmt.Errorf("holdings: %w", c.mapErr(err))
+			return fmt.Errorf("holdings: %w", c.mapErr(err))
 		}
 		h.Area, h.Account = store.AreaID(area), store.AccountID(account)
-		out = append(out, h)
+		if err := fn(h); err != nil {
+			return err
+		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("holdings: %w", c.mapErr(err))
+		return fmt.Errorf("holdings: %w", c.mapErr(err))
 	}
-	return out, nil
+	return nil
 }

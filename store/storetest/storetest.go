@@ -609,8 +609,8 @@ func testFencedCharacterWrites(t *testing.T, s store.Store) {
 		t.Errorf("character after the village's write = %+v", c)
 	}
 	// Holdings reads every stored blob and character state at once.
-	hs, err := s.Holdings(ctx)
-	if err != nil {
+	var hs []store.Holding
+	if err := s.Holdings(ctx, func(h store.Holding) error { hs = append(hs, h); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]bool{"area home": false, "area v": false, "character va": false, "character vb": false}
