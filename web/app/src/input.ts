@@ -4,11 +4,19 @@
  * the Area takes), Space or F (or the Act button) acts on the square the
  * body faces, a click or a tap walks to a square (move_to), a click or a
  * tap on a square next to the body with something to act on there (a
- * door, a creature, a player where players may fight) acts on it, and so
- * does Shift-click on any square next to the body; Escape stops.
+ * door, a creature, a player where players may fight, a tree or a rock
+ * to gather from, a placed item) acts on it, and so does Shift-click on
+ * any square next to the body; with an item to place picked, a click or
+ * a tap on a free square next to the body places it there. Keys 1-9 and
+ * 0 pick inventory slots, B places the picked item on the faced square,
+ * T takes back the item placed there, P puts the picked stack in the
+ * open chest; Escape stops and closes the chest.
  */
 
-import { type Dir, EntityKind, ObjectKind, type Session, Rule, dirOf, isDiagonal } from "@leyworks/ley-sdk";
+import { DIR_DELTA, type Dir, EntityKind, ItemSlot, ObjectKind, type Session, Rule, dirOf, isDiagonal } from "@leyworks/ley-sdk";
+
+import type { Builder } from "./build.js";
+import { objectOn } from "./render.js";
 
 const KEYS: Record<string, [number, number]> = {
   ArrowUp: [0, -1],
@@ -32,12 +40,25 @@ const KEYS: Record<string, [number, number]> = {
 /** The keys that act on the faced square. */
 const ACT = new Set([" ", "f", "Enter"]);
 
+/** The building keys: place on the faced square, take back from it, put in the open chest. */
+const BUILD_KEYS: Record<string, (b: Builder) => void> = {
+  b: (b) => b.placeFaced(),
+  t: (b) => b.takeFaced(),
+  p: (b) => b.putIn(),
+};
+
 /** The hint line of keys the play screen shows. */
 export const HINT =
-  "Arrows or WASD step (Q E Z C diagonals where allowed) · Space or F acts on the square you face (opens doors, attacks) · click walks there · click a door or a creature next to you to act on it (Shift-click: any square next to you) · Esc stops";
+  "Arrows or WASD step (Q E Z C diagonals where allowed) · Space or F acts on the square you face (opens doors and chests, attacks, gathers) · click walks there · click a door or a creature next to you to act on it (Shift-click: any square next to you) · Esc stops";
 
 /** The hint for fingers. */
 export const TOUCH_HINT = "Tap a square to walk there · tap a door or a creature next to you to act on it · Act acts on the square you face";
+
+/** The hint of the building keys, under the inventory. */
+export const BUILD_HINT = "1-9, 0 pick · B places on the square you face (or click one next to you) · T takes back · P puts in the chest";
+
+/** The hint of building for fingers. */
+export const BUILD_TOUCH_HINT = "Tap a slot, then a free square next to you (or Build) to place it · Take takes back what you face";
 
 /** Input turns the player's keys and clicks into intents of the session. */
 export class Input {
@@ -52,6 +73,7 @@ export class Input {
     private readonly onMoveTo: (x: number, y: number) => void,
     private readonly onStop: () => void,
     private readonly onNote: (text: string) => void,
+    private readonly builder: Builder,
   ) {}
 
   /** keydown takes a key press; it reports whether the key was the game's. */
@@ -61,15 +83,22 @@ export class Input {
     if (key === "Escape") {
       this.held.clear();
       this.tapped = null;
+      this.builder.closeChest();
       this.onStop();
       return true;
     }
+    // One action a press: a held key must not open and close a door (or
+    // place a row of walls) over and over.
     if (ACT.has(key)) {
-      // One action a press: a held key must not open and close a door
-      // over and over.
       if (!ev.repeat) this.act();
       return true;
     }
+    const build = BUILD_KEYS[key];
+    if (build !== undefined) {
+      if (!ev.repeat) build(this.builder);
+      return true;
+    }
+    if (this.builder.pickKey(key)) return true;
     if (KEYS[key] === undefined) return false;
     this.held.add(key);
     if (!ev.repeat) this.tapped = key;
@@ -91,9 +120,17 @@ export class Input {
   /** act acts on the square the body faces (as predicted: the last step's or action's direction). */
   act(): void {
     const s = this.session();
-    const p = s?.predicted ?? null;
-    if (s === null || !s.ready || p === null) return;
-    void s.action(p.facing as Dir);
+    if (s === null || !s.ready) return;
+    this.action(s, s.predicted?.facing as Dir | undefined);
+  }
+
+  /** action acts on the square next to the body in dir (none: nothing), telling the builder (a chest opens). */
+  private action(s: Session, dir: Dir | undefined): void {
+    const p = s.predicted;
+    if (p === null || dir === undefined) return;
+    const [dx, dy] = DIR_DELTA[dir & 7] as readonly [number, number];
+    this.builder.acting(s, p.x + dx, p.y + dy);
+    void s.action(dir);
   }
 
   /** pvp reports whether players may harm players in the session's Area. */
@@ -101,9 +138,16 @@ export class Input {
     return ((s.view.info?.rules ?? 0) & Rule.PvP) !== 0;
   }
 
-  /** actionable reports whether acting on square (x, y) would do something: a door, a creature, a player where players fight. */
+  /**
+   * actionable reports whether acting on square (x, y) would do something:
+   * a door, a creature, a player where players fight, a tree or a rock
+   * (gathering), a placed item (a chest opens; the body turns to face the
+   * others, to take them back).
+   */
   actionable(s: Session, x: number, y: number): boolean {
-    if (s.view.objectAt(x, y)?.kind === ObjectKind.Door) return true;
+    const o = objectOn(s.view, x, y);
+    if (o !== undefined && (o.kind === ObjectKind.Door || o.kind === ObjectKind.Tree || o.kind === ObjectKind.Rock)) return true;
+    if (o?.kind === ObjectKind.Item && o.item !== 0 && s.view.itemKind(o.item)?.slot !== ItemSlot.Floor) return true;
     const e = s.view.entityAt(x, y, s.entity);
     return e !== undefined && (e.kind === EntityKind.Creature || this.pvp(s));
   }
@@ -111,19 +155,24 @@ export class Input {
   /**
    * click takes a click or a tap on square (x, y): on a square next to the
    * body with something to act on (or any square next to it, with
-   * Shift), act on it; else walk there.
+   * Shift), act on it; on a free one with an item to place picked, place
+   * it there; else walk there.
    */
   click(x: number, y: number, shift: boolean): void {
     const s = this.session();
     if (s === null) return;
     const p = s.predicted;
     const next = p !== null && Math.max(Math.abs(x - p.x), Math.abs(y - p.y)) === 1;
+    const dir = next && p !== null ? dirOf(x - p.x, y - p.y) : undefined;
+    if (!shift && s.ready && dir !== undefined && !this.actionable(s, x, y) && this.builder.placing(s) !== undefined) {
+      this.builder.place(dir);
+      return;
+    }
     if (!shift && !(next && s.ready && this.actionable(s, x, y))) {
       if (p === null || p.x !== x || p.y !== y) this.onMoveTo(x, y);
       return;
     }
     if (p === null || !s.ready) return;
-    const dir = next ? dirOf(x - p.x, y - p.y) : undefined;
     if (dir === undefined) {
       this.onNote("Shift-click a square next to you to act on it.");
       return;
@@ -132,7 +181,7 @@ export class Input {
       this.onNote("No diagonals in this Area: stand straight beside it.");
       return;
     }
-    void s.action(dir);
+    this.action(s, dir);
   }
 
   /** tick steps while keys are held, at the Area's pace; call it every frame. */

@@ -2,7 +2,8 @@
  * The play screen: one Session, drawn every animation frame, with the
  * connection's state and round-trip time, the player's health, the
  * players here, what the player faces and what the pointer is over, the
- * fighting (blows, damage, deaths), and plain words for what ends or
+ * fighting (blows, damage, deaths), building (the inventory bar, placing,
+ * taking back, chests: see build.ts), and plain words for what ends or
  * interrupts play. While the session is not live the map is dimmed and
  * says so, and the banner counts down to the next attempt.
  */
@@ -24,10 +25,12 @@ import {
   type SessionState,
 } from "@leyworks/ley-sdk";
 
+import { Builder } from "./build.js";
 import { byId, li, onTap } from "./dom.js";
 import { sessionStarted, socketUrl } from "./hooks.js";
-import { HINT, Input, TOUCH_HINT } from "./input.js";
-import { COLORS, Renderer, describeEntity, describeObject } from "./render.js";
+import { BUILD_HINT, BUILD_TOUCH_HINT, HINT, Input, TOUCH_HINT } from "./input.js";
+import { capital, itemName } from "./looks.js";
+import { COLORS, Renderer, describeEntity, describeObject, objectOn } from "./render.js";
 
 /** The words for each way a session ends. */
 const ENDINGS: Record<EndReason, string> = {
@@ -73,6 +76,7 @@ export class Play {
   private session: Session | null = null;
   private readonly renderer: Renderer;
   private readonly input: Input;
+  private readonly builder: Builder;
   private names = new Map<number, string>();
   private target: { x: number; y: number } | null = null;
   private walk: { x: number; y: number; since: number } | null = null;
@@ -112,7 +116,10 @@ export class Play {
   private readonly tooltip = byId("tooltip", HTMLElement);
   private readonly flashEl = byId("flash", HTMLElement);
   private readonly actBtn = byId("act", HTMLButtonElement);
+  private readonly placeBtn = byId("place", HTMLButtonElement);
+  private readonly takeBtn = byId("take", HTMLButtonElement);
   private readonly hint = byId("hint", HTMLElement);
+  private readonly buildHint = byId("build-hint", HTMLElement);
 
   /**
    * onLeave goes back to the lobby; onLoggedOut to the login, with words
@@ -126,6 +133,8 @@ export class Play {
     private readonly onPlaying: (area: number | null) => void,
   ) {
     this.renderer = new Renderer(this.canvas);
+    const focusMap = (): void => this.canvas.focus({ preventScroll: true });
+    this.builder = new Builder(() => this.session, (text) => this.toast(text), focusMap);
     this.input = new Input(
       () => this.session,
       (x, y) => {
@@ -139,8 +148,10 @@ export class Play {
         void this.session?.stop();
       },
       (text) => this.toast(text),
+      this.builder,
     );
     this.hint.textContent = HINT;
+    this.buildHint.textContent = BUILD_HINT;
     window.addEventListener("keydown", (ev) => {
       if (this.session !== null && this.input.keydown(ev)) ev.preventDefault();
     });
@@ -152,11 +163,12 @@ export class Play {
       this.input.click(sq.x, sq.y, shift);
       this.canvas.focus({ preventScroll: true });
     });
-    // A finger has no hover and no Shift: the Act button shows, and the
-    // hint speaks of taps.
+    // A finger has no hover, no Shift and no keys: the Act, Build and
+    // Take buttons show, and the hint speaks of taps.
     const touch = (): void => {
-      this.actBtn.classList.add("touch");
+      for (const b of [this.actBtn, this.placeBtn, this.takeBtn]) b.classList.add("touch");
       this.hint.textContent = TOUCH_HINT;
+      this.buildHint.textContent = BUILD_TOUCH_HINT;
     };
     if (window.matchMedia("(pointer: coarse)").matches) touch();
     this.canvas.addEventListener("pointerdown", (ev) => {
@@ -164,7 +176,15 @@ export class Play {
     });
     onTap(this.actBtn, () => {
       this.input.act();
-      this.canvas.focus({ preventScroll: true });
+      focusMap();
+    });
+    onTap(this.placeBtn, () => {
+      this.builder.placeFaced();
+      focusMap();
+    });
+    onTap(this.takeBtn, () => {
+      this.builder.takeFaced();
+      focusMap();
     });
     this.canvas.addEventListener("mousemove", (ev) => (this.pointer = { x: ev.clientX, y: ev.clientY }));
     this.canvas.addEventListener("mouseleave", () => {
@@ -203,6 +223,7 @@ export class Play {
     this.facingEl.textContent = "";
     this.toastEl.textContent = "";
     this.renderer.clearEffects();
+    this.builder.reset();
     this.setLive("joining");
     const s = new Session({ director: this.director, area, socket: (url) => new WebSocket(socketUrl(url)) });
     this.session = s;
@@ -275,6 +296,15 @@ export class Play {
     s.on("presence", () => {
       if (current()) this.afterSnapshot(s);
     });
+    s.on("areaInfo", () => {
+      if (current()) this.builder.showInventory(s);
+    });
+    s.on("inventory", () => {
+      if (current()) this.builder.showInventory(s);
+    });
+    s.on("container", (e) => {
+      if (current()) this.builder.onContainer(s, e.x, e.y, e.slots);
+    });
     s.on("areaClosing", (e) => {
       if (!current()) return;
       this.closingAt = performance.now() + e.graceMs;
@@ -289,6 +319,7 @@ export class Play {
       this.walk = null;
       this.drawn = null;
       this.renderer.clearEffects();
+      this.builder.closeChest();
       this.toast(`Through the portal to ${this.names.get(e.to) ?? `Area ${e.to}`}.`);
     });
     s.on("portalBlocked", () => {
@@ -326,7 +357,10 @@ export class Play {
         this.target = null;
         this.walk = null;
       }
-      if (e.intent.kind === IntentKind.Action && e.code === Code.NOTHING_THERE) {
+      const building = this.builder.refusal(e.intent.kind, e.code);
+      if (building !== undefined) {
+        this.toast(building);
+      } else if (e.intent.kind === IntentKind.Action && e.code === Code.NOTHING_THERE) {
         this.toast(this.nothingThere(s, e.intent.dir));
       } else if (e.intent.kind === IntentKind.Action && e.code === Code.NOT_ALLOWED) {
         this.toast("You may not attack that here.");
@@ -502,10 +536,12 @@ export class Play {
     const p = s.confirmed ?? s.predicted;
     if (p === null) return "There is nothing there to act on.";
     const [dx, dy] = DIR_DELTA[dir & 7] as readonly [number, number];
-    const o = s.view.objectAt(p.x + dx, p.y + dy);
+    const o = objectOn(s.view, p.x + dx, p.y + dy);
     switch (o?.kind) {
       case ObjectKind.Chest:
         return "The chest is shut fast: it does not open.";
+      case ObjectKind.Item:
+        return `${capital(itemName(s.view.itemKind(o.item)))}: ${this.actBtn.classList.contains("touch") ? "Take" : "T"} takes it back.`;
       case ObjectKind.Sign:
         return `The sign reads: “${o.text}”`;
       case ObjectKind.Tree:
@@ -526,6 +562,7 @@ export class Play {
       this.pos.dataset["y"] = String(me.y);
     }
     this.showHealth(s);
+    this.builder.follow(s);
     const rows: { name: string; entity: number; x?: number; y?: number; away: boolean }[] = [];
     for (const [entity, name] of v.players) {
       const e = v.entities.get(entity);
@@ -582,11 +619,13 @@ export class Play {
   /** showFacing says what the player faces, and what acting would do to it. */
   private showFacing(s: Session, sq: { x: number; y: number } | null): void {
     let text = "";
-    const key = this.actBtn.classList.contains("touch") ? "Act" : "Space";
+    const touch = this.actBtn.classList.contains("touch");
+    const key = touch ? "Act" : "Space";
     if (sq !== null && s.ready) {
       const v = s.view;
       const e = v.entityAt(sq.x, sq.y, s.entity);
-      const o = v.objectAt(sq.x, sq.y);
+      const o = objectOn(v, sq.x, sq.y);
+      const build = this.builder.facing(s, sq.x, sq.y, touch);
       if (e !== undefined) {
         const what = describeEntity({
           ...e,
@@ -598,11 +637,28 @@ export class Play {
         const attackable = e.kind === EntityKind.Creature || this.input.pvp(s);
         text = `You face ${what}${attackable ? `: ${key} attacks` : ""}.`;
       } else if (o !== undefined) {
-        const verb = o.kind === ObjectKind.Door ? (o.state === DoorState.Open ? `: ${key} closes it` : `: ${key} opens it`) : "";
-        text = `You face ${describeObject(o)}${verb}.`;
+        const verbs = [this.verb(s, o.kind, o.state, o.item, key), build].filter((w) => w !== "");
+        text = `You face ${describeObject(o, v.itemKind(o.item))}${verbs.length > 0 ? `: ${verbs.join(", ")}` : ""}.`;
+      } else if (build !== "") {
+        text = `${build} here.`;
       }
     }
     if (this.facingEl.textContent !== text) this.facingEl.textContent = text;
+  }
+
+  /** verb says what the act key does to a static object of kind, in state, of item kind item (0: the map's own); "" for nothing. */
+  private verb(s: Session, kind: number, state: number, item: number, key: string): string {
+    switch (kind) {
+      case ObjectKind.Door:
+        return state === DoorState.Open ? `${key} closes it` : `${key} opens it`;
+      case ObjectKind.Tree:
+      case ObjectKind.Rock:
+        return `${key} gathers from it`;
+      case ObjectKind.Item:
+        return (s.view.itemKind(item)?.container ?? 0) > 0 ? `${key} opens it` : "";
+      default:
+        return "";
+    }
   }
 
   /** showTooltip says what is under the pointer, beside it, kept inside the map. */
@@ -654,7 +710,7 @@ export class Play {
     const v = s.view;
     let door = false;
     for (const [dx, dy] of DIR_DELTA) {
-      const o = v.objectAt(p.x + dx, p.y + dy);
+      const o = objectOn(v, p.x + dx, p.y + dy);
       if (o?.kind === ObjectKind.Door && o.state === DoorState.Closed) door = true;
     }
     this.toast(door ? "A closed door is in the way: open it first." : "You cannot get there from here: the way is shut.");

@@ -2,7 +2,8 @@
  * The canvas view of an Area: the floor of the cells whose maps arrived,
  * by kind (grass, dirt, stone, sand, wood, water, walls), their static
  * objects (doors open or closed, trees, signs, rocks, chests, portal
- * squares), and the entities in view (players with their names, creatures
+ * squares, placed items by their kind's look, floor tiles under the
+ * rest), and the entities in view (players with their names, creatures
  * by their kind's name, each with a health bar scaled to its full
  * health), centred on the player's own body (the camera stops at the
  * Area's edges), whose faced square is outlined. Names never overlap and
@@ -18,10 +19,13 @@ import {
   EntityKind,
   FLOOR_NAMES,
   Floor,
+  type ItemKind,
   ObjectKind,
   type Session,
   type StaticObject,
 } from "@leyworks/ley-sdk";
+
+import { drawLook, isFloorItem, isWallLook, itemName } from "./looks.js";
 
 /** What one frame shows. */
 export interface Scene {
@@ -132,11 +136,25 @@ export function creatureColor(name: string | undefined): string {
   return `hsl(${h} 55% 60%)`;
 }
 
-/** describeObject says what a static object is, for people. */
-export function describeObject(o: StaticObject): string {
+/**
+ * objectOn returns the static object on square (x, y) a player deals
+ * with: the one in its occupant slot (furniture, a wall, a door, the
+ * map's objects), else the floor tile placed there; undefined for none.
+ */
+export function objectOn(v: AreaView, x: number, y: number): StaticObject | undefined {
+  const all = v.objectsAt(x, y);
+  return all.find((o) => !isFloorItem(v.itemKind(o.item))) ?? all[0];
+}
+
+/** describeObject says what a static object is, for people; kind is a placed item's kind (view.itemKind(o.item)). */
+export function describeObject(o: StaticObject, kind?: ItemKind): string {
   switch (o.kind) {
-    case ObjectKind.Door:
-      return o.state === DoorState.Open ? "an open door" : "a closed door";
+    case ObjectKind.Door: {
+      const what = kind === undefined ? "door" : itemName(kind).replace(/^an? /, "");
+      return o.state === DoorState.Open ? `an open ${what}` : `a closed ${what}`;
+    }
+    case ObjectKind.Item:
+      return itemName(kind);
     case ObjectKind.Tree:
       return "a tree";
     case ObjectKind.Sign:
@@ -234,8 +252,8 @@ export class Renderer {
       }
     }
     if (best !== undefined) return describeEntity(best.e);
-    const o = view.objectAt(Math.floor(p.x), Math.floor(p.y));
-    return o === undefined ? "" : describeObject(o);
+    const o = objectOn(view, Math.floor(p.x), Math.floor(p.y));
+    return o === undefined ? "" : describeObject(o, view.itemKind(o.item));
   }
 
   private fit(): { w: number; h: number } {
@@ -276,10 +294,14 @@ export class Renderer {
     const y1 = Math.min(info.h, Math.ceil(this.originY + h / t));
     this.floor(v, x0, y0, x1, y1, px, py);
 
-    for (const m of v.maps.values()) {
-      for (const o of m.objects) {
-        if (o.x < x0 || o.y < y0 || o.x >= x1 || o.y >= y1) continue;
-        this.object(v, o, px(o.x), py(o.y));
+    // Floor tiles first: whatever stands on their squares is drawn over them.
+    const kinds = s.session.itemKinds;
+    for (const floorTiles of [true, false]) {
+      for (const m of v.maps.values()) {
+        for (const o of m.objects) {
+          if (o.x < x0 || o.y < y0 || o.x >= x1 || o.y >= y1 || isFloorItem(kinds.get(o.item)) !== floorTiles) continue;
+          this.object(v, kinds, o, px(o.x), py(o.y));
+        }
       }
     }
     this.unheld(v, x0, y0, x1, y1, px, py);
@@ -397,14 +419,15 @@ export class Renderer {
     }
   }
 
-  private object(v: AreaView, o: StaticObject, X: number, Y: number): void {
+  /** object draws static object o on the square whose top left is (X, Y); kinds are the realm's item kinds, by code. */
+  private object(v: AreaView, kinds: ReadonlyMap<number, ItemKind>, o: StaticObject, X: number, Y: number): void {
     const ctx = this.ctx;
     const t = this.tile;
     switch (o.kind) {
       case ObjectKind.Door: {
-        // A door in a row of wall (walls east or west of it) hangs across
-        // the row; otherwise down a column.
-        const across = v.floorAt(o.x - 1, o.y) === Floor.Wall || v.floorAt(o.x + 1, o.y) === Floor.Wall;
+        // A door in a row of wall (walls east or west of it, the map's or
+        // placed) hangs across the row; otherwise down a column.
+        const across = wallAt(v, kinds, o.x - 1, o.y) || wallAt(v, kinds, o.x + 1, o.y);
         if (o.state === DoorState.Open) {
           ctx.fillStyle = COLORS.doorOpen;
           ctx.fillRect(X, Y, t, t);
@@ -486,6 +509,9 @@ export class Renderer {
         ctx.beginPath();
         ctx.arc(X + t / 2, Y + t / 2, t * 0.18, 0, Math.PI * 1.5);
         ctx.stroke();
+        return;
+      case ObjectKind.Item:
+        drawLook(ctx, kinds.get(o.item), X, Y, t);
         return;
       default:
         ctx.strokeStyle = COLORS.floorUnknownKind;
@@ -597,6 +623,11 @@ export class Renderer {
       }
     }
   }
+}
+
+/** wallAt reports whether square (x, y) is a wall: the map's, or a wall piece placed there. */
+function wallAt(v: AreaView, kinds: ReadonlyMap<number, ItemKind>, x: number, y: number): boolean {
+  return v.floorAt(x, y) === Floor.Wall || v.objectsAt(x, y).some((o) => isWallLook(kinds.get(o.item)?.look));
 }
 
 /** floorName names floor kind k, for people. */

@@ -286,8 +286,10 @@ export class AreaView {
   }
 
   /**
-   * objectAt returns the static object on square (x, y) (there is one at
-   * most), or undefined for none or a cell whose map has not come.
+   * objectAt returns the first static object on square (x, y) the view's
+   * map lists (a square holds at most two: a floor tile and what stands
+   * on it; objectsAt returns both), or undefined for none or a cell whose
+   * map has not come.
    */
   objectAt(x: number, y: number): StaticObject | undefined {
     if (!this.onGrid(x, y)) return undefined;

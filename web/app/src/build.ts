@@ -1,0 +1,319 @@
+/**
+ * Building on the play screen: the inventory bar (20 slots; keys 1-9 and
+ * 0 or a click pick one, picked again to put it away), placing the picked
+ * slot's item on a square next to the body, taking a placed item back,
+ * and the panel of an opened chest, whose stacks move to and from the
+ * inventory. The server decides everything: what shows is what its
+ * inventory, container and static messages said, and its refusals come
+ * back in words.
+ */
+
+import {
+  CONTAINER_SLOT,
+  Code,
+  DIR_DELTA,
+  type Dir,
+  IntentKind,
+  type ItemKind,
+  ItemSlot,
+  ObjectKind,
+  Rule,
+  type Session,
+  type Stack,
+  codeMeaning,
+  dirOf,
+  isDiagonal,
+} from "@leyworks/ley-sdk";
+
+import { byId, onTap } from "./dom.js";
+import { capital, isFloorItem, itemName } from "./looks.js";
+import { SlotRow } from "./slots.js";
+
+/** The keys that pick the inventory's first ten slots, in order. */
+const SLOT_KEYS: readonly string[] = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0"];
+
+/** Words for refusals of building, by code, whatever the intent (gathering is an action). */
+const REFUSALS: Partial<Record<number, string>> = {
+  [Code.NOT_BUILDER]: "You may not build or gather here: in a home only its owner and the builders it names may.",
+  [Code.BUDGET]: "You have changed enough for this minute: wait a little.",
+  [Code.ITEM_CAP]: "This Area holds as many things as it may.",
+  [Code.COOLDOWN]: "This was gathered too recently: give it time to grow back.",
+  [Code.NOT_EMPTY]: "Empty the chest before taking it back.",
+};
+
+/** Words for refusals of one kind of item intent, by code. */
+const INTENT_REFUSALS: Partial<Record<number, Partial<Record<number, string>>>> = {
+  [IntentKind.Place]: {
+    [Code.NOTHING_THERE]: "That slot is empty.",
+    [Code.NOT_ALLOWED]: "That cannot be placed.",
+    [Code.OCCUPIED]: "Something is already there: pick a free square.",
+  },
+  [IntentKind.Take]: {
+    [Code.NOTHING_THERE]: "Nothing placed there to take back.",
+    [Code.INVENTORY_FULL]: "Your inventory has no room for it.",
+  },
+  [IntentKind.MoveItem]: {
+    [Code.NOTHING_THERE]: "Nothing there to move (is the chest still there?).",
+    [Code.INVENTORY_FULL]: "No room for it there.",
+    [Code.OCCUPIED]: "Another kind is there: only whole stacks swap.",
+  },
+  [IntentKind.Action]: {
+    [Code.INVENTORY_FULL]: "Your inventory has no room for what you gathered.",
+  },
+};
+
+/** A square of the Area. */
+interface Square {
+  x: number;
+  y: number;
+}
+
+/** Builder runs the inventory bar, placing and taking back, and the chest panel. */
+export class Builder {
+  private selected: number | null = null;
+  /** The chest whose panel shows. */
+  private chest: Square | null = null;
+  /** The square of a container the player just acted on: its container message opens the panel. */
+  private opening: Square | null = null;
+  private readonly bar: SlotRow;
+  private readonly chestSlots: SlotRow;
+  private readonly chestEl = byId("chest", HTMLElement);
+  private readonly chestTitle = byId("chest-title", HTMLElement);
+
+  /** session is the session in play; note tells the player something; done gives the focus back to the map. */
+  constructor(
+    private readonly session: () => Session | null,
+    private readonly note: (text: string) => void,
+    private readonly done: () => void,
+  ) {
+    this.bar = new SlotRow(byId("inventory", HTMLElement), SLOT_KEYS, (i) => {
+      this.pick(i);
+      this.done();
+    });
+    this.chestSlots = new SlotRow(byId("chest-slots", HTMLElement), [], (k) => {
+      this.chestPick(k);
+      this.done();
+    });
+    onTap(byId("chest-put", HTMLButtonElement), () => {
+      this.putIn();
+      this.done();
+    });
+    onTap(byId("chest-close", HTMLButtonElement), () => {
+      this.closeChest();
+      this.done();
+    });
+  }
+
+  /** reset forgets the last session's inventory, selection and chest. */
+  reset(): void {
+    this.select(null);
+    this.closeChest();
+    this.opening = null;
+    this.bar.show([], new Map());
+  }
+
+  /** showInventory draws what the session's character carries. */
+  showInventory(s: Session): void {
+    this.bar.show(s.inventory, s.itemKinds);
+  }
+
+  /** pick picks inventory slot i, or puts it away when it was picked. */
+  pick(i: number): void {
+    this.select(this.selected === i ? null : i);
+  }
+
+  /** pickKey picks the slot of a slot key ("1".."9", "0"); it reports whether key was one. */
+  pickKey(key: string): boolean {
+    const i = SLOT_KEYS.indexOf(key);
+    if (i < 0) return false;
+    this.pick(i);
+    return true;
+  }
+
+  private select(i: number | null): void {
+    this.selected = i;
+    this.bar.select(i);
+  }
+
+  /** placing returns the kind of the picked slot's item when it can be placed; undefined otherwise. */
+  placing(s: Session): ItemKind | undefined {
+    const st = this.stack(s);
+    const kind = st === undefined ? undefined : s.itemKinds.get(st.kind);
+    return kind !== undefined && kind.slot !== ItemSlot.None ? kind : undefined;
+  }
+
+  private stack(s: Session): Stack | undefined {
+    const st = this.selected === null ? undefined : s.inventory[this.selected];
+    return st === undefined || st.count === 0 ? undefined : st;
+  }
+
+  /** place places one of the picked slot's items on the square next to the body in dir. */
+  place(dir: Dir): void {
+    const s = this.live();
+    if (s === null || this.selected === null) {
+      this.note("Pick what to place first: a slot of your inventory (keys 1-9 and 0, or a click).");
+      return;
+    }
+    const st = this.stack(s);
+    if (st === undefined) {
+      this.note(`Slot ${this.selected + 1} is empty.`);
+      return;
+    }
+    const kind = s.itemKinds.get(st.kind);
+    if (kind === undefined || kind.slot === ItemSlot.None) {
+      this.note(`${capital(itemName(kind))} cannot be placed.`);
+      return;
+    }
+    if (this.straight(s, dir)) void s.place(this.selected, dir);
+  }
+
+  /** placeFaced places the picked slot's item on the square the body faces. */
+  placeFaced(): void {
+    const p = this.session()?.predicted ?? null;
+    if (p !== null) this.place(p.facing as Dir);
+  }
+
+  /** takeFaced takes back the item placed on the square the body faces. */
+  takeFaced(): void {
+    const s = this.live();
+    const p = s?.predicted ?? null;
+    if (s === null || p === null) return;
+    const [dx, dy] = DIR_DELTA[p.facing & 7] as readonly [number, number];
+    if (!s.view.objectsAt(p.x + dx, p.y + dy).some((o) => o.item !== 0)) {
+      this.note("Nothing placed there to take back: face it first.");
+      return;
+    }
+    void s.take(p.facing as Dir);
+  }
+
+  /** acting is told of an action on square (x, y): on a placed chest, its contents open the panel when they come. */
+  acting(s: Session, x: number, y: number): void {
+    this.opening = s.view.objectsAt(x, y).some((o) => o.kind === ObjectKind.Item && (s.view.itemKind(o.item)?.container ?? 0) > 0) ? { x, y } : null;
+  }
+
+  /** onContainer takes a container message: the chest just opened, or the one whose panel shows. */
+  onContainer(s: Session, x: number, y: number, slots: readonly Stack[]): void {
+    const at = (q: Square | null): boolean => q !== null && q.x === x && q.y === y;
+    if (!at(this.chest) && !at(this.opening)) return;
+    this.opening = null;
+    this.chest = { x, y };
+    this.chestEl.hidden = false;
+    this.chestEl.dataset["x"] = String(x);
+    this.chestEl.dataset["y"] = String(y);
+    this.chestTitle.textContent = capital(this.chestName(s, x, y));
+    this.chestSlots.show(slots, s.itemKinds);
+  }
+
+  private chestName(s: Session, x: number, y: number): string {
+    const o = s.view.objectsAt(x, y).find((q) => q.item !== 0);
+    return itemName(o === undefined ? undefined : s.view.itemKind(o.item));
+  }
+
+  /** follow closes the chest's panel once the body is not next to it, or it is gone. */
+  follow(s: Session): void {
+    const c = this.chest;
+    const p = s.confirmed;
+    if (c === null || p === null) return;
+    const there = s.view.objectsAt(c.x, c.y).some((o) => (s.view.itemKind(o.item)?.container ?? 0) > 0);
+    if (!there || Math.max(Math.abs(c.x - p.x), Math.abs(c.y - p.y)) > 1) this.closeChest();
+  }
+
+  /** closeChest hides the chest's panel; it reports whether one showed. */
+  closeChest(): boolean {
+    const was = this.chest !== null;
+    this.chest = null;
+    this.chestEl.hidden = true;
+    return was;
+  }
+
+  /**
+   * chestPick takes a click on chest slot k: its stack moves into the
+   * picked inventory slot (the first empty one when none is picked); on an
+   * empty chest slot the picked inventory slot's stack moves there.
+   */
+  chestPick(k: number): void {
+    const s = this.live();
+    const dir = s === null ? undefined : this.chestDir(s);
+    if (s === null || dir === undefined) return;
+    const held = this.chestSlots.holds(k);
+    if (held) {
+      const to = this.selected ?? s.inventory.findIndex((st) => st.count === 0);
+      if (to < 0) {
+        this.note("Your inventory has no room: empty a slot first.");
+        return;
+      }
+      void s.moveItem(CONTAINER_SLOT + k, to, 0, dir);
+      return;
+    }
+    if (this.stack(s) === undefined || this.selected === null) {
+      this.note("Pick a slot of your inventory to put in the chest.");
+      return;
+    }
+    void s.moveItem(this.selected, CONTAINER_SLOT + k, 0, dir);
+  }
+
+  /** putIn moves the picked inventory slot's stack into the open chest's first empty slot. */
+  putIn(): void {
+    const s = this.live();
+    const dir = s === null ? undefined : this.chestDir(s);
+    if (s === null || dir === undefined) {
+      this.note("Open a chest first: act on it (Space) next to it.");
+      return;
+    }
+    if (this.stack(s) === undefined || this.selected === null) {
+      this.note("Pick a slot of your inventory to put in the chest.");
+      return;
+    }
+    const k = this.chestSlots.firstEmpty();
+    if (k < 0) {
+      this.note("The chest is full.");
+      return;
+    }
+    void s.moveItem(this.selected, CONTAINER_SLOT + k, 0, dir);
+  }
+
+  /** chestDir is the direction from the body to the open chest; undefined when none is open. */
+  private chestDir(s: Session): Dir | undefined {
+    const c = this.chest;
+    const p = s.confirmed;
+    if (c === null || p === null) return undefined;
+    return dirOf(c.x - p.x, c.y - p.y);
+  }
+
+  /** refusal says a refusal of an intent of kind in words, if it is building's; undefined otherwise. */
+  refusal(kind: number, code: number): string | undefined {
+    const own = INTENT_REFUSALS[kind]?.[code] ?? REFUSALS[code];
+    if (own !== undefined) return own;
+    if (kind === IntentKind.Place || kind === IntentKind.Take || kind === IntentKind.MoveItem) return `${capital(codeMeaning(code))}.`;
+    return undefined;
+  }
+
+  /** facing says what building does with the faced square (x, y), for the line beside the map; "" for nothing. */
+  facing(s: Session, x: number, y: number, touch: boolean): string {
+    const words: string[] = [];
+    if (s.view.objectsAt(x, y).some((o) => o.item !== 0)) words.push(touch ? "Take takes it back" : "T takes it back");
+    const kind = this.placing(s);
+    if (kind !== undefined && this.free(s, x, y, kind)) words.push(`${touch ? "Build" : "B"} places ${itemName(kind)}`);
+    return words.join(", ");
+  }
+
+  /** free reports whether, as far as the view knows, an item of kind may be placed on (x, y): its slot there empty, no body there. */
+  private free(s: Session, x: number, y: number, kind: ItemKind): boolean {
+    const v = s.view;
+    if (!v.walkable(x, y) || v.entityAt(x, y, s.entity) !== undefined) return false;
+    const floor = kind.slot === ItemSlot.Floor;
+    return !v.objectsAt(x, y).some((o) => isFloorItem(v.itemKind(o.item)) === floor);
+  }
+
+  private live(): Session | null {
+    const s = this.session();
+    return s !== null && s.ready ? s : null;
+  }
+
+  /** straight reports whether dir may be built towards: a diagonal only where the Area allows diagonals (else the player is told). */
+  private straight(s: Session, dir: Dir): boolean {
+    if (!isDiagonal(dir) || ((s.view.info?.rules ?? 0) & Rule.Diagonal) !== 0) return true;
+    this.note("No diagonals in this Area: stand straight beside it.");
+    return false;
+  }
+}

@@ -1,0 +1,350 @@
+package web_test
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/web/internal/chrome"
+)
+
+// What the web client draws for a placed chair and a placed chest
+// (web/app/src/looks.ts, ITEM_COLORS): a chair's seat, a chest's body.
+const (
+	chairRGB     = "192,132,62" // chairSeat #c0843e
+	chestRGB     = "138,90,36"  // chest #8a5a24
+	floorWoodRGB = "154,106,58" // floorWood #9a6a3a
+)
+
+// The item kinds of content/data/items.json the test places.
+const (
+	chairKind = 1
+	tableKind = 2
+	chestKind = 6
+	floorKind = 11
+	woodKind  = 13
+)
+
+// slotOf is the inventory bar's first slot holding kind, or -1.
+func (p *page) slotOf(kind int) int {
+	p.t.Helper()
+	s := p.eval(fmt.Sprintf(`document.querySelector('#inventory .slot[data-kind="%d"]')?.dataset.slot ?? "-1"`, kind))
+	i, err := strconv.Atoi(s)
+	if err != nil {
+		p.fail("the slot of kind %d: %q", kind, s)
+	}
+	return i
+}
+
+// slotCount is what the inventory bar's slot i says it holds: "kind×count".
+func (p *page) slotCount(i int) string {
+	p.t.Helper()
+	return p.eval(fmt.Sprintf(`(() => { const b = document.querySelector('#inventory .slot[data-slot="%d"]'); return b === null ? "none" : b.dataset.kind + "x" + b.dataset.count; })()`, i))
+}
+
+// waitSlot waits until the inventory bar's slot i holds count items of kind.
+func (p *page) waitSlot(i, kind, count int) {
+	p.t.Helper()
+	want := fmt.Sprintf("%dx%d", kind, count)
+	if count == 0 {
+		want = "0x0"
+	}
+	p.wait(fmt.Sprintf("inventory slot %d to hold %s", i+1, want), fmt.Sprintf(`(() => { const b = document.querySelector('#inventory .slot[data-slot="%d"]'); return b !== null && b.dataset.kind + "x" + b.dataset.count === %q; })()`, i, want), 10*time.Second)
+}
+
+// freeNextTo is a square next to the player's body (east, south, west or
+// north of it) that holds nothing: no object, no body.
+func (p *page) freeNextTo() [2]int {
+	p.t.Helper()
+	s := p.sdk(`(() => { const v = s.view, me = s.confirmed;
+		for (const [dx, dy] of [[1, 0], [0, 1], [-1, 0], [0, -1]]) { const x = me.x + dx, y = me.y + dy;
+			if (v.walkable(x, y) && v.entityAt(x, y) === undefined && v.objectsAt(x, y).length === 0) return x + "," + y; }
+		return ""; })()`)
+	var xy [2]int
+	if _, err := fmt.Sscanf(s, "%d,%d", &xy[0], &xy[1]); err != nil {
+		p.fail("no free square next to the body at %v: %q", p.pos(), s)
+	}
+	return xy
+}
+
+// placed is what the page's view holds placed on square (x, y): the
+// item kinds of its placed objects, "" for none.
+func (p *page) placed(x, y int) string {
+	p.t.Helper()
+	return p.sdk(fmt.Sprintf(`s.view.objectsAt(%d, %d).filter((o) => o.item !== 0).map((o) => o.item).join(",")`, x, y))
+}
+
+// waitPlaced waits until the page's view holds exactly items (kinds,
+// comma-separated; "" for nothing) placed on square (x, y).
+func (p *page) waitPlaced(what string, x, y int, items string) {
+	p.t.Helper()
+	p.wait(what, fmt.Sprintf(`(() => { const s = globalThis.__leySession; return s !== undefined && s.view.objectsAt(%d, %d).filter((o) => o.item !== 0).map((o) => o.item).join(",") === %q; })()`, x, y, items), 10*time.Second)
+}
+
+// pickKey picks inventory slot i (one of the first ten) with its key, 1-9 or 0.
+func (p *page) pickKey(i int) {
+	p.t.Helper()
+	p.do(chromedp.KeyEvent(strconv.Itoa((i + 1) % 10)))
+	p.wait(fmt.Sprintf("slot %d picked by its key", i+1), fmt.Sprintf(`document.querySelector('#inventory .slot[data-slot="%d"]').classList.contains("selected")`, i), 5*time.Second)
+}
+
+// pick clicks inventory slot i on the bar and checks it shows picked.
+func (p *page) pick(i int) {
+	p.t.Helper()
+	p.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`#inventory .slot[data-slot="%d"]`, i))))
+	p.wait(fmt.Sprintf("slot %d picked", i+1), fmt.Sprintf(`document.querySelector('#inventory .slot[data-slot="%d"]').classList.contains("selected")`, i), 5*time.Second)
+}
+
+// boxOf is the box on the page of the element css selects: left, top,
+// right, bottom in CSS pixels.
+func (p *page) boxOf(css string) [4]float64 {
+	p.t.Helper()
+	s := p.eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (e === null) return ""; const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom].join(","); })()`, css))
+	var b [4]float64
+	if _, err := fmt.Sscanf(s, "%g,%g,%g,%g", &b[0], &b[1], &b[2], &b[3]); err != nil {
+		p.fail("the box of %s: %q", css, s)
+	}
+	return b
+}
+
+// TestWebClientBuild furnishes a home in the browser. Ann, whose home it
+// is (an account made through the API, with a home it created), finds
+// her starter kit in the inventory bar, picks the chairs and places one
+// with a click on a square next to her body: the square shows a chair,
+// for her and for Bo (a member of the home, in its own browser context)
+// at once, and the bar counts one chair less; T takes it back and B
+// places it again, each seen by both. Bo, who is no builder of the home,
+// is refused in words. A wooden floor tile lies under a chair placed on
+// it, and T takes the chair back before the tile. Ann places the chest,
+// opens it, puts her chairs in and takes them out again through its
+// panel, and Escape closes it.
+// With a finger, a tap on a slot and one on a square place the table, and
+// the Take and Build buttons take it back and place it again. The chest's
+// panel closes as she walks away, to a tree, whose wood comes into the
+// bar. A reload finds the chair where it was and the inventory as she
+// left it.
+func TestWebClientBuild(t *testing.T) {
+	b := chrome.Start(t)
+	r := startRealm(t)
+	base := r.URL()
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
+	annEmail := "ann-" + stamp + "@t.local"
+	owner := dirclient.New(base)
+	if _, err := owner.Register(t.Context(), annEmail, password, "ann"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Login(t.Context(), annEmail, password); err != nil {
+		t.Fatal(err)
+	}
+	home, err := owner.CreateArea(t.Context(), "Ann's home", "home", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	invite, err := owner.Invite(t.Context(), home.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := &page{t: t, name: "ann", tab: b.Tab(t, sessionHook)}
+	bo := &page{t: t, name: "bo", tab: b.Tab(t, sessionHook)}
+	ann.logIn(base, annEmail, password) // ends the API's session: the page's is the account's one
+	bo.signUp(base, "bo-"+stamp+"@t.local", "bo", password)
+	bo.do(
+		chromedp.SendKeys(chromedp.CSS(`#redeem-form input[name=code]`), invite),
+		chromedp.Click(chromedp.CSS(`#redeem-form button`)),
+	)
+	ann.join(home.ID)
+	bo.join(home.ID)
+	run := func(name string, f func(t *testing.T)) {
+		if !t.Run(name, func(t *testing.T) {
+			ann.t, bo.t = t, t
+			f(t)
+		}) {
+			t.FailNow()
+		}
+	}
+
+	var chairs, at, chestAt [2]int // the chairs' slot and count; the squares the chair and the chest stand on
+	run("the starter kit shows in the inventory bar", func(t *testing.T) {
+		ann.wait("the chairs in the bar", `document.querySelector('#inventory .slot[data-kind="1"]') !== null`, 10*time.Second)
+		if n := ann.eval(`String(document.querySelectorAll("#inventory .slot").length)`); n != "20" {
+			t.Errorf("the bar has %s slots; want 20", n)
+		}
+		chairs[0] = ann.slotOf(chairKind)
+		if _, err := fmt.Sscanf(ann.slotCount(chairs[0]), "1x%d", &chairs[1]); err != nil || chairs[1] != 4 {
+			t.Fatalf("the chairs' slot says %q; want 4 chairs (the starter kit)", ann.slotCount(chairs[0]))
+		}
+		if label := ann.eval(fmt.Sprintf(`document.querySelector('#inventory .slot[data-slot="%d"] .label').textContent`, chairs[0])); label != "Chair" {
+			t.Errorf("the chairs' slot is labelled %q", label)
+		}
+		if ann.slotOf(chestKind) < 0 {
+			t.Errorf("no chest in the bar: %q", ann.eval(`[...document.querySelectorAll("#inventory .slot")].map((b) => b.title).join(" | ")`))
+		}
+	})
+
+	run("a click next to the body places the picked chair, and both players see it", func(t *testing.T) {
+		ann.pick(chairs[0])
+		at = ann.freeNextTo()
+		ann.click(at[0], at[1])
+		ann.waitPlaced("the chair placed", at[0], at[1], strconv.Itoa(chairKind))
+		ann.waitSlot(chairs[0], chairKind, chairs[1]-1)
+		ann.waitPixel("the chair drawn for ann", at[0], at[1], chairRGB)
+		bo.waitPlaced("bo sees the chair", at[0], at[1], strconv.Itoa(chairKind))
+		bo.waitPixel("the chair drawn for bo", at[0], at[1], chairRGB)
+		if pos := ann.pos(); pos == at {
+			t.Errorf("the click walked onto the square rather than placing there")
+		}
+	})
+
+	run("T takes the faced chair back and B places it again", func(t *testing.T) {
+		// Placing turned the body to face the chair; the line beside the
+		// map says what T does to it.
+		ann.wait("facing the chair", `document.getElementById("facing").textContent === "You face a chair: T takes it back."`, 5*time.Second)
+		ann.do(chromedp.KeyEvent("t"))
+		ann.waitPlaced("the chair taken back", at[0], at[1], "")
+		ann.waitSlot(chairs[0], chairKind, chairs[1])
+		bo.waitPlaced("bo sees the chair gone", at[0], at[1], "")
+		ann.do(chromedp.KeyEvent("b"))
+		ann.waitPlaced("the chair placed with B", at[0], at[1], strconv.Itoa(chairKind))
+		ann.waitSlot(chairs[0], chairKind, chairs[1]-1)
+		bo.waitPlaced("bo sees the chair again", at[0], at[1], strconv.Itoa(chairKind))
+		bo.waitPixel("the chair drawn again for bo", at[0], at[1], chairRGB)
+	})
+
+	run("a member who is no builder is refused in words", func(t *testing.T) {
+		slot := bo.slotOf(chairKind)
+		if slot < 0 {
+			t.Fatalf("bo has no chairs: %q", bo.eval(`[...document.querySelectorAll("#inventory .slot")].map((b) => b.title).join(" | ")`))
+		}
+		bo.pick(slot)
+		sq := bo.freeNextTo()
+		bo.click(sq[0], sq[1])
+		bo.wait("the refusal in words", `document.getElementById("toast").textContent.includes("may not build")`, 10*time.Second)
+		if got := bo.placed(sq[0], sq[1]); got != "" {
+			t.Errorf("bo's refused chair shows placed: %q", got)
+		}
+		bo.waitSlot(slot, chairKind, 4)
+	})
+
+	run("a floor tile lies under the chair placed on it; T takes the chair back first, then the tile", func(t *testing.T) {
+		floor := ann.slotOf(floorKind)
+		ann.pickKey(floor)
+		sq := ann.freeNextTo()
+		ann.click(sq[0], sq[1])
+		ann.waitPlaced("the floor tile placed", sq[0], sq[1], strconv.Itoa(floorKind))
+		ann.waitSlot(floor, floorKind, 19)
+		ann.pickKey(chairs[0])
+		ann.click(sq[0], sq[1]) // a floor tile is no object to act on: the chair goes on it
+		both := fmt.Sprintf(`(() => { const s = globalThis.__leySession; return s.view.objectsAt(%d, %d).map((o) => o.item).sort((a, b) => a - b).join(",") === "%d,%d"; })()`, sq[0], sq[1], chairKind, floorKind)
+		ann.wait("the chair on the floor tile", both, 10*time.Second)
+		ann.waitPixel("the chair drawn over the tile", sq[0], sq[1], chairRGB)
+		if got := ann.pixel(sq[0], sq[1], 0.1, 0.1); got != floorWoodRGB {
+			t.Errorf("the tile's corner beside the chair is drawn %s; want the wooden floor, %s", got, floorWoodRGB)
+		}
+		ann.wait("facing the chair", `document.getElementById("facing").textContent === "You face a chair: T takes it back."`, 5*time.Second)
+		ann.do(chromedp.KeyEvent("t"))
+		ann.waitPlaced("the chair taken off the tile", sq[0], sq[1], strconv.Itoa(floorKind))
+		ann.waitSlot(chairs[0], chairKind, chairs[1]-1)
+		ann.do(chromedp.KeyEvent("t"))
+		ann.waitPlaced("the tile taken back", sq[0], sq[1], "")
+		ann.waitSlot(floor, floorKind, 20)
+	})
+
+	run("a placed chest opens, and its panel moves stacks in and out", func(t *testing.T) {
+		chest := ann.slotOf(chestKind)
+		ann.pickKey(chest)
+		sq := ann.freeNextTo()
+		chestAt = sq
+		ann.click(sq[0], sq[1])
+		ann.waitPlaced("the chest placed", sq[0], sq[1], strconv.Itoa(chestKind))
+		ann.waitPixel("the chest drawn", sq[0], sq[1], chestRGB)
+		ann.waitSlot(chest, chestKind, 0)
+		ann.click(sq[0], sq[1]) // a placed chest next to the body: acts on it
+		ann.wait("the chest's panel", fmt.Sprintf(`!document.getElementById("chest").hidden && document.getElementById("chest").dataset.x === "%d" && document.querySelectorAll("#chest-slots .slot").length === 16`, sq[0]), 10*time.Second)
+		ann.pick(chairs[0])
+		ann.do(chromedp.Click(chromedp.ID("chest-put")))
+		ann.wait("the chairs in the chest", `(() => { const b = document.querySelector('#chest-slots .slot[data-slot="0"]'); return b.dataset.kind === "1" && b.dataset.count === "3"; })()`, 10*time.Second)
+		ann.waitSlot(chairs[0], 0, 0)
+		ann.do(chromedp.Click(chromedp.CSS(`#chest-slots .slot[data-slot="0"]`)))
+		ann.waitSlot(chairs[0], chairKind, chairs[1]-1)
+		ann.wait("the chest empty again", `document.querySelector('#chest-slots .slot[data-slot="0"]').dataset.count === "0"`, 10*time.Second)
+		ann.do(chromedp.KeyEvent(kb.Escape))
+		ann.wait("the panel closed by Escape", `document.getElementById("chest").hidden`, 5*time.Second)
+		ann.noExceptions()
+		bo.noExceptions()
+	})
+
+	run("taps place the table, and the Take and Build buttons take it back and place it again", func(t *testing.T) {
+		if _, err := chromedp.Call(ann.tab.Ctx, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 5}); err != nil {
+			t.Fatalf("emulate touch: %v", err)
+		}
+		table := ann.slotOf(tableKind)
+		ann.tapXY(centre(ann.boxOf(fmt.Sprintf(`#inventory .slot[data-slot="%d"]`, table))))
+		ann.wait("the table picked by a tap", fmt.Sprintf(`document.querySelector('#inventory .slot[data-slot="%d"]').classList.contains("selected")`, table), 5*time.Second)
+		sq := ann.freeNextTo()
+		ann.tap(sq[0], sq[1])
+		ann.waitPlaced("the table placed by a tap", sq[0], sq[1], strconv.Itoa(tableKind))
+		ann.waitSlot(table, 0, 0)
+		bo.waitPlaced("bo sees the table", sq[0], sq[1], strconv.Itoa(tableKind))
+		ann.wait("the Take and Build buttons shown for a finger", `["take", "place"].every((id) => getComputedStyle(document.getElementById(id)).display !== "none")`, 5*time.Second)
+		ann.wait("facing the table", `document.getElementById("facing").textContent === "You face a table: Take takes it back."`, 5*time.Second)
+		ann.tapXY(centre(ann.box("take")))
+		ann.waitPlaced("the table taken back by Take", sq[0], sq[1], "")
+		ann.waitSlot(table, tableKind, 1)
+		ann.tapXY(centre(ann.box("place")))
+		ann.waitPlaced("the table placed again by Build", sq[0], sq[1], strconv.Itoa(tableKind))
+		ann.waitSlot(table, 0, 0)
+		bo.waitPlaced("bo sees the table again", sq[0], sq[1], strconv.Itoa(tableKind))
+		// Back into the bar: the chair, the chest, the table and Bo stood
+		// on her four sides, and she is to walk out.
+		ann.tapXY(centre(ann.box("take")))
+		ann.waitPlaced("the table taken back again", sq[0], sq[1], "")
+		ann.waitSlot(table, tableKind, 1)
+	})
+
+	run("the chest's panel closes as she walks away, and a tree's wood comes into the bar", func(t *testing.T) {
+		// Taps, as a finger goes on (a click within moments of a tap is
+		// taken for the tap's own click, and ignored).
+		ann.tap(chestAt[0], chestAt[1])
+		ann.wait("the chest's panel again", `!document.getElementById("chest").hidden`, 10*time.Second)
+		if ann.slotOf(woodKind) >= 0 {
+			t.Fatalf("wood in the bar before any gathering")
+		}
+		// A free square next to a tree (east, south, west or north of it).
+		spot := ann.sdk(`(() => { const v = s.view, me = s.confirmed; let best = "", bd = 1e9;
+			for (const m of v.maps.values()) for (const o of m.objects) { if (o.kind !== 2) continue;
+				for (const [dx, dy] of [[1, 0], [0, 1], [-1, 0], [0, -1]]) { const x = o.x + dx, y = o.y + dy;
+					if (!v.walkable(x, y) || v.entityAt(x, y) !== undefined) continue; const d = Math.abs(x - me.x) + Math.abs(y - me.y);
+					if (d < bd) { bd = d; best = [x, y, o.x, o.y].join(","); } } }
+			return best; })()`)
+		var x, y, tx, ty int
+		if _, err := fmt.Sscanf(spot, "%d,%d,%d,%d", &x, &y, &tx, &ty); err != nil {
+			t.Fatalf("no free square next to a tree: %q", spot)
+		}
+		ann.tapWalkTo(x, y)
+		ann.wait("the panel closed once away from the chest", `document.getElementById("chest").hidden`, 5*time.Second)
+		ann.tap(tx, ty) // a tree next to the body: acts on it, gathering
+		ann.wait("wood in the bar", `document.querySelector('#inventory .slot[data-kind="13"]')?.dataset.count === "2"`, 10*time.Second)
+	})
+
+	run("a reload finds the chair and the inventory as left", func(t *testing.T) {
+		ann.do(chromedp.Reload())
+		ann.wait("play after the reload", fmt.Sprintf(`!document.getElementById("play").hidden && document.getElementById("area-name").dataset.area === "%d"`, home.ID), 15*time.Second)
+		ann.waitReady()
+		ann.waitPlaced("the chair after the reload", at[0], at[1], strconv.Itoa(chairKind))
+		ann.waitPixel("the chair drawn after the reload", at[0], at[1], chairRGB)
+		ann.waitSlot(chairs[0], chairKind, chairs[1]-1)
+		if got := ann.slotOf(woodKind); got < 0 || ann.slotCount(got) != "13x2" {
+			t.Errorf("the wood gathered: slot %d, %q; want 2 wood", got+1, ann.slotCount(max(got, 0)))
+		}
+		if got := ann.slotOf(chestKind); got >= 0 {
+			t.Errorf("a chest still shows in slot %d of the bar; it stands in the home", got+1)
+		}
+		ann.noExceptions()
+	})
+}
