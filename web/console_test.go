@@ -73,7 +73,8 @@ func (p *page) now() float64 {
 // her own view as overlays) while a non-admin is refused both; a cap
 // saved from the console refuses the next player REALM_FULL; an API
 // refusal (a message over 1024 bytes) is said in plain words and changes
-// nothing; closing asks first; the charts draw the director's samples as
+// nothing; closing asks first, and closing from it drains a player's
+// page; the charts draw the director's samples as
 // SVG paths; the page fits a phone; the live view stops asking while the
 // page is hidden and after a log out. With -screenshot it writes
 // docs/console.png.
@@ -473,6 +474,28 @@ func TestConsole(t *testing.T) {
 		op.consoleLogIn(base, "demo@ley.local", "demo-password")
 		op.wait("the console again", `!document.getElementById("console").hidden`, 10*time.Second)
 		admin.Token = op.eval(`sessionStorage.getItem("ley.token") ?? ""`)
+	})
+
+	run("closing the door from the console drains a player's page, and opening it lets players in again", func(t *testing.T) {
+		dee := &page{t: t, name: "dee", tab: b.Tab(t, sessionHook)}
+		dee.signUp(base, "dee-"+stamp+"@t.local", "dee", password)
+		dee.join(village)
+		op.eval(`(() => { const e = document.getElementById("door").open; e.checked = false; e.dispatchEvent(new Event("input", { bubbles: true })); document.getElementById("door-save").click(); return ""; })()`)
+		op.wait("the question", `document.getElementById("confirm-close").open`, 5*time.Second)
+		op.eval(`(document.getElementById("confirm-yes").click(), "")`)
+		op.wait("the door closed", `document.getElementById("door-state").textContent === "closed"`, 10*time.Second)
+		dee.wait("the Area closing", `!document.getElementById("banner").hidden && document.getElementById("banner-text").textContent.startsWith("This Area is closing")`, 10*time.Second)
+		dee.wait("the realm closed", `document.getElementById("conn").dataset.state === "ended" && document.getElementById("banner-text").textContent.includes("realm is closed")`, 20*time.Second)
+		if info, err := admin.Info(ctx); err != nil || info.Open {
+			t.Fatalf("the realm after closing from the console: open %t (%v); want closed", info.Open, err)
+		}
+		op.eval(`(() => { const e = document.getElementById("door").open; e.checked = true; e.dispatchEvent(new Event("input", { bubbles: true })); document.getElementById("door-save").click(); return ""; })()`)
+		op.wait("the door open again", `document.getElementById("door-state").textContent === "open"`, 10*time.Second)
+		if info, err := admin.Info(ctx); err != nil || !info.Open {
+			t.Fatalf("the realm after opening from the console: open %t (%v); want open", info.Open, err)
+		}
+		dee.noExceptions()
+		op.noExceptions()
 	})
 
 	run("the live view stops asking while hidden and after a log out", func(t *testing.T) {
