@@ -230,7 +230,11 @@ func (ha *hostArea) bind(p *peer, b *body, joinID uint64, fresh bool) {
 	p.lost.Store(0)
 	p.bind.Store(&binding{ha: ha, b: b, entity: b.entity, session: b.session})
 	p.send(&wire.HelloAck{JoinID: joinID, Entity: b.entity.ID(), Tick: ha.a.Tick, Area: ha.id, ResumeToken: b.resume, Version: b.version})
-	p.send(ha.areaInfo())
+	info := ha.areaInfo()
+	if ha.eng.Items.MayBuild(b.entity) {
+		info.Rules |= wire.RuleMayBuild
+	}
+	p.send(info)
 	ha.sendInventory(b)
 	ha.presence(time.Now())
 }

@@ -447,7 +447,7 @@ func (d *Director) members(w http.ResponseWriter, r *http.Request, acct store.Ac
 	}
 	var ms []store.Member
 	if role != "" {
-		ms = []store.Member{{Account: acct.ID, Role: role}}
+		ms = []store.Member{{Account: acct.ID, Name: acct.Name, Role: role}}
 	}
 	if role == store.RoleOwner || acct.Admin {
 		// Only the Area's owner and the realm's admins see who else is in
@@ -458,7 +458,7 @@ func (d *Director) members(w http.ResponseWriter, r *http.Request, acct store.Ac
 	}
 	out := make([]apijson.Member, len(ms))
 	for i, m := range ms {
-		out[i] = apijson.Member{Account: uint64(m.Account), Role: string(m.Role)}
+		out[i] = apijson.Member{Account: uint64(m.Account), Name: m.Name, Role: string(m.Role)}
 	}
 	return http.StatusOK, map[string]any{"members": out}, nil
 }
@@ -501,7 +501,11 @@ func (d *Director) setRole(w http.ResponseWriter, r *http.Request, acct store.Ac
 	} else if err != nil {
 		return 0, nil, storeErr(err)
 	}
-	return http.StatusOK, apijson.Member{Account: uint64(target), Role: string(role)}, nil
+	who, err := d.store.Account(r.Context(), target)
+	if err != nil {
+		return 0, nil, storeErr(err)
+	}
+	return http.StatusOK, apijson.Member{Account: uint64(target), Name: who.Name, Role: string(role)}, nil
 }
 
 type inviteIn struct {

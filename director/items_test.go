@@ -143,8 +143,11 @@ func TestAHomeIsFoundAsItWasLeft(t *testing.T) {
 	if _, err := bob.SetRole(ctx, home.ID, bobAcct.ID, "builder"); refusal(t, err) != "FORBIDDEN" {
 		t.Fatalf("a guest names itself a builder: %v; want FORBIDDEN", err)
 	}
-	if m, err := ann.SetRole(ctx, home.ID, bobAcct.ID, "builder"); err != nil || m.Role != "builder" {
+	if m, err := ann.SetRole(ctx, home.ID, bobAcct.ID, "builder"); err != nil || m.Role != "builder" || m.Name != bobAcct.Name {
 		t.Fatalf("the owner names the guest a builder: %+v, %v", m, err)
+	}
+	if ms, err := ann.Members(ctx, home.ID); err != nil || len(ms) != 2 || ms[0].Name == "" || ms[1].Name == "" {
+		t.Fatalf("the home's members as its owner sees them: %+v, %v; want both, named", ms, err)
 	}
 	if _, err := ann.SetRole(ctx, home.ID, acct.ID, "member"); refusal(t, err) != "OWNER_STAYS" {
 		t.Fatalf("the owner makes itself a member: %v; want OWNER_STAYS", err)

@@ -322,6 +322,7 @@ type NewArea struct {
 // Member is one account's membership of an Area.
 type Member struct {
 	Account AccountID
+	Name    string // the account's display name
 	Role    Role
 	Added   time.Time
 }

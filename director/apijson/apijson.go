@@ -185,9 +185,10 @@ type Membership struct {
 }
 
 // Member is one member of an Area (GET /v1/areas/{id}/members): its
-// account and role ("owner", "member" or "builder").
+// account, display name and role ("owner", "member" or "builder").
 type Member struct {
 	Account uint64 `json:"account"`
+	Name    string `json:"name"`
 	Role    string `json:"role"`
 }
 

@@ -274,6 +274,7 @@ const (
 	RulePvP           RuleFlags = 1 << 1 // players may attack players
 	RuleCreaturesHunt RuleFlags = 1 << 2 // creatures hunt players
 	RuleLineOfSight   RuleFlags = 1 << 3 // a player is sent only what it can see
+	RuleMayBuild      RuleFlags = 1 << 4 // this player may build here (place, take back, gather, use containers)
 )
 
 // AreaInfo tells a bound client what it needs to draw and play the Area:

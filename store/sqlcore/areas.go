@@ -173,11 +173,12 @@ func (c *Core) MemberRole(ctx context.Context, area store.AreaID, account store.
 
 // Members implements store.Store.
 func (c *Core) Members(ctx context.Context, area store.AreaID) ([]store.Member, error) {
-	rows, err := c.db.Query(ctx, `SELECT account_id, role, added_at FROM area_members WHERE area_id = $1 ORDER BY account_id`, int64(area))
+	rows, err := c.db.Query(ctx, `SELECT m.account_id, a.name, m.role, m.added_at FROM area_members m JOIN accounts a ON a.id = m.account_id
+		WHERE m.area_id = $1 ORDER BY m.account_id`, int64(area))
 	ms, err := collect(rows, err, func(r Row) (store.Member, error) {
 		var m store.Member
 		var role string
-		err := r.Scan(&m.Account, &role, c.d.ScanTime(&m.Added))
+		err := r.Scan(&m.Account, &m.Name, &role, c.d.ScanTime(&m.Added))
 		m.Role = store.Role(role)
 		return m, err
 	})

@@ -378,7 +378,7 @@ func testAreasAndMembers(t *testing.T, s store.Store) {
 		t.Errorf("AreasOf(unknown) = %+v, %v; want none", areas, err)
 	}
 	ms, err := s.Members(ctx, village.ID)
-	want := []store.Member{{Account: a.ID, Role: store.RoleMember, Added: at(time.Second)}, {Account: b.ID, Role: store.RoleOwner, Added: t0}}
+	want := []store.Member{{Account: a.ID, Name: a.Name, Role: store.RoleMember, Added: at(time.Second)}, {Account: b.ID, Name: b.Name, Role: store.RoleOwner, Added: t0}}
 	if a.ID > b.ID {
 		want[0], want[1] = want[1], want[0]
 	}
@@ -386,7 +386,7 @@ func testAreasAndMembers(t *testing.T, s store.Store) {
 		t.Fatalf("Members = %+v, %v; want %+v", ms, err, want)
 	}
 	for i := range ms {
-		if ms[i].Account != want[i].Account || ms[i].Role != want[i].Role || !ms[i].Added.Equal(want[i].Added) {
+		if ms[i].Account != want[i].Account || ms[i].Name != want[i].Name || ms[i].Role != want[i].Role || !ms[i].Added.Equal(want[i].Added) {
 			t.Errorf("Members[%d] = %+v; want %+v", i, ms[i], want[i])
 		}
 	}

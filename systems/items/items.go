@@ -166,6 +166,10 @@ func (s *System) mayBuild(e ecs.Entity) ecs.Outcome {
 	return ecs.OutcomeApplied
 }
 
+// MayBuild reports whether body e may change the Area's items under its
+// rules (for the client to know; every item intent is judged anyway).
+func (s *System) MayBuild(e ecs.Entity) bool { return s.mayBuild(e) == ecs.OutcomeApplied }
+
 // spend takes one change of body e's budget for this minute, or answers
 // OutcomeBudget when it is spent.
 func (s *System) spend(a *ecs.Area, e ecs.Entity) ecs.Outcome {

@@ -40,6 +40,15 @@ export interface Area {
   h: number;
 }
 
+/** A member of an Area as {@link Director.members} lists it. */
+export interface Member {
+  account: number;
+  /** Its display name. */
+  name: string;
+  /** "owner", "member", or "builder" (may build where the Area builds by builders: a home). */
+  role: "owner" | "member" | "builder";
+}
+
 /**
  * What {@link Director.createArea} makes: the default template of kind
  * (home without one), or a template of the realm's content (whose rule set
@@ -392,6 +401,22 @@ export class Director {
     if (opts.w !== undefined && opts.w !== 0) body["w"] = opts.w;
     if (opts.h !== undefined && opts.h !== 0) body["h"] = opts.h;
     return this.call("POST", "/v1/areas", body);
+  }
+
+  /**
+   * members lists an Area's members: all of them for its owner (and the
+   * realm's admins), only the caller for any other member.
+   */
+  async members(area: number): Promise<Member[]> {
+    return (await this.call<{ members: Member[] }>("GET", `/v1/areas/${Math.round(area)}/members`)).members;
+  }
+
+  /**
+   * setRole names a member of an Area the account owns a builder, or a
+   * plain member again; it holds from the member's next arrival there.
+   */
+  setRole(area: number, account: number, role: "member" | "builder"): Promise<Member> {
+    return this.call("PUT", `/v1/areas/${Math.round(area)}/members/${Math.round(account)}`, { role });
   }
 
   /** createInvite makes an invite code of an Area the account owns. */

@@ -34,6 +34,7 @@ export {
   type Area,
   type AreaDetail,
   type AreaMember,
+  type Member,
   type Change,
   type Changes,
   type Character,

@@ -120,6 +120,8 @@ export const Rule = {
   CreaturesHunt: 1 << 2,
   /** Line of sight limits what a player is sent. */
   LineOfSight: 1 << 3,
+  /** This player may build here (place, take back, gather, use containers). */
+  MayBuild: 1 << 4,
 } as const;
 
 /**
