@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/web/internal/chrome"
 )
 
@@ -87,6 +89,27 @@ func (p *page) waitPlaced(what string, x, y int, items string) {
 	p.wait(what, fmt.Sprintf(`(() => { const s = globalThis.__leySession; return s !== undefined && s.view.objectsAt(%d, %d).filter((o) => o.item !== 0).map((o) => o.item).join(",") === %q; })()`, x, y, items), 10*time.Second)
 }
 
+// dirTo is the direction (an index of web/sdk's DIR_DELTA) from square
+// from to square to, next to it.
+func dirTo(from, to [2]int) int {
+	deltas := [][2]int{{0, -1}, {1, -1}, {1, 0}, {1, 1}, {0, 1}, {-1, 1}, {-1, 0}, {-1, -1}}
+	return slices.Index(deltas, [2]int{to[0] - from[0], to[1] - from[1]})
+}
+
+// noBuild is how the play screen's words start where the Area's rules do
+// not let the player build: the hint under the inventory and what a try
+// says (web/app/src/input.ts, NO_BUILD_HINT; build.ts, NO_BUILD).
+const noBuild = "You may not build here"
+
+// told clears the page's toast, does what, and waits until the toast
+// says something starting with want.
+func (p *page) told(what, want string, do chromedp.Action[chromedp.Void]) {
+	p.t.Helper()
+	p.eval(`(document.getElementById("toast").textContent = "", "")`)
+	p.do(do)
+	p.wait(what, fmt.Sprintf(`document.getElementById("toast").textContent.startsWith(%q)`, want), 10*time.Second)
+}
+
 // pickKey picks inventory slot i (one of the first ten) with its key, 1-9 or 0.
 func (p *page) pickKey(i int) {
 	p.t.Helper()
@@ -120,7 +143,10 @@ func (p *page) boxOf(css string) [4]float64 {
 // for her and for Bo (a member of the home, in its own browser context)
 // at once, and the bar counts one chair less; T takes it back and B
 // places it again, each seen by both. Bo, who is no builder of the home,
-// is refused in words. A wooden floor tile lies under a chair placed on
+// is offered no building (no Build or Take button; his bar shows his
+// chairs, and a click on it, B and T say in words that he may not build,
+// sending nothing), and a placement sent all the same is refused
+// NOT_BUILDER. A wooden floor tile lies under a chair placed on
 // it, and T takes the chair back before the tile. Ann places the chest,
 // opens it, puts her chairs in and takes them out again through its
 // panel, and Escape closes it.
@@ -128,7 +154,9 @@ func (p *page) boxOf(css string) [4]float64 {
 // the Take and Build buttons take it back and place it again. The chest's
 // panel closes as she walks away, to a tree, whose wood comes into the
 // bar. A reload finds the chair where it was and the inventory as she
-// left it.
+// left it. Then she leaves for her lobby and names Bo a builder in her
+// home's Builders panel; on his next arrival Bo has the Build and Take
+// buttons, and the chair he places shows on her map.
 func TestWebClientBuild(t *testing.T) {
 	b := chrome.Start(t)
 	r := startRealm(t)
@@ -216,15 +244,28 @@ func TestWebClientBuild(t *testing.T) {
 		bo.waitPixel("the chair drawn again for bo", at[0], at[1], chairRGB)
 	})
 
-	run("a member who is no builder is refused in words", func(t *testing.T) {
+	run("a member who is no builder is offered no building, told so in words, and refused", func(t *testing.T) {
+		bo.wait("no Build or Take button for bo, and the hint saying why", fmt.Sprintf(`document.getElementById("place").hidden && document.getElementById("take").hidden && document.getElementById("build-hint").textContent.startsWith(%q)`, noBuild), 10*time.Second)
 		slot := bo.slotOf(chairKind)
 		if slot < 0 {
 			t.Fatalf("bo has no chairs: %q", bo.eval(`[...document.querySelectorAll("#inventory .slot")].map((b) => b.title).join(" | ")`))
 		}
-		bo.pick(slot)
+		bo.waitSlot(slot, chairKind, 4)
+		// From here on, count the place and take intents the page sends.
+		bo.sdk(`(s.__sent = 0, ["place", "take"].forEach((k) => { const f = s[k]; s[k] = (...a) => (s.__sent++, f.apply(s, a)); }), "")`)
+		bo.told("a click on the bar answered in words", noBuild, chromedp.Click(chromedp.CSS(fmt.Sprintf(`#inventory .slot[data-slot="%d"]`, slot))))
+		if got := bo.eval(`String(document.querySelectorAll("#inventory .slot.selected").length)`); got != "0" {
+			t.Errorf("%s slots show picked; want none", got)
+		}
+		bo.told("B answered in words", noBuild, chromedp.KeyEvent("b"))
+		bo.told("T answered in words", noBuild, chromedp.KeyEvent("t"))
+		if got := bo.sdk(`String(s.__sent)`); got != "0" {
+			t.Errorf("the page sent %s place or take intents; want none", got)
+		}
 		sq := bo.freeNextTo()
-		bo.click(sq[0], sq[1])
-		bo.wait("the refusal in words", `document.getElementById("toast").textContent.includes("may not build")`, 10*time.Second)
+		bo.sdk(fmt.Sprintf(`(s.place(%d, %d).then((o) => (globalThis.__placed = o.status + ":" + o.code)), "")`, slot, dirTo(bo.pos(), sq)))
+		bo.wait("the placement sent all the same refused NOT_BUILDER", fmt.Sprintf(`globalThis.__placed === "refused:%d"`, wire.CodeNotBuilder), 10*time.Second)
+		bo.wait("the refusal in words", `document.getElementById("toast").textContent.includes("may not build or gather")`, 10*time.Second)
 		if got := bo.placed(sq[0], sq[1]); got != "" {
 			t.Errorf("bo's refused chair shows placed: %q", got)
 		}
@@ -346,5 +387,32 @@ func TestWebClientBuild(t *testing.T) {
 			t.Errorf("a chest still shows in slot %d of the bar; it stands in the home", got+1)
 		}
 		ann.noExceptions()
+	})
+
+	run("ann names bo a builder in her lobby, and on his next arrival his chair shows on her map", func(t *testing.T) {
+		ann.do(chromedp.Click(chromedp.ID("leave")))
+		open := fmt.Sprintf(`#areas button[data-builders="%d"]`, home.ID)
+		ann.wait("the Builders button of her home", fmt.Sprintf(`!document.getElementById("lobby").hidden && document.querySelector(%q) !== null`, open), 10*time.Second)
+		ann.do(chromedp.Click(chromedp.CSS(open)))
+		ann.wait("bo listed, a plain member, and ann, the owner, with no button", `document.querySelector('#members li[data-name="bo"][data-role="member"] button') !== null && document.querySelector('#members li[data-name="ann"][data-role="owner"]') !== null && document.querySelector('#members li[data-role="owner"] button') === null`, 10*time.Second)
+		ann.do(chromedp.Click(chromedp.CSS(`#members li[data-name="bo"] button`)))
+		ann.wait("bo listed a builder", `document.querySelector('#members li[data-name="bo"][data-role="builder"] button') !== null`, 10*time.Second)
+		if msg := ann.eval(`document.getElementById("builders-error").textContent`); msg != "" {
+			t.Errorf("the Builders panel says %q", msg)
+		}
+		ann.join(home.ID)
+		bo.do(chromedp.Click(chromedp.ID("leave")))
+		bo.join(home.ID)
+		bo.wait("the Build and Take buttons for bo, a builder", `!document.getElementById("place").hidden && !document.getElementById("take").hidden`, 10*time.Second)
+		slot := bo.slotOf(chairKind)
+		bo.pick(slot)
+		sq := bo.freeNextTo()
+		bo.click(sq[0], sq[1])
+		bo.waitPlaced("bo's chair placed", sq[0], sq[1], strconv.Itoa(chairKind))
+		bo.waitSlot(slot, chairKind, 3)
+		ann.waitPlaced("ann sees bo's chair", sq[0], sq[1], strconv.Itoa(chairKind))
+		ann.waitPixel("bo's chair drawn for ann", sq[0], sq[1], chairRGB)
+		ann.noExceptions()
+		bo.noExceptions()
 	})
 }

@@ -5,7 +5,10 @@
  * and the panel of an opened chest, whose stacks move to and from the
  * inventory. The server decides everything: what shows is what its
  * inventory, container and static messages said, and its refusals come
- * back in words.
+ * back in words. Building is offered only where area_info's rules say
+ * this player may build (Rule.MayBuild); elsewhere the bar only shows
+ * what the player carries, and a try is answered in words without
+ * sending an intent sure to be refused.
  */
 
 import {
@@ -31,6 +34,9 @@ import { SlotRow } from "./slots.js";
 
 /** The keys that pick the inventory's first ten slots, in order. */
 const SLOT_KEYS: readonly string[] = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "0"];
+
+/** What the player is told on trying to build where area_info's rules say it may not. */
+const NO_BUILD = "You may not build here: the rules of this Area do not let you (a home's owner may name you one of its builders).";
 
 /** Words for refusals of building, by code, whatever the intent (gathering is an action). */
 const REFUSALS: Partial<Record<number, string>> = {
@@ -76,6 +82,7 @@ export class Builder {
   /** The square of a container the player just acted on: its container message opens the panel. */
   private opening: Square | null = null;
   private readonly bar: SlotRow;
+  private readonly barEl = byId("inventory", HTMLElement);
   private readonly chestSlots: SlotRow;
   private readonly chestEl = byId("chest", HTMLElement);
   private readonly chestTitle = byId("chest-title", HTMLElement);
@@ -86,7 +93,7 @@ export class Builder {
     private readonly note: (text: string) => void,
     private readonly done: () => void,
   ) {
-    this.bar = new SlotRow(byId("inventory", HTMLElement), SLOT_KEYS, (i) => {
+    this.bar = new SlotRow(this.barEl, SLOT_KEYS, (i) => {
       this.pick(i);
       this.done();
     });
@@ -104,8 +111,9 @@ export class Builder {
     });
   }
 
-  /** reset forgets the last session's inventory, selection and chest. */
+  /** reset forgets the last session's inventory, selection, chest and rules. */
   reset(): void {
+    delete this.barEl.dataset["build"];
     this.select(null);
     this.closeChest();
     this.opening = null;
@@ -117,8 +125,32 @@ export class Builder {
     this.bar.show(s.inventory, s.itemKinds);
   }
 
-  /** pick picks inventory slot i, or puts it away when it was picked. */
+  /**
+   * showRules follows area_info's rules for this player: where it may not
+   * build, nothing stays picked and the bar only shows what it carries.
+   */
+  showRules(s: Session): void {
+    const may = this.may(s);
+    if (!may) this.select(null);
+    this.barEl.dataset["build"] = String(may);
+  }
+
+  /** may reports whether area_info's rules let this player build in the session's Area (place, take back, gather, use a chest). */
+  may(s: Session): boolean {
+    return ((s.view.info?.rules ?? 0) & Rule.MayBuild) !== 0;
+  }
+
+  /** allowed reports whether this player may build in s's Area, telling it in words when not. */
+  private allowed(s: Session): boolean {
+    if (this.may(s)) return true;
+    this.note(NO_BUILD);
+    return false;
+  }
+
+  /** pick picks inventory slot i, or puts it away when it was picked; where this player may not build, it says so instead. */
   pick(i: number): void {
+    const s = this.live();
+    if (s !== null && !this.allowed(s)) return;
     this.select(this.selected === i ? null : i);
   }
 
@@ -135,8 +167,9 @@ export class Builder {
     this.bar.select(i);
   }
 
-  /** placing returns the kind of the picked slot's item when it can be placed; undefined otherwise. */
+  /** placing returns the kind of the picked slot's item when it can be placed here; undefined otherwise. */
   placing(s: Session): ItemKind | undefined {
+    if (!this.may(s)) return undefined;
     const st = this.stack(s);
     const kind = st === undefined ? undefined : s.itemKinds.get(st.kind);
     return kind !== undefined && kind.slot !== ItemSlot.None ? kind : undefined;
@@ -150,6 +183,7 @@ export class Builder {
   /** place places one of the picked slot's items on the square next to the body in dir. */
   place(dir: Dir): void {
     const s = this.live();
+    if (s !== null && !this.allowed(s)) return;
     if (s === null || this.selected === null) {
       this.note("Pick what to place first: a slot of your inventory (keys 1-9 and 0, or a click).");
       return;
@@ -177,7 +211,7 @@ export class Builder {
   takeFaced(): void {
     const s = this.live();
     const p = s?.predicted ?? null;
-    if (s === null || p === null) return;
+    if (s === null || p === null || !this.allowed(s)) return;
     const [dx, dy] = DIR_DELTA[p.facing & 7] as readonly [number, number];
     if (!s.view.objectsAt(p.x + dx, p.y + dy).some((o) => o.item !== 0)) {
       this.note("Nothing placed there to take back: face it first.");
@@ -234,7 +268,7 @@ export class Builder {
   chestPick(k: number): void {
     const s = this.live();
     const dir = s === null ? undefined : this.chestDir(s);
-    if (s === null || dir === undefined) return;
+    if (s === null || dir === undefined || !this.allowed(s)) return;
     const held = this.chestSlots.holds(k);
     if (held) {
       const to = this.selected ?? s.inventory.findIndex((st) => st.count === 0);
@@ -255,6 +289,7 @@ export class Builder {
   /** putIn moves the picked inventory slot's stack into the open chest's first empty slot. */
   putIn(): void {
     const s = this.live();
+    if (s !== null && !this.allowed(s)) return;
     const dir = s === null ? undefined : this.chestDir(s);
     if (s === null || dir === undefined) {
       this.note("Open a chest first: act on it (Space) next to it.");
@@ -290,6 +325,7 @@ export class Builder {
 
   /** facing says what building does with the faced square (x, y), for the line beside the map; "" for nothing. */
   facing(s: Session, x: number, y: number, touch: boolean): string {
+    if (!this.may(s)) return "";
     const words: string[] = [];
     if (s.view.objectsAt(x, y).some((o) => o.item !== 0)) words.push(touch ? "Take takes it back" : "T takes it back");
     const kind = this.placing(s);

@@ -29,6 +29,16 @@ export function li(text: string, data: Record<string, string> = {}, cls = ""): H
   return e;
 }
 
+/** button makes a button (type "button") with text and a title, calling onClick when clicked. */
+export function button(text: string, title: string, onClick: () => void): HTMLButtonElement {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.textContent = text;
+  b.title = title;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
 /**
  * onTap calls fn for a click on el, and for a tap of a finger or a pen on
  * it (a press and release within 600 ms, moved less than 12 px), at once

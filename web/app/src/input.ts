@@ -10,7 +10,8 @@
  * a tap on a free square next to the body places it there. Keys 1-9 and
  * 0 pick inventory slots, B places the picked item on the faced square,
  * T takes back the item placed there, P puts the picked stack in the
- * open chest; Escape stops and closes the chest.
+ * open chest (where the player may not build, each says so: build.ts);
+ * Escape stops and closes the chest.
  */
 
 import { DIR_DELTA, type Dir, EntityKind, ItemSlot, ObjectKind, type Session, Rule, dirOf, isDiagonal } from "@leyworks/ley-sdk";
@@ -56,6 +57,9 @@ export const TOUCH_HINT = "Tap a square to walk there · tap a door or a creatur
 
 /** The hint of the building keys, under the inventory. */
 export const BUILD_HINT = "1-9, 0 pick · B places on the square you face (or click one next to you) · T takes back · P puts in the chest";
+
+/** The hint under the inventory where the player may not build. */
+export const NO_BUILD_HINT = "You may not build here: the bar only shows what you carry.";
 
 /** The hint of building for fingers. */
 export const BUILD_TOUCH_HINT = "Tap a slot, then a free square next to you (or Build) to place it · Take takes back what you face";

@@ -1,8 +1,8 @@
 /**
  * ley's web client: a landing that says what the realm is (and offers its
  * demo login when it has one), log in or sign up, pick one of your Areas
- * (or redeem an invite), and play it. Served by the director at /, so the
- * API is the page's own origin.
+ * (or redeem an invite), name the builders of your homes, and play it.
+ * Served by the director at /, so the API is the page's own origin.
  *
  * Three screens, one shown at a time (auth, lobby, play). Whatever
  * belongs to an account (the forms, the lists, the names, the Area being
@@ -13,9 +13,9 @@
 
 import "./style.css";
 
-import { ApiError, Director, type Area, type Me, type MyInvites, type RealmInfo } from "@leyworks/ley-sdk";
+import { ApiError, Director, type Area, type Me, type Member, type MyInvites, type RealmInfo } from "@leyworks/ley-sdk";
 
-import { byId, field, li, show } from "./dom.js";
+import { button, byId, field, li, show } from "./dom.js";
 import { realmRefreshMs } from "./hooks.js";
 import { Play } from "./play.js";
 
@@ -41,6 +41,11 @@ const demoBtn = byId("demo-login", HTMLButtonElement);
 const loginForm = byId("login-form", HTMLFormElement);
 const signupForm = byId("signup-form", HTMLFormElement);
 const redeemForm = byId("redeem-form", HTMLFormElement);
+const buildersCard = byId("builders", HTMLElement);
+const buildersTitle = byId("builders-title", HTMLElement);
+const membersList = byId("members", HTMLUListElement);
+const buildersNote = byId("builders-note", HTMLElement);
+const buildersError = byId("builders-error", HTMLElement);
 
 const director = new Director("", { token: sessionStorage.getItem(TOKEN_KEY) });
 const names = new Map<number, string>();
@@ -49,6 +54,8 @@ let demo: { email: string; password: string } | null = null;
 let accountEmail = "";
 /** Bumped at every screen change and log out: an answer of an older one is dropped. */
 let epoch = 0;
+/** The home whose Builders panel shows (null: none); an answer about another one is dropped. */
+let buildersOf: Area | null = null;
 
 const player = new Play(
   director,
@@ -82,6 +89,7 @@ function forget(): void {
   names.clear();
   areasList.replaceChildren();
   invites.replaceChildren();
+  closeBuilders();
   continueRow.hidden = true;
   lobbyNote.textContent = "";
   lobbyError.textContent = "";
@@ -159,21 +167,17 @@ function renderAreas(areas: Area[], me: Me): void {
       const name = document.createElement("span");
       name.className = "name";
       name.textContent = `${a.name} · ${areaWords(a)}${a.id === here ? " · you are here" : ""}`;
-      const join = document.createElement("button");
-      join.type = "button";
       const elsewhere = current !== undefined && a.id !== current.id;
-      join.textContent = elsewhere ? "Go there" : "Play";
-      join.title = elsewhere ? `Your character leaves ${current.name} and arrives here.` : `Play in ${a.name}.`;
+      const join = elsewhere
+        ? button("Go there", `Your character leaves ${current.name} and arrives here.`, () => toPlay(a.id))
+        : button("Play", `Play in ${a.name}.`, () => toPlay(a.id));
       join.dataset["join"] = String(a.id);
-      join.addEventListener("click", () => toPlay(a.id));
       item.append(name, join);
-      if (a.owner === me.id) {
-        const inv = document.createElement("button");
-        inv.type = "button";
-        inv.textContent = "Invite";
-        inv.title = "make an invite code for this Area";
-        inv.addEventListener("click", () => void invite(a));
-        item.append(inv);
+      if (a.owner === me.id) item.append(button("Invite", "make an invite code for this Area", () => void invite(a)));
+      if (a.owner === me.id && a.kind === "home") {
+        const b = button("Builders", "see this home's members and name who may build in it", () => openBuilders(a));
+        b.dataset["builders"] = String(a.id);
+        item.append(b);
       }
       return item;
     }),
@@ -204,8 +208,96 @@ async function invite(a: Area): Promise<void> {
   }
 }
 
+/** The words for each role of a member, in the Builders panel. */
+const ROLES: Record<Member["role"], string> = {
+  owner: "owner",
+  builder: "builder",
+  member: "member, may not build",
+};
+
+/** openBuilders shows the Builders panel of home a, the account's own. */
+function openBuilders(a: Area): void {
+  buildersOf = a;
+  buildersTitle.textContent = `Builders of ${a.name}`;
+  buildersNote.textContent = "";
+  buildersError.textContent = "";
+  membersList.replaceChildren();
+  buildersCard.hidden = false;
+  void showMembers(a);
+}
+
+/** closeBuilders hides the Builders panel. */
+function closeBuilders(): void {
+  buildersOf = null;
+  buildersCard.hidden = true;
+  membersList.replaceChildren();
+}
+
+/** showMembers lists home a's members by name, with their roles, in its Builders panel. */
+async function showMembers(a: Area): Promise<void> {
+  const mine = epoch;
+  try {
+    const members = await director.members(a.id);
+    if (mine === epoch && buildersOf === a) renderMembers(a, members);
+  } catch (e) {
+    if (mine === epoch && buildersOf === a) buildersError.textContent = words(e);
+  }
+}
+
+/** renderMembers lists members; each but the owner has a button to make it a builder, or a plain member again. */
+function renderMembers(a: Area, members: Member[]): void {
+  const rows = members.map((m) => {
+    const item = li("", { account: String(m.account), name: m.name, role: m.role });
+    const name = document.createElement("span");
+    name.className = "name";
+    name.textContent = `${m.name} · ${ROLES[m.role]}`;
+    item.append(name);
+    if (m.role === "builder") item.append(button("Make plain member", `${m.name} may no longer build here`, () => void setRole(a, m, "member")));
+    if (m.role === "member") item.append(button("Make builder", `${m.name} may build here`, () => void setRole(a, m, "builder")));
+    return item;
+  });
+  if (members.length <= 1) rows.push(li("No one else is a member yet: make an invite, and name them a builder once it is redeemed.", {}, "muted"));
+  membersList.replaceChildren(...rows);
+}
+
+/** setRole makes member m of home a a builder or a plain member, says so (or why not) in words, and lists the members again. */
+async function setRole(a: Area, m: Member, role: "builder" | "member"): Promise<void> {
+  const mine = epoch;
+  buildersNote.textContent = "";
+  buildersError.textContent = "";
+  membersList.querySelectorAll("button").forEach((b) => (b.disabled = true));
+  try {
+    await director.setRole(a.id, m.account, role);
+    if (mine === epoch && buildersOf === a) {
+      buildersNote.textContent =
+        role === "builder"
+          ? `${m.name} is now a builder of ${a.name}, from their next arrival there.`
+          : `${m.name} is a plain member of ${a.name} again, from their next arrival there.`;
+    }
+  } catch (e) {
+    if (mine === epoch && buildersOf === a) buildersError.textContent = roleWords(e, m);
+  }
+  await showMembers(a);
+}
+
+/** roleWords says why a role could not be set, in words. */
+function roleWords(e: unknown, m: Member): string {
+  if (!(e instanceof ApiError)) return words(e);
+  switch (e.code) {
+    case "FORBIDDEN":
+      return "Only the home's owner names its builders.";
+    case "NO_SUCH_MEMBER":
+      return `${m.name} is no longer a member of this home.`;
+    case "OWNER_STAYS":
+      return "The owner always builds in their own home.";
+    default:
+      return words(e);
+  }
+}
+
 function toPlay(area: number): void {
   epoch++;
+  closeBuilders();
   stopRealmLine();
   realm.textContent = "";
   show(play, auth, lobby);
@@ -267,6 +359,8 @@ demoBtn.addEventListener("click", () => {
     .catch((e: unknown) => (authError.textContent = words(e)))
     .finally(() => (demoBtn.disabled = false));
 });
+
+byId("builders-close", HTMLButtonElement).addEventListener("click", closeBuilders);
 
 logoutBtn.addEventListener("click", () => {
   player.stop();

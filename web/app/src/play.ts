@@ -28,7 +28,7 @@ import {
 import { Builder } from "./build.js";
 import { byId, li, onTap } from "./dom.js";
 import { sessionStarted, socketUrl } from "./hooks.js";
-import { BUILD_HINT, BUILD_TOUCH_HINT, HINT, Input, TOUCH_HINT } from "./input.js";
+import { BUILD_HINT, BUILD_TOUCH_HINT, HINT, Input, NO_BUILD_HINT, TOUCH_HINT } from "./input.js";
 import { capital, itemName } from "./looks.js";
 import { COLORS, Renderer, describeEntity, describeObject, objectOn } from "./render.js";
 
@@ -151,7 +151,7 @@ export class Play {
       this.builder,
     );
     this.hint.textContent = HINT;
-    this.buildHint.textContent = BUILD_HINT;
+    this.showBuilding(null);
     window.addEventListener("keydown", (ev) => {
       if (this.session !== null && this.input.keydown(ev)) ev.preventDefault();
     });
@@ -168,7 +168,7 @@ export class Play {
     const touch = (): void => {
       for (const b of [this.actBtn, this.placeBtn, this.takeBtn]) b.classList.add("touch");
       this.hint.textContent = TOUCH_HINT;
-      this.buildHint.textContent = BUILD_TOUCH_HINT;
+      this.showBuilding(this.session);
     };
     if (window.matchMedia("(pointer: coarse)").matches) touch();
     this.canvas.addEventListener("pointerdown", (ev) => {
@@ -224,6 +224,7 @@ export class Play {
     this.toastEl.textContent = "";
     this.renderer.clearEffects();
     this.builder.reset();
+    this.showBuilding(null);
     this.setLive("joining");
     const s = new Session({ director: this.director, area, socket: (url) => new WebSocket(socketUrl(url)) });
     this.session = s;
@@ -297,7 +298,10 @@ export class Play {
       if (current()) this.afterSnapshot(s);
     });
     s.on("areaInfo", () => {
-      if (current()) this.builder.showInventory(s);
+      if (!current()) return;
+      this.builder.showRules(s);
+      this.builder.showInventory(s);
+      this.showBuilding(s);
     });
     s.on("inventory", () => {
       if (current()) this.builder.showInventory(s);
@@ -425,6 +429,20 @@ export class Play {
     this.start(area, this.names);
   }
 
+  /**
+   * showBuilding offers building only where area_info's rules say this
+   * player may build: there the Build and Take buttons show and the hint
+   * says how; elsewhere they hide and the hint says why not (nothing,
+   * while no area_info has come).
+   */
+  private showBuilding(s: Session | null): void {
+    const may = s !== null && this.builder.may(s);
+    this.placeBtn.hidden = !may;
+    this.takeBtn.hidden = !may;
+    const touch = this.actBtn.classList.contains("touch");
+    this.buildHint.textContent = may ? (touch ? BUILD_TOUCH_HINT : BUILD_HINT) : (s?.view.info ?? null) === null ? "" : NO_BUILD_HINT;
+  }
+
   /** setLive dims the map and says why while the session is not live. */
   private setLive(state: SessionState): void {
     const live = state === "ready";
@@ -540,8 +558,11 @@ export class Play {
     switch (o?.kind) {
       case ObjectKind.Chest:
         return "The chest is shut fast: it does not open.";
-      case ObjectKind.Item:
-        return `${capital(itemName(s.view.itemKind(o.item)))}: ${this.actBtn.classList.contains("touch") ? "Take" : "T"} takes it back.`;
+      case ObjectKind.Item: {
+        const what = capital(itemName(s.view.itemKind(o.item)));
+        if (!this.builder.may(s)) return `${what}: you may not take it back here.`;
+        return `${what}: ${this.actBtn.classList.contains("touch") ? "Take" : "T"} takes it back.`;
+      }
       case ObjectKind.Sign:
         return `The sign reads: “${o.text}”`;
       case ObjectKind.Tree:
@@ -653,7 +674,7 @@ export class Play {
         return state === DoorState.Open ? `${key} closes it` : `${key} opens it`;
       case ObjectKind.Tree:
       case ObjectKind.Rock:
-        return `${key} gathers from it`;
+        return this.builder.may(s) ? `${key} gathers from it` : "";
       case ObjectKind.Item:
         return (s.view.itemKind(item)?.container ?? 0) > 0 ? `${key} opens it` : "";
       default:
