@@ -13,7 +13,7 @@
 // the Area's ledger (the items of each kind it made and unmade), saves
 // its part of the Area's blob ([System.Save], [System.Load]) and a
 // character's carried items as the character's state
-// ([System.SaveCharacter], [System.LoadCharacter]). [System.Each] visits
-// every stack the Area holds and [System.Ledger] gives its ledger, for the
-// conservation checks.
+// ([System.SaveCharacter], [System.LoadCharacter]). The realm's items are
+// counted from what the store holds (director/census), not from a running
+// Area.
 package items

@@ -44,6 +44,9 @@ type Config struct {
 	// gathered.
 	Kinds   []content.Item
 	Sources []content.Source
+	// Starter is what a new character is given when it first binds
+	// (GiveStarter): the content's starter kit.
+	Starter []content.Yield
 	// Build says who may build.
 	Build BuildRule
 	// MaxItems bounds the placed items (0: DefaultMaxItems);
@@ -64,6 +67,7 @@ type System struct {
 	Config
 
 	kinds      map[uint16]*content.Item
+	codes      map[string]uint16          // kind codes by name
 	sources    map[uint16]*content.Source // by object kind
 	containers map[uint32][]ecs.Stack     // by placed object ID
 	ready      map[uint32]uint64          // by source object ID: the first tick it gives again
@@ -98,8 +102,10 @@ func (s *System) Init(a *ecs.Area) error {
 		s.ChangesPerMinute = DefaultChangesPerMinute
 	}
 	s.kinds = make(map[uint16]*content.Item, len(s.Kinds))
+	s.codes = make(map[string]uint16, len(s.Kinds))
 	for i := range s.Kinds {
 		s.kinds[s.Kinds[i].Code] = &s.Kinds[i]
+		s.codes[s.Kinds[i].Name] = s.Kinds[i].Code
 	}
 	s.sources = make(map[uint16]*content.Source, len(s.Sources))
 	for i := range s.Sources {
@@ -386,12 +392,8 @@ func (s *System) take(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 
 // kindNamed returns the code of the item kind named name.
 func (s *System) kindNamed(name string) (uint16, bool) {
-	for i := range s.Kinds {
-		if s.Kinds[i].Name == name {
-			return s.Kinds[i].Code, true
-		}
-	}
-	return 0, false
+	code, ok := s.codes[name]
+	return code, ok
 }
 
 // Gather gives body e what the source object on square c yields (a
@@ -543,76 +545,15 @@ func (s *System) Container(c ecs.Cell) []ecs.Stack {
 	return nil
 }
 
-// Place says where a stack is, for Each.
-type Place uint8
-
-// The places of a stack in an Area.
-const (
-	InWorld     Place = iota + 1 // placed on a square
-	InContainer                  // in a placed container
-	OnBody                       // in a body's inventory
-)
-
-// Each calls fn for every stack the Area holds: placed, in containers and
-// in its bodies' inventories (e is the body, for OnBody).
-func (s *System) Each(a *ecs.Area, fn func(p Place, e ecs.Entity, st ecs.Stack)) {
-	for _, o := range s.Map.Objects() {
-		if o.Item == 0 {
-			continue
-		}
-		fn(InWorld, ecs.Entity{}, ecs.Stack{ID: o.Stack, Kind: o.Item, Count: 1})
-		for _, st := range s.containers[o.ID] {
-			if !st.Empty() {
-				fn(InContainer, ecs.Entity{}, st)
-			}
-		}
-	}
-	q := ecs.NewFilter1[ecs.Inventory]().Query(&a.World)
-	for q.Next() {
-		inv := q.Get()
-		for _, st := range inv.Slots {
-			if !st.Empty() {
-				fn(OnBody, q.Entity(), st)
-			}
-		}
-	}
-}
-
-// Ledger returns the items of each kind the Area ever made (created) and
-// unmade (destroyed), fresh maps.
-func (s *System) Ledger() (created, destroyed map[uint16]uint64) {
-	created, destroyed = make(map[uint16]uint64, len(s.created)), make(map[uint16]uint64, len(s.destroyed))
-	for k, v := range s.created {
-		created[k] = v
-	}
-	for k, v := range s.destroyed {
-		destroyed[k] = v
-	}
-	return created, destroyed
-}
-
-// Create mints count items of kind into body e's inventory, counted as
-// created in the Area's ledger (a grant of the content or an operator).
-// It reports false, and changes nothing, when they do not fit.
-func (s *System) Create(a *ecs.Area, e ecs.Entity, kind, count uint16) bool {
-	inv := s.inventories.Get(e)
-	if inv == nil || s.kinds[kind] == nil {
-		return false
-	}
-	slots := inv.Slots
-	m := minter{area: a.ID, next: s.next}
-	if !s.add(slots[:], kind, count, 0, &m) {
-		return false
-	}
-	inv.Slots, s.next = slots, m.next
-	s.created[kind] += uint64(count)
-	changed(a, e, ecs.NoCell)
-	return true
+// GiveStarter gives body e the starter kit (Config.Starter): see Give.
+// Without a kit it gives nothing and reports true.
+func (s *System) GiveStarter(a *ecs.Area, e ecs.Entity) bool {
+	return len(s.Starter) == 0 || s.Give(a, e, s.Starter)
 }
 
 // Give mints the items of ys into body e's inventory, counted as created
-// in the Area's ledger (a new character's starter kit): all of them, or,
-// when they do not all fit or name a kind the content lacks, none.
+// in the Area's ledger: all of them, or, when they do not all fit or name
+// a kind the content lacks, none.
 func (s *System) Give(a *ecs.Area, e ecs.Entity, ys []content.Yield) bool {
 	inv := s.inventories.Get(e)
 	if inv == nil {
