@@ -247,17 +247,8 @@ func (h *Host) dispatch(msg control.Message) {
 		if m.Portal {
 			failpoint.Hit(failpoint.HostPortalGrant)
 		}
-		// Looked up and indexed under one lock: an Area that unloads in
-		// between would leave an index entry that nothing removes, and
-		// that keeps the whole unloaded Area reachable.
-		h.mu.Lock()
-		ha := h.areas[m.Area]
-		if ha != nil {
-			h.grants[m.Token] = ha
-		}
-		h.mu.Unlock()
+		ha := h.indexGrant(m.Area, m.Token)
 		if ha == nil {
-			h.link.send(&control.GrantAck{Area: m.Area, Token: m.Token, Error: "area not on this host"})
 			return
 		}
 		// Taken in at once (the join waits for its ack), not at the next tick.
@@ -544,4 +535,22 @@ func originChecker(allowed []string) func([]byte) bool {
 		set[strings.ToLower(strings.TrimSuffix(o, "/"))] = true
 	}
 	return func(origin []byte) bool { return set[strings.ToLower(string(origin))] }
+}
+
+// indexGrant indexes a grant's token under its Area and returns the Area;
+// when the Area is not on this host it answers the director so and
+// returns nil. Looked up and indexed under one lock: an Area that unloads
+// in between would leave an index entry that nothing removes, and that
+// keeps the whole unloaded Area reachable.
+func (h *Host) indexGrant(area uint32, token string) *hostArea {
+	h.mu.Lock()
+	ha := h.areas[area]
+	if ha != nil {
+		h.grants[token] = ha
+	}
+	h.mu.Unlock()
+	if ha == nil {
+		h.link.send(&control.GrantAck{Area: area, Token: token, Error: "area not on this host"})
+	}
+	return ha
 }

@@ -135,14 +135,8 @@ type cellSpan struct{ off, len int32 }
 // spectate registers a spectator grant (link reader goroutine); the Area
 // answers it.
 func (h *Host) spectate(m *control.Spectate) {
-	h.mu.Lock()
-	ha := h.areas[m.Area]
-	if ha != nil {
-		h.grants[m.Token] = ha
-	}
-	h.mu.Unlock()
+	ha := h.indexGrant(m.Area, m.Token)
 	if ha == nil {
-		h.link.send(&control.GrantAck{Area: m.Area, Token: m.Token, Error: "area not on this host"})
 		return
 	}
 	// Taken in at once; a frozen Area stays frozen.
