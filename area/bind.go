@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/gate"
@@ -527,14 +526,8 @@ func (ha *hostArea) spawnPlayer(c control.Character) (ecs.Entity, error) {
 		return ecs.Entity{}, fmt.Errorf("character of account %d: %w", c.Account, err)
 	}
 	ha.players.Get(e).Builder = c.Builder
-	if c.New && len(c.State) == 0 {
-		lib := ha.h.cfg.Content
-		if lib == nil {
-			lib = content.Default()
-		}
-		if kit := lib.Starter(); len(kit) > 0 && !ha.eng.Items.Give(ha.a, e, kit) {
-			ha.h.log.Warn("the starter kit does not fit a new character's inventory", "area", ha.id, "account", c.Account)
-		}
+	if c.New && len(c.State) == 0 && !ha.eng.Items.GiveStarter(ha.a, e) {
+		ha.h.log.Warn("the starter kit does not fit a new character's inventory", "area", ha.id, "account", c.Account)
 	}
 	return e, nil
 }

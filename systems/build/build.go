@@ -183,10 +183,10 @@ func Rules(rs content.RuleSet) ecs.Rules {
 }
 
 // itemConfig is the item system's configuration for an Area of rule set
-// rs: every item kind and source of the content, and the rule set's
-// build rule and bounds.
+// rs: every item kind, source and the starter kit of the content, and the
+// rule set's build rule and bounds.
 func itemConfig(lib *content.Library, rs content.RuleSet) items.Config {
-	cfg := items.Config{Kinds: lib.Items(), MaxItems: rs.MaxItems, ChangesPerMinute: rs.ChangesPerMinute}
+	cfg := items.Config{Kinds: lib.Items(), Starter: lib.Starter(), MaxItems: rs.MaxItems, ChangesPerMinute: rs.ChangesPerMinute}
 	for _, class := range content.ObjectClasses() {
 		if src, ok := lib.Source(class); ok {
 			cfg.Sources = append(cfg.Sources, src)
