@@ -10,6 +10,7 @@ import (
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/systems/action"
+	"github.com/leyworks/ley/systems/items"
 )
 
 // expiredKeep is how long a grant is remembered after it expired, so that
@@ -453,6 +454,11 @@ func (ha *hostArea) areaInfo() *wire.AreaInfo {
 		info.Creatures = append(info.Creatures, wire.CreatureKind{Name: k.Name, HP: uint16(k.HP)})
 	}
 	info.Items = itemKinds(ha.eng.Items.Kinds)
+	if ha.eng.Items.Build == items.BuildPlots {
+		for _, p := range ha.eng.Items.Plots {
+			info.Plots = append(info.Plots, wire.Plot{X: p.X, Y: p.Y, W: uint16(p.W), H: uint16(p.H)})
+		}
+	}
 	return info
 }
 

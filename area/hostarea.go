@@ -231,6 +231,7 @@ var outcomeCode = [...]wire.Code{
 	ecs.OutcomeItemCap:          wire.CodeItemCap,
 	ecs.OutcomeOccupied:         wire.CodeOccupied,
 	ecs.OutcomeNotEmpty:         wire.CodeNotEmpty,
+	ecs.OutcomeOffPlot:          wire.CodeOffPlot,
 }
 
 func (ha *hostArea) scheduleChores(t time.Time) {

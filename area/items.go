@@ -57,15 +57,18 @@ func dup(earlier []ecs.Event, ev *ecs.Event) bool {
 	return false
 }
 
-// sendInventory sends b's player its inventory, whole.
+// sendInventory sends b's player its inventory and stash, whole.
 func (ha *hostArea) sendInventory(b *body) {
 	inv := ha.a.InventoryOf(b.entity)
 	if inv == nil {
 		return
 	}
-	m := &wire.Inventory{Slots: make([]wire.Stack, len(inv.Slots))}
+	m := &wire.Inventory{Slots: make([]wire.Stack, len(inv.Slots)), Stash: make([]wire.Stack, len(inv.Stash))}
 	for i, st := range inv.Slots {
 		m.Slots[i] = wire.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count}
+	}
+	for i, st := range inv.Stash {
+		m.Stash[i] = wire.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count}
 	}
 	b.peer.send(m)
 }

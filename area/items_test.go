@@ -3,6 +3,7 @@ package area
 import (
 	"bytes"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/build"
 	"github.com/leyworks/ley/systems/persist/blob"
 )
 
@@ -186,5 +188,67 @@ func TestGatheringOverTheWire(t *testing.T) {
 			t.Fatalf("after one gathering the character carries %+v; want 2 wood", ch.Inventory)
 		}
 		return
+	}
+}
+
+// TestAnArenaStashesWhatItKeepsOut: a character entering an arena (whose
+// rules let nothing be carried in) finds its inventory empty and its
+// things in the stash, told in its inventory message, and the Area's
+// snapshots write the moved state: nothing lost, nothing made.
+func TestAnArenaStashesWhatItKeepsOut(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.PersistEvery = 100 * time.Millisecond })
+	if err := d.SpawnTemplate(1, 16, 16, "arena", build.TemplateEmpty); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, h)
+	c.hello(grantCarrying(t, d, carrying(t), 2, 2), 1)
+	inv := expectMsg[*wire.Inventory](c, 5*time.Second)
+	for i, st := range inv.Slots {
+		if st != (wire.Stack{}) {
+			t.Fatalf("slot %d holds %+v in an arena that lets nothing in", i, st)
+		}
+	}
+	want := []wire.Stack{{ID: 9<<32 | 1, Kind: 13, Count: 7}, {ID: 9<<32 | 2, Kind: 6, Count: 1}}
+	if !reflect.DeepEqual(inv.Stash, want) {
+		t.Fatalf("stash told %+v; want %+v", inv.Stash, want)
+	}
+	for {
+		s := expect[*control.Snapshot](d, 5*time.Second)
+		if len(s.Characters) == 0 {
+			continue
+		}
+		ch, err := blob.DecodeCharacter(s.Characters[0].State)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ch.Inventory) != 0 || len(ch.Stash) != 2 || ch.Stash[0].ID != want[0].ID || ch.Stash[1].ID != want[1].ID {
+			t.Fatalf("the snapshot writes %+v; want an empty inventory and both stacks stashed", ch)
+		}
+		return
+	}
+}
+
+// TestAVillageToldItsPlots: area_info of the village carries the plots its
+// map marks (an Area without plots carries none: TestJoinTellsTheArea).
+func TestAVillageToldItsPlots(t *testing.T) {
+	h, d := testHost(t, nil)
+	if err := d.SpawnTemplate(1, 0, 0, "village", "village"); err != nil {
+		t.Fatal(err)
+	}
+	tpl, err := content.Default().Template("village")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := tpl.Map.Spawns[0]
+	c := dial(t, h)
+	c.hello(d.grant(1, 100, 1, sp.X, sp.Y, time.Minute), 1)
+	info := expectMsg[*wire.AreaInfo](c, 5*time.Second)
+	if len(info.Plots) != len(tpl.Map.Plots) {
+		t.Fatalf("area_info plots %+v; want the map's %+v", info.Plots, tpl.Map.Plots)
+	}
+	for i, p := range tpl.Map.Plots {
+		if got := info.Plots[i]; got.X != p.X || got.Y != p.Y || int32(got.W) != p.W || int32(got.H) != p.H {
+			t.Errorf("plot %d told %+v; the map's is %+v", i, got, p)
+		}
 	}
 }

@@ -145,7 +145,7 @@ func TestJoinTellsTheArea(t *testing.T) {
 	info := expectMsg[*wire.AreaInfo](ada, 5*time.Second)
 	want := wire.AreaInfo{Area: 1, Kind: "village", W: 20, H: 12, CellSize: 8, TickHz: 20, SnapshotHz: 10, StepMS: 200, QueueLen: ecs.QueueLen,
 		InterestRadius: 0, ResumeGraceMS: uint32(h.cfg.ResumeGrace.Milliseconds()), Rules: wire.RuleDiagonal | wire.RuleMayBuild, PlayerHP: 100, Creatures: []wire.CreatureKind{},
-		Items: itemKinds(content.Default().Items())}
+		Items: itemKinds(content.Default().Items()), Plots: []wire.Plot{}}
 	if len(want.Items) == 0 || want.Items[0].Name != "chair" || want.Items[0].Flags != wire.ItemBlocks {
 		t.Fatalf("the item kinds told: %+v", want.Items)
 	}

@@ -26,9 +26,11 @@ func testMap(t testing.TB, dir, name string, rows []string) string {
 
 // testRules and testCreatures are the rule sets and creature kinds the
 // tests add to the embedded ones: hunting with and without line of sight,
-// and a hound (hunts players, never wanders) and a statue (does nothing).
+// a village whose maps need no plots (anyone builds anywhere), and a
+// hound (hunts players, never wanders) and a statue (does nothing).
 const (
 	testRules = `{"rules": [
+		{"name": "village", "max_players": 64, "steps_per_second": 5, "diagonal": true, "build": "anyone"},
 		{"name": "hunt", "max_players": 8, "steps_per_second": 10, "diagonal": true, "creatures_hunt_players": true},
 		{"name": "sight", "max_players": 8, "steps_per_second": 10, "diagonal": true, "creatures_hunt_players": true,
 		 "line_of_sight": true, "sense_los": true, "pvp": true}]}`

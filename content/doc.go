@@ -138,6 +138,7 @@
 //	portals   object layer
 //	spawns    object layer, required
 //	spawners  object layer
+//	plots     object layer
 //
 // floor: every cell's tile gives the square's floor kind: the tile's
 // class in its tileset (set it in Tiled's tileset editor) is a floor
@@ -174,6 +175,12 @@
 //	count     int, required     how many are alive at once, 1..1000
 //	respawn   float, default 10 seconds before a dead one is replaced, 0..86400
 //	leash     int, default 12   how far (squares) one chases from the area before returning, 1..1024
+//
+// plots: class "plot", a point or a rectangle, no properties: where
+// players may build in an Area whose rule set says "build": "plots" (a
+// village). Each holds at least one square of ground; plots may overlap
+// and may hold objects (nothing is built on an object's square). A rule
+// set that builds on plots over a map that marks none is an error.
 //
 // # Codes
 //

@@ -66,6 +66,14 @@ func build(ix *index, fsys fs.FS, display func(string) string) (*Library, error)
 	if err := lib.buildItems(ix); err != nil {
 		return nil, err
 	}
+	for _, name := range slices.Sorted(maps.Keys(ix.rules)) {
+		r := ix.rules[name]
+		for _, k := range r.val.Carry {
+			if _, ok := lib.items[k]; !ok {
+				return nil, &Error{Path: r.file, Name: name, Err: invalidf("carry %q: no such item kind (known: %s)", k, list(lib.items))}
+			}
+		}
+	}
 	loaded := make(map[string]*Map)
 	for _, name := range slices.Sorted(maps.Keys(ix.templates)) {
 		t := ix.templates[name]
@@ -83,6 +91,9 @@ func build(ix *index, fsys fs.FS, display func(string) string) (*Library, error)
 				return nil, fixPath(err, display)
 			}
 			loaded[t.val.Map] = m
+		}
+		if rs.Build == BuildPlots && len(m.Plots) == 0 {
+			return nil, &Error{Path: ix.rules[t.val.Rules].file, Name: t.val.Rules, Err: invalidf("\"build\" is \"plots\", and the map of template %q (%s) marks none (a \"plots\" layer of rectangles of class \"plot\")", name, t.val.Map)}
 		}
 		lib.templates[name] = Template{Name: name, Rules: rs, Map: m}
 	}

@@ -11,7 +11,7 @@ import (
 const maxTileSize = 4096
 
 // The layers a map may have, in the order the loader reads them.
-var layerNames = []string{"floor", "walls", "objects", "portals", "spawns", "spawners"}
+var layerNames = []string{"floor", "walls", "objects", "portals", "spawns", "spawners", "plots"}
 
 // LoadMap reads the Tiled JSON map at path p of fsys (external tilesets
 // are read relative to it from the same fsys) and checks it on its own:
@@ -165,7 +165,7 @@ func layerType(name string) (string, bool) {
 	switch name {
 	case "floor", "walls":
 		return "tilelayer", true
-	case "objects", "spawns", "spawners", "portals":
+	case "objects", "spawns", "spawners", "portals", "plots":
 		return "objectgroup", true
 	}
 	return "", false
@@ -230,6 +230,8 @@ func (l *mapLoader) layer(ly *tmjLayer) error {
 			err = l.spawn(o)
 		case "spawners":
 			err = l.spawner(o)
+		case "plots":
+			err = l.plot(o)
 		}
 		if err != nil {
 			return &Error{Path: l.path, Layer: ly.Name, Object: o.ID, Name: o.Name, Err: err}

@@ -150,7 +150,7 @@ func TestLoadMapErrors(t *testing.T) {
 		want []string // substrings of the message, in order
 	}{
 		{"unknown layer", func(t *testing.T, m jmap) { layerOf(t, m, "walls")["name"] = "wall" },
-			ErrInvalid, []string{`layer "wall": unknown layer (want floor, walls, objects, portals, spawns, spawners)`}},
+			ErrInvalid, []string{`layer "wall": unknown layer (want floor, walls, objects, portals, spawns, spawners, plots)`}},
 		{"layer name case", func(t *testing.T, m jmap) { layerOf(t, m, "walls")["name"] = "Walls" },
 			ErrInvalid, []string{`layer "Walls": unknown layer`}},
 		{"duplicate layer", func(t *testing.T, m jmap) { layerOf(t, m, "portals")["name"] = "objects" },
@@ -250,6 +250,14 @@ func TestLoadMapErrors(t *testing.T) {
 			o := objectOf(t, m, 6)
 			o["x"], o["y"], o["width"], o["height"] = 128, 96, 32, 32
 		}, ErrInvalid, []string{`layer "spawners": object 6 "wolves": no free square in its area 2x2 at (8, 6)`}},
+		{"plot without ground", func(t *testing.T, m jmap) {
+			m["layers"] = append(m["layers"].([]any), jmap{"name": "plots", "type": "objectgroup",
+				"objects": []any{jmap{"id": 40, "name": "yard", "type": "plot", "x": 80, "y": 32, "width": 16, "height": 16}}})
+		}, ErrInvalid, []string{`layer "plots": object 40 "yard": no ground in its area 1x1 at (5, 2)`}},
+		{"plot of another class", func(t *testing.T, m jmap) {
+			m["layers"] = append(m["layers"].([]any), jmap{"name": "plots", "type": "objectgroup",
+				"objects": []any{jmap{"id": 40, "type": "spawn", "x": 16, "y": 16, "width": 32, "height": 32}}})
+		}, ErrInvalid, []string{`layer "plots": object 40: unknown class "spawn" (want "plot")`}},
 		{"door over two squares", func(t *testing.T, m jmap) {
 			o := objectOf(t, m, 2)
 			delete(o, "point")

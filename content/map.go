@@ -46,8 +46,32 @@ type Map struct {
 	// Portals lead to other Areas. No two share a square; none shares one
 	// with an object.
 	Portals []Portal
+	// Plots are where players may build when the Area's rules say
+	// "plots" (a village): rectangles of the "plots" layer, each within
+	// the map and holding at least one square of ground.
+	Plots []Plot
 
 	objAt []int32 // per square: index into Objects + 1, or 0; built by the loader
+}
+
+// Plot is a rectangle of the map where players may build: W x H squares
+// from (X, Y).
+type Plot struct {
+	// ID and Name are the plot object's in the Tiled map.
+	ID   int
+	Name string
+	X, Y int32
+	W, H int32
+}
+
+// InPlot reports whether square (x, y) lies on one of the map's plots.
+func (m *Map) InPlot(x, y int32) bool {
+	for _, p := range m.Plots {
+		if x >= p.X && x < p.X+p.W && y >= p.Y && y < p.Y+p.H {
+			return true
+		}
+	}
+	return false
 }
 
 // Spawner keeps Count creatures of one kind alive in an area of the map.

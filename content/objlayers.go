@@ -274,6 +274,28 @@ func (l *mapLoader) spawner(o *tmjObject) error {
 	return nil
 }
 
+// plot reads one object of the "plots" layer.
+func (l *mapLoader) plot(o *tmjObject) error {
+	if err := l.wantClass(o, "plot"); err != nil {
+		return err
+	}
+	a, err := footprint(o, l.g)
+	if err != nil {
+		return err
+	}
+	ground := false
+	for y := a.y; y < a.y+a.h && !ground; y++ {
+		for x := a.x; x < a.x+a.w && !ground; x++ {
+			ground = l.ground(x, y) == nil
+		}
+	}
+	if !ground {
+		return invalidf("no ground in its area %dx%d at (%d, %d): each square is a wall, water or void", a.w, a.h, a.x, a.y)
+	}
+	l.m.Plots = append(l.m.Plots, Plot{ID: o.ID, Name: o.Name, X: a.x, Y: a.y, W: a.w, H: a.h})
+	return nil
+}
+
 // objRef names an object in a message: `object 12 "north door"`, or
 // `object 12` when it has no name.
 func objRef(what string, id int, name string) string {

@@ -1,5 +1,7 @@
 package content
 
+import "slices"
+
 // Bounds on a rule set.
 const (
 	// MaxPlayersLimit bounds a rule set's MaxPlayers.
@@ -35,6 +37,9 @@ const (
 	BuildBuilders
 	// BuildNobody ("nobody"): no one (an arena).
 	BuildNobody
+	// BuildPlots ("plots"): every player, but placing and taking back only
+	// on the plots the Area's map marks ([Map.Plots]: a village).
+	BuildPlots
 )
 
 // RuleSet is what an Area allows. Systems consult it instead of branching
@@ -48,11 +53,12 @@ const (
 //
 // name, max_players and steps_per_second are required; every flag left out
 // is false; player_hp and player_damage default to [DefaultPlayerHP] and
-// [DefaultPlayerDamage]. build ("anyone", "builders" or "nobody"; default
-// "anyone") says who may change the Area's items, max_items how many
-// placed items it holds at most (default [DefaultMaxItems]),
+// [DefaultPlayerDamage]. build ("anyone", "builders", "plots" or "nobody";
+// default "anyone") says who may change the Area's items, max_items how
+// many placed items it holds at most (default [DefaultMaxItems]),
 // changes_per_minute how much one player may change a minute (default
-// [DefaultChangesPerMinute]).
+// [DefaultChangesPerMinute]), carry which item kinds a character may
+// carry in (left out: every kind; an empty list: none).
 type RuleSet struct {
 	// Name names the rule set; a rule set with a template of the same name
 	// is an area kind ([Library.Kind]).
@@ -86,22 +92,27 @@ type RuleSet struct {
 	// ChangesPerMinute how many places, takes and gatherings one player
 	// makes a minute at most (1..[MaxChangesPerMinute]).
 	MaxItems, ChangesPerMinute int
+	// Carry, when not nil, names the only item kinds a character may carry
+	// into the Area: the rest of its inventory waits in its stash while it
+	// is here (an arena: nothing). Nil lets everything in.
+	Carry []string
 }
 
 type rawRules struct {
-	Name                 string `json:"name"`
-	MaxPlayers           *int   `json:"max_players"`
-	StepsPerSecond       *int   `json:"steps_per_second"`
-	Diagonal             bool   `json:"diagonal"`
-	CreaturesHuntPlayers bool   `json:"creatures_hunt_players"`
-	PvP                  bool   `json:"pvp"`
-	LineOfSight          bool   `json:"line_of_sight"`
-	SenseLOS             bool   `json:"sense_los"`
-	PlayerHP             *int   `json:"player_hp"`
-	PlayerDamage         *int   `json:"player_damage"`
-	Build                string `json:"build"`
-	MaxItems             *int   `json:"max_items"`
-	ChangesPerMinute     *int   `json:"changes_per_minute"`
+	Name                 string    `json:"name"`
+	MaxPlayers           *int      `json:"max_players"`
+	StepsPerSecond       *int      `json:"steps_per_second"`
+	Diagonal             bool      `json:"diagonal"`
+	CreaturesHuntPlayers bool      `json:"creatures_hunt_players"`
+	PvP                  bool      `json:"pvp"`
+	LineOfSight          bool      `json:"line_of_sight"`
+	SenseLOS             bool      `json:"sense_los"`
+	PlayerHP             *int      `json:"player_hp"`
+	PlayerDamage         *int      `json:"player_damage"`
+	Build                string    `json:"build"`
+	MaxItems             *int      `json:"max_items"`
+	ChangesPerMinute     *int      `json:"changes_per_minute"`
+	Carry                *[]string `json:"carry"`
 }
 
 // ruleSet checks a rules.json entry on its own.
@@ -137,8 +148,23 @@ func (r rawRules) ruleSet() (RuleSet, error) {
 		build = BuildBuilders
 	case "nobody":
 		build = BuildNobody
+	case "plots":
+		build = BuildPlots
 	default:
-		return RuleSet{}, invalidf("\"build\" is %q (anyone, builders or nobody)", r.Build)
+		return RuleSet{}, invalidf("\"build\" is %q (anyone, builders, plots or nobody)", r.Build)
+	}
+	var carry []string
+	if r.Carry != nil {
+		carry = make([]string, 0, len(*r.Carry))
+		for _, name := range *r.Carry {
+			if err := checkName("carry", name); err != nil {
+				return RuleSet{}, err
+			}
+			if slices.Contains(carry, name) {
+				return RuleSet{}, invalidf("\"carry\" names %q twice", name)
+			}
+			carry = append(carry, name)
+		}
 	}
 	maxItems, changes := DefaultMaxItems, DefaultChangesPerMinute
 	if r.MaxItems != nil {
@@ -155,6 +181,6 @@ func (r rawRules) ruleSet() (RuleSet, error) {
 		Name: r.Name, MaxPlayers: *r.MaxPlayers, StepsPerSecond: *r.StepsPerSecond,
 		Diagonal: r.Diagonal, CreaturesHuntPlayers: r.CreaturesHuntPlayers, PvP: r.PvP,
 		LineOfSight: r.LineOfSight, SenseLOS: r.SenseLOS, PlayerHP: hp, PlayerDamage: damage,
-		Build: build, MaxItems: maxItems, ChangesPerMinute: changes,
+		Build: build, MaxItems: maxItems, ChangesPerMinute: changes, Carry: carry,
 	}, nil
 }

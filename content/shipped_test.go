@@ -34,9 +34,9 @@ func TestShippedRules(t *testing.T) {
 		{Name: "home", MaxPlayers: 8, StepsPerSecond: 5, Diagonal: true, PlayerHP: 100, PlayerDamage: 5,
 			Build: BuildBuilders, MaxItems: 5000, ChangesPerMinute: 120},
 		{Name: "village", MaxPlayers: 64, StepsPerSecond: 5, Diagonal: true, PlayerHP: 100, PlayerDamage: 5,
-			Build: BuildAnyone, MaxItems: 20000, ChangesPerMinute: 60},
+			Build: BuildPlots, MaxItems: 20000, ChangesPerMinute: 60},
 		{Name: "arena", MaxPlayers: 64, StepsPerSecond: 6, Diagonal: true, CreaturesHuntPlayers: true, PvP: true, LineOfSight: true, SenseLOS: true, PlayerHP: 100, PlayerDamage: 8,
-			Build: BuildNobody, MaxItems: DefaultMaxItems, ChangesPerMinute: DefaultChangesPerMinute},
+			Build: BuildNobody, MaxItems: DefaultMaxItems, ChangesPerMinute: DefaultChangesPerMinute, Carry: []string{}},
 		{Name: "offline", MaxPlayers: 1, StepsPerSecond: 5, Diagonal: true, CreaturesHuntPlayers: true, PlayerHP: 100, PlayerDamage: 5,
 			Build: BuildAnyone, MaxItems: DefaultMaxItems, ChangesPerMinute: DefaultChangesPerMinute},
 	} {
@@ -44,15 +44,34 @@ func TestShippedRules(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Kind(%q) = %+v; want %+v", want.Name, got, want)
 		}
 		tp, err := lib.Template(want.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if tp.Rules != want {
+		if !reflect.DeepEqual(tp.Rules, want) {
 			t.Errorf("Template(%q).Rules = %+v; want %+v", want.Name, tp.Rules, want)
+		}
+	}
+}
+
+func TestShippedVillagePlots(t *testing.T) {
+	tp, err := Default().Template("village")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tp.Map.Plots) == 0 {
+		t.Fatal("the village marks no plots")
+	}
+	p := tp.Map.Plots[0]
+	if !tp.Map.InPlot(p.X, p.Y) || !tp.Map.InPlot(p.X+p.W-1, p.Y+p.H-1) || tp.Map.InPlot(p.X+p.W, p.Y) {
+		t.Errorf("InPlot disagrees with plot %+v", p)
+	}
+	for _, s := range tp.Map.Spawns {
+		if tp.Map.InPlot(s.X, s.Y) {
+			t.Errorf("spawn (%d, %d) lies on a plot: players would appear inside what others build", s.X, s.Y)
 		}
 	}
 }

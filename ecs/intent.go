@@ -77,9 +77,10 @@ const (
 	OutcomeCooldown                        // the source was gathered too recently
 	OutcomeOccupied                        // the square's slot for it holds something already
 	OutcomeNotEmpty                        // a container that still holds items cannot be taken back
+	OutcomeOffPlot                         // building here is allowed only on the map's plots, and the square is on none
 )
 
-var outcomeNames = [...]string{"APPLIED", "SUPERSEDED", "TOO_FAST", "ENTITY_GONE", "PORTAL_IN_PROGRESS", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "INVALID", "NOT_ALLOWED", "CLOSING", "NOTHING_THERE", "INVENTORY_FULL", "NOT_BUILDER", "BUDGET", "ITEM_CAP", "COOLDOWN", "OCCUPIED", "NOT_EMPTY"}
+var outcomeNames = [...]string{"APPLIED", "SUPERSEDED", "TOO_FAST", "ENTITY_GONE", "PORTAL_IN_PROGRESS", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "INVALID", "NOT_ALLOWED", "CLOSING", "NOTHING_THERE", "INVENTORY_FULL", "NOT_BUILDER", "BUDGET", "ITEM_CAP", "COOLDOWN", "OCCUPIED", "NOT_EMPTY", "OFF_PLOT"}
 
 // String returns the outcome's upper-case name.
 func (o Outcome) String() string {

@@ -22,10 +22,18 @@ const InventorySlots = 20
 // Inventory is what a player's character carries: a fixed array of slots,
 // so a world stays flat memory. The host fills it from the character's
 // stored state when it binds the body and writes it back with every
-// snapshot of the Area (systems/items owns the changes).
+// snapshot of the Area (systems/items owns the changes). Stash is what
+// the character owns but may not carry here (the Area's rules keep it
+// out: an arena); it waits, untouched by the tick, until the character
+// binds where it may carry it.
 type Inventory struct {
 	Slots [InventorySlots]Stack
+	Stash []Stack
 }
+
+// MaxStash bounds a character's stash, in stacks: what does not fit
+// stays in the inventory.
+const MaxStash = 40
 
 // ContainerSlot is the first slot number that names a slot of the
 // container the body faces rather than one of its inventory: an item

@@ -123,6 +123,9 @@ func (n *Counter) Add(h store.Holding) {
 		for _, s := range st.Inventory {
 			n.add(s, fmt.Sprintf("carried by character %d", h.Account))
 		}
+		for _, s := range st.Stash {
+			n.add(s, fmt.Sprintf("in the stash of character %d", h.Account))
+		}
 	}
 }
 

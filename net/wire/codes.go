@@ -52,8 +52,9 @@ const (
 	CodeOccupied           Code = 35 // the square's slot for the item holds something already
 	CodeNotEmpty           Code = 36 // a container that holds items cannot be taken back
 	CodeSpectator          Code = 37 // a spectator has no body: its intents are never applied
+	CodeOffPlot            Code = 38 // building here is allowed only on the map's plots, and this square is on none
 
-	numCodes = 38
+	numCodes = 39
 )
 
 var codeNames = [numCodes]string{
@@ -64,7 +65,7 @@ var codeNames = [numCodes]string{
 	"NOT_MEMBER", "REALM_CLOSED", "REALM_FULL", "INTERNAL", "UNKNOWN_TYPE",
 	"BAD_TOKEN", "NOT_ALLOWED", "AREA_FULL", "STALE_SEQ", "NOTHING_THERE",
 	"UNAVAILABLE", "INVENTORY_FULL", "NOT_BUILDER", "BUDGET", "COOLDOWN",
-	"ITEM_CAP", "OCCUPIED", "NOT_EMPTY", "SPECTATOR",
+	"ITEM_CAP", "OCCUPIED", "NOT_EMPTY", "SPECTATOR", "OFF_PLOT",
 }
 
 var codeMeanings = [numCodes]string{
@@ -106,6 +107,7 @@ var codeMeanings = [numCodes]string{
 	"the square's slot for the item holds something already (an item, a map object, a body) or is no ground to build on; nothing changed",
 	"a container that still holds items cannot be taken back; nothing changed",
 	"the peer is a spectator: it has no body, so an intent from it is never applied",
+	"this Area allows building only on the plots its map marks, and the square is on none; nothing changed",
 }
 
 // String returns the code's registry name, such as "NOT_HELLO", or

@@ -21,6 +21,7 @@ var (
 	errTextLen    = errors.New("text field too long")
 	errVersions   = errors.New("too many versions")
 	errFlow       = errors.New("flow window and directions disagree")
+	errStash      = errors.New("stash too long")
 )
 
 // decMode is built once. The body types are fixed-shape toarray structs,
@@ -150,6 +151,10 @@ func check(m Message) error {
 			if len(m.Items[i].Name) > MaxTextLen || len(m.Items[i].Label) > MaxTextLen {
 				return errTextLen
 			}
+		}
+	case *Inventory:
+		if len(m.Stash) > MaxStash {
+			return errStash
 		}
 	case *Static:
 		for i := range m.Objects {

@@ -5,9 +5,10 @@ import "fmt"
 // Version is the protocol version this package encodes. Version 2 made
 // snapshots deltas and added area_info; version 3 added items (the item
 // intents, inventory, container, an object's item, area_info's item
-// kinds). This side speaks only it: every client of version 2 is in this
-// repository and moved with it.
-const Version uint16 = 3
+// kinds); version 4 added plots (area_info), the stash (inventory) and
+// OFF_PLOT. This side speaks only it: every client of the earlier versions
+// is in this repository and moved with it.
+const Version uint16 = 4
 
 // Versions lists every protocol version this side speaks, highest first.
 // Treat it as read-only.

@@ -309,6 +309,18 @@ type AreaInfo struct {
 	// Items are the item kinds of the realm's content: what an
 	// [Inventory], a [Container] or a placed [Object] names by code.
 	Items []ItemKind
+	// Plots are the squares of the map where building is allowed, when
+	// the Area's rules allow it only on plots (a village); empty when
+	// they do not (a home, an arena), where [RuleMayBuild] alone says.
+	Plots []Plot
+}
+
+// Plot is a rectangle of squares of the map where players may build:
+// W x H squares from (X, Y).
+type Plot struct {
+	_    struct{} `cbor:",toarray"`
+	X, Y int32
+	W, H uint16
 }
 
 // Item slots of an [ItemKind]: where on a square it sits when placed.
@@ -353,11 +365,17 @@ type Stack struct {
 // Inventory is what the player's character carries, slot by slot (exactly
 // [InventorySlots]): sent whole after [AreaInfo] on every bind, and again
 // whenever it changed, before the snapshot whose ack_seq passes the
-// intent that changed it.
+// intent that changed it. Stash is what waits for the character outside
+// this Area (at most [MaxStash] stacks): what the Area's rules did not let
+// it carry in, given back when it binds where they do.
 type Inventory struct {
 	_     struct{} `cbor:",toarray"`
 	Slots []Stack
+	Stash []Stack
 }
+
+// MaxStash bounds a character's stash, in stacks.
+const MaxStash = 40
 
 // Container is the contents of the container (a chest) placed on (X, Y):
 // sent to a player who acts on it (opens it), and again to every player

@@ -19,10 +19,10 @@ var update = flag.Bool("update", false, "rewrite testdata/*.hex golden files")
 // docs/protocol.md. Empty lists are non-nil because decoding yields
 // non-nil empty slices.
 var examples = []Message{
-	&Hello{Grant: "g-7f3a9c", JoinID: 42, Versions: []uint16{3}},
+	&Hello{Grant: "g-7f3a9c", JoinID: 42, Versions: []uint16{4}},
 	&Resume{Token: "r-51e0", JoinID: 43},
 	&Intent{Seq: 7, Kind: IntentMoveItem, Dir: DirE, Item: ItemSlots{From: 2, To: ContainerSlot + 5, Count: 4}},
-	&HelloAck{JoinID: 42, Entity: 1001, Tick: 86400, Area: 5, ResumeToken: "r-51e0", Version: 3},
+	&HelloAck{JoinID: 42, Entity: 1001, Tick: 86400, Area: 5, ResumeToken: "r-51e0", Version: 4},
 	&Error{Code: CodeBadGrant, RefSeq: 0, JoinID: 42, Detail: "grant unknown"},
 	&Rehello{Code: CodeRehello, Detail: "binding lost"},
 	&IntentResult{Seq: 7, Code: CodeBlocked},
@@ -40,8 +40,10 @@ var examples = []Message{
 	&PortalMoved{Area: 6, WSURL: "wss://h2.example/ws", Grant: "g-0b11", JoinID: 44},
 	&AreaInfo{Area: 5, Kind: "village", W: 64, H: 48, CellSize: 8, TickHz: 20, SnapshotHz: 10, StepMS: 200, QueueLen: 8,
 		InterestRadius: 24, ResumeGraceMS: 30000, Rules: RuleDiagonal, PlayerHP: 100, Creatures: []CreatureKind{{Name: "deer", HP: 15}},
-		Items: []ItemKind{{Code: 6, Name: "chest", Label: "Chest", Stack: 1, Slot: ItemSlotOccupant, Flags: ItemBlocks, Look: 6, Container: 16}, {Code: 13, Name: "wood", Label: "Wood", Stack: 99}}},
-	&Inventory{Slots: exampleSlots(InventorySlots, Stack{ID: 7<<32 | 1, Kind: 13, Count: 12}, Stack{}, Stack{ID: 7<<32 | 9, Kind: 6, Count: 1})},
+		Items: []ItemKind{{Code: 6, Name: "chest", Label: "Chest", Stack: 1, Slot: ItemSlotOccupant, Flags: ItemBlocks, Look: 6, Container: 16}, {Code: 13, Name: "wood", Label: "Wood", Stack: 99}},
+		Plots: []Plot{{X: 10, Y: 4, W: 6, H: 5}}},
+	&Inventory{Slots: exampleSlots(InventorySlots, Stack{ID: 7<<32 | 1, Kind: 13, Count: 12}, Stack{}, Stack{ID: 7<<32 | 9, Kind: 6, Count: 1}),
+		Stash: []Stack{{ID: 3<<32 | 2, Kind: 14, Count: 5}}},
 	&Container{X: 11, Y: 9, Slots: exampleSlots(16, Stack{}, Stack{ID: 7<<32 | 4, Kind: 13, Count: 4})},
 }
 
@@ -186,7 +188,8 @@ func TestCodeRegistry(t *testing.T) {
 		{CodeNotBuilder, 31, "NOT_BUILDER"}, {CodeBudget, 32, "BUDGET"},
 		{CodeCooldown, 33, "COOLDOWN"}, {CodeItemCap, 34, "ITEM_CAP"},
 		{CodeOccupied, 35, "OCCUPIED"}, {CodeNotEmpty, 36, "NOT_EMPTY"},
-		{CodeSpectator, 37, "SPECTATOR"}, {Code(38), 38, "CODE(38)"},
+		{CodeSpectator, 37, "SPECTATOR"}, {CodeOffPlot, 38, "OFF_PLOT"},
+		{Code(39), 39, "CODE(39)"},
 	}
 	for _, tt := range tests {
 		if got := uint16(tt.code); got != tt.num {
@@ -210,10 +213,10 @@ func TestNegotiate(t *testing.T) {
 		want   uint16
 		ok     bool
 	}{
-		{[]uint16{3}, 3, true},
-		{[]uint16{4, 3, 2}, 3, true},
-		{[]uint16{2}, 0, false},
-		{[]uint16{2, 4}, 0, false},
+		{[]uint16{4}, 4, true},
+		{[]uint16{5, 4, 3}, 4, true},
+		{[]uint16{3}, 0, false},
+		{[]uint16{3, 5}, 0, false},
 		{nil, 0, false},
 	}
 	for _, tt := range tests {

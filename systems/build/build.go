@@ -145,6 +145,9 @@ func Area(lib *content.Library, s Spec) (*Built, error) {
 		sys = append(sys, b.Creatures)
 	}
 	b.Items = &items.System{Map: b.Map, Config: itemConfig(lib, b.RuleSet)}
+	if b.Template != nil {
+		b.Items.Plots = b.Template.Map.Plots
+	}
 	b.Action = &action.System{Map: b.Map, Items: b.Items}
 	if b.Creatures != nil {
 		b.Action.FloorChanged = b.Creatures.FloorChanged
@@ -184,9 +187,10 @@ func Rules(rs content.RuleSet) ecs.Rules {
 
 // itemConfig is the item system's configuration for an Area of rule set
 // rs: every item kind, source and the starter kit of the content, and the
-// rule set's build rule and bounds.
+// rule set's build rule, bounds and carry rule (the plots come from the
+// Area's map).
 func itemConfig(lib *content.Library, rs content.RuleSet) items.Config {
-	cfg := items.Config{Kinds: lib.Items(), Starter: lib.Starter(), MaxItems: rs.MaxItems, ChangesPerMinute: rs.ChangesPerMinute}
+	cfg := items.Config{Kinds: lib.Items(), Starter: lib.Starter(), MaxItems: rs.MaxItems, ChangesPerMinute: rs.ChangesPerMinute, Carry: rs.Carry}
 	for _, class := range content.ObjectClasses() {
 		if src, ok := lib.Source(class); ok {
 			cfg.Sources = append(cfg.Sources, src)
@@ -197,6 +201,8 @@ func itemConfig(lib *content.Library, rs content.RuleSet) items.Config {
 		cfg.Build = items.BuildBuilders
 	case content.BuildNobody:
 		cfg.Build = items.BuildNobody
+	case content.BuildPlots:
+		cfg.Build = items.BuildPlots
 	}
 	return cfg
 }

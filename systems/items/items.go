@@ -27,6 +27,9 @@ const (
 	BuildBuilders
 	// BuildNobody lets no one build (an arena).
 	BuildNobody
+	// BuildPlots lets every player build, but place and take back only on
+	// the squares of Config.Plots (a village).
+	BuildPlots
 )
 
 // Defaults of a Config's bounds.
@@ -49,6 +52,15 @@ type Config struct {
 	Starter []content.Yield
 	// Build says who may build.
 	Build BuildRule
+	// Plots are where BuildPlots lets players place and take back. An
+	// Area without a map to mark them (the empty and generated templates)
+	// has none and is one plot: content refuses a map under a "plots"
+	// rule set that marks none.
+	Plots []content.Plot
+	// Carry, when not nil, names the only item kinds a character may
+	// carry into the Area: LoadCharacter stashes the rest and gives back
+	// what the stash holds of these. Nil lets every kind in.
+	Carry []string
 	// MaxItems bounds the placed items (0: DefaultMaxItems);
 	// ChangesPerMinute one player's places, takes and gatherings per
 	// minute (0: DefaultChangesPerMinute).
@@ -67,6 +79,8 @@ type System struct {
 	Config
 
 	kinds      map[uint16]*content.Item
+	plot       []bool                     // per square, under BuildPlots: on a plot
+	carry      map[uint16]bool            // the kinds Carry names, or nil
 	codes      map[string]uint16          // kind codes by name
 	sources    map[uint16]*content.Source // by object kind
 	containers map[uint32][]ecs.Stack     // by placed object ID
@@ -106,6 +120,27 @@ func (s *System) Init(a *ecs.Area) error {
 	for i := range s.Kinds {
 		s.kinds[s.Kinds[i].Code] = &s.Kinds[i]
 		s.codes[s.Kinds[i].Name] = s.Kinds[i].Code
+	}
+	if s.Build == BuildPlots && len(s.Plots) > 0 {
+		g := a.Grid
+		s.plot = make([]bool, g.Len())
+		for _, p := range s.Plots {
+			for y := max(p.Y, 0); y < min(p.Y+p.H, g.H()); y++ {
+				for x := max(p.X, 0); x < min(p.X+p.W, g.W()); x++ {
+					s.plot[g.Cell(x, y)] = true
+				}
+			}
+		}
+	}
+	if s.Carry != nil {
+		s.carry = make(map[uint16]bool, len(s.Carry))
+		for _, name := range s.Carry {
+			code, ok := s.codes[name]
+			if !ok {
+				return fmt.Errorf("items: area %d: carry %q: no such item kind", a.ID, name)
+			}
+			s.carry[code] = true
+		}
 	}
 	s.sources = make(map[uint16]*content.Source, len(s.Sources))
 	for i := range s.Sources {
@@ -172,8 +207,21 @@ func (s *System) mayBuild(e ecs.Entity) ecs.Outcome {
 	return ecs.OutcomeApplied
 }
 
+// mayBuildOn says whether body e may place on, or take back from, square
+// c: mayBuild, and under BuildPlots only on a plot.
+func (s *System) mayBuildOn(e ecs.Entity, c ecs.Cell) ecs.Outcome {
+	if o := s.mayBuild(e); o != ecs.OutcomeApplied {
+		return o
+	}
+	if s.plot != nil && !s.plot[c] {
+		return ecs.OutcomeOffPlot
+	}
+	return ecs.OutcomeApplied
+}
+
 // MayBuild reports whether body e may change the Area's items under its
-// rules (for the client to know; every item intent is judged anyway).
+// rules (for the client to know; every item intent is judged anyway):
+// under BuildPlots, somewhere (on the plots).
 func (s *System) MayBuild(e ecs.Entity) bool { return s.mayBuild(e) == ecs.OutcomeApplied }
 
 // spend takes one change of body e's budget for this minute, or answers
@@ -279,7 +327,7 @@ func (s *System) place(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 	if o != ecs.OutcomeApplied {
 		return o
 	}
-	if o := s.mayBuild(e); o != ecs.OutcomeApplied {
+	if o := s.mayBuildOn(e, c); o != ecs.OutcomeApplied {
 		return o
 	}
 	if s.Map.Items() >= s.MaxItems {
@@ -343,7 +391,7 @@ func (s *System) take(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 	if obj == nil {
 		return ecs.OutcomeNothingThere
 	}
-	if o := s.mayBuild(e); o != ecs.OutcomeApplied {
+	if o := s.mayBuildOn(e, c); o != ecs.OutcomeApplied {
 		return o
 	}
 	for _, st := range s.containers[obj.ID] {
@@ -644,8 +692,8 @@ func (s *System) Load(it *persist.Items) error {
 	return nil
 }
 
-// SaveCharacter returns body e's carried items as its character's state
-// (nil when it carries nothing, or has no inventory).
+// SaveCharacter returns body e's items, carried and stashed, as its
+// character's state (nil when it owns none, or has no inventory).
 func (s *System) SaveCharacter(e ecs.Entity) ([]byte, error) {
 	inv := s.inventories.Get(e)
 	if inv == nil {
@@ -658,19 +706,31 @@ func (s *System) SaveCharacter(e ecs.Entity) ([]byte, error) {
 			last = i
 		}
 	}
-	if last < 0 {
+	if last < 0 && len(inv.Stash) == 0 {
 		return nil, nil
 	}
 	c.Version = blob.CharacterVersion
-	c.Inventory = make([]blob.Stack, last+1)
-	for i := 0; i <= last; i++ {
-		st := inv.Slots[i]
-		c.Inventory[i] = blob.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count}
+	if last >= 0 {
+		c.Inventory = make([]blob.Stack, last+1)
+		for i := 0; i <= last; i++ {
+			st := inv.Slots[i]
+			c.Inventory[i] = blob.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count}
+		}
+	}
+	for _, st := range inv.Stash {
+		c.Stash = append(c.Stash, blob.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count})
 	}
 	return blob.EncodeCharacter(&c)
 }
 
-// LoadCharacter fills body e's inventory from its character's state.
+// LoadCharacter fills body e's inventory and stash from its character's
+// state, then keeps the Area's Carry rule: what the inventory holds of a
+// kind the Area does not let in goes to the stash, and what the stash
+// holds of a kind it does comes back into free room of the inventory
+// (whole stacks; what finds no room waits on). Nothing is created or
+// destroyed, so the ledger does not change; the state the next snapshot
+// writes is the moved one, and a crash before it replays the same moves
+// from the same stored state.
 func (s *System) LoadCharacter(e ecs.Entity, state []byte) error {
 	inv := s.inventories.Get(e)
 	if inv == nil {
@@ -684,5 +744,48 @@ func (s *System) LoadCharacter(e ecs.Entity, state []byte) error {
 	for i, st := range c.Inventory {
 		inv.Slots[i] = ecs.Stack{ID: ecs.ItemID(st.ID), Kind: st.Kind, Count: st.Count}
 	}
+	for _, st := range c.Stash {
+		inv.Stash = append(inv.Stash, ecs.Stack{ID: ecs.ItemID(st.ID), Kind: st.Kind, Count: st.Count})
+	}
+	s.keepCarry(inv)
 	return nil
+}
+
+// mayCarry reports whether the Area lets a character carry kind in.
+func (s *System) mayCarry(kind uint16) bool { return s.carry == nil || s.carry[kind] }
+
+// keepCarry moves the stacks of inv that the Carry rule keeps out into
+// its stash (while it has room: ecs.MaxStash stacks), and the stashed
+// stacks it lets in back into the inventory's empty slots, whole.
+func (s *System) keepCarry(inv *ecs.Inventory) {
+	for i := range inv.Slots {
+		st := inv.Slots[i]
+		if st.Empty() || s.mayCarry(st.Kind) || len(inv.Stash) >= ecs.MaxStash {
+			continue
+		}
+		inv.Stash = append(inv.Stash, st)
+		inv.Slots[i] = ecs.Stack{}
+	}
+	kept := inv.Stash[:0]
+	for _, st := range inv.Stash {
+		if !s.mayCarry(st.Kind) || !putBack(inv, st) {
+			kept = append(kept, st)
+		}
+	}
+	clear(inv.Stash[len(kept):])
+	if inv.Stash = kept; len(kept) == 0 {
+		inv.Stash = nil
+	}
+}
+
+// putBack puts stack st, whole and under its own id, into an empty slot
+// of inv, and reports whether there was one.
+func putBack(inv *ecs.Inventory, st ecs.Stack) bool {
+	for i := range inv.Slots {
+		if inv.Slots[i].Empty() {
+			inv.Slots[i] = st
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,8 @@ package items_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/leyworks/ley/content"
@@ -11,6 +13,7 @@ import (
 	"github.com/leyworks/ley/systems/build"
 	"github.com/leyworks/ley/systems/items"
 	"github.com/leyworks/ley/systems/persist"
+	"github.com/leyworks/ley/systems/persist/blob"
 )
 
 // world is an Area built as the host builds one, with its players and the
@@ -18,6 +21,7 @@ import (
 type world struct {
 	t       testing.TB
 	b       *build.Built
+	lib     *content.Library
 	answers map[uint32]ecs.Outcome
 	seq     uint32
 	players ecs.Map[ecs.Player]
@@ -25,11 +29,17 @@ type world struct {
 
 func newWorld(t testing.TB, kind, template string, w, h int) *world {
 	t.Helper()
-	b, err := build.Area(content.Default(), build.Spec{ID: 7, Kind: kind, Template: template, W: w, H: h, TickRate: 20, CellSize: 8})
+	return newWorldOf(t, content.Default(), kind, template, w, h)
+}
+
+// newWorldOf is newWorld over the content lib.
+func newWorldOf(t testing.TB, lib *content.Library, kind, template string, w, h int) *world {
+	t.Helper()
+	b, err := build.Area(lib, build.Spec{ID: 7, Kind: kind, Template: template, W: w, H: h, TickRate: 20, CellSize: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wd := &world{t: t, b: b, answers: map[uint32]ecs.Outcome{}, players: ecs.NewMap[ecs.Player](&b.Area.World)}
+	wd := &world{t: t, b: b, lib: lib, answers: map[uint32]ecs.Outcome{}, players: ecs.NewMap[ecs.Player](&b.Area.World)}
 	b.Area.AfterTick = func(a *ecs.Area) {
 		for _, ans := range a.Outbox {
 			wd.answers[ans.Seq] = ans.Outcome
@@ -353,7 +363,10 @@ func TestConservation(t *testing.T) {
 
 func conservation(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
-	w := newWorld(t, "village", "village", 0, 0)
+	// The village map (its doors, trees and rocks) with building anywhere:
+	// the model moves items every way it can, and TestPlots holds the
+	// plots on their own.
+	w := newWorldOf(t, anyoneBuilds(t), "village", "village", 0, 0)
 	a := w.b.Area
 	g := a.Grid
 	var bodies []ecs.Entity
@@ -433,7 +446,7 @@ func roundTrip(t *testing.T, w *world, bodies []ecs.Entity) {
 			t.Fatal(err)
 		}
 	}
-	b2, err := build.Area(content.Default(), build.Spec{ID: 7, Kind: "village", Template: "village", TickRate: 20, CellSize: 8})
+	b2, err := build.Area(w.lib, build.Spec{ID: 7, Kind: "village", Template: "village", TickRate: 20, CellSize: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,5 +547,131 @@ func BenchmarkTickWith10000Items(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		w.b.Area.Step()
+	}
+}
+
+// anyoneBuilds is the shipped content with the village's rule set letting
+// anyone build anywhere, as an operator's content folder would.
+func anyoneBuilds(t testing.TB) *content.Library {
+	t.Helper()
+	dir := t.TempDir()
+	rules := `{"rules": [{"name": "village", "max_players": 64, "steps_per_second": 5, "diagonal": true, "build": "anyone", "max_items": 20000, "changes_per_minute": 6000}]}`
+	if err := os.WriteFile(filepath.Join(dir, "rules.json"), []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := content.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}
+
+// TestPlots: in the village, placing and taking back are allowed on its
+// plots only (OFF_PLOT elsewhere, changing nothing).
+func TestPlots(t *testing.T) {
+	w := newWorld(t, "village", "village", 0, 0)
+	a, g := w.b.Area, w.b.Area.Grid
+	tpl, err := content.Default().Template("village")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := tpl.Map.Plots[0]
+	// A body on a plot's west edge faces the plot to its east and off it
+	// to its west.
+	var e ecs.Entity
+	var x, y int32
+	for yy := p.Y; yy < p.Y+p.H && e == (ecs.Entity{}); yy++ {
+		xx := p.X
+		if g.Free(g.Cell(xx, yy)) && g.Free(g.Cell(xx+1, yy)) && g.Free(g.Cell(xx-1, yy)) && !tpl.Map.InPlot(xx-1, yy) {
+			e, x, y = w.player(1, xx, yy, false), xx, yy
+		}
+	}
+	if e == (ecs.Entity{}) {
+		t.Fatalf("no free west edge on plot %+v", p)
+	}
+	if !w.b.Items.MayBuild(e) {
+		t.Error("MayBuild = false for a player in a village")
+	}
+	chair := code(t, "chair")
+	w.b.Items.Create(a, e, chair, 2)
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentPlace, From: 0, Dir: ecs.West}); o != ecs.OutcomeOffPlot {
+		t.Fatalf("placing off the plot = %v; want OFF_PLOT", o)
+	}
+	if w.b.Map.PlacedAt(g.Cell(x-1, y)) != nil || w.inv(e).Slots[0].Count != 2 {
+		t.Fatal("a refused place changed something")
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentPlace, From: 0, Dir: ecs.East}); o != ecs.OutcomeApplied {
+		t.Fatalf("placing on the plot = %v; want APPLIED", o)
+	}
+	if o := w.do(e, ecs.Intent{Kind: ecs.IntentTake, Dir: ecs.East}); o != ecs.OutcomeApplied {
+		t.Fatalf("taking back on the plot = %v; want APPLIED", o)
+	}
+	if st := w.inv(e).Slots[0]; st.Kind != chair || st.Count != 2 {
+		t.Fatalf("slot 0 = %+v; want the 2 chairs back", st)
+	}
+}
+
+// TestCarryStashes: an Area whose rules let nothing be carried in (an
+// arena) moves the inventory into the stash as the character binds, and
+// an Area that lets everything in gives it back, ids and counts as they
+// were; what finds no room waits on.
+func TestCarryStashes(t *testing.T) {
+	home := newWorld(t, "village", build.TemplateEmpty, 16, 16)
+	e := home.player(1, 5, 5, false)
+	home.b.Items.Create(home.b.Area, e, code(t, "wood"), 30)
+	home.b.Items.Create(home.b.Area, e, code(t, "chair"), 1)
+	before := home.inv(e).Slots
+	state, err := home.b.Items.SaveCharacter(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	arena := newWorld(t, "arena", build.TemplateEmpty, 16, 16)
+	f := arena.player(1, 5, 5, false)
+	if err := arena.b.Items.LoadCharacter(f, state); err != nil {
+		t.Fatal(err)
+	}
+	if inv := arena.inv(f); inv.Slots != [ecs.InventorySlots]ecs.Stack{} || len(inv.Stash) != 2 {
+		t.Fatalf("in the arena: inventory %v, stash %v; want all of it stashed", inv.Slots, inv.Stash)
+	}
+	if state, err = arena.b.Items.SaveCharacter(f); err != nil {
+		t.Fatal(err)
+	}
+
+	back := newWorld(t, "village", build.TemplateEmpty, 16, 16)
+	g := back.player(1, 5, 5, false)
+	if err := back.b.Items.LoadCharacter(g, state); err != nil {
+		t.Fatal(err)
+	}
+	if inv := back.inv(g); inv.Slots != before || inv.Stash != nil {
+		t.Fatalf("back: slots %v, stash %v; want %v and no stash", inv.Slots, inv.Stash, before)
+	}
+
+	// With one free slot, the first stashed stack comes back and the
+	// second waits on.
+	full := &blob.Character{Version: blob.CharacterVersion, Inventory: make([]blob.Stack, ecs.InventorySlots)}
+	for i := range ecs.InventorySlots - 1 {
+		full.Inventory[i] = blob.Stack{ID: uint64(100 + i), Kind: code(t, "stone"), Count: 1}
+	}
+	full.Stash = []blob.Stack{{ID: 200, Kind: code(t, "wood"), Count: 3}, {ID: 201, Kind: code(t, "chair"), Count: 1}}
+	if state, err = blob.EncodeCharacter(full); err != nil {
+		t.Fatal(err)
+	}
+	if err := back.b.Items.LoadCharacter(g, state); err != nil {
+		t.Fatal(err)
+	}
+	inv := back.inv(g)
+	if st := inv.Slots[ecs.InventorySlots-1]; st.ID != 200 || st.Count != 3 {
+		t.Errorf("the last slot = %+v; want stack 200 back", st)
+	}
+	if len(inv.Stash) != 1 || inv.Stash[0].ID != 201 {
+		t.Errorf("stash = %v; want stack 201 waiting on", inv.Stash)
+	}
+	saved, err := back.b.Items.SaveCharacter(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := blob.DecodeCharacter(saved); err != nil || len(c.Stash) != 1 || len(c.Inventory) != ecs.InventorySlots {
+		t.Errorf("saved state %+v, %v; want 20 slots and 1 stashed stack", c, err)
 	}
 }

@@ -18,6 +18,7 @@ type builder struct {
 	portals  []portal
 	spawns   []rect
 	spawners []spawner
+	plots    []rect
 }
 
 type object struct {

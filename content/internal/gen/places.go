@@ -82,6 +82,15 @@ func village() *builder {
 		{rect{"south-west meadow deer", 4, 37, 16, 9}, "deer", 3, 30, 10},
 		{rect{"south-east meadow deer", 48, 37, 13, 8}, "deer", 2, 30, 10},
 	}...)
+
+	// plots, where anyone may build (the village's rules build on plots
+	// only): open ground north of the houses, between the southern
+	// houses, and in the south-east meadow
+	b.plots = append(b.plots, []rect{
+		{"north field", 22, 6, 10, 5},
+		{"south green", 26, 28, 10, 6},
+		{"east field", 52, 31, 9, 5},
+	}...)
 	return b
 }
 

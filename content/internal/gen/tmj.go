@@ -86,8 +86,8 @@ type tmjMap struct {
 }
 
 // encode writes the map as a Tiled JSON map: layers floor, walls,
-// objects, portals, spawns, spawners; tile data as JSON arrays, one map
-// row per line.
+// objects, portals, spawns, spawners and, if it has any, plots; tile data
+// as JSON arrays, one map row per line.
 func (b *builder) encode() ([]byte, error) {
 	m := tmjMap{
 		CompressionLevel: -1, Height: b.h, Orientation: "orthogonal", RenderOrder: "right-down",
@@ -149,6 +149,15 @@ func (b *builder) encode() ([]byte, error) {
 		tmjTileLayer{Data: "@floor@", Name: "floor"},
 		tmjTileLayer{Data: "@walls@", Name: "walls"},
 		objects, portals, spawns, spawners,
+	}
+	if len(b.plots) > 0 {
+		plots := tmjObjectLayer{Name: "plots"}
+		for _, p := range b.plots {
+			plots.Objects = append(plots.Objects, obj(tmjObject{
+				Name: p.name, Type: "plot", X: px(p.x), Y: px(p.y), Width: px(p.w), Height: px(p.h),
+			}))
+		}
+		m.Layers = append(m.Layers, plots)
 	}
 	for i, ly := range m.Layers {
 		switch l := ly.(type) {

@@ -3,6 +3,7 @@ package blob
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/fxamacker/cbor/v2"
 )
@@ -251,30 +252,38 @@ func checkPlaced(b *Blob, w, h int) error {
 // maxContainer bounds a container's slots (content.MaxContainer).
 const maxContainer = 64
 
-// CharacterVersion is the character state format written now.
-const CharacterVersion = 1
+// CharacterVersion is the character state format written now: 2 added
+// the stash. DecodeCharacter reads 1 as well (a version 1 state has no
+// stash).
+const CharacterVersion = 2
 
 // MaxCharacter bounds a character state DecodeCharacter accepts.
 const MaxCharacter = 16 << 10
 
 // maxInventory bounds a character state's inventory slots
-// (ecs.InventorySlots; persist's tests hold the two equal).
-const maxInventory = 20
+// (ecs.InventorySlots; persist's tests hold the two equal); maxStash its
+// stash (ecs.MaxStash).
+const (
+	maxInventory = 20
+	maxStash     = 40
+)
 
 // Character is a character's state as its row keeps it: what it carries
-// (slot by slot, empty slots kept). An empty state (no bytes) is a
-// character that carries nothing.
+// (slot by slot, empty slots kept) and what waits in its stash (stacks,
+// none empty). An empty state (no bytes) is a character that owns nothing.
 type Character struct {
 	Version   int     `cbor:"1,keyasint"`
 	Inventory []Stack `cbor:"2,keyasint,omitempty"`
+	Stash     []Stack `cbor:"3,keyasint,omitempty"`
 }
 
 // EncodeCharacter returns c's bytes (deterministic CBOR).
 func EncodeCharacter(c *Character) ([]byte, error) { return encMode.Marshal(c) }
 
 // DecodeCharacter decodes a character state and checks it: its version,
-// at most maxInventory slots, every stack whole (kind, count and id set)
-// or empty, no id twice. No bytes decode to a character carrying nothing.
+// at most maxInventory slots and maxStash stashed stacks, every stack
+// whole (kind, count and id set) or an empty slot, no id twice. No bytes
+// decode to a character owning nothing.
 func DecodeCharacter(data []byte) (*Character, error) {
 	var c Character
 	if len(data) == 0 {
@@ -287,15 +296,21 @@ func DecodeCharacter(data []byte) (*Character, error) {
 	if err := decMode.Unmarshal(data, &c); err != nil {
 		return nil, fmt.Errorf("%w: character state: %v", ErrBlob, err)
 	}
-	if c.Version != CharacterVersion {
-		return nil, fmt.Errorf("%w: character state version %d, this build reads %d", ErrBlob, c.Version, CharacterVersion)
+	if c.Version != CharacterVersion && c.Version != 1 {
+		return nil, fmt.Errorf("%w: character state version %d, this build reads 1..%d", ErrBlob, c.Version, CharacterVersion)
+	}
+	if c.Version == 1 && c.Stash != nil {
+		return nil, fmt.Errorf("%w: a version 1 character state with a stash", ErrBlob)
 	}
 	if len(c.Inventory) > maxInventory {
 		return nil, fmt.Errorf("%w: %d inventory slots", ErrBlob, len(c.Inventory))
 	}
-	ids := make(map[uint64]struct{}, len(c.Inventory))
-	for _, s := range c.Inventory {
-		if s == (Stack{}) {
+	if len(c.Stash) > maxStash {
+		return nil, fmt.Errorf("%w: %d stashed stacks", ErrBlob, len(c.Stash))
+	}
+	ids := make(map[uint64]struct{}, len(c.Inventory)+len(c.Stash))
+	for i, s := range slices.Concat(c.Inventory, c.Stash) {
+		if s == (Stack{}) && i < len(c.Inventory) {
 			continue
 		}
 		if s.Kind == 0 || s.Count == 0 || s.ID == 0 {

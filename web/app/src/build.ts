@@ -8,7 +8,10 @@
  * back in words. Building is offered only where area_info's rules say
  * this player may build (Rule.MayBuild); elsewhere the bar only shows
  * what the player carries, and a try is answered in words without
- * sending an intent sure to be refused.
+ * sending an intent sure to be refused. Where the Area allows building
+ * only on its plots (a village: area_info's plots, drawn on the map),
+ * building is offered on them alone. Under the bar, a line says what
+ * waits in the stash (what an arena did not let the player carry in).
  */
 
 import {
@@ -83,6 +86,7 @@ export class Builder {
   private opening: Square | null = null;
   private readonly bar: SlotRow;
   private readonly barEl = byId("inventory", HTMLElement);
+  private readonly stashEl = byId("stash", HTMLElement);
   private readonly chestSlots: SlotRow;
   private readonly chestEl = byId("chest", HTMLElement);
   private readonly chestTitle = byId("chest-title", HTMLElement);
@@ -118,11 +122,29 @@ export class Builder {
     this.closeChest();
     this.opening = null;
     this.bar.show([], new Map());
+    this.showStash([], new Map());
   }
 
-  /** showInventory draws what the session's character carries. */
+  /** showInventory draws what the session's character carries, and what waits in its stash. */
   showInventory(s: Session): void {
     this.bar.show(s.inventory, s.itemKinds);
+    this.showStash(s.stash, s.itemKinds);
+  }
+
+  /**
+   * showStash says what waits in the stash, kind by kind, under the bar
+   * (hidden when nothing does); data-count is how many items, for tests
+   * and tools.
+   */
+  private showStash(stash: readonly Stack[], kinds: ReadonlyMap<number, ItemKind>): void {
+    const counts = new Map<number, number>();
+    for (const st of stash) counts.set(st.kind, (counts.get(st.kind) ?? 0) + st.count);
+    const n = [...counts.values()].reduce((a, b) => a + b, 0);
+    this.stashEl.hidden = n === 0;
+    this.stashEl.dataset["count"] = String(n);
+    const what = [...counts].map(([k, c]) => `${kinds.get(k)?.label ?? `item ${k}`} × ${c}`).join(", ");
+    const text = n === 0 ? "" : `${n} item${n === 1 ? " waits" : "s wait"} in your stash (${what}): they come back in an Area that lets you carry them.`;
+    if (this.stashEl.textContent !== text) this.stashEl.textContent = text;
   }
 
   /**
@@ -138,6 +160,11 @@ export class Builder {
   /** may reports whether area_info's rules let this player build in the session's Area (place, take back, gather, use a chest). */
   may(s: Session): boolean {
     return ((s.view.info?.rules ?? 0) & Rule.MayBuild) !== 0;
+  }
+
+  /** onPlot reports whether square (x, y) may be built on as far as plots go: on one of them, or anywhere where the Area has none. */
+  private onPlot(s: Session, x: number, y: number): boolean {
+    return s.plots.length === 0 || s.plots.some((p) => x >= p.x && y >= p.y && x < p.x + p.w && y < p.y + p.h);
   }
 
   /** allowed reports whether this player may build in s's Area, telling it in words when not. */
@@ -323,9 +350,9 @@ export class Builder {
     return undefined;
   }
 
-  /** facing says what building does with the faced square (x, y), for the line beside the map; "" for nothing. */
+  /** facing says what building does with the faced square (x, y), for the line beside the map; "" for nothing (off the plots too). */
   facing(s: Session, x: number, y: number, touch: boolean): string {
-    if (!this.may(s)) return "";
+    if (!this.may(s) || !this.onPlot(s, x, y)) return "";
     const words: string[] = [];
     if (s.view.objectsAt(x, y).some((o) => o.item !== 0)) words.push(touch ? "Take takes it back" : "T takes it back");
     const kind = this.placing(s);

@@ -1,6 +1,8 @@
 /**
  * The canvas view of an Area: the floor of the cells whose maps arrived,
- * by kind (grass, dirt, stone, sand, wood, water, walls), their static
+ * by kind (grass, dirt, stone, sand, wood, water, walls), the plots where
+ * an Area that allows building only on them (a village) lets players
+ * build (tinted and outlined under what stands there), the static
  * objects (doors open or closed, trees, signs, rocks, chests, portal
  * squares, placed items by their kind's look, floor tiles under the
  * rest), and the entities in view (players with their names, creatures
@@ -21,6 +23,7 @@ import {
   Floor,
   type ItemKind,
   ObjectKind,
+  type Plot,
   type Session,
   type StaticObject,
 } from "@leyworks/ley-sdk";
@@ -56,6 +59,8 @@ export const COLORS = {
   wallTop: "#646a75",
   wallJoint: "#3a3e46",
   unheld: "rgba(0, 0, 0, 0.45)",
+  plot: "rgba(160, 230, 255, 0.1)",
+  plotEdge: "rgba(160, 230, 255, 0.45)",
   edge: "#3a4350",
   doorClosed: "#8b5a2b",
   doorOpen: "#2a1d12",
@@ -293,6 +298,7 @@ export class Renderer {
     const x1 = Math.min(info.w, Math.ceil(this.originX + w / t));
     const y1 = Math.min(info.h, Math.ceil(this.originY + h / t));
     this.floor(v, x0, y0, x1, y1, px, py);
+    this.plots(s.session.plots, x0, y0, x1, y1, px, py);
 
     // Floor tiles first: whatever stands on their squares is drawn over them.
     const kinds = s.session.itemKinds;
@@ -399,6 +405,20 @@ export class Renderer {
             break;
         }
       }
+    }
+  }
+
+  /** plots tints the squares of each plot in sight, and outlines it: the player may build there (and only there). */
+  private plots(plots: readonly Plot[], x0: number, y0: number, x1: number, y1: number, px: (x: number) => number, py: (y: number) => number): void {
+    const ctx = this.ctx;
+    const t = this.tile;
+    ctx.lineWidth = 1;
+    for (const p of plots) {
+      if (p.x >= x1 || p.y >= y1 || p.x + p.w <= x0 || p.y + p.h <= y0) continue;
+      ctx.fillStyle = COLORS.plot;
+      ctx.fillRect(px(p.x), py(p.y), p.w * t, p.h * t);
+      ctx.strokeStyle = COLORS.plotEdge;
+      ctx.strokeRect(px(p.x) + 0.5, py(p.y) + 0.5, p.w * t - 1, p.h * t - 1);
     }
   }
 

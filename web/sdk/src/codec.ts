@@ -19,8 +19,10 @@ import {
   type ItemKind,
   type Message,
   INVENTORY_SLOTS,
+  MAX_STASH,
   MsgType,
   PROTOCOL_VERSION,
+  type Plot,
   type PresencePlayer,
   type Stack,
   type StaticObject,
@@ -153,6 +155,11 @@ const stack = (v: unknown): Stack => {
   return { id: f.u64(), kind: f.uint(U16), count: f.uint(U16) };
 };
 
+const plot = (v: unknown): Plot => {
+  const f = Fields.of(v, 4, "plot");
+  return { x: f.int32(), y: f.int32(), w: f.uint(U16), h: f.uint(U16) };
+};
+
 const creatureKind = (v: unknown): CreatureKind => {
   const f = Fields.of(v, 2, "creature kind");
   return { name: f.text(), hp: f.uint(U16) };
@@ -168,7 +175,7 @@ const player = (v: unknown): PresencePlayer => {
  * {@link MalformedError} for anything else: bytes outside the decoding
  * rules, a body of the wrong shape, a field out of range, a type this
  * side does not know (code UNKNOWN_TYPE), an envelope of another version
- * than 3 on a message other than hello, hello_ack and error, whose shapes
+ * than 4 on a message other than hello, hello_ack and error, whose shapes
  * are frozen across versions (code VERSION_UNSUPPORTED).
  *
  * The returned snapshot's `records` may share memory with b.
@@ -291,17 +298,19 @@ export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Mess
       return { type: "portal_moved", area: f.uint(U32), wsUrl: f.text(), grant: f.text(), joinId: f.u64() };
     }
     case MsgType.inventory: {
-      const f = Fields.of(body, 1, "inventory");
+      const f = Fields.of(body, 2, "inventory");
       const slots = f.array().map(stack);
       if (slots.length !== INVENTORY_SLOTS) throw new MalformedError(`inventory: ${slots.length} slots; want ${INVENTORY_SLOTS}`);
-      return { type: "inventory", slots };
+      const stash = f.array().map(stack);
+      if (stash.length > MAX_STASH) throw new MalformedError(`inventory: ${stash.length} stacks stashed; at most ${MAX_STASH}`);
+      return { type: "inventory", slots, stash };
     }
     case MsgType.container: {
       const f = Fields.of(body, 3, "container");
       return { type: "container", x: f.int32(), y: f.int32(), slots: f.array().map(stack) };
     }
     case MsgType.areaInfo: {
-      const f = Fields.of(body, 15, "area_info");
+      const f = Fields.of(body, 16, "area_info");
       return {
         type: "area_info",
         area: f.uint(U32),
@@ -319,6 +328,7 @@ export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Mess
         playerHp: f.uint(U16),
         creatures: f.array().map(creatureKind),
         items: f.array().map(itemKind),
+        plots: f.array().map(plot),
       };
     }
     default:
@@ -438,10 +448,11 @@ function body(m: Message): [number, unknown[]] {
           m.playerHp,
           m.creatures.map((c) => [c.name, c.hp]),
           m.items.map((k) => [k.code, k.name, k.label, k.stack, k.slot, k.flags, k.look, k.container]),
+          m.plots.map((p) => [p.x, p.y, p.w, p.h]),
         ],
       ];
     case "inventory":
-      return [MsgType.inventory, [m.slots.map(stackBody)]];
+      return [MsgType.inventory, [m.slots.map(stackBody), m.stash.map(stackBody)]];
     case "container":
       return [MsgType.container, [m.x, m.y, m.slots.map(stackBody)]];
   }

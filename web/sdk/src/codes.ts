@@ -46,6 +46,7 @@ export const Code = {
   OCCUPIED: 35,
   NOT_EMPTY: 36,
   SPECTATOR: 37,
+  OFF_PLOT: 38,
 } as const;
 
 /** A code's name. */
@@ -92,6 +93,7 @@ const meanings: Readonly<Record<CodeName, string>> = {
   OCCUPIED: "something is in the way",
   NOT_EMPTY: "empty it first",
   SPECTATOR: "a spectator has no body: its intents are never applied",
+  OFF_PLOT: "you may build here only on the plots the map marks",
 };
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The messages of ley's client protocol, version 3 (docs/protocol.md), as
+ * The messages of ley's client protocol, version 4 (docs/protocol.md), as
  * TypeScript types: one interface per message type, discriminated by
  * `type`, with the fields in the order the wire carries them.
  *
@@ -11,7 +11,7 @@
  */
 
 /** The protocol version this SDK speaks. */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 /** Message type numbers (the `t` of the envelope `[v, t, body]`). */
 export const MsgType = {
@@ -82,6 +82,9 @@ export const CONTAINER_SLOT = 64;
 
 /** The slots of a character's inventory. */
 export const INVENTORY_SLOTS = 20;
+
+/** The most stacks a character's stash holds ({@link Inventory}.stash). */
+export const MAX_STASH = 40;
 
 /** An item intent's slots and count: `[from, to, count]`, all 0 for the other kinds. */
 export interface ItemSlots {
@@ -418,10 +421,16 @@ export interface Stack {
   count: number;
 }
 
-/** `inventory{slots}` (t = 22): what the player's character carries, whole. */
+/** `inventory{slots, stash}` (t = 22): what the player's character carries, whole. */
 export interface Inventory {
   readonly type: "inventory";
   slots: Stack[];
+  /**
+   * What waits for the character outside this Area (at most
+   * {@link MAX_STASH} stacks): what its rules did not let it carry in (an
+   * arena), given back when it binds in an Area that allows it.
+   */
+  stash: Stack[];
 }
 
 /** `container{x, y, slots}` (t = 23): the contents of the container placed on (x, y). */
@@ -430,6 +439,14 @@ export interface Container {
   x: number;
   y: number;
   slots: Stack[];
+}
+
+/** A rectangle of squares where players may build: `[x, y, w, h]`, w x h squares from (x, y). */
+export interface Plot {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
 }
 
 /** `area_info` (t = 20): the Area's size, cells, pacing, rules and kinds of bodies. */
@@ -454,6 +471,12 @@ export interface AreaInfo {
   creatures: CreatureKind[];
   /** The realm's item kinds. */
   items: ItemKind[];
+  /**
+   * Where building is allowed when the Area's rules allow it only on its
+   * map's plots (a village; elsewhere refused OFF_PLOT); empty where they
+   * do not (a home, an arena), and {@link Rule}.MayBuild alone says.
+   */
+  plots: Plot[];
 }
 
 /** A message a client sends. */

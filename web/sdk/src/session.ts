@@ -28,6 +28,7 @@ import {
   type ItemSlots,
   type Message,
   NO_ITEM,
+  type Plot,
   PROTOCOL_VERSION,
   Rule,
   SNAPSHOT_RESET,
@@ -119,8 +120,8 @@ export interface SessionEvents {
   presence: ReadonlyMap<number, string>;
   static: { cell: number };
   snapshot: { tick: number; ackSeq: number };
-  /** What the character carries changed (or came whole on a bind): {@link Session.inventory}. */
-  inventory: { slots: readonly Stack[] };
+  /** What the character carries or has stashed changed (or came whole on a bind): {@link Session.inventory}, {@link Session.stash}. */
+  inventory: { slots: readonly Stack[]; stash: readonly Stack[] };
   /** A container the player opened or stands next to: its contents. */
   container: { x: number; y: number; slots: readonly Stack[] };
   /** A snapshot's ack_seq reached an intent: applied. */
@@ -293,7 +294,9 @@ export class Session {
   private endReason: EndReason | null = null;
   private ownHp = -1; // the own body's hp in the last snapshot that showed it; -1: not seen
   private slots: readonly Stack[] = [];
+  private stashed: readonly Stack[] = [];
   private kinds: ReadonlyMap<number, ItemKind> = new Map();
+  private plotList: readonly Plot[] = [];
   private resumeTick = -1; // hello_ack's tick of the last resume, while resent intents may be in doubt
   private readonly resentSeqs = new Set<number>(); // seqs sent again after the last resume
 
@@ -467,8 +470,8 @@ export class Session {
    * place places one item of inventory slot `slot` on the square next to
    * the body in dir (it spends the movement budget like a step). The
    * placed item comes in its cell's next static, the inventory in the
-   * next inventory event; refusals are named (NOT_BUILDER, OCCUPIED,
-   * BUDGET, ITEM_CAP...).
+   * next inventory event; refusals are named (NOT_BUILDER, OFF_PLOT,
+   * OCCUPIED, BUDGET, ITEM_CAP...).
    */
   place(slot: number, dir: Dir): Promise<IntentOutcome> {
     return this.intent({ kind: IntentKind.Place, dir, target: { x: 0, y: 0 }, item: { from: slot, to: 0, count: 0 } });
@@ -493,9 +496,27 @@ export class Session {
     return this.slots;
   }
 
+  /**
+   * stash is what waits for the character outside this Area (from the
+   * inventory message): what the Area's rules did not let it carry in,
+   * given back on a bind where they do. Empty until the first bind.
+   */
+  get stash(): readonly Stack[] {
+    return this.stashed;
+  }
+
   /** itemKinds are the realm's item kinds by code (from area_info). */
   get itemKinds(): ReadonlyMap<number, ItemKind> {
     return this.kinds;
+  }
+
+  /**
+   * plots are where this Area lets players build when its rules allow it
+   * only there (a village; elsewhere place and take are refused OFF_PLOT),
+   * from area_info; empty where they do not.
+   */
+  get plots(): readonly Plot[] {
+    return this.plotList;
   }
 
   /**
@@ -918,13 +939,15 @@ export class Session {
         return;
       case "inventory":
         this.slots = m.slots;
-        this.events.emit("inventory", { slots: m.slots });
+        this.stashed = m.stash;
+        this.events.emit("inventory", { slots: m.slots, stash: m.stash });
         return;
       case "container":
         this.events.emit("container", { x: m.x, y: m.y, slots: m.slots });
         return;
       case "area_info":
         this.kinds = new Map(m.items.map((k) => [k.code, k]));
+        this.plotList = m.plots;
         this.view.applyAreaInfo(m);
         this.interpolator.durationMs = m.stepMs;
         this.events.emit("areaInfo", m);

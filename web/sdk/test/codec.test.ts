@@ -16,6 +16,7 @@ import {
   type Stack,
   MalformedError,
   ObjectKind,
+  codeMeaning,
   codeName,
   decodeMessage,
   encodeMessage,
@@ -32,10 +33,10 @@ function slots(n: number, ...first: Stack[]): Stack[] {
 
 /** The value of each golden file, as docs/protocol.md's worked examples give it. */
 const goldens: Record<string, Message> = {
-  hello: { type: "hello", grant: "g-7f3a9c", joinId: 42n, versions: [3] },
+  hello: { type: "hello", grant: "g-7f3a9c", joinId: 42n, versions: [4] },
   resume: { type: "resume", token: "r-51e0", joinId: 43n },
   intent: { type: "intent", seq: 7, kind: 6, dir: 2, target: { x: 0, y: 0 }, item: { from: 2, to: 69, count: 4 } },
-  hello_ack: { type: "hello_ack", joinId: 42n, entity: 1001, tick: 86400, area: 5, resumeToken: "r-51e0", version: 3 },
+  hello_ack: { type: "hello_ack", joinId: 42n, entity: 1001, tick: 86400, area: 5, resumeToken: "r-51e0", version: 4 },
   area_info: {
     type: "area_info",
     area: 5,
@@ -56,6 +57,7 @@ const goldens: Record<string, Message> = {
       { code: 6, name: "chest", label: "Chest", stack: 1, slot: 2, flags: 1, look: 6, container: 16 },
       { code: 13, name: "wood", label: "Wood", stack: 99, slot: 0, flags: 0, look: 0, container: 0 },
     ],
+    plots: [{ x: 10, y: 4, w: 6, h: 5 }],
   },
   error: { type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: 42n, detail: "grant unknown" },
   rehello: { type: "rehello", code: Code.REHELLO, detail: "binding lost" },
@@ -85,6 +87,7 @@ const goldens: Record<string, Message> = {
   inventory: {
     type: "inventory",
     slots: slots(20, { id: (7n << 32n) | 1n, kind: 13, count: 12 }, EMPTY, { id: (7n << 32n) | 9n, kind: 6, count: 1 }),
+    stash: [{ id: (3n << 32n) | 2n, kind: 14, count: 5 }],
   },
   container: { type: "container", x: 11, y: 9, slots: slots(16, EMPTY, { id: (7n << 32n) | 4n, kind: 13, count: 4 }) },
 };
@@ -128,18 +131,18 @@ test("join ids past 2^53 survive both ways", () => {
   const joinId = 18446744073709551615n; // 2^64 - 1
   const m: Message = { type: "hello", grant: "g", joinId, versions: [2] };
   const b = encodeMessage(m);
-  eq(hex(b.subarray(0, 6)), "830301836167", "head");
+  eq(hex(b.subarray(0, 6)), "830401836167", "head");
   eq(hex(b.subarray(6, 15)), "1bffffffffffffffff", "join id in 8 bytes");
   eq(decodeMessage(b), m, "round trip");
   const mid: Message = { type: "resume", token: "t", joinId: 2n ** 40n };
-  eq(hex(encodeMessage(mid)), "830302826174" + "1b0000010000000000", "2^40 in 8 bytes");
+  eq(hex(encodeMessage(mid)), "830402826174" + "1b0000010000000000", "2^40 in 8 bytes");
   const small: Message = { type: "resume", token: "t", joinId: 5n };
-  eq(hex(encodeMessage(small)), "830302826174" + "05", "a small join id in one byte");
+  eq(hex(encodeMessage(small)), "830402826174" + "05", "a small join id in one byte");
 });
 
 test("longer integer forms are accepted", () => {
   // intent_result{seq: 7, code: BLOCKED} with seq as a 64-bit head.
-  eq(decodeMessage(unhex("83030b821b00000000000000070f")), { type: "intent_result", seq: 7, code: Code.BLOCKED }, "decode");
+  eq(decodeMessage(unhex("83040b821b00000000000000070f")), { type: "intent_result", seq: 7, code: Code.BLOCKED }, "decode");
 });
 
 test("the decoding rules refuse what is outside the schema", () => {
@@ -149,19 +152,19 @@ test("the decoding rules refuse what is outside the schema", () => {
     ["envelope of 2", "820210", Code.MALFORMED],
     ["indefinite array", "9f021080ff", Code.MALFORMED],
     ["a map", "a0", Code.MALFORMED],
-    ["a tag", "c283020b82070f", Code.MALFORMED],
-    ["a float", "83030b82f93c000f", Code.MALFORMED],
-    ["null", "830310f6", Code.MALFORMED],
-    ["trailing bytes", "8303108000", Code.MALFORMED],
-    ["truncated", "83030b8207", Code.MALFORMED],
-    ["byte string past the end", "83030c84010000" + "4502", Code.MALFORMED],
-    ["invalid UTF-8", "83030a820262c328", Code.MALFORMED],
-    ["wrong field count", "83030b83070f00", Code.MALFORMED],
-    ["wrong field type", "83030b8261070f", Code.MALFORMED],
-    ["field out of range", "83030b82071a00010000", Code.MALFORMED],
-    ["a negative seq", "83030b82200f", Code.MALFORMED],
-    ["unknown type", "8303078100", Code.UNKNOWN_TYPE],
-    ["another version", "83020b82070f", Code.VERSION_UNSUPPORTED],
+    ["a tag", "c283040b82070f", Code.MALFORMED],
+    ["a float", "83040b82f93c000f", Code.MALFORMED],
+    ["null", "830410f6", Code.MALFORMED],
+    ["trailing bytes", "8304108000", Code.MALFORMED],
+    ["truncated", "83040b8207", Code.MALFORMED],
+    ["byte string past the end", "83040c84010000" + "4502", Code.MALFORMED],
+    ["invalid UTF-8", "83040a820262c328", Code.MALFORMED],
+    ["wrong field count", "83040b83070f00", Code.MALFORMED],
+    ["wrong field type", "83040b8261070f", Code.MALFORMED],
+    ["field out of range", "83040b82071a00010000", Code.MALFORMED],
+    ["a negative seq", "83040b82200f", Code.MALFORMED],
+    ["unknown type", "8304078100", Code.UNKNOWN_TYPE],
+    ["another version", "83030b82070f", Code.VERSION_UNSUPPORTED],
   ];
   for (const [name, h, code] of cases) {
     const e = throws(() => decodeMessage(unhex(h)), MalformedError, name);
@@ -188,7 +191,7 @@ test("a message over 1 MiB is refused before decoding", () => {
 });
 
 test("arrays nested too deep are refused", () => {
-  throws(() => decodeMessage(unhex("830314" + "81".repeat(12) + "00")), MalformedError, "12 levels");
+  throws(() => decodeMessage(unhex("830414" + "81".repeat(12) + "00")), MalformedError, "12 levels");
 });
 
 test("encoding refuses fields out of range", () => {
@@ -224,7 +227,7 @@ const more: Record<string, Message> = {
       { name: "wolf", hp: 30 },
       { name: "deer", hp: 15 },
       { name: "slime", hp: 20 },
-    ], items: [],
+    ], items: [], plots: [],
   },
   every_object: {
     type: "static",
@@ -252,29 +255,38 @@ test("the new fields and kinds decode and encode as the Go reference does", (fx)
   }
 });
 
-test("the item codes are 30 to 36; SPECTATOR, 37, the last one", () => {
+test("the item codes are 30 to 36; SPECTATOR, 37; OFF_PLOT, 38, the last one", () => {
   eq(Code.UNAVAILABLE, 29, "UNAVAILABLE");
   eq(Code.INVENTORY_FULL, 30, "INVENTORY_FULL");
   eq(Code.NOT_EMPTY, 36, "NOT_EMPTY");
-  eq(Code.SPECTATOR, 37, "number");
-  eq(codeName(37), "SPECTATOR", "name");
-  eq(codeName(38), "INTERNAL(38)", "the next number is unknown");
+  eq(Code.SPECTATOR, 37, "SPECTATOR");
+  eq(Code.OFF_PLOT, 38, "number");
+  eq(codeName(38), "OFF_PLOT", "name");
+  eq(codeMeaning(38), "you may build here only on the plots the map marks", "meaning");
+  eq(codeName(39), "INTERNAL(39)", "the next number is unknown");
 });
 
-test("area_info, creature kinds and static objects of the wrong shape are refused", () => {
-  const info: AreaInfo = { ...(more["arena_info"] as AreaInfo), creatures: [], items: [] };
-  const head = hex(encodeMessage(info)).slice(0, -4); // all but the empty creatures and items arrays (80 80)
-  eq(decodeMessage(unhex(head + "8080")), info, "no creature kinds, no item kinds");
-  const obj = "83030d8400018201184081"; // static{cell 0, version 1, floor [grass, 64]}, one object:
+test("area_info, creature kinds, plots and static objects of the wrong shape are refused", () => {
+  const info: AreaInfo = { ...(more["arena_info"] as AreaInfo), creatures: [], items: [], plots: [] };
+  const head = hex(encodeMessage(info)).slice(0, -6); // all but the empty creatures, items and plots arrays (80 80 80)
+  eq(decodeMessage(unhex(head + "808080")), info, "no creature kinds, no item kinds, no plots");
+  eq(decodeMessage(unhex(head + "8080" + "81840a040605")), { ...info, plots: [{ x: 10, y: 4, w: 6, h: 5 }] }, "one plot");
+  const fields = (n: number): string => head.slice(0, 6) + (0x80 + n).toString(16) + head.slice(8); // the head, its body of n fields
+  const obj = "83040d8400018201184081"; // static{cell 0, version 1, floor [grass, 64]}, one object:
   const cases: [string, string][] = [
-    ["area_info of 12 fields, as before the kinds", "8303148c056776696c6c6167651840183008140a18c808181819753001"],
-    ["area_info without its item kinds, as version 2 had it", head + "80"],
-    ["a creature kind of one field", head + "8181" + "64776f6c66" + "80"],
-    ["a creature kind of three fields", head + "8183" + "64776f6c66" + "1e" + "00" + "80"],
-    ["a creature kind whose hp exceeds 16 bits", head + "8182" + "64776f6c66" + "1a00010000" + "80"],
-    ["a creature kind whose name is a number", head + "8182" + "01" + "1e" + "80"],
-    ["an item kind of seven fields, without its flags", head + "80" + "8187" + "0d" + "64776f6f64" + "64776f6f64" + "1863" + "00" + "00" + "00"],
-    ["an item kind whose stack exceeds 16 bits", head + "80" + "8188" + "0d" + "64776f6f64" + "64776f6f64" + "1a00010000" + "00" + "00" + "00" + "00"],
+    ["area_info of 12 fields, as before the kinds", "8304148c056776696c6c6167651840183008140a18c808181819753001"],
+    ["area_info without its item kinds, as version 2 had it", fields(14) + "80"],
+    ["area_info without its plots, as version 3 had it", fields(15) + "8080"],
+    ["a creature kind of one field", head + "8181" + "64776f6c66" + "80" + "80"],
+    ["a creature kind of three fields", head + "8183" + "64776f6c66" + "1e" + "00" + "80" + "80"],
+    ["a creature kind whose hp exceeds 16 bits", head + "8182" + "64776f6c66" + "1a00010000" + "80" + "80"],
+    ["a creature kind whose name is a number", head + "8182" + "01" + "1e" + "80" + "80"],
+    ["an item kind of seven fields, without its flags", head + "80" + "8187" + "0d" + "64776f6f64" + "64776f6f64" + "1863" + "00" + "00" + "00" + "80"],
+    ["an item kind whose stack exceeds 16 bits", head + "80" + "8188" + "0d" + "64776f6f64" + "64776f6f64" + "1a00010000" + "00" + "00" + "00" + "00" + "80"],
+    ["plots that are no array", head + "8080" + "00"],
+    ["a plot of three fields", head + "8080" + "8183" + "0a0406"],
+    ["a plot whose w exceeds 16 bits", head + "8080" + "8184" + "0a04" + "1a00010000" + "05"],
+    ["a plot whose x exceeds 32 bits", head + "8080" + "8184" + "1b0000000100000000" + "040605"],
     ["a static object of 6 fields, as version 2 had it", obj + "86" + "010100000060"],
     ["a static object whose text is a number", obj + "87" + "01010000000700"],
     ["a static object whose kind exceeds 16 bits", obj + "87" + "01" + "1a00010000" + "0000006000"],
@@ -286,4 +298,25 @@ test("area_info, creature kinds and static objects of the wrong shape are refuse
     { type: "static", cell: 0, version: 1, floor: [1, 64], objects: [{ id: 1, kind: ObjectKind.Door, x: 0, y: 0, state: DoorState.Open, text: "", item: 0 }] },
     "the same object, well formed",
   );
+});
+
+test("the golden area_info's plots and inventory's stash decode as documented", (fx) => {
+  const info = decodeMessage(unhex(fx.golden["area_info"] ?? ""));
+  ok(info.type === "area_info", "area_info.hex is an area_info");
+  if (info.type === "area_info") eq(info.plots, [{ x: 10, y: 4, w: 6, h: 5 }], "plots");
+  const inv = decodeMessage(unhex(fx.golden["inventory"] ?? ""));
+  ok(inv.type === "inventory", "inventory.hex is an inventory");
+  if (inv.type === "inventory") eq(inv.stash, [{ id: (3n << 32n) | 2n, kind: 14, count: 5 }], "stash");
+});
+
+test("an inventory's stash holds at most 40 stacks, each of the shape of a slot", () => {
+  const stash = (n: number): Stack[] => Array.from({ length: n }, (_, i) => ({ id: BigInt(i + 1), kind: 13, count: 1 }));
+  const inv: Message = { type: "inventory", slots: slots(20), stash: stash(40) };
+  eq(decodeMessage(encodeMessage(inv)), inv, "40 stacks stashed");
+  const e = throws(() => decodeMessage(encodeMessage({ ...inv, stash: stash(41) })), MalformedError, "41 stacks stashed");
+  eq(e.code, Code.MALFORMED, "41 stacks stashed: code");
+  const bare = hex(encodeMessage({ ...inv, stash: [] })).slice(0, -2); // all but the empty stash (80)
+  throws(() => decodeMessage(unhex(bare.slice(0, 6) + "81" + bare.slice(8))), MalformedError, "an inventory without its stash, as version 3 had it");
+  throws(() => decodeMessage(unhex(bare + "81" + "820d01")), MalformedError, "a stashed stack of two fields");
+  throws(() => decodeMessage(unhex(bare + "81" + "83011a0001000001")), MalformedError, "a stashed stack whose kind exceeds 16 bits");
 });

@@ -20,6 +20,7 @@ import {
   Session,
   type SessionOptions,
   type SessionState,
+  type Stack,
 } from "../src/index.js";
 import { eq, ok, test } from "./harness.js";
 import { CaptureLogger, FakeClock, FakeDirector, FakeSocket, settle } from "./fakes.js";
@@ -39,7 +40,7 @@ const INFO: AreaInfo = {
   resumeGraceMs: 30000,
   rules: 1,
   playerHp: 100,
-  creatures: [{ name: "deer", hp: 15 }], items: [],
+  creatures: [{ name: "deer", hp: 15 }], items: [], plots: [],
 };
 
 interface Env {
@@ -106,7 +107,7 @@ async function bind(env: Env, first = true, at: [number, number] = [4, 4]): Prom
   const hello = ws.sent[0];
   if (hello === undefined || hello.type !== "hello") throw new Error(`first message ${hello?.type}; want hello`);
   env.clock.advance(12);
-  ws.deliver({ type: "hello_ack", joinId: hello.joinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 3 });
+  ws.deliver({ type: "hello_ack", joinId: hello.joinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 4 });
   ws.deliver(INFO);
   ws.deliver({ type: "presence", area: 5, players: [{ entity: 1, name: "ada" }] });
   ws.deliver({ type: "static", cell: 0, version: 1, floor: [Floor.Grass, 64], objects: [] });
@@ -129,8 +130,8 @@ test("session: ready is bound with the first snapshot applied, not the socket op
   ws.open();
   eq(env.s.state, "binding", "socket open is not ready");
   const hello = ws.sent[0];
-  eq(hello, { type: "hello", grant: "g1", joinId: env.dir.lastJoinId, versions: [3] }, "the hello");
-  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 3 });
+  eq(hello, { type: "hello", grant: "g1", joinId: env.dir.lastJoinId, versions: [4] }, "the hello");
+  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 4 });
   eq(env.s.state, "bound", "after hello_ack");
   ws.deliver(INFO);
   eq(env.s.ready, false, "not ready before a snapshot");
@@ -147,11 +148,11 @@ test("session: a hello_ack or error of another join is dropped", async () => {
   const ws = lastSocket(env);
   ws.open();
   const other = env.dir.lastJoinId + 1n;
-  ws.deliver({ type: "hello_ack", joinId: other, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 3 });
+  ws.deliver({ type: "hello_ack", joinId: other, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 4 });
   ws.deliver({ type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: other, detail: "stale" });
   eq(env.s.state, "binding", "still waiting for this join's answer");
   eq(env.s.dropped, 2, "both dropped");
-  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 3 });
+  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 4 });
   eq(env.s.state, "bound", "this join's answer settles it");
 });
 
@@ -233,7 +234,7 @@ test("session: a dropped socket resumes within the grace and sends again what wa
   ok(ws2 !== ws && ws2.url === ws.url, "a new socket to the same host");
   ws2.open();
   eq(ws2.sent[0], { type: "resume", token: "r1", joinId: env.dir.lastJoinId }, "resume");
-  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 3 });
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 4 });
   eq(
     intents(ws2).map((m) => m.seq),
     [1, 2],
@@ -356,10 +357,10 @@ test("session: portal_moved connects to the new Area with the grant given", asyn
   const ws2 = lastSocket(env);
   eq(ws2.url, "ws://h2.test/ws", "the new host");
   ws2.open();
-  eq(ws2.sent[0], { type: "hello", grant: "g-portal", joinId: 99n, versions: [3] }, "hello with the grant given");
+  eq(ws2.sent[0], { type: "hello", grant: "g-portal", joinId: 99n, versions: [4] }, "hello with the grant given");
   ws2.deliver({ type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: env.dir.lastJoinId, detail: "the old join" });
   eq(env.s.state, "binding", "an error of the old join is dropped");
-  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 3 });
+  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 4 });
   ws2.deliver({ ...INFO, area: 6 });
   ws2.deliver({ type: "snapshot", tick: 1, ackSeq: 0, flags: 1, records: whole([player(7, 2, 2)]) });
   eq([env.s.state, env.s.area, env.s.entity], ["ready", 6, 7], "in the new Area");
@@ -491,6 +492,28 @@ test("session: action sends the action intent in dir, turns the body, and is ans
   eq(await next, { status: "applied", seq: 2 }, "an applied action");
 });
 
+test("session: the inventory keeps its stash, and area_info's plots show", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  eq([env.s.inventory, env.s.stash, env.s.plots], [[], [], []], "nothing before the messages");
+  const events: { slots: readonly Stack[]; stash: readonly Stack[] }[] = [];
+  env.s.on("inventory", (e) => events.push(e));
+  const wood: Stack = { id: (7n << 32n) | 1n, kind: 13, count: 12 };
+  const stashed: Stack = { id: (3n << 32n) | 2n, kind: 14, count: 5 };
+  const slots = [wood, ...Array.from({ length: 19 }, () => ({ id: 0n, kind: 0, count: 0 }))];
+  ws.deliver({ type: "inventory", slots, stash: [stashed] });
+  eq(env.s.inventory, slots, "the slots");
+  eq(env.s.stash, [stashed], "the stash");
+  eq(events, [{ slots, stash: [stashed] }], "one inventory event, with the stash");
+  ws.deliver({ type: "inventory", slots, stash: [] });
+  eq(env.s.stash, [], "given back: the stash is empty");
+  eq(events[1]?.stash, [], "the event says so");
+  ws.deliver({ ...INFO, plots: [{ x: 2, y: 3, w: 4, h: 2 }] });
+  eq(env.s.plots, [{ x: 2, y: 3, w: 4, h: 2 }], "the plots of area_info");
+  ws.deliver(INFO);
+  eq(env.s.plots, [], "an area_info without plots");
+});
+
 test("session: prediction walks where the map lets it: a closed door stops it until its static says it is open", async () => {
   const env = newEnv();
   const ws = await bind(env);
@@ -568,7 +591,7 @@ test("session: after a resume, a resent intent whose first copy's answer was los
   env.clock.advance(10_000);
   const ws2 = lastSocket(env);
   ws2.open();
-  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 100, area: 5, resumeToken: "r2", version: 3 });
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 100, area: 5, resumeToken: "r2", version: 4 });
   eq(intents(ws2).map((m) => m.seq), [1, 2], "both sent again");
   // The server had both: 1 was applied, 2 refused on the lost connection.
   ws2.deliver({ type: "intent_result", seq: 1, code: Code.STALE_SEQ });
@@ -607,7 +630,7 @@ test("session: a resume refused at the transport goes to the director at once, w
   eq(await lost, { status: "voided", seq: 1 }, "the old session's intent: not applied as far as anyone will say");
   eq(env.clock.t - t0, 300, "no wait beyond the one resume");
   ws2.open();
-  eq(ws2.sent[0], { type: "hello", grant: "g-new", joinId: 77n, versions: [3] }, "hello with the new grant");
+  eq(ws2.sent[0], { type: "hello", grant: "g-new", joinId: 77n, versions: [4] }, "hello with the new grant");
   eq(env.sockets.filter((w) => w.url === ws.url).length, 2, "the dead address tried once, never again");
 });
 

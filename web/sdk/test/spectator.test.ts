@@ -25,6 +25,7 @@ const INFO: AreaInfo = {
   playerHp: 100,
   creatures: [],
   items: [],
+  plots: [],
 };
 
 const player = (id: number, x: number, y: number): EntityState => ({ id, kind: 0, look: 0, x, y, facing: 0, hp: 100, flags: 0 });

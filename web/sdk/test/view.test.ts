@@ -52,7 +52,7 @@ const info: AreaInfo = {
   creatures: [
     { name: "wolf", hp: 30 },
     { name: "deer", hp: 15 },
-  ], items: [],
+  ], items: [], plots: [],
 };
 
 const ent = (id: number, x: number, y: number, kind = 1, look = 0): EntityState => ({ id, kind, look, x, y, facing: 0, hp: 0, flags: 0 });
