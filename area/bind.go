@@ -293,16 +293,17 @@ func (ha *hostArea) outOfTouch() {
 	ha.scheduleChores(now)
 }
 
-// evict lets go of the character of m.Account because its account joined
-// another Area (control.Evict): a session driving its body ends as in a
+// evict lets go of the character of m.Account because its account joins
+// another Area, or this one again (control.Evict): a session driving its body ends as in a
 // takeover (taken_over, then the close), its resume token dies, its
 // grants here are dropped, a snapshot carries its final state, and the
 // body leaves the world. A body crossing a portal is answered Busy: the
 // crossing settles first; unless the character already lives elsewhere
 // (m.Elsewhere), when no crossing of it can commit: the crossing is
 // dropped and the body leaves. The answer names the snapshot that holds
-// the character's final state, which the director makes durable before
-// the character may be anywhere else.
+// the character's final state (for a body already gone, the one holding
+// its departed state, if not acked yet), which the director makes
+// durable before the character may be anywhere else.
 func (ha *hostArea) evict(m *control.Evict) {
 	ans := &control.Evicted{Area: ha.id, Account: m.Account}
 	for tok, g := range ha.grants {
@@ -315,6 +316,9 @@ func (ha *hostArea) evict(m *control.Evict) {
 	switch {
 	case b == nil:
 		ans.Absent = true
+		if d, ok := ha.departed[m.Account]; ok {
+			ans.Seq = d.since // its final state: durable before it is anywhere again
+		}
 	case ha.crossingOf(b) != nil && !m.Elsewhere:
 		ans.Busy = true
 	default:
@@ -325,6 +329,7 @@ func (ha *hostArea) evict(m *control.Evict) {
 		now := time.Now()
 		ha.persist(now, false) // its last state goes out with this snapshot
 		ans.Seq = ha.seq
+		ha.depart(b)
 		ha.a.Despawn(b.entity)
 		ha.dropBody(b)
 		ha.presence(now)
@@ -362,6 +367,7 @@ func (ha *hostArea) leave(p *peer, b *body) {
 	ha.bound--
 	now := time.Now()
 	ha.persist(now, false) // its last state goes out with this snapshot
+	ha.depart(b)
 	ha.a.Despawn(b.entity)
 	ha.dropBody(b)
 	ha.presence(now)
@@ -382,6 +388,7 @@ func (ha *hostArea) dropCrossings(b *body) {
 			delete(ha.settling, tr)
 		}
 	}
+	ha.holdItems(b)
 }
 
 // crossingOf returns b's crossing under way or settling, or nil.

@@ -1,6 +1,8 @@
 package area
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,7 +53,15 @@ type hostArea struct {
 	acked   uint64
 	unacked *control.Snapshot
 	sentAt  time.Time // when unacked was last sent
-	fenced  bool      // the director refused our epoch: never write again
+	// departed holds the final state of each character whose body left
+	// other than through a portal (it quit, its resume grace ended, it was
+	// evicted), from the snapshot that first held it until one holding it
+	// is acked: every snapshot until then holds it too (a newer snapshot
+	// replaces an unacked older one, which must not take the state with
+	// it), and an eviction of the account names that snapshot
+	// (docs/items.md, "Departures, rejoins, doubt and cut-off hosts").
+	departed map[uint64]departure
+	fenced   bool // the director refused our epoch: never write again
 	// bytes is the estimate of the memory the Area holds (areaBytes),
 	// fixed at its spawn; read by the heartbeat from any goroutine.
 	bytes int64
@@ -116,7 +126,7 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	a := eng.Area
 	ha := &hostArea{
 		h: h, id: m.Area, epoch: m.Epoch, kind: eng.RuleSet.Name, eng: eng, a: a,
-		grants: make(map[string]*grant), bodies: make(map[uint64]*body), crossings: make(map[string]*crossing), settling: make(map[string]*crossing),
+		grants: make(map[string]*grant), bodies: make(map[uint64]*body), departed: make(map[uint64]departure), crossings: make(map[string]*crossing), settling: make(map[string]*crossing),
 		seq: m.Seq, acked: m.Seq, lastPersist: time.Now(), waiting: make(map[*peer]uint64),
 	}
 	if len(m.Blob) > 0 {
@@ -267,6 +277,7 @@ func (ha *hostArea) chores(now time.Time) {
 	if len(gone) > 0 {
 		ha.persist(now, false) // their last state goes out with this snapshot
 		for _, b := range gone {
+			ha.depart(b)
 			ha.a.Despawn(b.entity)
 			ha.dropBody(b)
 		}
@@ -347,6 +358,11 @@ func (ha *hostArea) persist(now time.Time, final bool) {
 		}
 		chars = append(chars, control.Character{Account: b.account, X: x, Y: y, State: state, Placed: true})
 	}
+	for _, acct := range slices.Sorted(maps.Keys(ha.departed)) {
+		if ha.bodies[acct] == nil {
+			chars = append(chars, ha.departed[acct].char)
+		}
+	}
 	ha.seq++
 	ha.unacked = &control.Snapshot{Area: ha.id, Epoch: ha.epoch, Seq: ha.seq, Blob: blob, Characters: chars, Final: final}
 	ha.sentAt = now
@@ -395,6 +411,33 @@ func (ha *hostArea) onAck(m *control.SnapshotAck) {
 	}
 	if ha.unacked != nil && m.Seq >= ha.unacked.Seq {
 		ha.unacked = nil
+	}
+	for acct, d := range ha.departed {
+		if m.Seq >= d.since {
+			delete(ha.departed, acct)
+		}
+	}
+}
+
+// departure is a departed character's final state and the seq of the
+// first snapshot that held it.
+type departure struct {
+	char  control.Character
+	since uint64
+}
+
+// depart records the final state of body b, which leaves now other than
+// through a portal, right after the snapshot that holds it (persist):
+// see hostArea.departed.
+func (ha *hostArea) depart(b *body) {
+	if !departures() || ha.unacked == nil || ha.unacked.Seq != ha.seq {
+		return // no snapshot was made (fenced, or a state failed to save): nothing can be written
+	}
+	for _, c := range ha.unacked.Characters {
+		if c.Account == b.account {
+			ha.departed[b.account] = departure{char: c, since: ha.seq}
+			return
+		}
 	}
 }
 

@@ -117,6 +117,7 @@ func (ha *hostArea) portalChores(now time.Time) {
 			}
 			c.deadline = now.Add(settleFor)
 			ha.settling[tr] = c
+			ha.holdItems(c.b)
 			continue
 		}
 		if now.Sub(c.sentAt) >= portalResend {
@@ -127,6 +128,7 @@ func (ha *hostArea) portalChores(now time.Time) {
 	for tr, c := range ha.settling {
 		if now.After(c.deadline) {
 			delete(ha.settling, tr)
+			ha.holdItems(c.b)
 			continue
 		}
 		if now.Sub(c.sentAt) >= portalResend {
@@ -151,6 +153,7 @@ func (ha *hostArea) onPortalResult(m *control.PortalResult) {
 			return
 		}
 		delete(ha.settling, m.Transfer)
+		ha.holdItems(s.b)
 		if b := ha.bodies[m.Account]; m.OK && b == s.b {
 			// The store has the player in the other Area: a newer crossing
 			// the body may have started since is moot (the director will
@@ -220,6 +223,21 @@ func (ha *hostArea) restore(c *crossing, t wire.Type, code wire.Code) {
 			b.peer.send(&wire.PortalBlocked{Reason: code})
 		default:
 			b.peer.send(&wire.PortalTransferRejected{Reason: code})
+		}
+	}
+}
+
+// holdItems sets body b's Settling (its items held) while a crossing of
+// it is settling, and clears it once none is.
+func (ha *hostArea) holdItems(b *body) {
+	pl := ha.players.Get(b.entity)
+	if pl == nil || ha.bodies[b.account] != b {
+		return
+	}
+	pl.Settling = false
+	for _, c := range ha.settling {
+		if c.b == b && holdingItems() {
+			pl.Settling = true
 		}
 	}
 }

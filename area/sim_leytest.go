@@ -31,13 +31,32 @@ func SetSettling(on bool) { settlingOff.Store(!on) }
 // check).
 func settling() bool { return !settlingOff.Load() }
 
+// departuresOff and holdOff remove two more fences, process-wide, for the
+// transfer model test's mutation check (SetDepartures, SetHoldItems): a
+// departed body's final state rides in the snapshots until one holding it
+// is acked (hostArea.departed), and a body whose crossing is settling
+// changes no items (ecs.Player.Settling). They exist only in leytest
+// builds.
+var departuresOff, holdOff atomic.Bool
+
+// SetDepartures turns the departed bodies' fence on (the default) or off.
+func SetDepartures(on bool) { departuresOff.Store(!on) }
+
+// SetHoldItems turns the settling bodies' item hold on (the default) or
+// off.
+func SetHoldItems(on bool) { holdOff.Store(!on) }
+
+func departures() bool { return !departuresOff.Load() }
+
+func holdingItems() bool { return !holdOff.Load() }
+
 // Sim is a Host run inside an in-process simulation of the transfer
 // protocol (the director's model test, director/model_test.go): the
 // host's own Areas, crossing state machine, grants and persistence, with
 // no client listener and no control socket. The simulation carries the
 // control messages (Outbox, Deliver), plays the link's registration
 // (Register, Linked, Unlinked), drives the Areas' clock (Run), and stands
-// in for the clients (Hello, MoveTo), whose bodies it reads back from the
+// in for the clients (Hello, MoveTo, Item), whose bodies it reads back from the
 // Areas' worlds (Areas). It exists for tests; production never makes one.
 //
 // A body a simulated client holds has no peer: the host tells that client
@@ -181,6 +200,28 @@ func (s *Sim) MoveTo(account uint64, x, y int32) bool {
 			seq := uint32(b.seqs.Load()) + 1
 			if b.accept(b.session, seq) == seqNext {
 				ha.a.Post(b.entity, ecs.Intent{Seq: seq, Kind: ecs.IntentMoveTo, X: x, Y: y, Tag: b.session})
+			}
+		})
+	}
+	return found
+}
+
+// Item has a simulated client's body carry out an item intent of kind
+// (place, take or move_item) towards dir, with from as its slot, applied
+// by the Area's systems at its next tick. It reports whether an Area of
+// this host holds the account's body.
+func (s *Sim) Item(account uint64, kind ecs.IntentKind, dir ecs.Dir, from uint8) bool {
+	found := false
+	for _, ha := range s.h.sortedAreas() {
+		ha.simRun(func() {
+			b := ha.bodies[account]
+			if b == nil {
+				return
+			}
+			found = true
+			seq := uint32(b.seqs.Load()) + 1
+			if b.accept(b.session, seq) == seqNext {
+				ha.a.Post(b.entity, ecs.Intent{Seq: seq, Kind: kind, Dir: dir, From: from, Tag: b.session})
 			}
 		})
 	}

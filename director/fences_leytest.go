@@ -13,3 +13,16 @@ package director
 var noJoinRecheck bool
 
 func joinRecheckOff() bool { return noJoinRecheck }
+
+// noRejoinEvict and noDoorFence remove two fences of items, for the
+// transfer model test's mutation check only: a join into the Area the
+// character is in evicts its body there first, so that the grant binds
+// from its final state (noRejoinEvict lets the grant carry the store's
+// older one); a move by the door out of an Area no host runs for the
+// director ends that incarnation (noDoorFence lets a host cut off with it
+// store what the character did there after the move took it away).
+var noRejoinEvict, noDoorFence bool
+
+func rejoinEvictOff() bool { return noRejoinEvict }
+
+func doorFenceOff() bool { return noDoorFence }

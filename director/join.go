@@ -123,7 +123,19 @@ func (d *Director) join(ctx context.Context, acct store.Account, areaID store.Ar
 	if err := d.registry.EvictElsewhere(ctx, acct.ID, areaID, char.Area); err != nil {
 		return nil, registryErr(err)
 	}
+	if !isNew && !moving && !rejoinEvictOff() {
+		// And here: a body of it here (away for a resume) or the final
+		// state of one that left (its snapshot maybe still on its way) is
+		// newer than the store's. The join binds from the stored state, so
+		// it is made durable first, as for a join elsewhere; the new body
+		// stands where the old one did, carrying what it carried.
+		if err := d.registry.EvictFrom(ctx, acct.ID, areaID); err != nil {
+			return nil, registryErr(err)
+		}
+	}
 	var fromSeq store.Seq
+	var fence *store.Epoch // the incarnation of the Area it leaves that the move ends
+	var ended store.Epoch  // and once it did
 	if !isNew && !joinRecheckOff() {
 		// The evictions stored its final state; and should a crossing have
 		// moved it meanwhile, this join is not the one to decide where it is.
@@ -135,8 +147,24 @@ func (d *Director) join(ctx context.Context, acct store.Account, areaID store.Ar
 			return nil, errElsewhere(time.Second)
 		}
 		char = now
-		if from := d.registry.Area(char.Area); moving && from != nil {
+		switch from := d.registry.Area(char.Area); {
+		case moving && from != nil:
 			fromSeq = d.registry.Flush(ctx, char.Area) // what the eviction stored, at least
+		case moving && !doorFenceOff():
+			// No host runs it for this director; one cut off may still (its
+			// lease ran out, so it binds no one, but it holds what it did
+			// before): the move ends that incarnation.
+			done, ok := d.registry.EndIncarnation(char.Area)
+			if !ok {
+				return nil, errElsewhere(time.Second) // it went live meanwhile: its host answers for it next time
+			}
+			a, err := d.store.Area(ctx, char.Area)
+			if err != nil {
+				done(0)
+				return nil, storeErr(err)
+			}
+			fence = &a.Epoch
+			defer func() { done(ended) }()
 		}
 	}
 	arriving := char
@@ -158,12 +186,15 @@ func (d *Director) join(ctx context.Context, acct store.Account, areaID store.Ar
 		// Going home or to another Area by the door, not a portal: the
 		// character moves in one transaction, once the snapshot with its
 		// final state where it was is stored.
-		if err := d.transfers.MoveByDoor(ctx, acct.ID, char.Area, areaID, fromSeq); err != nil {
+		if err := d.transfers.MoveByDoor(ctx, acct.ID, char.Area, areaID, fromSeq, fence); err != nil {
 			d.registry.ForgetGrant(l, acct.ID)
 			if errors.Is(err, store.ErrUnavailable) {
 				return nil, storeErr(err)
 			}
 			return nil, withCause(grantFailed("could not move your character; try again"), err)
+		}
+		if fence != nil {
+			ended = *fence
 		}
 	}
 	return &ans, nil

@@ -35,6 +35,12 @@ type Player struct {
 	// director says so in the player's grant): where the rules build by
 	// builders, only they place and take items.
 	Builder bool
+	// Settling is set while a portal crossing of this body timed out and
+	// the host still asks the director how it ended: the body walks again,
+	// but its items may not change (systems/items answers
+	// OutcomePortalInProgress), since the store may have moved the
+	// character, and what it carried, to the other Area already.
+	Settling bool
 }
 
 // Health is a body's hit points: HP of Max. Hurt takes them; a body at 0

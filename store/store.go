@@ -430,6 +430,17 @@ type Transfer struct {
 	// replaced can never move a player who came back into its successor.
 	// It is not stored.
 	FromEpoch Epoch
+	// FenceFrom, on a MoveCharacter call, ends From's incarnation FromEpoch
+	// with the move: From's epoch goes up by one in the same transaction
+	// (and the move happens only while it is FromEpoch), so an incarnation
+	// of From that still runs out of the director's sight (on a host cut
+	// off and not yet gone) can never store a snapshot again. What such an
+	// incarnation changed since its last stored snapshot, the moved
+	// character's doings there included, is dropped with it: the character
+	// leaves with the state that snapshot holds, and nothing it placed or
+	// took since can reappear in From's blob. A move by the door from an
+	// Area no host runs for the director sets it. It is not stored.
+	FenceFrom bool
 	// FromSeq, when set on a MoveCharacter call, fences the move too: it
 	// happens only once From's stored snapshot is FromSeq or newer, the
 	// snapshot that holds the character's final state in From (what it

@@ -466,6 +466,11 @@ func (r *Registry) adopt(ctx context.Context, h *Host, refs []control.AreaRef, b
 			}
 		}
 		if why == "" {
+			if e, ended := r.ended[a.ID]; r.ending[a.ID] > 0 || (ended && a.Epoch <= e) {
+				why = "its incarnation was ended: a character moved out of it by the door while its host was away"
+			}
+		}
+		if why == "" {
 			// The seq bound counts from when the stored seq was written (the
 			// host's later ones came after it), or from the Area's creation
 			// when none was.

@@ -281,6 +281,34 @@ func (r *Registry) expireLost(now time.Time) {
 	}
 }
 
+// EndIncarnation readies the end of area's incarnation by a move out of it
+// while no host runs it for the registry (store.Transfer.FenceFrom): a
+// host cut off with it may still hold what a character did there since
+// its last stored snapshot, and must never store it. It reports false
+// when area is live or starting (then its host answers for it). Until
+// done is called, a host registering again with area is told to close it
+// rather than have it adopted (its store read may predate the move);
+// done(ended), with the incarnation the move ended (0: it did not
+// happen), keeps refusing that incarnation.
+func (r *Registry) EndIncarnation(area store.AreaID) (done func(ended store.Epoch), ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.areas[area] != nil {
+		return nil, false
+	}
+	r.ending[area]++
+	return func(ended store.Epoch) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.ending[area]--; r.ending[area] == 0 {
+			delete(r.ending, area)
+		}
+		if ended > r.ended[area] {
+			r.ended[area] = ended
+		}
+	}, true
+}
+
 // Lost reports whether area was live on a host cut off from the director
 // whose lease has not run out (until when): it must not be made live
 // elsewhere, nor its characters moved, before.

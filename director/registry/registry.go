@@ -198,8 +198,10 @@ type Registry struct {
 	hosts       map[uint32]*Host
 	nextHost    uint32
 	areas       map[store.AreaID]*Live
-	lost        map[store.AreaID]time.Time // Areas of hosts cut off: not made live elsewhere before
-	spawned     map[store.TokenHash]*child // the spawn credentials this director issued
+	lost        map[store.AreaID]time.Time   // Areas of hosts cut off: not made live elsewhere before
+	ending      map[store.AreaID]int         // Areas whose incarnation a move by the door is ending (EndIncarnation)
+	ended       map[store.AreaID]store.Epoch // the incarnation such a move ended: never adopted
+	spawned     map[store.TokenHash]*child   // the spawn credentials this director issued
 	recorded    map[store.TokenHash]store.HostRecord
 	adoptUntil  time.Time // until then, recorded hosts may still come back
 	changed     chan struct{}
@@ -231,6 +233,7 @@ func New(cfg Config, st Store) (*Registry, error) {
 	r := &Registry{
 		cfg: cfg, log: cfg.Logger, store: st, metrics: newMetrics(cfg.Registerer), logs: loglimit.Limiter{Every: logEvery},
 		hosts: map[uint32]*Host{}, areas: map[store.AreaID]*Live{}, lost: map[store.AreaID]time.Time{},
+		ending: map[store.AreaID]int{}, ended: map[store.AreaID]store.Epoch{},
 		spawned: map[store.TokenHash]*child{}, recorded: map[store.TokenHash]store.HostRecord{},
 		changed: make(chan struct{}), recalled: make(chan struct{}), started: time.Now(),
 	}

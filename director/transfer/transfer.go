@@ -336,11 +336,19 @@ func (t *Transfers) rejectPending(ctx context.Context, id store.TransferID, why 
 // MoveByDoor moves acct's character from from (where the store has it)
 // to to, unplaced (the Area puts it where newcomers go), once from's
 // snapshot fromSeq, which holds its final state there, is stored (0: no
-// snapshot to wait for). The caller holds acct's lock, and has evicted
-// the character's bodies elsewhere.
-func (t *Transfers) MoveByDoor(ctx context.Context, acct store.AccountID, from, to store.AreaID, fromSeq store.Seq) error {
+// snapshot to wait for). fence, when not nil, is from's incarnation as
+// the store has it, from running on no host the director has: the move
+// ends that incarnation (store.Transfer.FenceFrom), so that a host cut
+// off with it can never store what the character did there after the
+// snapshot the move takes it with. The caller holds acct's lock, and has
+// evicted the character's bodies elsewhere.
+func (t *Transfers) MoveByDoor(ctx context.Context, acct store.AccountID, from, to store.AreaID, fromSeq store.Seq, fence *store.Epoch) error {
 	id := store.TransferID("join-" + rand.Text())
-	rec, err := t.store.MoveCharacter(ctx, store.Transfer{ID: id, Account: acct, From: from, To: to, FromSeq: fromSeq}, time.Now())
+	tr := store.Transfer{ID: id, Account: acct, From: from, To: to, FromSeq: fromSeq}
+	if fence != nil {
+		tr.FromEpoch, tr.FenceFrom = *fence, true
+	}
+	rec, err := t.store.MoveCharacter(ctx, tr, time.Now())
 	if err != nil {
 		return err
 	}

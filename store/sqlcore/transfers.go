@@ -102,13 +102,13 @@ func (c *Core) MoveCharacter(ctx context.Context, t store.Transfer, now time.Tim
 		if !inserted && !now.Before(rec.Expires) {
 			return c.finishTransfer(ctx, q, &rec, store.TransferRejected, store.ResultTimeout)
 		}
-		if t.FromEpoch != 0 || t.FromSeq != 0 {
+		if t.FromEpoch != 0 || t.FromSeq != 0 || t.FenceFrom {
 			var epoch store.Epoch
 			var seq store.Seq
 			if err := q.QueryRow(ctx, `SELECT epoch, seq FROM areas WHERE id = $1`+c.d.ForNoKeyUpdate(), int64(rec.From)).Scan(&epoch, &seq); err != nil {
 				return err
 			}
-			if t.FromEpoch != 0 && epoch != t.FromEpoch {
+			if (t.FromEpoch != 0 || t.FenceFrom) && epoch != t.FromEpoch {
 				return c.finishTransfer(ctx, q, &rec, store.TransferRejected, store.ResultStaleSource)
 			}
 			if seq < t.FromSeq {
@@ -129,6 +129,11 @@ func (c *Core) MoveCharacter(ctx context.Context, t store.Transfer, now time.Tim
 		}
 		if n == 0 {
 			return c.finishTransfer(ctx, q, &rec, store.TransferRejected, store.ResultNotInSource)
+		}
+		if t.FenceFrom {
+			if _, err := q.Exec(ctx, `UPDATE areas SET epoch = epoch + 1 WHERE id = $1`, int64(rec.From)); err != nil {
+				return err
+			}
 		}
 		return c.finishTransfer(ctx, q, &rec, store.TransferDone, store.ResultMoved)
 	})

@@ -735,6 +735,26 @@ func testTransfers(t *testing.T, s store.Store) {
 	if err != nil || current.Result != store.ResultMoved {
 		t.Errorf("move fenced on the current epoch = %+v, %v; want moved", current, err)
 	}
+	// A move by the door that ends the source's incarnation (FenceFrom):
+	// refused on an old epoch; done, it leaves the source one epoch newer,
+	// so the ended incarnation can store no snapshot again.
+	before, _ := s.Area(ctx, home.ID)
+	staleDoor, err := s.MoveCharacter(ctx, store.Transfer{ID: "door-1", Account: a.ID, From: home.ID, To: village.ID, FromEpoch: before.Epoch + 1, FenceFrom: true}, at(4*time.Second))
+	if err != nil || staleDoor.Result != store.ResultStaleSource {
+		t.Errorf("a fencing move on another epoch = %+v, %v; want %q", staleDoor, err, store.ResultStaleSource)
+	}
+	door, err := s.MoveCharacter(ctx, store.Transfer{ID: "door-2", Account: a.ID, From: home.ID, To: village.ID, FromEpoch: before.Epoch, FenceFrom: true}, at(4*time.Second))
+	if err != nil || door.Result != store.ResultMoved {
+		t.Errorf("a fencing move on the current epoch = %+v, %v; want moved", door, err)
+	}
+	if after, _ := s.Area(ctx, home.ID); after.Epoch != before.Epoch+1 {
+		t.Errorf("the source's epoch after a fencing move = %d; want %d", after.Epoch, before.Epoch+1)
+	}
+	_, err = s.WriteSnapshot(ctx, store.Snapshot{Area: home.ID, Epoch: before.Epoch, Seq: before.Seq + 100, Blob: []byte("zombie"), At: at(4 * time.Second)})
+	wantErr(t, "a snapshot of the ended incarnation", err, store.ErrFenced)
+	if _, err := s.MoveCharacter(ctx, store.Transfer{ID: "door-3", Account: a.ID, From: village.ID, To: home.ID}, at(4*time.Second)); err != nil {
+		t.Fatal(err) // back home, where the checks below expect it
+	}
 	// A move fenced on the source's stored snapshot: refused while the
 	// snapshot holding the character's final state there is not stored,
 	// done once it is; a move by the door leaves it unplaced.

@@ -163,8 +163,18 @@ func (s *System) Init(a *ecs.Area) error {
 // system's queues; nothing runs per tick.
 func (*System) Update(*ecs.Area) {}
 
+// settling reports whether body e's items are held while a crossing of
+// it is decided (ecs.Player.Settling).
+func (s *System) settling(e ecs.Entity) bool {
+	pl := s.players.Get(e)
+	return pl != nil && pl.Settling
+}
+
 // item carries out one item intent of body e.
 func (s *System) item(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
+	if s.settling(e) {
+		return ecs.OutcomePortalInProgress
+	}
 	switch it.Kind {
 	case ecs.IntentPlace:
 		return s.place(a, e, it)
@@ -460,6 +470,9 @@ func (s *System) Gather(a *ecs.Area, e ecs.Entity, c ecs.Cell) (o ecs.Outcome, o
 	inv := s.inventories.Get(e)
 	if inv == nil {
 		return ecs.OutcomeNotAllowed, true // a creature acts; only players carry
+	}
+	if s.settling(e) {
+		return ecs.OutcomePortalInProgress, true
 	}
 	if o := s.mayBuild(e); o != ecs.OutcomeApplied {
 		return o, true
