@@ -15,6 +15,7 @@ import (
 	"github.com/leyworks/ley/area"
 	"github.com/leyworks/ley/director/registry"
 	"github.com/leyworks/ley/director/transfer"
+	"github.com/leyworks/ley/ecs"
 	"pgregory.net/rapid"
 )
 
@@ -30,14 +31,17 @@ import (
 // The generator (rapid) chooses every step: which message in flight is
 // delivered next (each connection keeps its order, connections
 // interleave), how much time passes, what the players do (join by the
-// door, say hello with a grant, walk onto a portal, drop their
-// connection), and the faults: a host killed or restarted, a connection
+// door, say hello with a grant, walk onto a portal, place or take back
+// one of the chairs they carry, drop their connection), and the faults: a host killed or restarted, a connection
 // cut, the director killed between steps or at a chosen store write (just
 // before it takes effect or just after it commits) and restarted on the
 // same database. After every step the hosts' worlds (an ECS query per
 // Area) and the store are checked: every character exists, in A or B; no
 // player has bodies in two Areas; every body but a dropped one is driven
-// by its player's client where the client believes it is. At the end the
+// by its player's client where the client believes it is; and the
+// store's items are counted (director/census: no id twice, each kind's
+// count what the ledgers made), since a crash may stop the realm at any
+// step (docs/items.md). At the end the
 // faults stop and the realm must settle: every player in play, in the
 // Area the store says, in its live incarnation, one body each, and no
 // transfer left pending after reconciliation.
@@ -61,8 +65,12 @@ import (
 // scripts of modelcases_test.go show each such interleaving, and
 // TestTransferScripts (run by make test) checks that it fails with its
 // pair removed and holds with either one removed;
-// TestTransferModelMutations checks that the random model finds each. By
-// hand (each must fail):
+// TestTransferModelMutations checks that the random model finds each.
+// The fences of items (from_seq, departures, hold_items, rejoin_evict,
+// door_fence) each fail the model's count of the store's items when
+// removed alone; the door fence backs up adopt_evict (a cut-off host's
+// Area a character left by the door is refused at adoption by its
+// epoch). By hand (each must fail):
 //
 //	go test -run '^TestTransferModel$' ./director/ -ley.mutate=settling -rapid.nofailfile
 //	go test -run '^TestTransferModel$' ./director/ -ley.mutate=store_epoch+account_lock -rapid.checks=2000 -rapid.nofailfile
@@ -151,7 +159,14 @@ func (m *model) randomStep(rt *rapid.T, actions []string) {
 		case pGranted:
 			m.hello(p)
 		case pOnline:
-			m.walk(p)
+			// Walk to the portal, or place or take back a chair (its
+			// inventory's first slot holds them until it is empty).
+			switch rapid.IntRange(0, 2).Draw(rt, "does") {
+			case 0:
+				m.walk(p)
+			default:
+				m.build(p, rapid.Bool().Draw(rt, "take"), ecs.Dir(rapid.IntRange(0, int(ecs.NumDirs)-1).Draw(rt, "dir")))
+			}
 		}
 	case "host_crash":
 		if h := m.hosts[slot()]; h != nil && h.alive {
@@ -227,6 +242,10 @@ func setMutation(mutation string) {
 	registry.NoCrossingEvict = mutated(mutation, mutCrossEvict)
 	registry.NoAdoptLock = mutated(mutation, mutAdoptLock)
 	area.SetSettling(!mutated(mutation, mutSettling))
+	area.SetDepartures(!mutated(mutation, mutDepartures))
+	area.SetHoldItems(!mutated(mutation, mutHoldItems))
+	noRejoinEvict = mutated(mutation, mutRejoinEvict)
+	noDoorFence = mutated(mutation, mutDoorFence)
 }
 
 // modelRun prepares one run of the model: a database folder of its own
@@ -289,6 +308,10 @@ func TestTransferModel(t *testing.T) {
 	if agg.runs >= 50 && agg.expired == 0 {
 		t.Errorf("reconciliation rolled back no pending transfer in %d runs", agg.runs)
 	}
+	// And what the crossings carry: chairs placed in an Area and stored.
+	if agg.runs >= 50 && agg.placed == 0 {
+		t.Errorf("no placed item reached the store in %d runs", agg.runs)
+	}
 }
 
 // failRecorder is a rapid.TB that records a failure instead of failing
@@ -332,9 +355,19 @@ var modelMutationChecks = []struct {
 }{
 	{mutSettling, 2},
 	{mutJoinEvict, 2},
-	{mutAdoptEvict, 2},
+	// The door fence ends the incarnation of an Area a character left by
+	// the door while its host was away, so that host's Area is refused at
+	// adoption by its epoch: each backs the adoption's eviction up.
+	{mutAdoptEvict + "+" + mutDoorFence, 2},
 	{mutStoreEpoch + "+" + mutAccountLock + "+" + mutJoinRecheck, 2},
 	{mutStoreEpoch + "+" + mutSourceEpoch, 3},
+	// The fences of items: each alone, found by the count of the store's
+	// items after every step.
+	{mutFromSeq, 2},
+	{mutDepartures, 2},
+	{mutHoldItems, 2},
+	{mutRejoinEvict, 2},
+	{mutDoorFence, 2},
 }
 
 // TestTransferModelMutations removes fences of the protocol and expects

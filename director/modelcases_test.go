@@ -294,9 +294,11 @@ var transferScripts = []transferScript{
 	// there; A's host registers again. Its adoption evicts the body of a
 	// character the store has in B even while it crosses: answered Busy,
 	// it would be restored in A once its crossing is refused, and the
-	// player would have bodies in A and in B.
+	// player would have bodies in A and in B. The move by the door ended
+	// A's cut-off incarnation too (the door fence), so its adoption is
+	// refused by its epoch: either fence holds alone.
 	{name: "crossing body of a player who joined B by the door while its host was cut off", want: "B",
-		breaks: []string{mutCrossEvict},
+		breaks: []string{mutCrossEvict + "+" + mutDoorFence}, survives: []string{mutCrossEvict, mutDoorFence},
 		script: func(m *model) {
 			p := m.joinBWhileCutOffCrossing()
 			m.run(nil)
@@ -310,9 +312,11 @@ var transferScripts = []transferScript{
 	// finds the account's lock held (a join of it is under way) and lets
 	// go of the body. Adopting without the locks, it reads the character
 	// still in A, the join's evictions have already looked, and the
-	// player has bodies in A and in B.
+	// player has bodies in A and in B. The join's move ends A's cut-off
+	// incarnation too, and no adoption of it is made while it does (the
+	// door fence): either fence holds alone.
 	{name: "crossing body adopted while its player's join of B by the door is under way", want: "B",
-		breaks: []string{mutAdoptLock},
+		breaks: []string{mutAdoptLock + "+" + mutDoorFence}, survives: []string{mutAdoptLock, mutDoorFence},
 		script: func(m *model) {
 			p := m.joinBWhileCutOffCrossing()
 			hold := holding(m.hosts[1], true, control.TypeGrantAck)

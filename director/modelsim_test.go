@@ -21,11 +21,16 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/area"
+	"github.com/leyworks/ley/content"
+	"github.com/leyworks/ley/director/census"
 	"github.com/leyworks/ley/director/transfer"
+	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/store"
 	"github.com/leyworks/ley/store/sqlite"
+	"github.com/leyworks/ley/systems/build"
+	"github.com/leyworks/ley/systems/persist/blob"
 )
 
 // The simulated realm the transfer model tests run (model_test.go): the
@@ -47,6 +52,7 @@ const (
 	modelHostKey         = "model-host-key"
 	modelHostSlots       = 2 // host processes (one Area each: placement is forced)
 	modelPlayers         = 3
+	modelChairs          = 4               // each character's chairs at the start: it places and takes them back
 	modelTransferTimeout = 6 * time.Second // the hosts' crossing timeout (the director's window is 2 s shorter)
 	modelGrantTTL        = 20 * time.Second
 	modelJoinTimeout     = 5 * time.Second
@@ -68,9 +74,16 @@ const (
 	mutAdoptLock   = "adopt_lock"   // an adoption holding the account locks of the bodies it adopts (noAdoptLock)
 	mutSettling    = "settling"     // the hosts' asking on after a crossing timed out (area.SetSettling)
 	mutFromSeq     = "from_seq"     // a crossing's move only once the source's snapshot at the portal is stored (transfer.NoFromSeq, MoveCharacter's FromSeq)
+	// The fences of items (docs/items.md): what the store holds is counted
+	// after every step, so removing one makes an item appear twice or go.
+	mutDepartures  = "departures"   // a departed body's final state in every snapshot until one holding it is acked (area.SetDepartures)
+	mutHoldItems   = "hold_items"   // a body whose crossing is settling changes no items (area.SetHoldItems)
+	mutRejoinEvict = "rejoin_evict" // a join into the character's own Area evicts its body there first (noRejoinEvict)
+	mutDoorFence   = "door_fence"   // a move by the door out of an Area no host runs ends that incarnation (noDoorFence)
 )
 
-var modelFences = []string{mutStoreEpoch, mutSourceEpoch, mutAccountLock, mutSettling, mutJoinRecheck, mutAdoptEvict, mutJoinEvict, mutCrossEvict, mutAdoptLock, mutFromSeq}
+var modelFences = []string{mutStoreEpoch, mutSourceEpoch, mutAccountLock, mutSettling, mutJoinRecheck, mutAdoptEvict, mutJoinEvict, mutCrossEvict, mutAdoptLock, mutFromSeq,
+	mutDepartures, mutHoldItems, mutRejoinEvict, mutDoorFence}
 
 // mutated reports whether mutation removes fence.
 func mutated(mutation, fence string) bool {
@@ -100,6 +113,8 @@ type modelStats struct {
 	joins, joinFailures int
 	maxBus              int
 	actions             map[string]int
+	placed              int // item stacks the store held placed in an Area, the most at one check
+	counted             int // store item counts checked
 }
 
 func (s *modelStats) add(o *modelStats) {
@@ -119,6 +134,8 @@ func (s *modelStats) add(o *modelStats) {
 	s.joins += o.joins
 	s.joinFailures += o.joinFailures
 	s.maxBus = max(s.maxBus, o.maxBus)
+	s.placed = max(s.placed, o.placed)
+	s.counted += o.counted
 	if s.results == nil {
 		s.results, s.directorCrashes, s.actions = map[string]int{}, map[string]int{}, map[string]int{}
 	}
@@ -149,9 +166,9 @@ func (s *modelStats) String() string {
 		return b.String()
 	}
 	return fmt.Sprintf("runs=%d steps=%d crossings=%d arrivals=%d restored=%d joins=%d (failed %d) host_crashes=%d link_resets=%d "+
-		"expired_by_reconcile=%d rejected_past_window=%d max_queue=%d\n  portal results:%s\n  director crashes:%s\n  actions:%s",
+		"expired_by_reconcile=%d rejected_past_window=%d max_queue=%d item_counts=%d most_placed=%d\n  portal results:%s\n  director crashes:%s\n  actions:%s",
 		s.runs, s.steps, s.crossings, s.arrivals, s.restored, s.joins, s.joinFailures, s.hostCrashes, s.linkResets,
-		s.expired, s.rejectedLate, s.maxBus, keys(s.results), keys(s.directorCrashes), keys(s.actions))
+		s.expired, s.rejectedLate, s.maxBus, s.counted, s.placed, keys(s.results), keys(s.directorCrashes), keys(s.actions))
 }
 
 // modelArm is a director crash armed on a store write: at the n-th call
@@ -374,7 +391,7 @@ type model struct {
 // modelTemplate builds, once per test, a migrated database holding the
 // realm the models start from: Areas A and B (8x8, open floor) linked by
 // portals, and modelPlayers players, members of both, their characters in
-// A. Each run copies it.
+// A, each carrying modelChairs chairs (seedItems). Each run copies it.
 func modelTemplate(t testing.TB) string {
 	t.Helper()
 	ctx := context.Background()
@@ -405,6 +422,7 @@ func modelTemplate(t testing.TB) string {
 			t.Fatal(err)
 		}
 	}
+	var players []store.AccountID
 	for i := 0; i < modelPlayers; i++ {
 		p, err := st.CreateAccount(ctx, store.NewAccount{Email: fmt.Sprintf("p%d@model.ley", i), Name: fmt.Sprintf("p%d", i), Created: at})
 		if err != nil {
@@ -418,8 +436,53 @@ func modelTemplate(t testing.TB) string {
 		if _, _, err := st.EnsureCharacter(ctx, p.ID, ids[0], at); err != nil {
 			t.Fatal(err)
 		}
+		players = append(players, p.ID)
 	}
+	seedItems(t, st, ids[0], players, at)
 	return path
+}
+
+// seedItems gives each of players modelChairs chairs, minted in Area a as
+// the real host mints them: a's first snapshot stores its ledger (every
+// chair created there) with the characters' states in one write, so the
+// census finds every item once from the start.
+func seedItems(t testing.TB, st store.Store, a store.AreaID, players []store.AccountID, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	p := modelPortals[0]
+	b, err := build.Area(content.Default(), build.Spec{ID: ecs.AreaID(a), Kind: "village", Template: build.TemplateEmpty, W: 8, H: 8,
+		TickRate: 20, CellSize: 8, Portals: []build.Square{{X: p.X, Y: p.Y}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chars []store.CharacterState
+	for i, acct := range players {
+		x, y := int32(1+i), int32(6)
+		e, err := b.Area.SpawnPlayer(uint64(acct), x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !b.Items.Give(b.Area, e, []content.Yield{{Item: "chair", Count: modelChairs}}) {
+			t.Fatal("seedItems: the chairs do not fit")
+		}
+		state, err := b.Items.SaveCharacter(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chars = append(chars, store.CharacterState{Account: acct, X: x, Y: y, State: state})
+	}
+	blob, err := b.Save()
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch, err := st.BeginIncarnation(ctx, a, store.TokenHash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.WriteSnapshot(ctx, store.Snapshot{Area: a, Epoch: epoch, Seq: 1, Blob: blob, Characters: chars, At: at})
+	if err != nil || !res.Applied || res.Characters != len(chars) {
+		t.Fatalf("seedItems: the first snapshot: %+v, %v", res, err)
+	}
 }
 
 // inBubble runs f in a synctest bubble and re-raises, outside it, a panic
@@ -899,6 +962,22 @@ func (m *model) walk(p *mPlayer) {
 	synctest.Wait()
 }
 
+// build has an online player place one of the chairs it carries on a
+// square next to its body, or take back the one standing there: the items
+// the crossings then carry, or leave behind, change.
+func (m *model) build(p *mPlayer, take bool, dir ecs.Dir) {
+	if p.state != pOnline || p.transit {
+		return
+	}
+	kind, what := ecs.IntentPlace, "places a chair"
+	if take {
+		kind, what = ecs.IntentTake, "takes back a chair"
+	}
+	m.tracef("player %d %s to the %v in area %d", p.acct, what, dir, p.area)
+	p.host.sim.Item(uint64(p.acct), kind, dir, 0)
+	synctest.Wait()
+}
+
 // startJoinElsewhere is startJoin to the Area the store does not have p's
 // character in: a move by the door.
 func (m *model) startJoinElsewhere(p *mPlayer) {
@@ -1066,6 +1145,33 @@ func (m *model) check() {
 		if len(held) == 1 && !held[0].b.Dropped && (p.state != pOnline || held[0].h != p.host || held[0].area != p.area) {
 			m.fatalf("player %d has a body in area %d on %s that its client does not drive (%v)", p.acct, held[0].area, held[0].h.name, p)
 		}
+	}
+	m.countItems()
+}
+
+// countItems counts every item the store holds (director/census): no id
+// twice, and each kind's count what the Areas' ledgers made of it. A
+// crash may stop the realm at any instant, so this holds after every
+// step, whatever is in flight.
+func (m *model) countItems() {
+	var n census.Counter
+	placed := 0
+	err := m.db.Holdings(m.ctx, func(h store.Holding) error {
+		n.Add(h)
+		if h.Area != 0 && len(h.State) > 0 {
+			if b, err := blob.Decode(h.State, h.W, h.H); err == nil {
+				placed += len(b.Placed)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		m.fatalf("items: reading the store: %v", err)
+	}
+	c := n.Census()
+	m.count(func(s *modelStats) { s.counted++; s.placed = max(s.placed, placed) })
+	if !c.OK() {
+		m.fatalf("items: the store holds %d stacks, with %d violations: %s", c.Stacks, c.Violations, strings.Join(c.Problems, "; "))
 	}
 }
 
