@@ -1,6 +1,7 @@
 package area
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -336,32 +337,10 @@ func (ha *hostArea) persist(now time.Time, final bool) {
 		ha.h.log.Error("persist area", "area", ha.id, "err", err)
 		return
 	}
-	chars := make([]control.Character, 0, len(ha.bodies))
-	for _, b := range ha.order {
-		p := ha.positions.Get(b.entity)
-		if p == nil {
-			continue
-		}
-		x, y := p.X, p.Y
-		// A player mid-crossing is stored on its from-square: if this
-		// incarnation dies before the crossing settles, the player comes
-		// back beside the portal, not on it.
-		for _, c := range ha.crossings {
-			if c.b == b {
-				x, y = ha.a.Grid.XY(c.from)
-			}
-		}
-		state, err := ha.eng.Items.SaveCharacter(b.entity)
-		if err != nil {
-			ha.h.log.Error("persist character", "area", ha.id, "account", b.account, "err", err)
-			return // nothing half: the whole snapshot waits for the next try
-		}
-		chars = append(chars, control.Character{Account: b.account, X: x, Y: y, State: state, Placed: true})
-	}
-	for _, acct := range slices.Sorted(maps.Keys(ha.departed)) {
-		if ha.bodies[acct] == nil {
-			chars = append(chars, ha.departed[acct].char)
-		}
+	chars, err := ha.characters()
+	if err != nil {
+		ha.h.log.Error("persist character", "area", ha.id, "err", err)
+		return // nothing half: the whole snapshot waits for the next try
 	}
 	ha.seq++
 	ha.unacked = &control.Snapshot{Area: ha.id, Epoch: ha.epoch, Seq: ha.seq, Blob: blob, Characters: chars, Final: final}
@@ -417,6 +396,37 @@ func (ha *hostArea) onAck(m *control.SnapshotAck) {
 			delete(ha.departed, acct)
 		}
 	}
+}
+
+// characters returns the states a snapshot taken now writes: every body's
+// (a player mid-crossing on its from-square: if this incarnation dies
+// before the crossing settles, the player comes back beside the portal,
+// not on it), and every departed character's not yet acked.
+func (ha *hostArea) characters() ([]control.Character, error) {
+	chars := make([]control.Character, 0, len(ha.bodies)+len(ha.departed))
+	for _, b := range ha.order {
+		p := ha.positions.Get(b.entity)
+		if p == nil {
+			continue
+		}
+		x, y := p.X, p.Y
+		for _, c := range ha.crossings {
+			if c.b == b {
+				x, y = ha.a.Grid.XY(c.from)
+			}
+		}
+		state, err := ha.eng.Items.SaveCharacter(b.entity)
+		if err != nil {
+			return nil, fmt.Errorf("account %d: %w", b.account, err)
+		}
+		chars = append(chars, control.Character{Account: b.account, X: x, Y: y, State: state, Placed: true})
+	}
+	for _, acct := range slices.Sorted(maps.Keys(ha.departed)) {
+		if ha.bodies[acct] == nil {
+			chars = append(chars, ha.departed[acct].char)
+		}
+	}
+	return chars, nil
 }
 
 // departure is a departed character's final state and the seq of the

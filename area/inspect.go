@@ -25,7 +25,16 @@ func (h *Host) inspect(m *control.Inspect) {
 	h.mu.Unlock()
 	answers := make(chan control.AreaState, len(areas))
 	for _, ha := range areas {
-		ha.a.PostControl(func(*ecs.Area) { answers <- ha.state(time.Now()) })
+		ha.a.PostControl(func(*ecs.Area) {
+			st := ha.state(time.Now())
+			if m.Items {
+				st.Items = ha.items()
+				if st.Items == nil {
+					st.Error = "its items could not be read"
+				}
+			}
+			answers <- st
+		})
 	}
 	out := &control.Inspection{ID: m.ID, Areas: make([]control.AreaState, 0, len(areas))}
 	seen := map[uint32]bool{}
@@ -47,6 +56,22 @@ collect:
 	}
 	sort.Slice(out.Areas, func(i, j int) bool { return out.Areas[i].Area < out.Areas[j].Area })
 	h.link.send(out)
+}
+
+// items reads the Area's items as its next snapshot would carry them (nil
+// if a state fails to save: the host logs it). Area goroutine.
+func (ha *hostArea) items() *control.AreaItems {
+	blob, err := ha.eng.Save()
+	if err != nil {
+		ha.h.log.Error("inspect items", "area", ha.id, "err", err)
+		return nil
+	}
+	chars, err := ha.characters()
+	if err != nil {
+		ha.h.log.Error("inspect items", "area", ha.id, "err", err)
+		return nil
+	}
+	return &control.AreaItems{W: int(ha.a.Grid.W()), H: int(ha.a.Grid.H()), Blob: blob, Characters: chars}
 }
 
 // state reads the Area's ground truth: bodies counted in the world, next

@@ -4,8 +4,10 @@ import (
 	"context"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/leyworks/ley/content"
+	"github.com/leyworks/ley/director/dirclient"
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/store"
 	"github.com/leyworks/ley/systems/persist/blob"
@@ -230,4 +232,64 @@ func leave(t *testing.T, p *peer) {
 	t.Helper()
 	p.send(&wire.Leave{})
 	p.until(func(m wire.Message) bool { _, ok := m.(*wire.Left); return ok })
+}
+
+// TestItemsInPlay: the live count sees what the store does not hold yet
+// (the home stores a snapshot only every hour here): a new character's
+// starter kit, minted in the live home, and a chair placed since; once the
+// owner leaves and the home stored its snapshot, the store's count is the
+// live one.
+func TestItemsInPlay(t *testing.T) {
+	r := startRealm(t, func(c *Config) { c.Spawn.PersistEvery = time.Hour })
+	ctx := context.Background()
+	admin, adminAcct := r.player("admin")
+	r.admin(adminAcct)
+	ann, _ := r.player("ann")
+	home, err := ann.CreateArea(ctx, "Home", "home", 16, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chair, _ := content.Default().Item("chair")
+	j, err := ann.Join(ctx, home.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := connect(t, j)
+	inv := p.inventory()
+	p.snapshot(0)
+	chairs := func(c dirclient.ItemCensus) int64 {
+		for _, k := range c.Kinds {
+			if k.Kind == chair.Code {
+				return k.Present
+			}
+		}
+		return 0
+	}
+	stored, err := admin.Items(ctx)
+	if err != nil || !stored.OK || stored.Live || chairs(stored) != 0 {
+		t.Fatalf("the store's count before any snapshot: %+v, %v; want none of the kit", stored, err)
+	}
+	live, err := admin.LiveItems(ctx)
+	if err != nil || !live.OK || !live.Live || len(live.Unanswered) != 0 || chairs(live) != 4 {
+		t.Fatalf("the live count: %+v, %v; want the kit's 4 chairs, conserved", live, err)
+	}
+	var seq uint32
+	if _, _, code := p.place(&seq, slotOf(inv.Slots, chair.Code)); code != wire.CodeOK {
+		t.Fatalf("placing a chair: %v", code)
+	}
+	placed, err := admin.LiveItems(ctx)
+	if err != nil || !placed.OK || placed.Stacks != live.Stacks+1 || chairs(placed) != 4 {
+		t.Fatalf("the live count after a chair was placed: %+v, %v; want one stack more (%d), 4 chairs", placed, err, live.Stacks+1)
+	}
+	if _, err := ann.LiveItems(ctx); refusal(t, err) != "FORBIDDEN" {
+		t.Fatalf("a player counts the items in play: %v; want FORBIDDEN", err)
+	}
+	leave(t, p)
+	waitFor(t, "the home's snapshot stored", func() bool {
+		c, err := admin.Items(ctx)
+		return err == nil && c.Stacks == placed.Stacks
+	})
+	if c, err := admin.Items(ctx); err != nil || !c.OK || chairs(c) != 4 {
+		t.Fatalf("the store's count after the owner left: %+v, %v; want the 4 chairs, conserved", c, err)
+	}
 }

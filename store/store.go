@@ -358,6 +358,9 @@ type Holding struct {
 	W, H    int
 	Account AccountID
 	State   []byte
+	// In is, for a character, the Area its row names: the one whose
+	// snapshots write its state.
+	In AreaID
 }
 
 // CharacterState is one player's state inside a snapshot.

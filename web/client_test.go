@@ -571,6 +571,15 @@ func TestWebClient(t *testing.T) {
 		if got := ada.sdk(`(() => { const o = s.view.objectAt(62, 23); return o === undefined ? "unseen" : o.kind; })()`); got != "6" && got != "unseen" {
 			t.Errorf("the SDK's view has object kind %s on the village's portal square; want 6 (portal)", got)
 		}
+		// The village builds on the plots its map marks, and ada carries
+		// her starter kit in.
+		if got := ada.sdk(`s.plots.length`); got != "3" {
+			t.Errorf("the village tells %s plots; want its map's 3", got)
+		}
+		carried := ada.sdk(`s.inventory.reduce((n, st) => n + st.count, 0)`)
+		if carried == "0" || ada.sdk(`s.stash.length`) != "0" {
+			t.Fatalf("ada carries %s items and stashes %s stacks in the village; want her kit carried", carried, ada.sdk(`s.stash.length`))
+		}
 		ada.walkTo(32, py)
 		crossed := fmt.Sprintf(`document.getElementById("area-name").dataset.area === "%d"`, arena)
 		for try := 0; ; try++ {
@@ -602,6 +611,18 @@ func TestWebClient(t *testing.T) {
 		}
 		if got := ada.eval(`window.__sameDocument ?? "reloaded"`); got != "yes" {
 			t.Errorf("the page was reloaded")
+		}
+		// The arena lets nothing in: what she carried waits in her stash,
+		// and the page says so under the inventory bar.
+		if got := ada.sdk(`s.inventory.reduce((n, st) => n + st.count, 0)`); got != "0" {
+			t.Errorf("ada carries %s items in the arena; want none", got)
+		}
+		if got := ada.sdk(`s.stash.reduce((n, st) => n + st.count, 0)`); got != carried {
+			t.Errorf("ada's stash holds %s items; want the %s she carried", got, carried)
+		}
+		ada.wait("the stash told under the bar", fmt.Sprintf(`!document.getElementById("stash").hidden && document.getElementById("stash").dataset.count === "%s"`, carried), 5*time.Second)
+		if got := ada.sdk(`s.plots.length`); got != "0" {
+			t.Errorf("the arena tells %s plots; want none", got)
 		}
 		ada.walk()
 		ada.noExceptions()

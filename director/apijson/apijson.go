@@ -193,10 +193,14 @@ type Member struct {
 }
 
 // ItemCensus is GET /v1/admin/items: every item the store holds, counted
-// at one instant. OK is true when no stack id is there twice and every
+// at one instant, or with Live what is in play (the live Areas as their
+// hosts hold them now; Unanswered lists those whose stored state was
+// counted instead). OK is true when no stack id is there twice and every
 // kind's count is what the ledgers made less what they unmade.
 type ItemCensus struct {
 	OK         bool        `json:"ok"`
+	Live       bool        `json:"live"`
+	Unanswered []string    `json:"unanswered"`
 	Stacks     int         `json:"stacks"`
 	Areas      int         `json:"areas"`
 	Characters int         `json:"characters"`

@@ -391,7 +391,7 @@ func (c *Client) Spectate(ctx context.Context, area uint32) (Join, error) {
 // Member is one member of an Area.
 type Member = apijson.Member
 
-// ItemCensus is the count of every item the store holds.
+// ItemCensus is the count of every item the store holds, or in play.
 type ItemCensus = apijson.ItemCensus
 
 // Items counts every item the realm's store holds and checks none is
@@ -399,6 +399,14 @@ type ItemCensus = apijson.ItemCensus
 func (c *Client) Items(ctx context.Context) (ItemCensus, error) {
 	var out ItemCensus
 	err := c.Do(ctx, "GET", "/v1/admin/items", nil, &out)
+	return out, err
+}
+
+// LiveItems counts every item in play: the live Areas as their hosts
+// hold them now, the store for the rest (admins).
+func (c *Client) LiveItems(ctx context.Context) (ItemCensus, error) {
+	var out ItemCensus
+	err := c.Do(ctx, "GET", "/v1/admin/items?live=true", nil, &out)
 	return out, err
 }
 

@@ -1,7 +1,9 @@
 package registry
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -16,6 +18,55 @@ const inspectTimeout = 5 * time.Second
 // Inspect asks every registered host for its Areas' ground truth and
 // waits (bounded) for the answers.
 func (r *Registry) Inspect(ctx context.Context) []apijson.HostInspection {
+	answers := r.ask(ctx, false)
+	out := make([]apijson.HostInspection, 0, len(answers))
+	for _, a := range answers {
+		hi := apijson.HostInspection{Host: a.h.ID, Name: a.h.Name, PID: a.h.PID, Areas: []apijson.AreaInspection{}} // [] rather than null
+		if a.err != "" {
+			hi.Error = a.err
+		} else {
+			hi.Areas = r.withTemplates(a.in.Areas)
+		}
+		out = append(out, hi)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Host < out[j].Host })
+	return out
+}
+
+// LiveItems asks every registered host for its Areas' items as they are
+// now (control.AreaItems), for the director's live count: by Area, the
+// Areas that answered; and the problems of the rest (a host or an Area
+// that did not answer), whose stored state is all there is to count.
+func (r *Registry) LiveItems(ctx context.Context) (map[store.AreaID]*control.AreaItems, []string) {
+	items := map[store.AreaID]*control.AreaItems{}
+	var problems []string
+	for _, a := range r.ask(ctx, true) {
+		if a.err != "" {
+			problems = append(problems, fmt.Sprintf("host %d (%s): %s", a.h.ID, a.h.Name, a.err))
+			continue
+		}
+		for _, st := range a.in.Areas {
+			if st.Error != "" || st.Items == nil {
+				problems = append(problems, fmt.Sprintf("area %d: %s", st.Area, cmp.Or(st.Error, "no items in its answer")))
+				continue
+			}
+			items[store.AreaID(st.Area)] = st.Items
+		}
+	}
+	sort.Strings(problems)
+	return items, problems
+}
+
+// answer is one host's answer to an inspection, or why there is none.
+type answer struct {
+	h   *Host
+	in  *control.Inspection
+	err string
+}
+
+// ask sends every registered host an Inspect (with its Areas' items if
+// items) and waits, bounded by inspectTimeout, for the answers.
+func (r *Registry) ask(ctx context.Context, items bool) []answer {
 	type asked struct {
 		h    *Host
 		id   uint64
@@ -25,8 +76,7 @@ func (r *Registry) Inspect(ctx context.Context) []apijson.HostInspection {
 	var all []asked
 	for _, h := range r.hosts {
 		r.inspectSeq++
-		a := asked{h: h, id: r.inspectSeq}
-		all = append(all, a)
+		all = append(all, asked{h: h, id: r.inspectSeq})
 	}
 	r.mu.Unlock()
 	for i := range all {
@@ -36,31 +86,30 @@ func (r *Registry) Inspect(ctx context.Context) []apijson.HostInspection {
 			continue
 		}
 		a.call = call
-		if err := a.h.conn.Send(&control.Inspect{ID: a.id}); err != nil {
+		if err := a.h.conn.Send(&control.Inspect{ID: a.id, Items: items}); err != nil {
 			call.Cancel()
 			a.call = nil
 		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, inspectTimeout)
 	defer cancel()
-	out := make([]apijson.HostInspection, 0, len(all))
+	out := make([]answer, 0, len(all))
 	for _, a := range all {
-		hi := apijson.HostInspection{Host: a.h.ID, Name: a.h.Name, PID: a.h.PID, Areas: []apijson.AreaInspection{}} // [] rather than null
+		ans := answer{h: a.h}
 		if a.call == nil {
-			hi.Error = "host went away"
+			ans.err = "host went away"
 		} else if in, err := a.call.Wait(wctx); err != nil {
-			hi.Error = "no answer in time"
+			ans.err = "no answer in time"
 			select {
 			case <-a.h.gone:
-				hi.Error = "host went away"
+				ans.err = "host went away"
 			default:
 			}
 		} else {
-			hi.Areas = r.withTemplates(in.Areas)
+			ans.in = in
 		}
-		out = append(out, hi)
+		out = append(out, ans)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Host < out[j].Host })
 	return out
 }
 

@@ -386,6 +386,9 @@ type AreaClosed struct {
 // the same ID.
 type Inspect struct {
 	ID uint64 `cbor:"1,keyasint"`
+	// Items asks each Area for its items as they are now
+	// (AreaState.Items): the director's live count.
+	Items bool `cbor:"2,keyasint,omitempty"`
 }
 
 // Inspection answers Inspect: each Area's bodies as its world holds them,
@@ -427,6 +430,19 @@ type AreaState struct {
 	// both at once only if both bodies were there before both readings.
 	SinceUS []int64 `cbor:"15,keyasint,omitempty" json:"since_us,omitempty"`
 	ReadUS  int64   `cbor:"16,keyasint,omitempty" json:"read_us,omitempty"`
+	// Items, when the Inspect asked for them, are the Area's items as its
+	// world holds them at the reading, what its next snapshot would carry.
+	Items *AreaItems `cbor:"17,keyasint,omitempty" json:"-"`
+}
+
+// AreaItems is what an Area holds of the realm's items at one reading:
+// its blob (W x H squares) and the states of the characters its next
+// snapshot would write, as a Snapshot carries them.
+type AreaItems struct {
+	W          int         `cbor:"1,keyasint"`
+	H          int         `cbor:"2,keyasint"`
+	Blob       []byte      `cbor:"3,keyasint"`
+	Characters []Character `cbor:"4,keyasint"`
 }
 
 // Type implements Message.

@@ -150,19 +150,19 @@ func (c *Core) CharactersIn(ctx context.Context, area store.AreaID) ([]store.Cha
 // Holdings implements store.Store: one statement, so every row is read
 // at the same instant on either dialect.
 func (c *Core) Holdings(ctx context.Context, fn func(store.Holding) error) error {
-	rows, err := c.db.Query(ctx, `SELECT id, w, h, 0, state FROM areas WHERE seq > 0
-		UNION ALL SELECT 0, 0, 0, account_id, state FROM characters`)
+	rows, err := c.db.Query(ctx, `SELECT id, w, h, 0, state, 0 FROM areas WHERE seq > 0
+		UNION ALL SELECT 0, 0, 0, account_id, state, area_id FROM characters`)
 	if err != nil {
 		return fmt.Errorf("holdings: %w", c.mapErr(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var h store.Holding
-		var area, account int64
-		if err := rows.Scan(&area, &h.W, &h.H, &account, &h.State); err != nil {
+		var area, account, in int64
+		if err := rows.Scan(&area, &h.W, &h.H, &account, &h.State, &in); err != nil {
 			return fmt.Errorf("holdings: %w", c.mapErr(err))
 		}
-		h.Area, h.Account = store.AreaID(area), store.AccountID(account)
+		h.Area, h.Account, h.In = store.AreaID(area), store.AccountID(account), store.AreaID(in)
 		if err := fn(h); err != nil {
 			return err
 		}
