@@ -16,6 +16,7 @@ import (
 	"github.com/leyworks/ley/director/registry"
 	"github.com/leyworks/ley/director/transfer"
 	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/store/sqlcore"
 	"pgregory.net/rapid"
 )
 
@@ -106,7 +107,7 @@ var modelActions = func() []string {
 var modelDelays = []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 300 * time.Millisecond, time.Second, 3 * time.Second, 10 * time.Second}
 
 // modelWrites are the store writes a director crash can be armed on.
-var modelWrites = []string{"BeginTransfer", "MoveCharacter", "RejectTransfer", "BeginIncarnation", "WriteSnapshot", "ExpireTransfers"}
+var modelWrites = []string{"BeginTransfer", "MoveCharacter", "RejectTransfer", "BeginIncarnation", "WriteSnapshot", "ExpireTransfers", "WriteSnapshot/between"}
 
 // swarm draws the run's faults (swarm testing): each kind of fault is in
 // or out of the run, so that a run with few kinds makes likely the long
@@ -246,6 +247,11 @@ func setMutation(mutation string) {
 	area.SetHoldItems(!mutated(mutation, mutHoldItems))
 	noRejoinEvict = mutated(mutation, mutRejoinEvict)
 	noDoorFence = mutated(mutation, mutDoorFence)
+	sqlcore.NoSnapshotAreaCheck = mutated(mutation, mutAreaCheck)
+	sqlcore.SplitSnapshot = nil
+	if mutated(mutation, mutSnapshotTx) {
+		sqlcore.SplitSnapshot = between
+	}
 }
 
 // modelRun prepares one run of the model: a database folder of its own
@@ -368,6 +374,7 @@ var modelMutationChecks = []struct {
 	{mutHoldItems, 2},
 	{mutRejoinEvict, 2},
 	{mutDoorFence, 2},
+	{mutSnapshotTx, 2},
 }
 
 // TestTransferModelMutations removes fences of the protocol and expects

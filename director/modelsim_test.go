@@ -80,10 +80,12 @@ const (
 	mutHoldItems   = "hold_items"   // a body whose crossing is settling changes no items (area.SetHoldItems)
 	mutRejoinEvict = "rejoin_evict" // a join into the character's own Area evicts its body there first (noRejoinEvict)
 	mutDoorFence   = "door_fence"   // a move by the door out of an Area no host runs ends that incarnation (noDoorFence)
+	mutSnapshotTx  = "snapshot_tx"  // a snapshot's blob and characters in one transaction (sqlcore.SplitSnapshot)
+	mutAreaCheck   = "area_check"   // a snapshot writes a character only where its row names the Area (sqlcore.NoSnapshotAreaCheck)
 )
 
 var modelFences = []string{mutStoreEpoch, mutSourceEpoch, mutAccountLock, mutSettling, mutJoinRecheck, mutAdoptEvict, mutJoinEvict, mutCrossEvict, mutAdoptLock, mutFromSeq,
-	mutDepartures, mutHoldItems, mutRejoinEvict, mutDoorFence}
+	mutDepartures, mutHoldItems, mutRejoinEvict, mutDoorFence, mutSnapshotTx, mutAreaCheck}
 
 // mutated reports whether mutation removes fence.
 func mutated(mutation, fence string) bool {
@@ -258,8 +260,39 @@ func (s *modelStore) BeginIncarnation(ctx context.Context, a store.AreaID, place
 }
 
 func (s *modelStore) WriteSnapshot(ctx context.Context, snap store.Snapshot) (out store.SnapshotResult, err error) {
+	ctx = context.WithValue(ctx, modelStoreKey{}, s) // for the split snapshot's crash point (between)
 	err = s.write("WriteSnapshot", func() (err error) { out, err = s.Store.WriteSnapshot(ctx, snap); return err })
 	return out, err
+}
+
+// modelStoreKey keys the modelStore a WriteSnapshot's context carries.
+type modelStoreKey struct{}
+
+// between is the crash point of a snapshot written in two transactions
+// (the snapshot_tx mutation, sqlcore.SplitSnapshot): the director dies
+// there when armed on "WriteSnapshot/between", its Area's blob stored and
+// its characters' states not.
+func between(ctx context.Context) error {
+	s, _ := ctx.Value(modelStoreKey{}).(*modelStore)
+	if s == nil {
+		return nil
+	}
+	if s.dead.Load() {
+		return errModelCrash
+	}
+	s.mu.Lock()
+	crash := false
+	if a := s.arm; a != nil && a.op == "WriteSnapshot/between" {
+		if a.n--; a.n == 0 {
+			crash, s.arm = true, nil
+		}
+	}
+	s.mu.Unlock()
+	if crash {
+		s.die("WriteSnapshot/between")
+		return errModelCrash
+	}
+	return nil
 }
 
 func (s *modelStore) EnsureCharacter(ctx context.Context, a store.AccountID, home store.AreaID, now time.Time) (c store.Character, created bool, err error) {

@@ -34,6 +34,7 @@ func (c *Core) WriteSnapshot(ctx context.Context, snap store.Snapshot) (store.Sn
 		return store.SnapshotResult{}, fmt.Errorf("write snapshot area %d seq %d: %w: seq past 2^63-1", snap.Area, snap.Seq, store.ErrInvalid)
 	}
 	var res store.SnapshotResult
+	split := snapshotSplit()
 	err := c.tx(ctx, func(q Querier) error {
 		n, err := q.Exec(ctx, `UPDATE areas SET state = $3, seq = $4, last_played_at = $5
 			WHERE id = $1 AND epoch = $2 AND seq < $4`,
@@ -52,22 +53,44 @@ func (c *Core) WriteSnapshot(ctx context.Context, snap store.Snapshot) (store.Sn
 			return nil // an older or repeated seq: idempotent no-op
 		}
 		res.Applied = true
-		if len(snap.Characters) == 0 {
-			return nil
+		if split != nil {
+			return nil // the fence removed: the characters in a transaction of their own
 		}
-		from, args := c.d.CharacterRows(nonNilStates(snap.Characters), 3)
-		n, err = q.Exec(ctx, `UPDATE characters
-			SET x = v.x, y = v.y, state = v.state, placed = true, version = characters.version + 1, updated_at = $2
-			FROM `+from+`
-			WHERE characters.account_id = v.account_id AND characters.area_id = $1`,
-			append([]any{int64(snap.Area), c.d.Time(snap.At)}, args...)...)
-		res.Characters = int(n)
+		res.Characters, err = c.snapshotCharacters(ctx, q, snap)
 		return err
 	})
+	if err == nil && split != nil && res.Applied {
+		if err = split(ctx); err == nil {
+			err = c.tx(ctx, func(q Querier) error {
+				var err error
+				res.Characters, err = c.snapshotCharacters(ctx, q, snap)
+				return err
+			})
+		}
+	}
 	if err != nil {
 		return store.SnapshotResult{}, fmt.Errorf("write snapshot area %d epoch %d seq %d: %w", snap.Area, snap.Epoch, snap.Seq, c.mapErr(err))
 	}
 	return res, nil
+}
+
+// snapshotCharacters writes the characters' states of snap, each only
+// where its row still names snap's Area, and reports how many it wrote.
+func (c *Core) snapshotCharacters(ctx context.Context, q Querier, snap store.Snapshot) (int, error) {
+	if len(snap.Characters) == 0 {
+		return 0, nil
+	}
+	where := ` AND characters.area_id = $1`
+	if snapshotAreaCheckOff() {
+		where = ` AND $1 > 0` // the fence removed: a row naming another Area is written too
+	}
+	from, args := c.d.CharacterRows(nonNilStates(snap.Characters), 3)
+	n, err := q.Exec(ctx, `UPDATE characters
+		SET x = v.x, y = v.y, state = v.state, placed = true, version = characters.version + 1, updated_at = $2
+		FROM `+from+`
+		WHERE characters.account_id = v.account_id`+where,
+		append([]any{int64(snap.Area), c.d.Time(snap.At)}, args...)...)
+	return int(n), err
 }
 
 // nonNilStates returns cs, copied with an empty State for each nil one
