@@ -294,10 +294,10 @@ func (ha *hostArea) outOfTouch() {
 }
 
 // evict lets go of the character of m.Account because its account joins
-// another Area, or this one again (control.Evict): a session driving its body ends as in a
-// takeover (taken_over, then the close), its resume token dies, its
-// grants here are dropped, a snapshot carries its final state, and the
-// body leaves the world. A body crossing a portal is answered Busy: the
+// another Area, or this one again (control.Evict): a session driving its
+// body ends as in a takeover (taken_over, then the close), its resume
+// token dies, its grants here are dropped, a snapshot carries its final
+// state, and the body leaves the world. A body crossing a portal is answered Busy: the
 // crossing settles first; unless the character already lives elsewhere
 // (m.Elsewhere), when no crossing of it can commit: the crossing is
 // dropped and the body leaves. The answer names the snapshot that holds

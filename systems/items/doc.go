@@ -9,11 +9,18 @@
 // in the tick they land, and clients see them through the cells' static
 // versions. The action system gathers through it ([System.Gather]).
 //
+// Who may build is the Area's rule ([BuildRule]): anyone, the builders a
+// home's owner names, anyone on the plots the map marks (a village), or
+// nobody. A rule set may also name the kinds a character carries in
+// ([Config].Carry): [System.LoadCharacter] moves the rest to the
+// character's stash and gives back what it lets in. A body whose portal
+// crossing is being decided (ecs.Player.Settling) changes no items.
+//
 // Every stack has an id the Area mints ([ecs.ItemID]); the System keeps
 // the Area's ledger (the items of each kind it made and unmade), saves
 // its part of the Area's blob ([System.Save], [System.Load]) and a
-// character's carried items as the character's state
+// character's carried and stashed items as the character's state
 // ([System.SaveCharacter], [System.LoadCharacter]). The realm's items are
-// counted from what the store holds (director/census), not from a running
-// Area.
+// counted by the director (director/census), from the store and, live,
+// from what the hosts' Areas hold.
 package items
