@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,6 +125,73 @@ func (p *page) pick(i int) {
 	p.wait(fmt.Sprintf("slot %d picked", i+1), fmt.Sprintf(`document.querySelector('#inventory .slot[data-slot="%d"]').classList.contains("selected")`, i), 5*time.Second)
 }
 
+// picked is the inventory slot the bar shows picked (its data-picked),
+// -1 for none.
+func (p *page) picked() int {
+	p.t.Helper()
+	s := p.eval(`document.getElementById("inventory").dataset.picked || "-1"`)
+	i, err := strconv.Atoi(s)
+	if err != nil {
+		p.fail("the picked slot: %q", s)
+	}
+	return i
+}
+
+// clickSlot clicks inventory slot i on the bar, with Shift if shift.
+func (p *page) clickSlot(i int, shift bool) {
+	p.t.Helper()
+	p.do(p.slotClick(i, shift))
+}
+
+// slotClick is a click on inventory slot i of the bar (with Shift if
+// shift), scrolled into sight first.
+func (p *page) slotClick(i int, shift bool) chromedp.Action[chromedp.Void] {
+	p.t.Helper()
+	css := fmt.Sprintf(`#inventory .slot[data-slot="%d"]`, i)
+	p.eval(fmt.Sprintf(`(document.querySelector(%q).scrollIntoView({ block: "nearest", inline: "nearest" }), "")`, css))
+	x, y := centre(p.boxOf(css))
+	if shift {
+		return chromedp.MouseClickXY(x, y, chromedp.ButtonModifiers(chromedp.ModifierShift))
+	}
+	return chromedp.MouseClickXY(x, y)
+}
+
+// waitPicked waits until the bar shows slot i picked (-1: none), and
+// the line under it says so (hidden when none is).
+func (p *page) waitPicked(what string, i int) {
+	p.t.Helper()
+	js := fmt.Sprintf(`(() => { const sel = [...document.querySelectorAll("#inventory .slot.selected")].map((b) => +b.dataset.slot); const line = document.getElementById("picked");
+		return (document.getElementById("inventory").dataset.picked || "-1") === "%d" && (%d < 0 ? sel.length === 0 && line.hidden : sel.length === 1 && sel[0] === %d && !line.hidden); })()`, i, i, i)
+	p.wait(what, js, 5*time.Second)
+}
+
+// stackAt is inventory slot i as the page's SDK session holds it:
+// "kind×count#id" ("0x0#0" when empty).
+func (p *page) stackAt(i int) string {
+	p.t.Helper()
+	return p.sdk(fmt.Sprintf(`(() => { const st = s.inventory[%d]; return st.kind + "x" + st.count + "#" + st.id; })()`, i))
+}
+
+// totals is what the page's SDK session says the inventory holds, kind
+// by kind: "kind:count" joined by commas, by kind.
+func (p *page) totals() string {
+	p.t.Helper()
+	return p.sdk(`(() => { const m = new Map(); for (const st of s.inventory) if (st.count > 0) m.set(st.kind, (m.get(st.kind) ?? 0) + st.count);
+		return [...m].sort((a, b) => a[0] - b[0]).map(([k, c]) => k + ":" + c).join(","); })()`)
+}
+
+// firstEmpty is the inventory's first empty slot in the page's SDK
+// session, or -1.
+func (p *page) firstEmpty() int {
+	p.t.Helper()
+	s := p.sdk(`s.inventory.findIndex((st) => st.count === 0)`)
+	i, err := strconv.Atoi(s)
+	if err != nil {
+		p.fail("the first empty slot: %q", s)
+	}
+	return i
+}
+
 // boxOf is the box on the page of the element css selects: left, top,
 // right, bottom in CSS pixels.
 func (p *page) boxOf(css string) [4]float64 {
@@ -150,8 +218,16 @@ func (p *page) boxOf(css string) [4]float64 {
 // it, and T takes the chair back before the tile. Ann places the chest,
 // opens it, puts her chairs in and takes them out again through its
 // panel, and Escape closes it.
+// The bar rearranges her inventory: with a slot picked, a click on
+// another moves its stack there (onto an empty slot), merges it (onto
+// its kind) or swaps the two (onto another kind); Shift-click and the
+// Split button move half of it, the rest staying picked; a click on the
+// picked slot puts it away, the keys only pick, and a split onto another
+// kind is refused in words. The SDK's inventory holds as many of each
+// kind at the end as before.
 // With a finger, a tap on a slot and one on a square place the table, and
-// the Take and Build buttons take it back and place it again. The chest's
+// the Take and Build buttons take it back and place it again; the Split
+// button splits the chairs, and taps merge them back. The chest's
 // panel closes as she walks away, to a tree, whose wood comes into the
 // bar. A reload finds the chair where it was and the inventory as she
 // left it. Then she leaves for her lobby and names Bo a builder in her
@@ -320,6 +396,101 @@ func TestWebClientBuild(t *testing.T) {
 		bo.noExceptions()
 	})
 
+	run("the bar moves, splits, merges and swaps stacks, losing nothing", func(t *testing.T) {
+		before := ann.totals()
+		if got := ann.picked(); got != chairs[0] {
+			t.Fatalf("slot %d shows picked after the chest's panel; want the chairs' slot %d", got+1, chairs[0]+1)
+		}
+		ann.clickSlot(chairs[0], false)
+		ann.waitPicked("the chairs put away by a click on their picked slot", -1)
+		chairID := ann.stackAt(chairs[0])
+		n := chairs[1] - 1 // one chair stands in the home
+
+		// A click on an empty slot moves the picked stack there, whole.
+		empty := ann.firstEmpty()
+		if empty < 0 {
+			t.Fatalf("no empty slot in the inventory: %q", ann.totals())
+		}
+		ann.clickSlot(chairs[0], false)
+		ann.waitPicked("the chairs picked", chairs[0])
+		ann.wait("the line under the bar saying what a click on another slot does", `document.getElementById("picked-text").textContent.includes("click another slot to move")`, 5*time.Second)
+		ann.clickSlot(empty, false)
+		ann.waitSlot(empty, chairKind, n)
+		ann.waitSlot(chairs[0], 0, 0)
+		ann.waitPicked("nothing picked after the move", -1)
+		if got, want := ann.stackAt(empty), chairID; got != want {
+			t.Errorf("the moved stack is %q in the SDK; want %q (the same stack)", got, want)
+		}
+
+		// Shift-click on an empty slot splits half off; the rest stays picked.
+		ann.clickSlot(empty, false)
+		ann.waitPicked("the moved chairs picked", empty)
+		ann.wait("the Split button for a stack of more than one", `!document.getElementById("split").hidden`, 5*time.Second)
+		ann.clickSlot(chairs[0], true)
+		ann.waitSlot(chairs[0], chairKind, n/2)
+		ann.waitSlot(empty, chairKind, n-n/2)
+		ann.waitPicked("the rest still picked after the split", empty)
+		if a, b := ann.stackAt(chairs[0]), ann.stackAt(empty); a == b || strings.SplitN(a, "#", 2)[1] == strings.SplitN(b, "#", 2)[1] {
+			t.Errorf("the split stacks are %q and %q in the SDK; want two stacks of their own ids", a, b)
+		}
+
+		// A click on a stack of its kind merges the picked one into it.
+		ann.clickSlot(chairs[0], false)
+		ann.waitSlot(chairs[0], chairKind, n)
+		ann.waitSlot(empty, 0, 0)
+		ann.waitPicked("nothing picked after the merge", -1)
+
+		// The Split button moves half to the first empty slot; a merge brings it back.
+		ann.clickSlot(chairs[0], false)
+		ann.waitPicked("the chairs picked again", chairs[0])
+		to := ann.firstEmpty()
+		ann.do(chromedp.Click(chromedp.ID("split")))
+		ann.waitSlot(to, chairKind, n/2)
+		ann.waitSlot(chairs[0], chairKind, n-n/2)
+		ann.waitPicked("the rest still picked after Split", chairs[0])
+		ann.clickSlot(chairs[0], false)
+		ann.waitPicked("the chairs put away", -1)
+		ann.clickSlot(to, false)
+		ann.clickSlot(chairs[0], false)
+		ann.waitSlot(chairs[0], chairKind, n)
+		ann.waitSlot(to, 0, 0)
+
+		// A click on another kind swaps the two stacks; the keys only pick.
+		table := ann.slotOf(tableKind)
+		ann.clickSlot(chairs[0], false)
+		ann.clickSlot(table, false)
+		ann.waitSlot(table, chairKind, n)
+		ann.waitSlot(chairs[0], tableKind, 1)
+		ann.waitPicked("nothing picked after the swap", -1)
+		ann.clickSlot(table, false)
+		ann.clickSlot(chairs[0], false)
+		ann.waitSlot(chairs[0], chairKind, n)
+		ann.waitSlot(table, tableKind, 1)
+		if table < 10 {
+			ann.clickSlot(chairs[0], false)
+			ann.pickKey(table)
+			ann.waitPicked("the table picked by its key, moving nothing", table)
+			ann.waitSlot(chairs[0], chairKind, n)
+			ann.waitSlot(table, tableKind, 1)
+			ann.do(chromedp.KeyEvent(strconv.Itoa((table + 1) % 10)))
+			ann.waitPicked("the table put away by its key", -1)
+		}
+
+		// Half a stack onto another kind: refused, in words.
+		ann.clickSlot(chairs[0], false)
+		ann.waitPicked("the chairs picked for a split onto the table", chairs[0])
+		ann.told("a split onto another kind refused in words", "Another kind is there", ann.slotClick(table, true))
+		ann.waitSlot(chairs[0], chairKind, n)
+		ann.waitSlot(table, tableKind, 1)
+		ann.clickSlot(chairs[0], false)
+		ann.waitPicked("nothing picked at the end", -1)
+
+		if after := ann.totals(); after != before {
+			t.Errorf("the inventory holds %q after the moves; want %q, as before", after, before)
+		}
+		ann.noExceptions()
+	})
+
 	run("taps place the table, and the Take and Build buttons take it back and place it again", func(t *testing.T) {
 		if _, err := chromedp.Call(ann.tab.Ctx, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 5}); err != nil {
 			t.Fatalf("emulate touch: %v", err)
@@ -346,6 +517,32 @@ func TestWebClientBuild(t *testing.T) {
 		ann.tapXY(centre(ann.box("take")))
 		ann.waitPlaced("the table taken back again", sq[0], sq[1], "")
 		ann.waitSlot(table, tableKind, 1)
+
+		// With a finger, the line under the bar speaks of taps, and the
+		// Split button splits the picked stack; taps merge it back.
+		tapSlot := func(i int) { ann.tapXY(centre(ann.boxOf(fmt.Sprintf(`#inventory .slot[data-slot="%d"]`, i)))) }
+		before := ann.totals()
+		tapSlot(table)
+		ann.waitPicked("the table put away by a tap", -1)
+		tapSlot(chairs[0])
+		ann.waitPicked("the chairs picked by a tap", chairs[0])
+		ann.wait("the line under the bar speaking of taps, and the Split button", `document.getElementById("picked-text").textContent.includes("tap another slot") && !document.getElementById("split").hidden`, 5*time.Second)
+		n := chairs[1] - 1
+		to := ann.firstEmpty()
+		ann.tapXY(centre(ann.box("split")))
+		ann.waitSlot(to, chairKind, n/2)
+		ann.waitSlot(chairs[0], chairKind, n-n/2)
+		tapSlot(chairs[0])
+		ann.waitPicked("the chairs put away by a tap", -1)
+		tapSlot(to)
+		ann.waitPicked("the split chairs picked by a tap", to)
+		tapSlot(chairs[0])
+		ann.waitSlot(chairs[0], chairKind, n)
+		ann.waitSlot(to, 0, 0)
+		ann.waitPicked("nothing picked after the merge by a tap", -1)
+		if after := ann.totals(); after != before {
+			t.Errorf("the inventory holds %q after the taps; want %q, as before", after, before)
+		}
 	})
 
 	run("the chest's panel closes as she walks away, and a tree's wood comes into the bar", func(t *testing.T) {

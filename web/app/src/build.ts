@@ -2,16 +2,21 @@
  * Building on the play screen: the inventory bar (20 slots; keys 1-9 and
  * 0 or a click pick one, picked again to put it away), placing the picked
  * slot's item on a square next to the body, taking a placed item back,
- * and the panel of an opened chest, whose stacks move to and from the
- * inventory. The server decides everything: what shows is what its
- * inventory, container and static messages said, and its refusals come
- * back in words. Building is offered only where area_info's rules say
- * this player may build (Rule.MayBuild); elsewhere the bar only shows
- * what the player carries, and a try is answered in words without
- * sending an intent sure to be refused. Where the Area allows building
- * only on its plots (a village: area_info's plots, drawn on the map),
- * building is offered on them alone. Under the bar, a line says what
- * waits in the stash (what an arena did not let the player carry in).
+ * rearranging the bar (with a slot picked, a click on another moves the
+ * picked stack there: onto an empty slot it moves, onto its kind it
+ * merges, onto another kind the two swap; Shift-click or the Split button
+ * moves half of it), and the panel of an opened chest, whose stacks move
+ * to and from the inventory. The server decides everything: what shows
+ * is what its inventory, container and static messages said, and its
+ * refusals come back in words. Building is offered only where
+ * area_info's rules say this player may build (Rule.MayBuild); elsewhere
+ * the bar only shows what the player carries, and a try is answered in
+ * words without sending an intent sure to be refused. Where the Area
+ * allows building only on its plots (a village: area_info's plots, drawn
+ * on the map), building is offered on them alone. Under the bar, a line
+ * says what the picked slot holds and what a click on another does, and
+ * another what waits in the stash (what an arena did not let the player
+ * carry in).
  */
 
 import {
@@ -20,6 +25,7 @@ import {
   DIR_DELTA,
   type Dir,
   IntentKind,
+  type IntentRequest,
   type ItemKind,
   ItemSlot,
   ObjectKind,
@@ -71,6 +77,18 @@ const INTENT_REFUSALS: Partial<Record<number, Partial<Record<number, string>>>> 
   },
 };
 
+/** Words for refusals of a move within the inventory (no chest in it), by code. */
+const BAR_REFUSALS: Partial<Record<number, string>> = {
+  [Code.NOTHING_THERE]: "That slot is empty now: nothing to move.",
+  [Code.INVENTORY_FULL]: "That stack is full: it takes no more.",
+  [Code.OCCUPIED]: "Another kind is there: only whole stacks swap (split onto an empty slot).",
+};
+
+/** half is how many items splitting a stack of n moves: half, rounded down, at least 1. */
+function half(n: number): number {
+  return Math.max(1, Math.floor(n / 2));
+}
+
 /** A square of the Area. */
 interface Square {
   x: number;
@@ -90,6 +108,11 @@ export class Builder {
   private readonly chestSlots: SlotRow;
   private readonly chestEl = byId("chest", HTMLElement);
   private readonly chestTitle = byId("chest-title", HTMLElement);
+  private readonly pickedEl = byId("picked", HTMLElement);
+  private readonly pickedText = byId("picked-text", HTMLElement);
+  private readonly splitBtn = byId("split", HTMLButtonElement);
+  /** Whether the player plays with a finger: the line under the bar speaks of taps. */
+  private touch = false;
 
   /** session is the session in play; note tells the player something; done gives the focus back to the map. */
   constructor(
@@ -97,8 +120,12 @@ export class Builder {
     private readonly note: (text: string) => void,
     private readonly done: () => void,
   ) {
-    this.bar = new SlotRow(this.barEl, SLOT_KEYS, (i) => {
-      this.pick(i);
+    this.bar = new SlotRow(this.barEl, SLOT_KEYS, (i, shift) => {
+      this.slotClick(i, shift);
+      this.done();
+    });
+    onTap(this.splitBtn, () => {
+      this.splitPicked();
       this.done();
     });
     this.chestSlots = new SlotRow(byId("chest-slots", HTMLElement), [], (k) => {
@@ -129,6 +156,13 @@ export class Builder {
   showInventory(s: Session): void {
     this.bar.show(s.inventory, s.itemKinds);
     this.showStash(s.stash, s.itemKinds);
+    this.showPicked();
+  }
+
+  /** setTouch says the player plays with a finger (the line under the bar then speaks of taps). */
+  setTouch(touch: boolean): void {
+    this.touch = touch;
+    this.showPicked();
   }
 
   /**
@@ -189,9 +223,83 @@ export class Builder {
     return true;
   }
 
+  /**
+   * slotClick takes a click or a tap on inventory slot i (shift: with
+   * Shift). With no slot picked, or an empty one, it picks i; on the
+   * picked slot it puts it away; on another slot it moves the picked stack
+   * there, whole (onto an empty slot it moves, onto a stack of its kind
+   * the two merge as far as the kind's stack goes, onto another kind the
+   * two swap), and nothing stays picked; with Shift, a stack of more than
+   * one moves half (split), and the rest stays picked. The keys only pick
+   * (pickKey).
+   */
+  slotClick(i: number, shift: boolean): void {
+    const s = this.live();
+    if (s !== null && !this.allowed(s)) return;
+    const from = this.selected;
+    const st = s === null ? undefined : this.stack(s);
+    if (s === null || from === null || from === i || st === undefined) {
+      this.select(from === i ? null : i);
+      return;
+    }
+    if (shift && st.count > 1) {
+      void s.moveItem(from, i, half(st.count));
+      return;
+    }
+    this.select(null);
+    void s.moveItem(from, i, 0);
+  }
+
+  /** splitPicked moves half the picked stack (rounded down) to the inventory's first empty slot; the rest stays picked. */
+  splitPicked(): void {
+    const s = this.live();
+    if (s !== null && !this.allowed(s)) return;
+    const st = s === null ? undefined : this.stack(s);
+    if (s === null || this.selected === null || st === undefined || st.count < 2) {
+      this.note("Pick a slot holding more than one item to split it.");
+      return;
+    }
+    const to = s.inventory.findIndex((q) => q.count === 0);
+    if (to < 0) {
+      this.note("Your inventory has no empty slot to split onto.");
+      return;
+    }
+    void s.moveItem(this.selected, to, half(st.count));
+  }
+
   private select(i: number | null): void {
     this.selected = i;
     this.bar.select(i);
+    this.showPicked();
+  }
+
+  /**
+   * showPicked says, under the bar, what the picked slot holds and what a
+   * click (or a tap) on another slot does with it, and shows the Split
+   * button while it holds more than one item; nothing while no slot is
+   * picked. The bar's data-picked is the picked slot ("" for none), for
+   * tests and tools.
+   */
+  private showPicked(): void {
+    const i = this.selected;
+    this.barEl.dataset["picked"] = i === null ? "" : String(i);
+    const s = this.session();
+    const st = i === null || s === null ? undefined : s.inventory[i];
+    const n = st?.count ?? 0;
+    this.pickedEl.hidden = i === null;
+    this.splitBtn.hidden = i === null || n < 2;
+    let text = "";
+    if (i !== null) {
+      const click = this.touch ? "tap" : "click";
+      if (st === undefined || n === 0) {
+        text = `Slot ${i + 1} picked, empty: ${click} another slot to pick it instead.`;
+      } else {
+        const label = s?.itemKinds.get(st.kind)?.label ?? `item ${st.kind}`;
+        const halfWords = n < 2 ? "" : this.touch ? " · Split moves half" : " (Shift-click: half)";
+        text = `${label} × ${n} picked: ${click} another slot to move ${n === 1 ? "it" : "them"} there${halfWords} · ${click} it again to put it away`;
+      }
+    }
+    if (this.pickedText.textContent !== text) this.pickedText.textContent = text;
   }
 
   /** placing returns the kind of the picked slot's item when it can be placed here; undefined otherwise. */
@@ -342,9 +450,12 @@ export class Builder {
     return dirOf(c.x - p.x, c.y - p.y);
   }
 
-  /** refusal says a refusal of an intent of kind in words, if it is building's; undefined otherwise. */
-  refusal(kind: number, code: number): string | undefined {
-    const own = INTENT_REFUSALS[kind]?.[code] ?? REFUSALS[code];
+  /** refusal says a refusal (code) of intent in words, if it is building's; undefined otherwise. */
+  refusal(intent: IntentRequest, code: number): string | undefined {
+    const kind = intent.kind;
+    const item = intent.item;
+    const inBar = kind === IntentKind.MoveItem && item !== undefined && item.from < CONTAINER_SLOT && item.to < CONTAINER_SLOT;
+    const own = (inBar ? BAR_REFUSALS[code] : undefined) ?? INTENT_REFUSALS[kind]?.[code] ?? REFUSALS[code];
     if (own !== undefined) return own;
     if (kind === IntentKind.Place || kind === IntentKind.Take || kind === IntentKind.MoveItem) return `${capital(codeMeaning(code))}.`;
     return undefined;

@@ -56,13 +56,13 @@ export const HINT =
 export const TOUCH_HINT = "Tap a square to walk there · tap a door or a creature next to you to act on it · Act acts on the square you face";
 
 /** The hint of the building keys, under the inventory. */
-export const BUILD_HINT = "1-9, 0 pick · B places on the square you face (or click one next to you) · T takes back · P puts in the chest";
+export const BUILD_HINT = "1-9, 0 pick · B places on the square you face (or click one next to you) · T takes back · P puts in the chest · click a slot, then another, to move its stack there";
 
 /** The hint under the inventory where the player may not build. */
 export const NO_BUILD_HINT = "You may not build here: the bar only shows what you carry.";
 
 /** The hint of building for fingers. */
-export const BUILD_TOUCH_HINT = "Tap a slot, then a free square next to you (or Build) to place it · Take takes back what you face";
+export const BUILD_TOUCH_HINT = "Tap a slot, then a free square next to you (or Build) to place it, or another slot to move it there · Take takes back what you face";
 
 /** Input turns the player's keys and clicks into intents of the session. */
 export class Input {

@@ -168,6 +168,7 @@ export class Play {
     const touch = (): void => {
       for (const b of [this.actBtn, this.placeBtn, this.takeBtn]) b.classList.add("touch");
       this.hint.textContent = TOUCH_HINT;
+      this.builder.setTouch(true);
       this.showBuilding(this.session);
     };
     if (window.matchMedia("(pointer: coarse)").matches) touch();
@@ -361,7 +362,7 @@ export class Play {
         this.target = null;
         this.walk = null;
       }
-      const building = this.builder.refusal(e.intent.kind, e.code);
+      const building = this.builder.refusal(e.intent, e.code);
       if (building !== undefined) {
         this.toast(building);
       } else if (e.intent.kind === IntentKind.Action && e.code === Code.NOTHING_THERE) {

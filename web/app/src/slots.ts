@@ -25,12 +25,12 @@ export class SlotRow {
   /**
    * keys are the keys that pick the first slots, shown on them ("1".."0"
    * for the inventory, none for a chest); onPick is told a slot clicked
-   * or tapped.
+   * or tapped, and whether with Shift.
    */
   constructor(
     private readonly el: HTMLElement,
     private readonly keys: readonly string[],
-    private readonly onPick: (slot: number) => void,
+    private readonly onPick: (slot: number, shift: boolean) => void,
   ) {}
 
   /** show draws slots (drawing again only those that changed), each by its kind in kinds. */
@@ -82,7 +82,7 @@ export class SlotRow {
     b.type = "button";
     b.className = "slot";
     b.dataset["slot"] = String(i);
-    onTap(b, () => this.onPick(i));
+    onTap(b, (_x, _y, shift) => this.onPick(i, shift));
     this.el.append(b);
     this.buttons.push(b);
     this.shown.push("");
