@@ -189,21 +189,7 @@ func (ha *hostArea) simHello(token string, joinID uint64) wire.Code {
 // applied by the Area's systems from its next tick). It reports whether
 // an Area of this host holds the account's body.
 func (s *Sim) MoveTo(account uint64, x, y int32) bool {
-	found := false
-	for _, ha := range s.h.sortedAreas() {
-		ha.simRun(func() {
-			b := ha.bodies[account]
-			if b == nil {
-				return
-			}
-			found = true
-			seq := uint32(b.seqs.Load()) + 1
-			if b.accept(b.session, seq) == seqNext {
-				ha.a.Post(b.entity, ecs.Intent{Seq: seq, Kind: ecs.IntentMoveTo, X: x, Y: y, Tag: b.session})
-			}
-		})
-	}
-	return found
+	return s.post(account, ecs.Intent{Kind: ecs.IntentMoveTo, X: x, Y: y})
 }
 
 // Item has a simulated client's body carry out an item intent of kind
@@ -211,6 +197,13 @@ func (s *Sim) MoveTo(account uint64, x, y int32) bool {
 // by the Area's systems at its next tick. It reports whether an Area of
 // this host holds the account's body.
 func (s *Sim) Item(account uint64, kind ecs.IntentKind, dir ecs.Dir, from uint8) bool {
+	return s.post(account, ecs.Intent{Kind: kind, Dir: dir, From: from})
+}
+
+// post posts it for the account's body, numbered as its session's next
+// intent, in the Area of this host that holds the body, and reports
+// whether one does.
+func (s *Sim) post(account uint64, it ecs.Intent) bool {
 	found := false
 	for _, ha := range s.h.sortedAreas() {
 		ha.simRun(func() {
@@ -221,7 +214,8 @@ func (s *Sim) Item(account uint64, kind ecs.IntentKind, dir ecs.Dir, from uint8)
 			found = true
 			seq := uint32(b.seqs.Load()) + 1
 			if b.accept(b.session, seq) == seqNext {
-				ha.a.Post(b.entity, ecs.Intent{Seq: seq, Kind: kind, Dir: dir, From: from, Tag: b.session})
+				it.Seq, it.Tag = seq, b.session
+				ha.a.Post(b.entity, it)
 			}
 		})
 	}

@@ -93,20 +93,29 @@ func (p *peer) placedAt(x, y int32) uint16 {
 // names it a builder); the host is killed with SIGKILL; on return the
 // home holds the chair where it was placed and the inventory lacks it,
 // as the last stored snapshot has them both.
-func TestAHomeIsFoundAsItWasLeft(t *testing.T) {
-	r := startRealm(t, nil)
+// atHome makes player ann, her home, and ann in it (a new character: the
+// starter kit is minted there).
+func atHome(t *testing.T, r *realm) (ann *dirclient.Client, acct dirclient.Account, home dirclient.Area, p *peer) {
+	t.Helper()
 	ctx := context.Background()
-	ann, acct := r.player("ann")
+	ann, acct = r.player("ann")
 	home, err := ann.CreateArea(ctx, "Home", "home", 16, 16)
 	if err != nil {
 		t.Fatal(err)
 	}
-	chair, _ := content.Default().Item("chair")
 	j, err := ann.Join(ctx, home.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := connect(t, j)
+	p, _ = connect(t, j)
+	return ann, acct, home, p
+}
+
+func TestAHomeIsFoundAsItWasLeft(t *testing.T) {
+	r := startRealm(t, nil)
+	ctx := context.Background()
+	ann, acct, home, p := atHome(t, r)
+	chair, _ := content.Default().Item("chair")
 	inv := p.inventory()
 	if count(inv.Slots, chair.Code) != 4 {
 		t.Fatalf("a new character carries %+v; want the starter kit's 4 chairs", inv.Slots)
@@ -244,17 +253,8 @@ func TestItemsInPlay(t *testing.T) {
 	ctx := context.Background()
 	admin, adminAcct := r.player("admin")
 	r.admin(adminAcct)
-	ann, _ := r.player("ann")
-	home, err := ann.CreateArea(ctx, "Home", "home", 16, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ann, _, _, p := atHome(t, r)
 	chair, _ := content.Default().Item("chair")
-	j, err := ann.Join(ctx, home.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := connect(t, j)
 	inv := p.inventory()
 	p.snapshot(0)
 	chairs := func(c dirclient.ItemCensus) int64 {
