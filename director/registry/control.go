@@ -41,7 +41,8 @@ type waitingConn struct {
 func (w *waitingConns) init() { w.byAddr = map[netip.Addr]int{} }
 
 // admit takes a slot for nc, or reports false (its address holds its
-// share); a full table sheds its oldest connection (returned, closed).
+// share); a full table sheds its oldest connection (returned for the
+// caller to count and close).
 func (w *waitingConns) admit(nc net.Conn, max, perAddr int) (wc, shed *waitingConn, ok bool) {
 	addr := addrOf(nc.RemoteAddr())
 	w.mu.Lock()
@@ -53,7 +54,6 @@ func (w *waitingConns) admit(nc net.Conn, max, perAddr int) (wc, shed *waitingCo
 		shed = w.order[0]
 		w.removeLocked(shed)
 		shed.shed = true
-		shed.nc.Close()
 	}
 	wc = &waitingConn{nc: nc, addr: addr}
 	w.order = append(w.order, wc)
@@ -163,7 +163,7 @@ func (r *Registry) ServeConn(ctx context.Context, nc net.Conn) {
 
 // admit gives nc a slot among the connections waiting to register, or
 // closes it (its address holds its share); a connection shed for it is
-// counted.
+// counted, then closed (whoever sees it close sees it counted).
 func (r *Registry) admit(nc net.Conn) (*waitingConn, bool) {
 	wc, shed, ok := r.waiting.admit(nc, r.cfg.MaxUnregistered, r.cfg.MaxUnregisteredPerAddr)
 	if !ok {
@@ -173,6 +173,7 @@ func (r *Registry) admit(nc net.Conn) (*waitingConn, bool) {
 	}
 	if shed != nil {
 		r.refuseControl(ControlShed, shed.nc.RemoteAddr(), fmt.Errorf("the oldest of %d connections waiting to register, shed for a new one", r.cfg.MaxUnregistered))
+		shed.nc.Close()
 	}
 	return wc, true
 }
