@@ -421,6 +421,9 @@ func (ha *hostArea) characters() ([]control.Character, error) {
 		}
 		chars = append(chars, control.Character{Account: b.account, X: x, Y: y, State: state, Placed: true})
 	}
+	if len(ha.departed) == 0 {
+		return chars, nil // the usual case: no key list to sort
+	}
 	for _, acct := range slices.Sorted(maps.Keys(ha.departed)) {
 		if ha.bodies[acct] == nil {
 			chars = append(chars, ha.departed[acct].char)
