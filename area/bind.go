@@ -13,69 +13,6 @@ import (
 	"github.com/leyworks/ley/systems/items"
 )
 
-// expiredKeep is how long a grant is remembered after it expired, so that
-// a late hello is told GRANT_EXPIRED rather than BAD_GRANT; maxExpired
-// bounds how many are remembered at once.
-const (
-	expiredKeep = 5 * time.Minute
-	maxExpired  = 10000
-)
-
-// expire remembers that grant token expired unused (any goroutine).
-func (h *Host) expire(token string) {
-	now := time.Now()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.expired) >= maxExpired {
-		for tok, at := range h.expired {
-			if now.Sub(at) > expiredKeep || len(h.expired) >= maxExpired {
-				delete(h.expired, tok)
-			}
-		}
-	}
-	h.expired[token] = now
-}
-
-// expiredGrant reports whether token is a grant that expired unused not
-// long ago (any goroutine).
-func (h *Host) expiredGrant(token string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	at, ok := h.expired[token]
-	return ok && time.Since(at) <= expiredKeep
-}
-
-// grant is a join grant registered by the director: single use, expiring.
-type grant struct {
-	token   string
-	joinID  uint64
-	expires time.Time
-	name    string
-	char    control.Character
-}
-
-// body is a player's body in the Area and the peer driving it, if any.
-//
-// A session is what a hello starts and a resume continues: its seqs, its
-// ack_seq and its mark (session, carried by its intents as ecs.Intent.Tag
-// and checked against ecs.Player.Session). seqs packs the session's mark
-// (high 32 bits) and the last intent seq the session accepted (low 32
-// bits): the connection's event loop advances it with a compare-and-swap,
-// so an intent of a session taken over meanwhile can never move the new
-// session's seqs.
-type body struct {
-	account   uint64
-	name      string
-	entity    ecs.Entity
-	peer      *peer
-	session   uint32
-	version   uint16 // the session's protocol version
-	seqs      atomic.Uint64
-	resume    string
-	droppedAt time.Time // when its peer left; zero while bound
-	since     time.Time // when it came into the Area
-}
-
 // seqVerdict is what the event loop makes of an intent's seq.
 type seqVerdict uint8
 
@@ -100,13 +37,6 @@ func (b *body) accept(session, seq uint32) seqVerdict {
 			return seqNext
 		}
 	}
-}
-
-// route maps an entity ID to the body it was last given to, so answers
-// reach the session that sent the intent (see ecs.Intent.Tag).
-type route struct {
-	entity ecs.Entity
-	b      *body
 }
 
 // sessions numbers sessions across the host.
@@ -134,53 +64,6 @@ func (ha *hostArea) addGrant(m *control.Grant) {
 		ha.a.Wake()
 	}
 	ha.h.link.send(ack)
-}
-
-// hello binds p to its grant's body, spawning it or taking it over.
-func (ha *hostArea) hello(p *peer, m *wire.Hello, version uint16) {
-	if ha.spectatorHello(p, m, version) {
-		return
-	}
-	g := ha.grants[m.Grant]
-	switch {
-	case g == nil:
-		p.sendError(wire.CodeBadGrant, 0, m.JoinID, "unknown or used grant")
-		return
-	case g.joinID != m.JoinID:
-		p.sendError(wire.CodeBadGrant, 0, m.JoinID, "grant belongs to another join")
-		return
-	}
-	delete(ha.grants, m.Grant)
-	ha.h.dropIndex(ha.h.grants, m.Grant)
-	if time.Now().After(g.expires) {
-		ha.h.expire(m.Grant)
-		p.sendError(wire.CodeGrantExpired, 0, m.JoinID, "grant expired")
-		return
-	}
-	if ha.closing != nil {
-		p.sendError(wire.CodeAreaClosing, 0, m.JoinID, "area is closing")
-		return
-	}
-	b := ha.bodies[g.char.Account]
-	if b == nil {
-		e, err := ha.spawnPlayer(g.char)
-		if err != nil {
-			code, detail := wire.CodeInternal, "no room for your body"
-			if err == ecs.ErrAreaFull {
-				code, detail = wire.CodeAreaFull, "the area holds its maximum of players"
-			}
-			ha.h.log.Warn("spawn player", "area", ha.id, "account", g.char.Account, "err", err)
-			p.sendError(code, 0, m.JoinID, detail)
-			return
-		}
-		b = &body{account: g.char.Account, name: g.name, entity: e, since: time.Now()}
-		ha.bodies[b.account] = b
-		ha.order = append(ha.order, b)
-	} else if pl := ha.players.Get(b.entity); pl != nil {
-		pl.Builder = g.char.Builder // the director's word as of this join (a role the owner changed)
-	}
-	b.version = version
-	ha.bind(p, b, m.JoinID, true)
 }
 
 // resume rebinds p to the body its resume token names: the same session.
@@ -391,21 +274,6 @@ func (ha *hostArea) dropCrossings(b *body) {
 	ha.holdItems(b)
 }
 
-// crossingOf returns b's crossing under way or settling, or nil.
-func (ha *hostArea) crossingOf(b *body) *crossing {
-	for _, c := range ha.crossings {
-		if c.b == b {
-			return c
-		}
-	}
-	for _, c := range ha.settling {
-		if c.b == b {
-			return c
-		}
-	}
-	return nil
-}
-
 // newSession starts a fresh session on b: a new mark, ack_seq 0, no seq
 // taken yet, and no walk left over from the session before.
 func (ha *hostArea) newSession(b *body) {
@@ -420,16 +288,6 @@ func (ha *hostArea) newSession(b *body) {
 		pl.AckSeq, pl.Session = 0, b.session
 	}
 	ha.stopWalking(b)
-}
-
-// finalSnapshot is the last snapshot of b's session, sent reliably just
-// before its connection ends: no records, the final ack_seq.
-func (ha *hostArea) finalSnapshot(b *body) *wire.Snapshot {
-	s := &wire.Snapshot{Tick: ha.a.Tick, Records: []byte{}}
-	if pl := ha.players.Get(b.entity); pl != nil {
-		s.AckSeq = pl.AckSeq
-	}
-	return s
 }
 
 // areaInfo is what a bound client is told of the Area.
@@ -475,15 +333,6 @@ func (ha *hostArea) setRoute(b *body) {
 		ha.routes = append(ha.routes, route{})
 	}
 	ha.routes[id] = route{entity: b.entity, b: b}
-}
-
-// route returns the body of player entity e, or nil.
-func (ha *hostArea) route(e ecs.Entity) *body {
-	id := e.ID()
-	if int(id) >= len(ha.routes) || ha.routes[id].entity != e {
-		return nil
-	}
-	return ha.routes[id].b
 }
 
 // dropped records that p, which drove b, is gone; b stays for a resume.
@@ -552,9 +401,33 @@ func (ha *hostArea) nearestFree(x, y int32) (int32, int32, bool) {
 	return action.NearestFree(ha.a.Grid, x, y)
 }
 
-// sendStatic sends p the map of hash cell hc: the floor of its squares as
-// runs, and its static objects (the engine's static map).
-func (ha *hostArea) sendStatic(p *peer, hc int32) {
-	ha.eng.Map.Static(hc, &ha.static)
-	p.send(&ha.static)
+// dropBody forgets a body (it left the Area).
+func (ha *hostArea) dropBody(b *body) {
+	if ha.bodies[b.account] == b {
+		delete(ha.bodies, b.account)
+	}
+	ha.h.dropIndex(ha.h.resumes, b.resume)
+	kept := ha.order[:0]
+	for _, x := range ha.order {
+		if x != b {
+			kept = append(kept, x)
+		}
+	}
+	clear(ha.order[len(kept):])
+	ha.order = kept
+}
+
+// holdItems sets body b's Settling (its items held) while a crossing of
+// it is settling, and clears it once none is.
+func (ha *hostArea) holdItems(b *body) {
+	pl := ha.players.Get(b.entity)
+	if pl == nil || ha.bodies[b.account] != b {
+		return
+	}
+	pl.Settling = false
+	for _, c := range ha.settling {
+		if c.b == b && holdingItems() {
+			pl.Settling = true
+		}
+	}
 }

@@ -1,23 +1,10 @@
 package area
 
 import (
-	"sync"
-
+	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/gate"
-	"github.com/leyworks/ley/systems/interest"
+	"github.com/leyworks/ley/net/wire"
 )
-
-// snapshots delivers an Area's snapshot rounds (systems/interest builds
-// them) to its bound sessions: one shared arena per round, each peer's
-// frame written with writev from it, latest-wins. Owned by the Area's
-// goroutine, but for its pool of arenas, which the gate's event loops
-// give back to.
-type snapshots struct {
-	frame interest.Frame
-
-	mu   sync.Mutex // guards free: a Shared's OnFree runs on event loops
-	free []*gate.Shared
-}
 
 // arena returns a round's shared arena, recycled once no frame refers to
 // it any more.
@@ -85,11 +72,69 @@ func (ha *hostArea) sendSnapshots() {
 	sh.Release()
 }
 
-// setAway marks b's body away (its player's connection dropped) or back,
-// telling the indexes so that clients are shown it.
-func (ha *hostArea) setAway(b *body, away bool) {
-	if pl := ha.players.Get(b.entity); pl != nil && pl.Away != away {
-		pl.Away = away
-		ha.a.Touch(b.entity)
+// release ends every session at the end of a close's grace: every intent
+// still waiting is refused (code), every answer delivered, then each peer
+// gets a last snapshot (reliable: its final ack_seq), rehello{code} and
+// the close (1001). Nothing is applied after: the final snapshot persisted
+// next holds everything every peer was told.
+func (ha *hostArea) release(code wire.Code) {
+	ha.a.RefuseAll(ecs.OutcomeClosing)
+	ha.deliverAnswers(ha.a)
+	for _, b := range ha.order {
+		p := b.peer
+		if p == nil {
+			continue
+		}
+		p.bind.Store(nil)
+		p.lost.Store(uint32(code))
+		p.send(ha.finalSnapshot(b))
+		p.send(&wire.Rehello{Code: code, Detail: "the area closed"})
+		p.conn.Close(gate.CloseGoingAway, "area closed")
+		b.peer = nil
 	}
+	ha.bound = 0
+}
+
+// deliverAnswers sends the rejections in the Outbox to the sessions that
+// sent those intents (applied ones are acknowledged by the snapshots'
+// ack_seq), then empties it.
+func (ha *hostArea) deliverAnswers(a *ecs.Area) {
+	for i := range a.Outbox {
+		ans := &a.Outbox[i]
+		if ans.Outcome == ecs.OutcomeApplied {
+			continue // acknowledged by the snapshot's ack_seq
+		}
+		b := ha.route(ans.Entity)
+		if b == nil || b.peer == nil || b.session != ans.Tag {
+			continue // its session is over; nobody is left to tell
+		}
+		ha.answerBuf = wire.AppendIntentResult(ha.answerBuf[:0], ans.Seq, outcomeCode[ans.Outcome])
+		b.peer.sent(len(ha.answerBuf))
+		_ = b.peer.conn.Send(ha.answerBuf)
+	}
+	a.Outbox = a.Outbox[:0]
+}
+
+// outcomeCode maps the engine's outcomes to wire codes.
+var outcomeCode = [...]wire.Code{
+	ecs.OutcomeApplied:          wire.CodeOK,
+	ecs.OutcomeSuperseded:       wire.CodeSuperseded,
+	ecs.OutcomeTooFast:          wire.CodeTooFast,
+	ecs.OutcomeEntityGone:       wire.CodeEntityGone,
+	ecs.OutcomePortalInProgress: wire.CodePortalInProgress,
+	ecs.OutcomeBlocked:          wire.CodeBlocked,
+	ecs.OutcomeOutOfBounds:      wire.CodeOutOfBounds,
+	ecs.OutcomeNoPath:           wire.CodeNoPath,
+	ecs.OutcomeInvalid:          wire.CodeMalformed,
+	ecs.OutcomeNotAllowed:       wire.CodeNotAllowed,
+	ecs.OutcomeClosing:          wire.CodeAreaClosing,
+	ecs.OutcomeNothingThere:     wire.CodeNothingThere,
+	ecs.OutcomeInventoryFull:    wire.CodeInventoryFull,
+	ecs.OutcomeNotBuilder:       wire.CodeNotBuilder,
+	ecs.OutcomeBudget:           wire.CodeBudget,
+	ecs.OutcomeCooldown:         wire.CodeCooldown,
+	ecs.OutcomeItemCap:          wire.CodeItemCap,
+	ecs.OutcomeOccupied:         wire.CodeOccupied,
+	ecs.OutcomeNotEmpty:         wire.CodeNotEmpty,
+	ecs.OutcomeOffPlot:          wire.CodeOffPlot,
 }

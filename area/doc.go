@@ -48,6 +48,26 @@
 //     area_closing{reason, grace_ms}, runs through the grace, sends the
 //     final snapshot and waits (bounded) for its ack.
 //
+// # Files
+//
+// The files read from the bottom up: each needs only files above it in
+// this list (internal/filegraph's test holds them to it).
+//
+//   - config.go, cost.go, fences_release.go: settings, sizes, fences.
+//   - state.go: what a Host holds (its Areas, peers, bodies, grants,
+//     crossings, spectators, the control link) and who guards each part.
+//   - link.go: sending to the director; peer.go: sending to one peer.
+//   - index.go: the host's grant and Area indexes; items.go: inventories.
+//   - watch.go: what spectators are sent; persist.go: snapshots and
+//     presence for the director.
+//   - deliver.go: the snapshot round, intent answers, a close's last words;
+//     bind.go: binding, resuming, leaving and evicting bodies; inspect.go.
+//   - fault.go: a failed or superseded Area; portal.go: crossings;
+//     spectate.go: spectator grants and their sessions.
+//   - hostarea.go: an Area's life (its tick's after-steps, chores, close);
+//     session.go: the gate's callbacks, hello and join.
+//   - host.go: New, Run, the control link's session and dispatch.
+//
 // # Concurrency
 //
 // Gate event loops run the session callbacks, the clock's workers tick the

@@ -4,57 +4,20 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
-	"encoding/hex"
+	"errors"
 	"fmt"
-	"log/slog"
+	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/internal/failpoint"
+	"github.com/leyworks/ley/internal/machine"
 	"github.com/leyworks/ley/internal/procself"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
 )
-
-// Host runs a pool of Areas behind one WebSocket listener, driven by one
-// ecs.Clock, and keeps a control link to the director.
-//
-// Concurrency: the gate's event loops run the session callbacks; the
-// clock's workers tick the Areas; the link's goroutines talk to the
-// director. They meet only through each Area's inbox (PostControl, Post),
-// the peers' atomic bindings, and the indexes below under mu.
-type Host struct {
-	cfg   Config
-	log   *slog.Logger
-	clock *ecs.Clock
-	gate  *gate.Server
-	link  *link
-	boot  uint64
-
-	hostID    atomic.Uint32
-	peers     atomic.Int64 // connected peers
-	bytesOut  atomic.Uint64
-	framesOut atomic.Uint64
-	// areaFailures counts Areas that panicked and were failed alone;
-	// helloTimeouts connections closed for not saying hello in time.
-	areaFailures  atomic.Uint64
-	helloTimeouts atomic.Uint64
-	wsURL         string
-	// spectators counts the spectators bound on the host (spectate.go).
-	spectators atomic.Int32
-
-	mu      sync.Mutex // guards areas, grants, resumes, closed
-	areas   map[uint32]*hostArea
-	grants  map[string]*hostArea // grant token -> Area holding it
-	resumes map[string]*hostArea // resume token -> Area holding the body
-	expired map[string]time.Time // grant tokens that expired unused, and when
-	closed  bool
-	allGone chan struct{} // closed when the last Area unloaded after shutdown began
-}
 
 // New validates cfg and returns a Host; Run starts it.
 func New(cfg Config) (*Host, error) {
@@ -352,30 +315,6 @@ func (h *Host) spawnArea(m *control.SpawnArea) error {
 	return nil
 }
 
-// unload forgets an Area that finished closing or failed (its goroutine):
-// nothing of the host may point to it after, so that its memory is freed.
-func (h *Host) unload(ha *hostArea) {
-	ha.unloaded = true
-	h.clock.Remove(ha.a)
-	h.mu.Lock()
-	delete(h.areas, ha.id)
-	for tok, x := range h.grants {
-		if x == ha {
-			delete(h.grants, tok)
-		}
-	}
-	for tok, x := range h.resumes {
-		if x == ha {
-			delete(h.resumes, tok)
-		}
-	}
-	if h.closed && len(h.areas) == 0 && h.allGone != nil {
-		close(h.allGone)
-		h.allGone = nil
-	}
-	h.mu.Unlock()
-}
-
 // areaRefs lists the live Areas for a (re)registration.
 func (h *Host) areaRefs() []control.AreaRef {
 	h.mu.Lock()
@@ -478,13 +417,6 @@ func randomUint64() uint64 {
 	return binary.LittleEndian.Uint64(b[:])
 }
 
-// newToken returns a 128-bit random token as hex.
-func newToken() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // logStats logs every active Area's tick stats and the host's output every
 // period until ctx is done.
 func (h *Host) logStats(ctx context.Context, every time.Duration) {
@@ -537,20 +469,188 @@ func originChecker(allowed []string) func([]byte) bool {
 	return func(origin []byte) bool { return set[strings.ToLower(string(origin))] }
 }
 
-// indexGrant indexes a grant's token under its Area and returns the Area;
-// when the Area is not on this host it answers the director so and
-// returns nil. Looked up and indexed under one lock: an Area that unloads
-// in between would leave an index entry that nothing removes, and that
-// keeps the whole unloaded Area reachable.
-func (h *Host) indexGrant(area uint32, token string) *hostArea {
-	h.mu.Lock()
-	ha := h.areas[area]
-	if ha != nil {
-		h.grants[token] = ha
+// run keeps the link up until ctx is done, with one of the directors of
+// cfg.Director: after a failure it tries the next one, and a director
+// that does not lead sends it to the leader (at once, once in a row).
+// The wait between attempts doubles (up to 5 s) while no director
+// answers, and stays short while one answers that it does not lead. It
+// returns an error wrapping ErrRegistration when a director refuses the
+// host (or the host key would travel in clear text); every other failure
+// is logged and retried with backoff.
+func (l *link) run(ctx context.Context, registered chan<- struct{}) error {
+	addrs := directors(l.h.cfg.Director)
+	if len(addrs) == 0 {
+		return fmt.Errorf("%w: no director address", ErrRegistration)
 	}
-	h.mu.Unlock()
-	if ha == nil {
-		h.link.send(&control.GrantAck{Area: area, Token: token, Error: "area not on this host"})
+	for _, a := range addrs {
+		if err := l.checkCleartext(a); err != nil {
+			return err
+		}
 	}
-	return ha
+	backoff := 100 * time.Millisecond
+	first := true
+	next, redirect := 0, ""
+	for ctx.Err() == nil {
+		addr := redirect
+		if addr == "" {
+			addr = addrs[next%len(addrs)]
+			next++
+		}
+		followed := redirect != ""
+		redirect = ""
+		err := l.session(ctx, addr, func() {
+			backoff = 100 * time.Millisecond
+			if first {
+				first = false
+				close(registered)
+			}
+		})
+		if errors.Is(err, ErrRegistration) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		var nl *notLeaderError
+		if errors.As(err, &nl) {
+			// A director answered: the realm is between leaders (or
+			// this one follows), not down. Keep retrying briskly.
+			backoff = 100 * time.Millisecond
+		}
+		if nl != nil && nl.leader != "" && nl.leader != addr && !followed {
+			if cerr := l.checkCleartext(nl.leader); cerr != nil {
+				l.h.log.Warn("the director does not lead, and the leader it names is not on this machine: not sending the host key there in clear text",
+					"director", addr, "leader", nl.leader)
+			} else {
+				l.h.log.Info("the director does not lead; trying the leader", "director", addr, "leader", nl.leader)
+				redirect = nl.leader
+				continue
+			}
+		}
+		l.h.log.Warn("control link lost; reconnecting", "director", addr, "err", err, "backoff", backoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
+	return nil
+}
+
+// session dials addr, registers and serves one connection until it fails.
+func (l *link) session(ctx context.Context, addr string, onRegistered func()) error {
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	c, err := control.DialContext(dctx, addr, l.h.cfg.ControlTLS)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+
+	reg := &control.Register{
+		SpawnToken: l.h.cfg.SpawnToken,
+		HostKey:    l.h.cfg.HostKey,
+		Name:       l.h.cfg.Name,
+		WSURL:      l.h.WSURL(),
+		PoolSize:   l.h.cfg.PoolSize,
+		PID:        os.Getpid(),
+		Machine:    machine.BootID(),
+		Areas:      l.h.areaRefs(),
+		Boot:       l.h.boot,
+	}
+	sent := l.now()
+	if err := c.Send(reg); err != nil {
+		return err
+	}
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	msg, err := c.Recv()
+	if err != nil {
+		return fmt.Errorf("await registration: %w", err)
+	}
+	ack, ok := msg.(*control.Registered)
+	if !ok {
+		return fmt.Errorf("await registration: got %s", msg.Type())
+	}
+	if ack.NotLeader {
+		return &notLeaderError{why: ack.Error, leader: ack.Leader}
+	}
+	if ack.Error != "" {
+		return fmt.Errorf("%w: %s", ErrRegistration, ack.Error)
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	l.h.hostID.Store(ack.HostID)
+	// The director heard the register: the lease it gives runs from then.
+	l.leaseMS.Store(max(ack.LeaseMS, 0))
+	l.extendLease(sent)
+	l.mu.Lock()
+	l.conn = c
+	l.mu.Unlock()
+	// Drop what was queued for an earlier connection: it is stale, and
+	// reconnect resends the durable part (unacked snapshots) below.
+	for len(l.out) > 0 {
+		<-l.out
+	}
+	// What the director does not adopt, and the bodies it let go into
+	// other Areas meanwhile, go before this host takes a resume again.
+	l.h.adopted(ack)
+	l.up.Store(true)
+	defer func() {
+		l.downSince.Store(l.now())
+		l.up.Store(false)
+	}()
+	l.h.log.Info("registered with the director", "director", addr, "tls", c.Secure(), "host_id", ack.HostID, "ws_url", l.h.WSURL())
+	onRegistered()
+	l.h.relinked()
+
+	errc := make(chan error, 2)
+	done := make(chan struct{})
+	defer close(done)
+	go func() { // writer: the only goroutine writing to c
+		hb := time.NewTicker(l.h.cfg.HeartbeatEvery)
+		defer hb.Stop()
+		batch := make([]control.Message, 0, maxBatch)
+		for {
+			var msg control.Message
+			select {
+			case <-done:
+				return
+			case <-hb.C:
+				beat := l.h.heartbeat()
+				l.sentHeartbeat(beat)
+				msg = beat
+			case msg = <-l.out:
+			}
+			// Whatever else is queued goes in the same write: Areas ticking
+			// in one slot report together (presence, snapshots).
+			batch = append(batch[:0], msg)
+		more:
+			for len(batch) < maxBatch {
+				select {
+				case m := <-l.out:
+					batch = append(batch, m)
+				default:
+					break more
+				}
+			}
+			if err := c.SendAll(batch); err != nil {
+				errc <- err
+				return
+			}
+			clear(batch)
+		}
+	}()
+	go func() {
+		for {
+			msg, err := c.Recv()
+			if err != nil {
+				errc <- err
+				return
+			}
+			l.h.dispatch(msg)
+		}
+	}()
+	return <-errc
 }

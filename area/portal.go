@@ -20,16 +20,6 @@ const portalResend = 2 * time.Second
 // being left behind as a ghost.
 const settleFor = 10 * time.Minute
 
-// crossing is a player on their way through a portal: their body stands on
-// the portal square, in transit, until the director answers.
-type crossing struct {
-	b        *body
-	out      *control.PortalOut
-	from     ecs.Cell
-	deadline time.Time
-	sentAt   time.Time
-}
-
 // setPortals indexes an Area's portal squares.
 func (ha *hostArea) setPortals(ps []control.Portal) {
 	ha.portals = ps
@@ -225,35 +215,4 @@ func (ha *hostArea) restore(c *crossing, t wire.Type, code wire.Code) {
 			b.peer.send(&wire.PortalTransferRejected{Reason: code})
 		}
 	}
-}
-
-// holdItems sets body b's Settling (its items held) while a crossing of
-// it is settling, and clears it once none is.
-func (ha *hostArea) holdItems(b *body) {
-	pl := ha.players.Get(b.entity)
-	if pl == nil || ha.bodies[b.account] != b {
-		return
-	}
-	pl.Settling = false
-	for _, c := range ha.settling {
-		if c.b == b && holdingItems() {
-			pl.Settling = true
-		}
-	}
-}
-
-// dropBody forgets a body (it left the Area).
-func (ha *hostArea) dropBody(b *body) {
-	if ha.bodies[b.account] == b {
-		delete(ha.bodies, b.account)
-	}
-	ha.h.dropIndex(ha.h.resumes, b.resume)
-	kept := ha.order[:0]
-	for _, x := range ha.order {
-		if x != b {
-			kept = append(kept, x)
-		}
-	}
-	clear(ha.order[len(kept):])
-	ha.order = kept
 }

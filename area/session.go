@@ -3,60 +3,15 @@ package area
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
-	"github.com/leyworks/ley/systems/interest"
 )
 
 // closeCodeShutdown is the area_closing reason when the host itself stops.
 const closeCodeShutdown = uint16(wire.CodeAreaClosing)
-
-// binding ties a connection to a body in an Area. It is immutable: a new
-// binding replaces it whole, so the event loop reads it with one atomic load.
-type binding struct {
-	ha      *hostArea
-	b       *body
-	entity  ecs.Entity
-	session uint32 // the session's mark, carried by its intents (ecs.Intent.Tag)
-}
-
-// peer is one client connection.
-type peer struct {
-	h    *Host
-	conn *gate.Conn
-
-	bind   atomic.Pointer[binding]
-	lost   atomic.Uint32 // wire code of why a binding was lost; 0 if never bound or bound now
-	closed atomic.Bool
-	// pending is set while a hello or resume is being answered, so a
-	// second one is refused rather than raced.
-	pending atomic.Bool
-	// leaving is set while a leave waits for its Area, so a stream of
-	// them posts one piece of work there, not one each.
-	leaving atomic.Bool
-	// spec is set while the peer is a spectator (spectate.go).
-	spec atomic.Pointer[spectator]
-
-	// Owned by the connection's event loop (OnMessage runs one at a time).
-	tokens    float64
-	refilled  time.Time
-	flood     float64   // the flood meter (see refused)
-	floodAt   time.Time // when it was last drained
-	malformed int
-	unbound   int         // NOT_HELLO and REHELLO answers, and joins refused, in a row without a session
-	helloBy   *time.Timer // closes the connection if no hello binds it in time
-	intent    wire.Intent
-	scratch   []byte
-
-	// Owned by the goroutine of the Area the peer is bound to.
-	version     uint16
-	view        interest.View
-	hasPresence bool // the Area's presence list was sent to it
-}
 
 func (h *Host) onOpen(c *gate.Conn) {
 	p := &peer{h: h, conn: c, tokens: float64(h.cfg.IntentBurst), refilled: time.Now(), scratch: make([]byte, 0, 64)}
@@ -211,41 +166,6 @@ func (p *peer) onIntent(payload []byte) {
 	}
 }
 
-// take spends one token of the intent bucket, refilling it first.
-func (p *peer) take() bool {
-	now := time.Now()
-	cfg := &p.h.cfg
-	p.tokens = min(float64(cfg.IntentBurst), p.tokens+now.Sub(p.refilled).Seconds()*cfg.IntentRate)
-	p.refilled = now
-	if p.tokens < 1 {
-		return false
-	}
-	p.tokens--
-	return true
-}
-
-// floodDrain is the share of IntentRate at which the flood meter drains:
-// below 1, so that a client refused steadily (every other intent at twice
-// the rate) fills it, while one slightly over the rate, or in a burst now
-// and then, never does.
-const floodDrain = 0.5
-
-// refused counts one intent refused RATE_LIMITED on the connection's
-// flood meter and returns its level: every refusal adds 1, and the meter
-// drains at floodDrain x IntentRate per second, whatever got through
-// meanwhile. An accepted intent does not reset it: a client sending ten
-// times the rate has some intents accepted every second, and is closed
-// all the same. Called right after take (its clock reading).
-func (p *peer) refused() float64 {
-	now := p.refilled
-	if !p.floodAt.IsZero() {
-		p.flood = max(0, p.flood-now.Sub(p.floodAt).Seconds()*floodDrain*p.h.cfg.IntentRate)
-	}
-	p.floodAt = now
-	p.flood++
-	return p.flood
-}
-
 // onLeave takes a leave to the Area whose body this connection drives
 // (hostArea.leave answers it there); before a session it is refused
 // NOT_HELLO and counted with the other messages sent unbound. Leaves take
@@ -380,49 +300,49 @@ func (p *peer) refuseJoin(code wire.Code, joinID uint64, detail string) {
 	}
 }
 
-func (p *peer) malformedMsg(code wire.Code, seq uint32, joinID uint64, detail string) {
-	p.malformed++
-	p.sendError(code, seq, joinID, detail)
-	if p.malformed >= p.h.cfg.MalformedClose {
-		p.conn.Close(gate.ClosePolicyViolation, "too many malformed messages")
-	}
-}
-
-// sendError sends error{code, seq, join_id, detail}; any goroutine.
-func (p *peer) sendError(code wire.Code, seq uint32, joinID uint64, detail string) {
-	p.send(&wire.Error{Code: code, RefSeq: seq, JoinID: joinID, Detail: detail})
-}
-
-// sendResult sends intent_result{seq, code} from the event loop, without
-// allocating (Send copies the bytes).
-func (p *peer) sendResult(seq uint32, code wire.Code) {
-	p.scratch = wire.AppendIntentResult(p.scratch[:0], seq, code)
-	p.sent(len(p.scratch))
-	_ = p.conn.Send(p.scratch)
-}
-
-// send encodes and queues a reliable control-rate message.
-func (p *peer) send(m wire.Message) {
-	b, err := wire.Encode(m)
-	if err != nil {
-		p.h.log.Error("encode for client", "type", m.Type(), "err", err)
+// hello binds p to its grant's body, spawning it or taking it over.
+func (ha *hostArea) hello(p *peer, m *wire.Hello, version uint16) {
+	if ha.spectatorHello(p, m, version) {
 		return
 	}
-	p.sent(len(b))
-	_ = p.conn.Send(b)
-}
-
-// sent counts a reliable message in the host's output figures.
-func (p *peer) sent(n int) {
-	p.h.framesOut.Add(1)
-	p.h.bytesOut.Add(uint64(n))
-}
-
-// unbind removes the peer's binding because of code (TAKEN_OVER,
-// AREA_CLOSING, REHELLO...): it is told rehello so it is never left answered
-// NOT_HELLO for ever. Area goroutine.
-func (p *peer) unbind(code wire.Code, detail string) {
-	p.bind.Store(nil)
-	p.lost.Store(uint32(code))
-	p.send(&wire.Rehello{Code: code, Detail: detail})
+	g := ha.grants[m.Grant]
+	switch {
+	case g == nil:
+		p.sendError(wire.CodeBadGrant, 0, m.JoinID, "unknown or used grant")
+		return
+	case g.joinID != m.JoinID:
+		p.sendError(wire.CodeBadGrant, 0, m.JoinID, "grant belongs to another join")
+		return
+	}
+	delete(ha.grants, m.Grant)
+	ha.h.dropIndex(ha.h.grants, m.Grant)
+	if time.Now().After(g.expires) {
+		ha.h.expire(m.Grant)
+		p.sendError(wire.CodeGrantExpired, 0, m.JoinID, "grant expired")
+		return
+	}
+	if ha.closing != nil {
+		p.sendError(wire.CodeAreaClosing, 0, m.JoinID, "area is closing")
+		return
+	}
+	b := ha.bodies[g.char.Account]
+	if b == nil {
+		e, err := ha.spawnPlayer(g.char)
+		if err != nil {
+			code, detail := wire.CodeInternal, "no room for your body"
+			if err == ecs.ErrAreaFull {
+				code, detail = wire.CodeAreaFull, "the area holds its maximum of players"
+			}
+			ha.h.log.Warn("spawn player", "area", ha.id, "account", g.char.Account, "err", err)
+			p.sendError(code, 0, m.JoinID, detail)
+			return
+		}
+		b = &body{account: g.char.Account, name: g.name, entity: e, since: time.Now()}
+		ha.bodies[b.account] = b
+		ha.order = append(ha.order, b)
+	} else if pl := ha.players.Get(b.entity); pl != nil {
+		pl.Builder = g.char.Builder // the director's word as of this join (a role the owner changed)
+	}
+	b.version = version
+	ha.bind(p, b, m.JoinID, true)
 }

@@ -73,15 +73,6 @@ func (d *Director) findAccounts(w http.ResponseWriter, r *http.Request, acct sto
 	return http.StatusOK, map[string]any{"accounts": out, "more": more}, nil
 }
 
-// pathAccount reads the {account} of a route.
-func pathAccount(r *http.Request) (store.AccountID, *apiError) {
-	id, err := strconv.ParseUint(r.PathValue("account"), 10, 63)
-	if err != nil || id == 0 {
-		return 0, errBadRequest("account id must be a number")
-	}
-	return store.AccountID(id), nil
-}
-
 // endSessions: POST /v1/admin/accounts/{account}/logout (admins): every
 // session of the account ends, and its play with it, as its own log out
 // would (a body bound or away leaves, a grant it holds binds no more).

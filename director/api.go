@@ -1,63 +1,16 @@
 package director
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/leyworks/ley/director/apijson"
 	"github.com/leyworks/ley/director/auth"
 	"github.com/leyworks/ley/store"
-)
-
-// maxBody bounds every request body.
-const maxBody = 64 << 10
-
-// apiError is an API refusal: an HTTP status and a {code, message} body.
-// One with a cause (an internal error) also carries error_id, a random id
-// logged with the cause: the body never holds the cause itself.
-type apiError struct {
-	Status  int           `json:"-"`
-	Code    string        `json:"code"`
-	Message string        `json:"message"`
-	ErrorID string        `json:"error_id,omitempty"`
-	cause   error         // logged, never sent
-	retry   time.Duration // a 429's Retry-After (rounded up to seconds, at least 1)
-}
-
-func (e *apiError) Error() string { return e.Code + ": " + e.Message }
-
-func apiErr(status int, code, msg string) *apiError {
-	return &apiError{Status: status, Code: code, Message: msg}
-}
-
-func internalErr(err error) *apiError {
-	return &apiError{Status: 500, Code: "INTERNAL", Message: "internal error", cause: err}
-}
-
-// storeErr answers a store failure: UNAVAILABLE for an outage (nothing
-// changed), INTERNAL with its error id otherwise.
-func storeErr(err error) *apiError {
-	if errors.Is(err, store.ErrUnavailable) {
-		return withCause(errUnavailable, err)
-	}
-	return internalErr(err)
-}
-
-var (
-	errBadRequest   = func(msg string) *apiError { return apiErr(400, "BAD_REQUEST", msg) }
-	errUnauthorized = apiErr(401, "UNAUTHORIZED", "a valid session token is required")
-	errExpired      = apiErr(401, "SESSION_EXPIRED", "the session expired; log in again")
-	errBadLogin     = apiErr(401, "BAD_CREDENTIALS", "wrong email or password")
-	errForbidden    = apiErr(403, "FORBIDDEN", "not allowed")
-	errEmailTaken   = apiErr(409, "EMAIL_TAKEN", "an account with this email exists")
-	errNameTaken    = apiErr(409, "NAME_TAKEN", "another account has this name; choose another")
 )
 
 // handler is an API endpoint: it returns a value to encode as JSON (with
@@ -98,98 +51,6 @@ func (d *Director) serve(h handler) http.HandlerFunc {
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(v)
 	}
-}
-
-// route is one endpoint of the API: a ServeMux pattern ("METHOD /path")
-// and its handler. The route table is the one list of the API's
-// endpoints: routes registers exactly these, and the tests hold
-// openapi.yaml to it, path for path and method for method.
-type route struct {
-	pattern string
-	handler http.Handler
-}
-
-// routeTable returns the API's endpoints. It only builds handlers bound
-// to d; none runs until served.
-func (d *Director) routeTable() []route {
-	api := func(pattern string, h handler) route { return route{pattern, d.serve(h)} }
-	return []route{
-		api("POST /v1/accounts", d.signUp),
-		api("POST /v1/session", d.login),
-		api("DELETE /v1/session", d.authed(d.logout)),
-		api("GET /v1/me", d.authed(d.me)),
-		api("GET /v1/areas", d.authed(d.myAreas)),
-		api("POST /v1/areas", d.authed(d.createArea)),
-		api("GET /v1/areas/{id}", d.authed(d.getArea)),
-		api("GET /v1/areas/{id}/members", d.authed(d.members)),
-		api("PUT /v1/areas/{id}/members/{account}", d.authed(d.setRole)),
-		api("POST /v1/areas/{id}/invites", d.authed(d.createInvite)),
-		api("GET /v1/me/invites", d.authed(d.myInvites)),
-		api("POST /v1/invites/{code}/redeem", d.authed(d.redeem)),
-		api("POST /v1/areas/{id}/join", d.authed(d.joinArea)),
-		api("PUT /v1/areas/{id}/portals", d.authed(d.setPortals)),
-		api("GET /v1/realm", d.authed(d.getRealm)),
-		api("PUT /v1/realm", d.authed(d.putRealm)),
-		api("POST /v1/admin/provision", d.authed(d.provision)),
-		api("GET /v1/admin/hosts", d.authed(d.hostsStats)),
-		api("GET /v1/admin/areas", d.authed(d.liveAreas)),
-		api("GET /v1/admin/inspect", d.authed(d.inspect)),
-		api("GET /v1/admin/samples", d.authed(d.samples)),
-		api("GET /v1/admin/audit", d.authed(d.audit)),
-		api("GET /v1/admin/items", d.authed(d.items)),
-		api("GET /v1/admin/accounts", d.authed(d.findAccounts)),
-		api("POST /v1/admin/accounts/{account}/logout", d.authed(d.endSessions)),
-		api("PUT /v1/admin/areas/{id}/members/{account}", d.authed(d.giveMembership)),
-		api("DELETE /v1/admin/areas/{id}/members/{account}", d.authed(d.takeMembership)),
-		api("GET /v1/admin/areas/{id}", d.authed(d.areaDetail)),
-		api("POST /v1/admin/areas/{id}/spectate", d.authed(d.spectate)),
-		api("GET /director/info", d.info),
-		{"GET /v1/openapi.yaml", http.HandlerFunc(serveOpenAPIYAML)},
-		api("GET /v1/openapi.json", d.openAPIJSONDoc),
-		{"GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })},
-		{"GET /readyz", http.HandlerFunc(d.readyz)},
-	}
-}
-
-// mux returns a ServeMux holding the route table and the web client's
-// routes (web.go).
-func (d *Director) mux() *http.ServeMux {
-	mux := http.NewServeMux()
-	for _, rt := range append(d.routeTable(), d.webRoutes()...) {
-		mux.Handle(rt.pattern, rt.handler)
-	}
-	return mux
-}
-
-// routes is the API's handler: the route table, and JSON answers for
-// requests it has no route for.
-func (d *Director) routes() http.Handler {
-	return jsonErrors(d.mux())
-}
-
-// decode reads a JSON body strictly into v.
-func decode(r *http.Request, v any) *apiError {
-	body := io.Reader(r.Body)
-	if !jsonBody(r) {
-		var first [1]byte
-		if n, _ := io.ReadFull(r.Body, first[:]); n == 1 {
-			return errMediaType // a form or text/plain: perhaps a page of another site
-		}
-		body = bytes.NewReader(nil) // no body at all: the decoder says so
-	}
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return apiErr(413, "TOO_LARGE", fmt.Sprintf("request body over %d bytes", maxBody))
-		}
-		return errBadRequest(decodeMessage(err))
-	}
-	if dec.More() {
-		return errBadRequest("one JSON value expected")
-	}
-	return nil
 }
 
 type ctxKey struct{}
@@ -287,10 +148,6 @@ func (d *Director) signUp(w http.ResponseWriter, r *http.Request) (int, any, *ap
 	return http.StatusCreated, accountJSON(acct), nil
 }
 
-func accountJSON(a store.Account) apijson.Account {
-	return apijson.Account{ID: uint64(a.ID), Email: a.Email, Name: a.Name, Admin: a.Admin}
-}
-
 // login: POST /v1/session {email, password} -> {token, account, expires}.
 // A new login revokes the account's older sessions (a takeover).
 func (d *Director) login(w http.ResponseWriter, r *http.Request) (int, any, *apiError) {
@@ -379,10 +236,6 @@ func (d *Director) me(w http.ResponseWriter, r *http.Request, acct store.Account
 	return http.StatusOK, out, nil
 }
 
-func areaJSON(a store.Area) apijson.Area {
-	return apijson.Area{ID: uint32(a.ID), Name: a.Name, Kind: a.Kind, Template: a.Template, Owner: uint64(a.Owner), W: a.W, H: a.H}
-}
-
 func (d *Director) myAreas(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {
 	areas, err := d.store.AreasOf(r.Context(), acct.ID)
 	if err != nil {
@@ -421,14 +274,6 @@ func (d *Director) createArea(w http.ResponseWriter, r *http.Request, acct store
 		return 0, nil, storeErr(err)
 	}
 	return http.StatusCreated, areaJSON(a), nil
-}
-
-func pathArea(r *http.Request) (store.AreaID, *apiError) {
-	id, err := strconv.ParseUint(r.PathValue("id"), 10, 32)
-	if err != nil {
-		return 0, errBadRequest("area id must be a number")
-	}
-	return store.AreaID(id), nil
 }
 
 func (d *Director) members(w http.ResponseWriter, r *http.Request, acct store.Account) (int, any, *apiError) {

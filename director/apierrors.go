@@ -1,16 +1,20 @@
 package director
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leyworks/ley/store"
 )
 
 // The answers for requests no route takes.
@@ -126,3 +130,101 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// apiError is an API refusal: an HTTP status and a {code, message} body.
+// One with a cause (an internal error) also carries error_id, a random id
+// logged with the cause: the body never holds the cause itself.
+type apiError struct {
+	Status  int           `json:"-"`
+	Code    string        `json:"code"`
+	Message string        `json:"message"`
+	ErrorID string        `json:"error_id,omitempty"`
+	cause   error         // logged, never sent
+	retry   time.Duration // a 429's Retry-After (rounded up to seconds, at least 1)
+}
+
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+func apiErr(status int, code, msg string) *apiError {
+	return &apiError{Status: status, Code: code, Message: msg}
+}
+
+func internalErr(err error) *apiError {
+	return &apiError{Status: 500, Code: "INTERNAL", Message: "internal error", cause: err}
+}
+
+// storeErr answers a store failure: UNAVAILABLE for an outage (nothing
+// changed), INTERNAL with its error id otherwise.
+func storeErr(err error) *apiError {
+	if errors.Is(err, store.ErrUnavailable) {
+		return withCause(errUnavailable, err)
+	}
+	return internalErr(err)
+}
+
+var (
+	errBadRequest   = func(msg string) *apiError { return apiErr(400, "BAD_REQUEST", msg) }
+	errUnauthorized = apiErr(401, "UNAUTHORIZED", "a valid session token is required")
+	errExpired      = apiErr(401, "SESSION_EXPIRED", "the session expired; log in again")
+	errBadLogin     = apiErr(401, "BAD_CREDENTIALS", "wrong email or password")
+	errForbidden    = apiErr(403, "FORBIDDEN", "not allowed")
+	errEmailTaken   = apiErr(409, "EMAIL_TAKEN", "an account with this email exists")
+	errNameTaken    = apiErr(409, "NAME_TAKEN", "another account has this name; choose another")
+)
+
+// Refusal codes of a join, each with its HTTP status.
+var (
+	errNoSuchArea       = apiErr(404, "NO_SUCH_AREA", "no such area, or you are not one of its members")
+	errNotMember        = apiErr(403, "NOT_MEMBER", "you are not a member of this area")
+	errRealmClosed      = apiErr(403, "REALM_CLOSED", "the realm is closed")
+	errRealmFull        = apiErr(503, "REALM_FULL", "the realm is full")
+	errNewPlayersClosed = apiErr(403, "NEW_PLAYERS_CLOSED", "the realm is not taking new players")
+	errAtCapacity       = apiErr(503, "AT_CAPACITY", "no area host has room for this area")
+	// errHostsCannotStart: no host has room and the ones the director
+	// starts exit before they register. Their reason is logged with the
+	// answer's error id and shown by GET /readyz.
+	errHostsCannotStart = apiErr(503, "GRANT_FAILED", "no area host can start right now; the realm's operator sees why in the director's log and at /readyz")
+	// errUnavailable: the store cannot be reached or refuses work for now
+	// (a database restart): nothing changed; play in live Areas goes on.
+	errUnavailable = &apiError{Status: http.StatusServiceUnavailable, Code: "UNAVAILABLE",
+		Message: "the realm's database is unavailable for a moment: play goes on in the areas already live; try again shortly", retry: 2 * time.Second}
+)
+
+var (
+	errMediaType = apiErr(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "the request body must be JSON: Content-Type: application/json")
+	errOrigin    = apiErr(http.StatusForbidden, "BAD_ORIGIN", "requests from pages of other sites are refused")
+)
+
+// decode reads a JSON body strictly into v.
+func decode(r *http.Request, v any) *apiError {
+	body := io.Reader(r.Body)
+	if !jsonBody(r) {
+		var first [1]byte
+		if n, _ := io.ReadFull(r.Body, first[:]); n == 1 {
+			return errMediaType // a form or text/plain: perhaps a page of another site
+		}
+		body = bytes.NewReader(nil) // no body at all: the decoder says so
+	}
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return apiErr(413, "TOO_LARGE", fmt.Sprintf("request body over %d bytes", maxBody))
+		}
+		return errBadRequest(decodeMessage(err))
+	}
+	if dec.More() {
+		return errBadRequest("one JSON value expected")
+	}
+	return nil
+}
+
+// jsonBody reports whether r's body is declared as JSON.
+func jsonBody(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == "application/json"
+}
+
+// maxBody bounds every request body.
+const maxBody = 64 << 10

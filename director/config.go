@@ -377,3 +377,10 @@ func parseMemLimit(s string) (int64, bool) {
 	}
 	return n * mult, true
 }
+
+// EmptyTemplate is the built-in template outside the content: an open
+// floor of any size (8..1024 squares a side, given with the Area), with
+// players only: no walls, objects, creatures or portals of a map. The
+// Area's kind still sets its rules. Benchmarks and the load driver's
+// players-only workloads use it.
+const EmptyTemplate = "empty"

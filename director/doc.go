@@ -40,7 +40,7 @@
 //   - A host speaks only for the Areas placed on it, at their current
 //     epoch, and a snapshot is written only if its blob decodes, its
 //     characters stand on the grid and its seq is one the incarnation
-//     could have reached (guard.go); before registering, a control
+//     could have reached (registry/guard.go); before registering, a control
 //     connection is held to a small frame, a deadline and a cap. Every
 //     refusal is counted by reason and logged, rate-limited.
 //   - Spawned hosts get an environment built from scratch (no database
@@ -62,6 +62,22 @@
 //     every write of the leaders before it. A follower forwards the API to
 //     the leader and sends hosts to it; a leader that loses its term stops
 //     (Run returns ErrDeposed).
+//
+// # Files
+//
+// The files read from the bottom up: each needs only files above it in
+// this list (internal/filegraph's test holds them to it).
+//
+//   - apierrors.go (the API's error type, refusals, decoding a body),
+//     config.go, sessions.go, fences_release.go.
+//   - director.go (the Director and the state it holds), request.go (path
+//     values, JSON shapes).
+//   - The handlers and their helpers, one concern a file (invites.go,
+//     quota.go, realm.go, templates.go, ...), then those that use others
+//     (join.go, admin.go, mapportals.go, origin.go, ...), leader.go,
+//     spectate.go, api.go (accounts, sessions, Areas, members) and
+//     hostsetup.go (what the registry and spawner are given).
+//   - routes.go: the route table; run.go: New, Run and the leading loop.
 //
 // # Caveats
 //

@@ -2,9 +2,6 @@ package director
 
 import (
 	"context"
-	"net"
-	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -67,7 +64,7 @@ func (d *Director) plan(ctx context.Context, a store.Area) registry.Plan {
 		// An Area stored before templates: its map is another size now,
 		// and what its blob kept (wanderers on an open floor) has no place
 		// on it. It starts from its map.
-		d.warned.once(d, "stale-blob:"+strconv.Itoa(int(a.ID)), "an area's stored state predates its map; it starts from the map",
+		d.warned.once(d.log, "stale-blob:"+strconv.Itoa(int(a.ID)), "an area's stored state predates its map; it starts from the map",
 			"area", a.ID, "template", a.Template, "stored", strconv.Itoa(a.W)+"x"+strconv.Itoa(a.H), "map", strconv.Itoa(w)+"x"+strconv.Itoa(h))
 	}
 	switch a.Template {
@@ -104,36 +101,4 @@ func (d *Director) watchStore(ctx context.Context) {
 			d.log.Info("the store is available again")
 		}
 	}
-}
-
-// webOrigins are the origins of the pages whose players' connections the
-// realm's hosts accept (Config.WebOrigins, or this director's own).
-func (d *Director) webOrigins() []string {
-	if len(d.cfg.WebOrigins) > 0 {
-		return d.cfg.WebOrigins
-	}
-	var out []string
-	add := func(o string) {
-		if o != "" && !slices.Contains(out, o) {
-			out = append(out, o)
-		}
-	}
-	if u, err := url.Parse(d.cfg.AdvertiseHTTP); err == nil && u.Host != "" {
-		add(u.Scheme + "://" + u.Host)
-	}
-	host, port, err := net.SplitHostPort(d.httpAddr)
-	if err != nil {
-		return out
-	}
-	ip := net.ParseIP(host)
-	switch {
-	case host == "localhost" || (ip != nil && (ip.IsLoopback() || ip.IsUnspecified())):
-		// A browser on this machine names it either way.
-		add("http://127.0.0.1:" + port)
-		add("http://localhost:" + port)
-		add("http://[::1]:" + port)
-	default:
-		add("http://" + net.JoinHostPort(host, port))
-	}
-	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/leyworks/ley/director/registry"
@@ -15,24 +14,6 @@ import (
 // for its hello, where to use it, and its join id (a decimal string in
 // JSON: its values exceed 2^53, past which JavaScript's numbers round).
 type JoinAnswer = registry.Answer
-
-// Refusal codes of a join, each with its HTTP status.
-var (
-	errNoSuchArea       = apiErr(404, "NO_SUCH_AREA", "no such area, or you are not one of its members")
-	errNotMember        = apiErr(403, "NOT_MEMBER", "you are not a member of this area")
-	errRealmClosed      = apiErr(403, "REALM_CLOSED", "the realm is closed")
-	errRealmFull        = apiErr(503, "REALM_FULL", "the realm is full")
-	errNewPlayersClosed = apiErr(403, "NEW_PLAYERS_CLOSED", "the realm is not taking new players")
-	errAtCapacity       = apiErr(503, "AT_CAPACITY", "no area host has room for this area")
-	// errHostsCannotStart: no host has room and the ones the director
-	// starts exit before they register. Their reason is logged with the
-	// answer's error id and shown by GET /readyz.
-	errHostsCannotStart = apiErr(503, "GRANT_FAILED", "no area host can start right now; the realm's operator sees why in the director's log and at /readyz")
-	// errUnavailable: the store cannot be reached or refuses work for now
-	// (a database restart): nothing changed; play in live Areas goes on.
-	errUnavailable = &apiError{Status: http.StatusServiceUnavailable, Code: "UNAVAILABLE",
-		Message: "the realm's database is unavailable for a moment: play goes on in the areas already live; try again shortly", retry: 2 * time.Second}
-)
 
 func grantFailed(format string, args ...any) *apiError {
 	return apiErr(503, "GRANT_FAILED", fmt.Sprintf(format, args...))

@@ -32,12 +32,6 @@ import (
 // again, as a follower.
 var ErrDeposed = errors.New("director: deposed")
 
-// forwardedBy marks an API request a follower forwarded to the leader: a
-// director that receives one while it follows answers 503 rather than
-// forward it again (two followers each naming the other as leader, from
-// a stale record, would bounce it for ever).
-const forwardedBy = "Ley-Forwarded-By"
-
 // followEvery is how often a follower reads who leads.
 const followEvery = 500 * time.Millisecond
 

@@ -3,7 +3,6 @@ package director
 import (
 	"context"
 	"errors"
-	"sync"
 
 	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/net/control"
@@ -50,7 +49,7 @@ func (d *Director) mapPortals(ctx context.Context, area store.Area) []control.Po
 	}
 	t, err := d.cfg.Content.Template(area.Template)
 	if err != nil {
-		d.warned.once(d, "template:"+area.Template, "an area's template is not in the content: it starts without map portals",
+		d.warned.once(d.log, "template:"+area.Template, "an area's template is not in the content: it starts without map portals",
 			"area", area.ID, "template", area.Template, "err", err)
 		return nil
 	}
@@ -58,7 +57,7 @@ func (d *Director) mapPortals(ctx context.Context, area store.Area) []control.Po
 	var out []control.Portal
 	for _, p := range t.Map.Portals {
 		if len(out) == maxMapPortals {
-			d.warned.once(d, "many:"+area.Template, "a template's map has more portals than an area takes; the rest are left out",
+			d.warned.once(d.log, "many:"+area.Template, "a template's map has more portals than an area takes; the rest are left out",
 				"template", area.Template, "portals", len(t.Map.Portals), "max", maxMapPortals)
 			break
 		}
@@ -92,21 +91,21 @@ type portalTarget struct {
 func (d *Director) resolveTarget(ctx context.Context, area store.Area, target string) (t portalTarget) {
 	tt, err := d.cfg.Content.Template(target)
 	if err != nil || len(tt.Map.Spawns) == 0 { // the content's check makes both impossible
-		d.warned.once(d, "target:"+area.Template+">"+target, "a map portal leads to a template the content lacks; it is left out",
+		d.warned.once(d.log, "target:"+area.Template+">"+target, "a map portal leads to a template the content lacks; it is left out",
 			"area", area.ID, "template", area.Template, "target", target, "err", err)
 		return t
 	}
 	to, err := d.store.FirstAreaOf(ctx, target)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		d.warned.once(d, "none:"+area.Template+">"+target, "a map portal leads to a template no area is made from yet; it is left out until one is",
+		d.warned.once(d.log, "none:"+area.Template+">"+target, "a map portal leads to a template no area is made from yet; it is left out until one is",
 			"area", area.ID, "template", area.Template, "target", target)
 		return t
 	case err != nil:
 		d.log.Warn("a map portal's target area unreadable; it is left out", "area", area.ID, "target", target, "err", err)
 		return t
 	case to.ID == area.ID:
-		d.warned.once(d, "self:"+area.Template+">"+target, "a map portal would lead an area to itself; it is left out",
+		d.warned.once(d.log, "self:"+area.Template+">"+target, "a map portal would lead an area to itself; it is left out",
 			"area", area.ID, "template", area.Template, "target", target)
 		return t
 	}
@@ -124,32 +123,4 @@ func (d *Director) areaSize(area store.Area) (int, int) {
 		}
 	}
 	return area.W, area.H
-}
-
-// warnOnce logs each of its warnings once per key, for the life of the
-// director (at most maxWarnKeys keys; past them, every time). The zero
-// value is ready. Safe for concurrent use.
-type warnOnce struct {
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-const maxWarnKeys = 1024
-
-// once logs msg with args on d's logger at warning level, unless a
-// warning of key was logged before.
-func (w *warnOnce) once(d *Director, key, msg string, args ...any) {
-	w.mu.Lock()
-	if w.seen[key] {
-		w.mu.Unlock()
-		return
-	}
-	if w.seen == nil {
-		w.seen = map[string]bool{}
-	}
-	if len(w.seen) < maxWarnKeys {
-		w.seen[key] = true
-	}
-	w.mu.Unlock()
-	d.log.Warn(msg, args...)
 }

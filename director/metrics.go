@@ -8,24 +8,12 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/leyworks/ley/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/leyworks/ley/store"
 )
-
-// counters are the shell's own metrics, counted as events happen (the
-// registry's and the transfers' own are theirs); the rest is read from
-// the owners at scrape time (see Collect).
-type counters struct {
-	refusals *prometheus.CounterVec // reason: a join refusal's code
-}
-
-func newCounters() counters {
-	return counters{
-		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ley_join_refusals_total", Help: "Refused joins, by reason."}, []string{"reason"}),
-	}
-}
 
 // registerMetrics registers every metric of the director in d.metrics:
 // its counters, its collector (Collect), and the Go and process

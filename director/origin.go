@@ -1,7 +1,7 @@
 package director
 
 import (
-	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,17 +17,6 @@ import (
 // without the browser asking first, which this API never allows), and a
 // request that changes something and carries an Origin must come from this
 // director's own site or one of Config.WebOrigins.
-
-var (
-	errMediaType = apiErr(http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE", "the request body must be JSON: Content-Type: application/json")
-	errOrigin    = apiErr(http.StatusForbidden, "BAD_ORIGIN", "requests from pages of other sites are refused")
-)
-
-// jsonBody reports whether r's body is declared as JSON.
-func jsonBody(r *http.Request) bool {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	return err == nil && mt == "application/json"
-}
 
 // sameSite reports whether r may change something as far as its Origin
 // says: none (a program, not a page), this director's own (its Host, or
@@ -65,4 +54,42 @@ func (d *Director) requestHost(r *http.Request) string {
 		return strings.TrimSpace(host)
 	}
 	return r.Host
+}
+
+// forwardedBy marks an API request a follower forwarded to the leader: a
+// director that receives one while it follows answers 503 rather than
+// forward it again (two followers each naming the other as leader, from
+// a stale record, would bounce it for ever).
+const forwardedBy = "Ley-Forwarded-By"
+
+// webOrigins are the origins of the pages whose players' connections the
+// realm's hosts accept (Config.WebOrigins, or this director's own).
+func (d *Director) webOrigins() []string {
+	if len(d.cfg.WebOrigins) > 0 {
+		return d.cfg.WebOrigins
+	}
+	var out []string
+	add := func(o string) {
+		if o != "" && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	if u, err := url.Parse(d.cfg.AdvertiseHTTP); err == nil && u.Host != "" {
+		add(u.Scheme + "://" + u.Host)
+	}
+	host, port, err := net.SplitHostPort(d.httpAddr)
+	if err != nil {
+		return out
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case host == "localhost" || (ip != nil && (ip.IsLoopback() || ip.IsUnspecified())):
+		// A browser on this machine names it either way.
+		add("http://127.0.0.1:" + port)
+		add("http://localhost:" + port)
+		add("http://[::1]:" + port)
+	default:
+		add("http://" + net.JoinHostPort(host, port))
+	}
+	return out
 }

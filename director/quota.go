@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/leyworks/ley/director/auth"
-	"github.com/leyworks/ley/internal/keylock"
 	"github.com/leyworks/ley/store"
 )
 
@@ -20,30 +18,6 @@ const (
 	quotaLiveInvites   = "live_invites"
 	quotaOwnedSquares  = "owned_squares"
 )
-
-// quotas holds the state of the per-account quotas (Config.MaxOwnedAreas,
-// MaxPendingGrants, JoinsPerMinute) beyond the director's registries.
-type quotas struct {
-	// joins limits each account's joins; nil when JoinsPerMinute is 0.
-	// Keyed by account id: a Limiter of its own, apart from the address
-	// limiter.
-	joins *auth.Limiter
-	// creating serialises one account's Area creations, so that the
-	// owned count checked is the count the creation adds to.
-	creating keylock.Map[store.AccountID]
-}
-
-func newQuotas(cfg Config) (*quotas, error) {
-	q := &quotas{}
-	if n := cfg.JoinsPerMinute; n > 0 {
-		l, err := auth.NewLimiter(auth.LimiterConfig{Every: time.Minute / time.Duration(n), Burst: n, MaxKeys: 100_000})
-		if err != nil {
-			return nil, fmt.Errorf("director: joins per minute: %w", err)
-		}
-		q.joins = l
-	}
-	return q, nil
-}
 
 // quotaExceeded is the refusal of a request past quota; retry, if not
 // zero, is when it may succeed (a 429's Retry-After).

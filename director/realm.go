@@ -19,12 +19,6 @@ import (
 // leader) is seen within it.
 const settingsTTL = time.Second
 
-// cachedSettings is the realm's settings as read at.
-type cachedSettings struct {
-	s  store.RealmSettings
-	at time.Time
-}
-
 // realmSettings returns the realm's settings, from memory when read
 // within settingsTTL. While the store is unavailable it answers the last
 // settings read (the door as it was) rather than fail: what it guards

@@ -6,13 +6,6 @@ import (
 	"strings"
 )
 
-// EmptyTemplate is the built-in template outside the content: an open
-// floor of any size (8..1024 squares a side, given with the Area), with
-// players only: no walls, objects, creatures or portals of a map. The
-// Area's kind still sets its rules. Benchmarks and the load driver's
-// players-only workloads use it.
-const EmptyTemplate = "empty"
-
 // Bounds on an Area's size, for the empty template (a template's map has
 // its own size, which the content bounds).
 const (

@@ -147,14 +147,6 @@ func serveWebFile(f webFile) http.Handler {
 	})
 }
 
-// DemoLogin is a login a realm offers to anyone who opens its web client:
-// the demo account `ley run` seeds, while its password is the documented
-// default (printed by `ley run` and written in the README, so no secret).
-type DemoLogin struct {
-	Email    string `json:"email"`
-	Password string `json:"password"`
-}
-
 // OfferDemoLogin makes GET /director/info offer the login email/password
 // to anyone, so that the web client's landing can play the demo in one
 // click. Call it only for a login that is public anyway (`ley run`'s demo

@@ -7,24 +7,6 @@ import (
 	"strings"
 )
 
-// Bounds on what a stored PHC string may carry. They are wider than the
-// floor (old hashes below it must still verify, then be re-hashed) but keep
-// a corrupt or hostile row from asking for absurd memory or time.
-const (
-	maxMemory  = 1 << 20 // KiB: 1 GiB
-	maxTime    = 64
-	minSaltLen = 8
-	maxSaltLen = 64
-	minKeyLen  = 16
-	maxKeyLen  = 128
-	saltLen    = 16 // salt length Hash writes
-	// maxPHCLen bounds the parser's input: the longest valid string is
-	// about 300 bytes.
-	maxPHCLen = 512
-
-	phcPrefix = "$argon2id$v=19$m="
-)
-
 // b64 is the PHC encoding: standard alphabet, no padding, and strict so
 // that each byte string has exactly one accepted spelling.
 var b64 = base64.RawStdEncoding.Strict()

@@ -2,41 +2,19 @@ package registry
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/store"
 )
-
-// waitingConns are the control connections that have not registered yet:
-// at most MaxUnregistered in all, MaxUnregisteredPerAddr per source
-// address. Past the first bound the oldest is shed for the newcomer, so
-// strangers holding connections open cannot keep a host from registering
-// (a host's registration takes a round trip; a stranger's slot is only
-// ever the oldest for a moment).
-type waitingConns struct {
-	mu     sync.Mutex
-	order  []*waitingConn // oldest first
-	byAddr map[netip.Addr]int
-}
-
-type waitingConn struct {
-	nc   net.Conn
-	addr netip.Addr
-	done bool
-	shed bool // closed for a newcomer (counted then, not again as it fails)
-}
 
 func (w *waitingConns) init() { w.byAddr = map[netip.Addr]int{} }
 
@@ -589,16 +567,6 @@ func (r *Registry) strangers(ctx context.Context, ref control.AreaRef) (out []co
 	return out, here, nil
 }
 
-// tickRate is the tick rate the seq bound assumes for h: the one the
-// director gave a host it spawned, the highest any host accepts for one
-// started elsewhere (it chose its own).
-func (r *Registry) tickRate(h *Host) int {
-	if h.cred != (store.TokenHash{}) {
-		return r.cfg.SpawnedTickRate
-	}
-	return maxHostTickRate
-}
-
 // handle processes one message from a registered host. A message about
 // an Area is taken only from the host the Area was placed on, for its
 // current incarnation; an answer only to what this host was asked. The
@@ -654,11 +622,4 @@ func (r *Registry) handle(ctx context.Context, h *Host, msg control.Message) {
 	default:
 		r.refuseHost(h, msg.Type(), RefuseUnexpected, 0)
 	}
-}
-
-// newCredential returns a 128-bit random token as hex.
-func newCredential() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -13,60 +12,6 @@ import (
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/store"
 )
-
-// Host is a registered area host. Its fields are the registry's (under
-// its mu), but conn, which is safe for concurrent sends, and the
-// immutable ones set at registration.
-type Host struct {
-	// Immutable once registered.
-	ID      uint32
-	Name    string
-	WSURL   string
-	PID     int
-	Machine string
-	Pool    int
-	conn    *control.Conn
-	cred    store.TokenHash // its spawn credential's hash; zero for a host started elsewhere
-	spawned bool            // this director started it (its exit is known at once)
-	gone    chan struct{}   // closed when it is unregistered
-
-	// heard is when the director last read a message of the host (ns
-	// since the registry started: a monotonic clock): any message is proof
-	// it lived then. soon holds the answers the link's reader has for the
-	// host (heartbeat and snapshot acks), written by the host's own
-	// goroutine (sendSoon, sender): the reader never waits on a write to
-	// the host.
-	heard atomic.Int64
-	soon  chan control.Message
-	// budget is the host's snapshot budget (Config.SnapshotRate), used
-	// only by its link reader.
-	budget bucket
-
-	// Under Registry.mu.
-	lastBeat time.Time // the last heartbeat's arrival (its figures: beat)
-	beat     control.Heartbeat
-	areas    map[store.AreaID]*Live
-	// givenUp holds the incarnations the registry spawned on the host and
-	// gave up on before their area_ready came (the spawn timed out; at
-	// most maxGivenUp, the oldest forgotten first): the host may still
-	// make one live, and then its area_ready is answered close_area and
-	// its last words (a presence, a final snapshot, the area_closed) are
-	// the answer asked for, not refused messages. Only what the registry
-	// spawned is here: a host cannot mute its refusals by claiming Areas.
-	givenUp []incarnation
-
-	// Correlated answers (control.Calls: safe for concurrent use).
-	ready       control.Calls[store.AreaID, *control.AreaReady]
-	grants      control.Calls[string, *control.GrantAck]
-	inspections control.Calls[uint64, *control.Inspection]
-	evictions   control.Calls[evictKey, *control.Evicted]
-}
-
-// incarnation names one incarnation of an Area.
-type incarnation struct {
-	area  uint32
-	epoch uint64
-}
 
 // maxGivenUp bounds Host.givenUp.
 const maxGivenUp = 64
@@ -106,12 +51,6 @@ func (h *Host) Gone() <-chan struct{} { return h.gone }
 
 // Send sends m to the host (safe for concurrent use).
 func (h *Host) Send(m control.Message) error { return h.conn.Send(m) }
-
-// evictKey names one eviction: an account's body in an Area.
-type evictKey struct {
-	area    store.AreaID
-	account store.AccountID
-}
 
 // HostStats is one registered host as its last heartbeat tells it.
 type HostStats struct {
@@ -445,12 +384,6 @@ func (r *Registry) forgetLost(h *Host) {
 		delete(r.lost, id)
 	}
 	r.notify()
-}
-
-// bucket is a token bucket of bytes.
-type bucket struct {
-	tokens float64
-	last   time.Time
 }
 
 // take takes n bytes from b (rate a second, burst at most) and reports

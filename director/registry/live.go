@@ -2,6 +2,8 @@ package registry
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,53 +13,6 @@ import (
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/store"
 )
-
-// Live is an Area live on a host: one incarnation (Epoch) of it. Its
-// fields are the registry's (under its mu), but the immutable ones set when
-// it was placed.
-type Live struct {
-	// Immutable once placed.
-	ID       store.AreaID
-	Kind     string
-	Template string
-	Host     *Host
-	Epoch    store.Epoch
-	portals  []control.Portal // the portals it was spawned with
-	width    int              // its size: a snapshot's blob and characters must fit it
-	height   int
-	// ready is closed once the Area is live on Host (err nil) or failed.
-	ready chan struct{}
-	err   error
-
-	// Under Registry.mu.
-	peers     int
-	accounts  []store.AccountID // bound there (presence)
-	away      []store.AccountID // bodies waiting for a resume there
-	storedSeq store.Seq         // the newest of its snapshots the store holds
-	zeroSince time.Time         // since when its host reported nobody
-	closing   bool
-	lastSnap  time.Time // when a snapshot of this incarnation was last applied
-	// seqFrom, seqSince and tickRate bound the seq of its snapshots (see
-	// seqLimit).
-	seqFrom  store.Seq
-	seqSince time.Time
-	tickRate int
-	// maxNPCs bounds the creatures and wanderers its blobs may hold (its
-	// map's spawners' counts); -1: no bound known.
-	maxNPCs int
-	// grants holds the expiry of each grant registered for this Area that
-	// its player has not used yet (by account): an Area is never closed
-	// while someone is on their way in.
-	grants map[store.AccountID]time.Time
-	// known are the accounts this incarnation may have a body of, each
-	// with until when it may get one without being reported: granted
-	// here (while the host could still take the grant's hello), or found
-	// here when it was adopted (while an earlier director's grant could).
-	// A presence report is believed for them alone (a host cannot fill
-	// the realm's head count with accounts it invents); an account stays
-	// known while reported, and past its time once not.
-	known map[store.AccountID]time.Time
-}
 
 // know records that acct may have a body in l, unreported until until.
 // r.mu held.
@@ -583,4 +538,21 @@ func (r *Registry) PendingGrants(acct store.AccountID, except store.AreaID) (n i
 		}
 	}
 	return n, first
+}
+
+// tickRate is the tick rate the seq bound assumes for h: the one the
+// director gave a host it spawned, the highest any host accepts for one
+// started elsewhere (it chose its own).
+func (r *Registry) tickRate(h *Host) int {
+	if h.cred != (store.TokenHash{}) {
+		return r.cfg.SpawnedTickRate
+	}
+	return maxHostTickRate
+}
+
+// newCredential returns a 128-bit random token as hex.
+func newCredential() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }

@@ -3,28 +3,11 @@ package registry
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/store"
 )
-
-// pendingWrites are the newest snapshot of each Area the store could not
-// take (it was unavailable), written again as soon as it comes back: the
-// host keeps its unacked snapshot too and resends it, but not before two
-// of its persistence intervals, and an Area's play since must reach the
-// store as soon as it can. Newest wins (the write is idempotent and
-// monotonic on seq).
-type pendingWrites struct {
-	mu sync.Mutex
-	m  map[store.AreaID]pendingWrite
-}
-
-type pendingWrite struct {
-	h *Host
-	m *control.Snapshot
-}
 
 func (p *pendingWrites) put(h *Host, m *control.Snapshot) {
 	p.mu.Lock()

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -224,23 +226,6 @@ type HostFailure struct {
 	Count  int
 }
 
-// New returns a Registry on st; Serve takes its control connections and
-// Run its loops.
-func New(cfg Config, st Store) (*Registry, error) {
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	r := &Registry{
-		cfg: cfg, log: cfg.Logger, store: st, metrics: newMetrics(cfg.Registerer), logs: loglimit.Limiter{Every: logEvery},
-		hosts: map[uint32]*Host{}, areas: map[store.AreaID]*Live{}, lost: map[store.AreaID]time.Time{},
-		ending: map[store.AreaID]int{}, ended: map[store.AreaID]store.Epoch{},
-		spawned: map[store.TokenHash]*child{}, recorded: map[store.TokenHash]store.HostRecord{},
-		changed: make(chan struct{}), recalled: make(chan struct{}), started: time.Now(),
-	}
-	r.waiting.init()
-	return r, nil
-}
-
 // LockAccount takes acct's lock and returns its release: a join's or a
 // crossing's of one account never interleave with each other, nor with
 // the adoption of an Area holding a body of the account (see
@@ -291,28 +276,6 @@ func (r *Registry) Recall(ctx context.Context) error {
 	return nil
 }
 
-// Run runs the registry's loops until ctx is done: hosts that stopped
-// beating are dropped, leases of cut-off hosts run out, idle Areas close,
-// snapshots the store refused for a while are written again, and
-// recorded hosts that did not come back are forgotten.
-func (r *Registry) Run(ctx context.Context) {
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		now := time.Now()
-		r.watchHeartbeats(now)
-		r.expireLost(now)
-		r.forgetRecorded(ctx, now)
-		r.closeIdle(now)
-		r.retryWrites(ctx)
-	}
-}
-
 // SetStarter sets the Starter the registry starts hosts with on demand
 // (Config.Starter); call it before it serves joins.
 func (r *Registry) SetStarter(s Starter) {
@@ -361,3 +324,151 @@ func (r *Registry) Failure() *HostFailure {
 // tells it so from its own store calls): snapshots then wait in memory,
 // and health says so.
 func (r *Registry) SetStoreInDoubt(on bool) { r.inDoubt.Store(on) }
+
+// Host is a registered area host. Its fields are the registry's (under
+// its mu), but conn, which is safe for concurrent sends, and the
+// immutable ones set at registration.
+type Host struct {
+	// Immutable once registered.
+	ID      uint32
+	Name    string
+	WSURL   string
+	PID     int
+	Machine string
+	Pool    int
+	conn    *control.Conn
+	cred    store.TokenHash // its spawn credential's hash; zero for a host started elsewhere
+	spawned bool            // this director started it (its exit is known at once)
+	gone    chan struct{}   // closed when it is unregistered
+
+	// heard is when the director last read a message of the host (ns
+	// since the registry started: a monotonic clock): any message is proof
+	// it lived then. soon holds the answers the link's reader has for the
+	// host (heartbeat and snapshot acks), written by the host's own
+	// goroutine (sendSoon, sender): the reader never waits on a write to
+	// the host.
+	heard atomic.Int64
+	soon  chan control.Message
+	// budget is the host's snapshot budget (Config.SnapshotRate), used
+	// only by its link reader.
+	budget bucket
+
+	// Under Registry.mu.
+	lastBeat time.Time // the last heartbeat's arrival (its figures: beat)
+	beat     control.Heartbeat
+	areas    map[store.AreaID]*Live
+	// givenUp holds the incarnations the registry spawned on the host and
+	// gave up on before their area_ready came (the spawn timed out; at
+	// most maxGivenUp, the oldest forgotten first): the host may still
+	// make one live, and then its area_ready is answered close_area and
+	// its last words (a presence, a final snapshot, the area_closed) are
+	// the answer asked for, not refused messages. Only what the registry
+	// spawned is here: a host cannot mute its refusals by claiming Areas.
+	givenUp []incarnation
+
+	// Correlated answers (control.Calls: safe for concurrent use).
+	ready       control.Calls[store.AreaID, *control.AreaReady]
+	grants      control.Calls[string, *control.GrantAck]
+	inspections control.Calls[uint64, *control.Inspection]
+	evictions   control.Calls[evictKey, *control.Evicted]
+}
+
+// Live is an Area live on a host: one incarnation (Epoch) of it. Its
+// fields are the registry's (under its mu), but the immutable ones set when
+// it was placed.
+type Live struct {
+	// Immutable once placed.
+	ID       store.AreaID
+	Kind     string
+	Template string
+	Host     *Host
+	Epoch    store.Epoch
+	portals  []control.Portal // the portals it was spawned with
+	width    int              // its size: a snapshot's blob and characters must fit it
+	height   int
+	// ready is closed once the Area is live on Host (err nil) or failed.
+	ready chan struct{}
+	err   error
+
+	// Under Registry.mu.
+	peers     int
+	accounts  []store.AccountID // bound there (presence)
+	away      []store.AccountID // bodies waiting for a resume there
+	storedSeq store.Seq         // the newest of its snapshots the store holds
+	zeroSince time.Time         // since when its host reported nobody
+	closing   bool
+	lastSnap  time.Time // when a snapshot of this incarnation was last applied
+	// seqFrom, seqSince and tickRate bound the seq of its snapshots (see
+	// seqLimit).
+	seqFrom  store.Seq
+	seqSince time.Time
+	tickRate int
+	// maxNPCs bounds the creatures and wanderers its blobs may hold (its
+	// map's spawners' counts); -1: no bound known.
+	maxNPCs int
+	// grants holds the expiry of each grant registered for this Area that
+	// its player has not used yet (by account): an Area is never closed
+	// while someone is on their way in.
+	grants map[store.AccountID]time.Time
+	// known are the accounts this incarnation may have a body of, each
+	// with until when it may get one without being reported: granted
+	// here (while the host could still take the grant's hello), or found
+	// here when it was adopted (while an earlier director's grant could).
+	// A presence report is believed for them alone (a host cannot fill
+	// the realm's head count with accounts it invents); an account stays
+	// known while reported, and past its time once not.
+	known map[store.AccountID]time.Time
+}
+
+// incarnation names one incarnation of an Area.
+type incarnation struct {
+	area  uint32
+	epoch uint64
+}
+
+// evictKey names one eviction: an account's body in an Area.
+type evictKey struct {
+	area    store.AreaID
+	account store.AccountID
+}
+
+// bucket is a token bucket of bytes.
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// waitingConns are the control connections that have not registered yet:
+// at most MaxUnregistered in all, MaxUnregisteredPerAddr per source
+// address. Past the first bound the oldest is shed for the newcomer, so
+// strangers holding connections open cannot keep a host from registering
+// (a host's registration takes a round trip; a stranger's slot is only
+// ever the oldest for a moment).
+type waitingConns struct {
+	mu     sync.Mutex
+	order  []*waitingConn // oldest first
+	byAddr map[netip.Addr]int
+}
+
+type waitingConn struct {
+	nc   net.Conn
+	addr netip.Addr
+	done bool
+	shed bool // closed for a newcomer (counted then, not again as it fails)
+}
+
+// pendingWrites are the newest snapshot of each Area the store could not
+// take (it was unavailable), written again as soon as it comes back: the
+// host keeps its unacked snapshot too and resends it, but not before two
+// of its persistence intervals, and an Area's play since must reach the
+// store as soon as it can. Newest wins (the write is idempotent and
+// monotonic on seq).
+type pendingWrites struct {
+	mu sync.Mutex
+	m  map[store.AreaID]pendingWrite
+}
+
+type pendingWrite struct {
+	h *Host
+	m *control.Snapshot
+}

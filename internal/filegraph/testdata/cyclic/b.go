@@ -1,0 +1,7 @@
+package cyclic
+
+// B refers back to A.
+type B struct {
+	n int
+	a *A
+}

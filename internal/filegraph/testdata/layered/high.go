@@ -1,0 +1,4 @@
+package layered
+
+// High needs only Low.
+func High(l Low) int { return l.n }

@@ -1,0 +1,4 @@
+package layered
+
+// Low needs nothing.
+type Low struct{ n int }
