@@ -12,12 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"pgregory.net/rapid"
+
 	"github.com/leyworks/ley/area"
 	"github.com/leyworks/ley/director/registry"
 	"github.com/leyworks/ley/director/transfer"
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/store/sqlcore"
-	"pgregory.net/rapid"
 )
 
 // The model test of the portal transfer protocol, run on the real code:
@@ -306,13 +307,13 @@ func TestTransferModel(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) { runModel(t, rt, template, modelHostSlots, *modelMutation, &agg) })
 	t.Logf("transfer model: %v", &agg)
 	// The model is only as good as what it makes happen: crossings that
-	// complete, and pending transfers a crash left behind that
-	// reconciliation rolls back.
+	// complete. Pending transfers a crash left behind, which
+	// reconciliation rolls back, are rarer: a random run set may draw none
+	// (100 runs under load drew none once), so the scripted cases
+	// (TestTransferScripts: "recovered late", "expiry") are what prove
+	// that path, each asserting its rollback; here it is only reported.
 	if agg.crossings == 0 || agg.arrivals == 0 {
 		t.Errorf("no crossing completed in %d runs", agg.runs)
-	}
-	if agg.runs >= 50 && agg.expired == 0 {
-		t.Errorf("reconciliation rolled back no pending transfer in %d runs", agg.runs)
 	}
 	// And what the crossings carry: chairs placed in an Area and stored.
 	if agg.runs >= 50 && agg.placed == 0 {
