@@ -155,6 +155,11 @@ func (r *Registry) watchHeartbeats(now time.Time) {
 	}
 }
 
+// exitWait bounds how long unregister waits for a host of this machine
+// whose link ended to exit: a dying host's sockets close before its
+// process does.
+const exitWait = 300 * time.Millisecond
+
 // unregister forgets a host whose link ended. Its Areas leave the live
 // registry at once; unless the host is surely dead (dead: its process
 // exited, as its parent saw, or it no longer runs on this machine), they
@@ -164,13 +169,9 @@ func (r *Registry) watchHeartbeats(now time.Time) {
 func (r *Registry) unregister(h *Host, why error, dead bool) {
 	if !dead && h.Machine != "" && h.Machine == machine.BootID() {
 		// The host ran on this machine: its process may be gone, or on its
-		// way out (its sockets close before it becomes a zombie).
-		for range 10 {
-			if dead = !machine.Alive(h.PID); dead {
-				break
-			}
-			time.Sleep(30 * time.Millisecond)
-		}
+		// way out (its sockets close before it becomes a zombie), so
+		// wait a moment for its exit.
+		dead = machine.Exited(h.PID, exitWait)
 	}
 	r.mu.Lock()
 	if r.hosts[h.ID] != h {

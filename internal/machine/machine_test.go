@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 )
 
 // TestAlive: this process lives; a child that exited and was reaped does
@@ -37,5 +38,31 @@ func TestAlive(t *testing.T) {
 	}
 	if Alive(0) || Alive(-1) {
 		t.Error("pid 0 or -1 is alive")
+	}
+}
+
+// TestExited: a running child has not exited within a short wait; once
+// killed, it has (a zombie, not yet reaped); so has a reaped one.
+func TestExited(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if Exited(pid, 20*time.Millisecond) {
+		t.Error("a running child has exited")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if !Exited(pid, time.Minute) {
+		t.Error("a killed child (a zombie) has not exited within a minute")
+	}
+	_ = cmd.Wait()
+	if !Exited(pid, 0) {
+		t.Error("a reaped child has not exited")
+	}
+	if !Exited(0, 0) || !Exited(-1, 0) {
+		t.Error("pid 0 or -1 has not exited")
 	}
 }
