@@ -119,6 +119,7 @@ func (ha *hostArea) bind(p *peer, b *body, joinID uint64, fresh bool) {
 	}
 	p.send(info)
 	ha.sendInventory(b)
+	ha.sendRecipes(b)
 	ha.presence(time.Now())
 }
 

@@ -137,4 +137,6 @@ var outcomeCode = [...]wire.Code{
 	ecs.OutcomeOccupied:         wire.CodeOccupied,
 	ecs.OutcomeNotEmpty:         wire.CodeNotEmpty,
 	ecs.OutcomeOffPlot:          wire.CodeOffPlot,
+	ecs.OutcomeNoRecipe:         wire.CodeNoRecipe,
+	ecs.OutcomeKnown:            wire.CodeKnown,
 }

@@ -209,7 +209,7 @@ func expectMsg[T wire.Message](cl *client, within time.Duration) T {
 			return v
 		}
 		switch m.(type) {
-		case *wire.Snapshot, *wire.AreaInfo, *wire.Static, *wire.Presence, *wire.Inventory, *wire.Container:
+		case *wire.Snapshot, *wire.AreaInfo, *wire.Static, *wire.Presence, *wire.Inventory, *wire.Container, *wire.Recipes:
 			continue
 		}
 		var zero T

@@ -4,12 +4,14 @@ import (
 	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/items"
 )
 
 // tellItems tells the players what this tick changed of their things: a
 // player whose inventory changed gets it whole, a player who opened a
 // container gets its contents, and so does every player next to a
-// container whose contents changed. It runs after the tick and before
+// container whose contents changed; a player whose character learned a
+// recipe gets the recipes it knows. It runs after the tick and before
 // its answers and snapshot, so a client has the inventory before the
 // snapshot whose ack_seq passes the intent that changed it.
 func (ha *hostArea) tellItems(a *ecs.Area) {
@@ -22,6 +24,13 @@ func (ha *hostArea) tellItems(a *ecs.Area) {
 			}
 			if b := ha.route(ev.Entity); b != nil && b.peer != nil {
 				ha.sendInventory(b)
+			}
+		case ecs.EventRecipes:
+			if dup(a.Events[:i], ev) {
+				continue
+			}
+			if b := ha.route(ev.Entity); b != nil && b.peer != nil {
+				ha.sendRecipes(b)
 			}
 		case ecs.EventContainer:
 			if ev.Amount == 1 { // opened
@@ -73,6 +82,26 @@ func (ha *hostArea) sendInventory(b *body) {
 	b.peer.send(m)
 }
 
+// sendRecipes sends b's player the recipes its character knows: its own,
+// and no other's (the content's recipes are the server's secret).
+func (ha *hostArea) sendRecipes(b *body) {
+	known := ha.eng.Items.Known(b.entity)
+	m := &wire.Recipes{Known: make([]wire.Recipe, len(known))}
+	for i, r := range known {
+		m.Known[i] = wire.Recipe{Code: r.Code, Name: r.Name, Station: r.Station, Inputs: amounts(r.Inputs), Outputs: amounts(r.Outputs)}
+	}
+	b.peer.send(m)
+}
+
+// amounts is a recipe's inputs or outputs as the wire carries them.
+func amounts(as []items.Amount) []wire.Amount {
+	out := make([]wire.Amount, len(as))
+	for i, a := range as {
+		out[i] = wire.Amount{Kind: a.Kind, Count: a.Count}
+	}
+	return out
+}
+
 // sendContainer sends b's player the contents of the container on c (if
 // one still stands there).
 func (ha *hostArea) sendContainer(b *body, c ecs.Cell) {
@@ -93,7 +122,7 @@ func itemKinds(kinds []content.Item) []wire.ItemKind {
 	out := make([]wire.ItemKind, len(kinds))
 	for i, k := range kinds {
 		out[i] = wire.ItemKind{Code: k.Code, Name: k.Name, Label: k.Label, Stack: uint16(k.Stack),
-			Slot: uint8(k.Placed.Slot), Look: k.Placed.Look, Container: uint8(k.Placed.Container)}
+			Slot: uint8(k.Placed.Slot), Look: k.Placed.Look, Container: uint8(k.Placed.Container), Station: k.Placed.Station}
 		switch {
 		case k.Placed.Door:
 			out[i].Flags = wire.ItemDoor | wire.ItemBlocks | wire.ItemBlocksSight
@@ -104,6 +133,9 @@ func itemKinds(kinds []content.Item) []wire.ItemKind {
 			if k.Placed.BlocksSight {
 				out[i].Flags |= wire.ItemBlocksSight
 			}
+		}
+		if k.Teaches != "" {
+			out[i].Flags |= wire.ItemTeaches
 		}
 	}
 	return out

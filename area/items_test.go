@@ -252,3 +252,86 @@ func TestAVillageToldItsPlots(t *testing.T) {
 		}
 	}
 }
+
+// TestCraftingOverTheWire: a character's client is told the recipes it
+// knows after its inventory (none at first); a craft at a cauldron makes
+// planks of wood, teaches the recipe and tells this client alone; the
+// snapshot writes the recipe with the character, and a refused craft
+// answers NO_RECIPE.
+func TestCraftingOverTheWire(t *testing.T) {
+	h, d := testHost(t, func(c *Config) { c.PersistEvery = 100 * time.Millisecond })
+	if err := d.SpawnTemplate(1, 16, 16, "village", build.TemplateEmpty); err != nil {
+		t.Fatal(err)
+	}
+	lib := content.Default()
+	kind := func(name string) uint16 {
+		k, ok := lib.Item(name)
+		if !ok {
+			t.Fatalf("no item %q", name)
+		}
+		return k.Code
+	}
+	st, err := blob.EncodeCharacter(&blob.Character{Version: blob.CharacterVersion, Inventory: []blob.Stack{
+		{ID: 9<<32 | 1, Kind: kind("cauldron"), Count: 1}, {ID: 9<<32 | 2, Kind: kind("wood"), Count: 3},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	maker := dial(t, h)
+	maker.hello(grantCarrying(t, d, st, 5, 5), 1)
+	expectMsg[*wire.Inventory](maker, 5*time.Second)
+	if r := expectMsg[*wire.Recipes](maker, 5*time.Second); len(r.Known) != 0 {
+		t.Fatalf("a character that made nothing is told %+v", r.Known)
+	}
+	other := dial(t, h)
+	other.hello(d.grant(1, 200, 2, 9, 9, time.Minute), 2)
+	expectMsg[*wire.Recipes](other, 5*time.Second)
+
+	maker.send(&wire.Intent{Seq: 1, Kind: wire.IntentPlace, Dir: wire.DirE, Item: wire.ItemSlots{From: 0}})
+	maker.send(&wire.Intent{Seq: 2, Kind: wire.IntentCraft, Dir: wire.DirE})
+	if r := expectMsg[*wire.IntentResult](maker, 5*time.Second); r.Seq != 2 || r.Code != wire.CodeNoRecipe {
+		t.Fatalf("crafting an empty cauldron: %+v; want seq 2 NO_RECIPE", r)
+	}
+	maker.send(&wire.Intent{Seq: 3, Kind: wire.IntentMoveItem, Dir: wire.DirE, Item: wire.ItemSlots{From: 1, To: wire.ContainerSlot, Count: 2}})
+	maker.send(&wire.Intent{Seq: 4, Kind: wire.IntentCraft, Dir: wire.DirE})
+	r := expectMsg[*wire.Recipes](maker, 5*time.Second)
+	want := []wire.Recipe{{Code: 1, Name: "planks", Station: "cauldron",
+		Inputs: []wire.Amount{{Kind: kind("wood"), Count: 2}}, Outputs: []wire.Amount{{Kind: kind("plank"), Count: 4}}}}
+	if !reflect.DeepEqual(r.Known, want) {
+		t.Fatalf("after the craft the maker is told %+v; want %+v", r.Known, want)
+	}
+	for {
+		s := expect[*control.Snapshot](d, 5*time.Second)
+		var mine *control.Character
+		for i := range s.Characters {
+			if s.Characters[i].Account == 100 {
+				mine = &s.Characters[i]
+			}
+		}
+		if mine == nil {
+			continue
+		}
+		ch, err := blob.DecodeCharacter(mine.State)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ch.Recipes) == 1 && ch.Recipes[0] == 1 {
+			break
+		}
+	}
+	// The other player was told nothing of it: its answer to a craft at
+	// nothing, sent after the maker learned, comes after anything the
+	// server sent it in the tick of the craft.
+	other.send(&wire.Intent{Seq: 1, Kind: wire.IntentCraft, Dir: wire.DirN})
+	for {
+		switch m := other.next(5 * time.Second).(type) {
+		case *wire.Recipes:
+			t.Fatalf("another player was told recipes: %+v", m)
+		case *wire.IntentResult:
+			if m.Seq != 1 || m.Code != wire.CodeNothingThere {
+				t.Fatalf("a craft at nothing: %+v; want seq 1 NOTHING_THERE", m)
+			}
+			return
+		}
+	}
+}

@@ -159,6 +159,10 @@ func (p *peer) onIntent(payload []byte) {
 		it.Kind = ecs.IntentTake
 	case wire.IntentMoveItem:
 		it.Kind = ecs.IntentMoveItem
+	case wire.IntentCraft:
+		it.Kind = ecs.IntentCraft
+	case wire.IntentUse:
+		it.Kind = ecs.IntentUse
 	default: // the engine answers an unknown kind (MALFORMED), in order
 	}
 	if !bd.ha.a.Post(bd.entity, it) {

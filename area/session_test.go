@@ -199,7 +199,7 @@ func TestEveryIntentAnswered(t *testing.T) {
 			results[m.Seq] = m.Code
 		case *wire.Snapshot:
 			acked = max(acked, m.AckSeq)
-		case *wire.AreaInfo, *wire.Static, *wire.Presence, *wire.Inventory:
+		case *wire.AreaInfo, *wire.Static, *wire.Presence, *wire.Inventory, *wire.Recipes:
 		default:
 			t.Fatalf("unexpected %s", m.Type())
 		}

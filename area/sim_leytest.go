@@ -156,12 +156,13 @@ func (s *Sim) MoveTo(account uint64, x, y int32) bool {
 	return s.post(account, ecs.Intent{Kind: ecs.IntentMoveTo, X: x, Y: y})
 }
 
-// Item has a simulated client's body carry out an item intent of kind
-// (place, take or move_item) towards dir, with from as its slot, applied
-// by the Area's systems at its next tick. It reports whether an Area of
-// this host holds the account's body.
-func (s *Sim) Item(account uint64, kind ecs.IntentKind, dir ecs.Dir, from uint8) bool {
-	return s.post(account, ecs.Intent{Kind: kind, Dir: dir, From: from})
+// Item has a simulated client's body carry out an item intent (place,
+// take, move_item, craft or use: its Kind, Dir, From, To and Count),
+// numbered as the session's next and applied by the Area's systems at its
+// next tick. It reports whether an Area of this host holds the account's
+// body.
+func (s *Sim) Item(account uint64, it ecs.Intent) bool {
+	return s.post(account, ecs.Intent{Kind: it.Kind, Dir: it.Dir, From: it.From, To: it.To, Count: it.Count})
 }
 
 // post posts it for the account's body, numbered as its session's next

@@ -24,6 +24,8 @@ import (
 //     code, and a new kind takes a code from [MinOperatorItemCode] to
 //     65535 that no other kind has (the codes below are ley's, so a kind
 //     ley ships later never takes an operator's code).
+//   - recipes.json: merged the same way, by name; a recipe keeps its code,
+//     and a new one takes a code from [MinOperatorRecipeCode] up.
 //   - any other file (maps/*.tmj, tilesets): read in preference to the
 //     embedded file of the same path, so a maps/village.tmj of the
 //     operator's replaces the village map for every template naming it,
@@ -73,8 +75,8 @@ func checkTop(fsys fs.FS, dir string) error {
 		if e.IsDir() || !strings.EqualFold(path.Ext(name), ".json") {
 			continue
 		}
-		if name != RulesFile && name != CreaturesFile && name != TemplatesFile && name != ItemsFile {
-			return &Error{Path: filepath.Join(dir, name), Err: invalidf("unknown file (want %s, %s, %s or %s)", RulesFile, CreaturesFile, TemplatesFile, ItemsFile)}
+		if name != RulesFile && name != CreaturesFile && name != TemplatesFile && name != ItemsFile && name != RecipesFile {
+			return &Error{Path: filepath.Join(dir, name), Err: invalidf("unknown file (want %s, %s, %s, %s or %s)", RulesFile, CreaturesFile, TemplatesFile, ItemsFile, RecipesFile)}
 		}
 	}
 	return nil

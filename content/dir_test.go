@@ -156,7 +156,7 @@ func TestLoadDirErrors(t *testing.T) {
 		want  string
 	}{
 		{"misspelt index file", map[string]string{"rule.json": `{}`}, "rule.json",
-			"unknown file (want rules.json, creatures.json, templates.json or items.json)"},
+			"unknown file (want rules.json, creatures.json, templates.json, items.json or recipes.json)"},
 		{"broken operator map", map[string]string{"maps/village.tmj": string(encode(t, badMap))}, "maps/village.tmj",
 			`layer "wall": unknown layer`},
 		{"default template with other rules", map[string]string{
@@ -175,7 +175,7 @@ func TestLoadDirErrors(t *testing.T) {
 			"items.json", `"stool": "code" 40000 is "sofa"'s already (a code names one kind)`},
 		{"item yielding an unknown kind", map[string]string{"items.json": `{"items": [{"name": "sofa", "code": 40000, "label": "Sofa", "stack": 1,
 			"placed": {"slot": "occupant", "look": 1}, "yields": [{"item": "cushion", "count": 2}]}]}`},
-			"items.json", `"sofa": yields "cushion": no such item kind (known: bed, berries, chair, chest,`},
+			"items.json", `"sofa": yields "cushion": no such item kind (known: bed, berries, blueprint_table, cauldron, chair, chest,`},
 		{"bad source", map[string]string{"items.json": `{"sources": [{"class": "tree", "yields": [{"item": "wood", "count": 1}], "cooldown_ticks": 0}]}`},
 			"items.json", `"tree": source: "cooldown_ticks" is 0 (1..65535)`},
 		{"unknown build rule", map[string]string{"rules.json": `{"rules": [{"name": "home", "max_players": 8, "steps_per_second": 5, "build": "owners"}]}`},
@@ -190,6 +190,17 @@ func TestLoadDirErrors(t *testing.T) {
 			"rules.json", `"home": "max_items" is 0 (1..1048576)`},
 		{"starter kit of an unknown kind", map[string]string{"items.json": `{"starter": [{"item": "sofa", "count": 1}]}`},
 			"items.json", `"starter": starter: yields "sofa": no such item kind`},
+		{"recipe that changes its code", map[string]string{"recipes.json": `{"recipes": [{"name": "planks", "code": 40000, "station": "cauldron",
+			"inputs": [{"item": "wood", "count": 2}], "outputs": [{"item": "plank", "count": 4}]}]}`},
+			"recipes.json", `"planks": "code" is 40000, but the recipe it replaces has 1 (a recipe's code never changes)`},
+		{"new recipe on ley's codes", map[string]string{"recipes.json": `{"recipes": [{"name": "stool", "code": 9, "station": "cauldron",
+			"inputs": [{"item": "wood", "count": 5}], "outputs": [{"item": "chair", "count": 1}]}]}`},
+			"recipes.json", `"stool": "code" is 9: a new recipe takes a code from 32768 to 65535 (the codes below are ley's)`},
+		{"new recipe with a known recipe's inputs", map[string]string{"recipes.json": `{"recipes": [{"name": "sticks", "code": 40000, "station": "cauldron",
+			"inputs": [{"item": "wood", "count": 2}], "outputs": [{"item": "plank", "count": 1}]}]}`},
+			"recipes.json", `"sticks": its inputs are "planks"'s: at one station, one set of inputs makes one thing`},
+		{"blueprint of no recipe", map[string]string{"items.json": `{"items": [{"name": "blueprint_sofa", "code": 40000, "label": "Sofa blueprint", "stack": 1, "teaches": "sofa"}]}`},
+			"items.json", `"blueprint_sofa": teaches "sofa": no such recipe (known: chair, planks, stone_floor, table)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := operatorDir(t, tc.files)

@@ -18,7 +18,7 @@
 //     [Library.Creature], [Library.Kind] (the area-kind check the director
 //     makes), [Library.Templates], [Library.Kinds], and for items
 //     [Library.Item], [Library.ItemByCode] (the protocol's code),
-//     [Library.Items] and [Library.Source].
+//     [Library.Items] and [Library.Source], and [Library.Recipes].
 //   - [LoadMap] reads and checks one Tiled map into a [Map]: per-square
 //     [FloorKind] and walls, static [Object] values, spawn points,
 //     [Spawner] and [Portal] values, with [Map.Walkable] and [Map.Opaque].
@@ -32,6 +32,7 @@
 //	creatures.json   the creature kinds ([Creature] shows the format)
 //	templates.json   the templates ([Template] shows the format)
 //	items.json       the item kinds and the sources (see "Items" below)
+//	recipes.json     the recipes, optional ([Recipe] shows the format)
 //	maps/*.tmj       Tiled maps; maps/ley.tsj is the shipped tileset
 //
 // The embedded content has the rule sets and templates home, village,
@@ -45,7 +46,7 @@
 //
 // ley's operator may point the server at a folder of their own with the
 // embedded layout (see [LoadDir]). Every file is optional. Entries of its
-// rules.json, creatures.json, templates.json and items.json replace the
+// rules.json, creatures.json, templates.json, items.json and recipes.json replace the
 // embedded entries of the same name (a source: of the same class) and add
 // new ones; any other file (a map, a tileset) is read in preference to the
 // embedded file of the same path. An item kind's code is for ever: an
@@ -53,7 +54,9 @@
 // kind's code (it may change anything else), and a new kind takes a code
 // from [MinOperatorItemCode] (32768) to 65535 that no other kind has.
 // Codes 1 to 32767 are ley's, so a kind a later ley ships never takes a
-// code an operator's realm already stores.
+// code an operator's realm already stores. A recipe's code is for ever
+// in the same way ([MinOperatorRecipeCode]): a character's state keeps
+// the codes of the recipes it knows.
 // So to give the village a new map, save it from Tiled as
 // maps/village.tmj in the folder; to add an area kind "forest", add a
 // "forest" rule set and a "forest" template naming maps/forest.tmj. The

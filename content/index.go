@@ -16,6 +16,8 @@ const (
 	CreaturesFile = "creatures.json"
 	TemplatesFile = "templates.json"
 	ItemsFile     = "items.json"
+	// RecipesFile is optional: a content without it has no recipes.
+	RecipesFile = "recipes.json"
 )
 
 // maxEntries bounds the entries of one index file.
@@ -34,6 +36,7 @@ type index struct {
 	creatures map[string]named[Creature]
 	templates map[string]named[rawTemplate]
 	items     map[string]named[Item]
+	recipes   map[string]named[Recipe]
 	sources   map[ObjectClass]named[Source]
 	// starter is the starter kit, when a file gave one.
 	starter *named[[]Yield]
@@ -45,6 +48,7 @@ func newIndex() *index {
 		creatures: make(map[string]named[Creature]),
 		templates: make(map[string]named[rawTemplate]),
 		items:     make(map[string]named[Item]),
+		recipes:   make(map[string]named[Recipe]),
 		sources:   make(map[ObjectClass]named[Source]),
 	}
 }
@@ -64,12 +68,13 @@ func readIndex(fsys fs.FS, required bool, display func(string) string) (*index, 
 		Templates []rawTemplate `json:"templates"`
 	}
 	var items itemsFile
+	var recipes recipesFile
 	files := []struct {
 		name string
 		v    any
-	}{{RulesFile, &rf}, {CreaturesFile, &cf}, {TemplatesFile, &tf}, {ItemsFile, &items}}
+	}{{RulesFile, &rf}, {CreaturesFile, &cf}, {TemplatesFile, &tf}, {ItemsFile, &items}, {RecipesFile, &recipes}}
 	for _, f := range files {
-		if !required {
+		if !required || f.name == RecipesFile {
 			if _, err := fs.Stat(fsys, f.name); errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -82,7 +87,7 @@ func readIndex(fsys fs.FS, required bool, display func(string) string) (*index, 
 		file string
 		n    int
 	}{{RulesFile, len(rf.Rules)}, {CreaturesFile, len(cf.Creatures)}, {TemplatesFile, len(tf.Templates)},
-		{ItemsFile, len(items.Items)}, {ItemsFile, len(items.Sources)}} {
+		{ItemsFile, len(items.Items)}, {ItemsFile, len(items.Sources)}, {RecipesFile, len(recipes.Recipes)}} {
 		if n.n > maxEntries {
 			return nil, &Error{Path: display(n.file), Err: tooLargef("%d entries (at most %d)", n.n, maxEntries)}
 		}
@@ -123,6 +128,17 @@ func readIndex(fsys fs.FS, required bool, display func(string) string) (*index, 
 	if err := ix.readItems(items, display(ItemsFile)); err != nil {
 		return nil, err
 	}
+	for _, r := range recipes.Recipes {
+		file := display(RecipesFile)
+		rc, err := r.recipe()
+		if err == nil {
+			err = unique(ix.recipes, r.Name)
+		}
+		if err != nil {
+			return nil, &Error{Path: file, Name: r.Name, Err: err}
+		}
+		ix.recipes[rc.Name] = named[Recipe]{rc, file}
+	}
 	return ix, nil
 }
 
@@ -157,7 +173,7 @@ func (ix *index) readItems(f itemsFile, file string) error {
 		ix.sources[s.Class] = named[Source]{s, file}
 	}
 	if f.Starter != nil {
-		ys, err := yields(*f.Starter)
+		ys, err := yieldsUpTo(*f.Starter, MaxStarter)
 		if err != nil {
 			return &Error{Path: file, Name: "starter", Err: &problem{kindOf(err), "starter: " + err.Error()}}
 		}
@@ -219,6 +235,9 @@ func (ix *index) merge(over *index) error {
 	for k, v := range over.items {
 		ix.items[k] = v
 	}
+	if err := mergeRecipes(ix.recipes, over.recipes); err != nil {
+		return err
+	}
 	for k, v := range over.sources {
 		ix.sources[k] = v
 	}
@@ -244,4 +263,34 @@ func fixPath(err error, display func(string) string) error {
 		e.Path = display(e.Path)
 	}
 	return err
+}
+
+// mergeRecipes lays over's recipes over below's, by name, under the rule
+// merge keeps for item kinds: a recipe that replaces one keeps its code, a
+// new one takes a code from [MinOperatorRecipeCode] up that none below has.
+func mergeRecipes(below, over map[string]named[Recipe]) error {
+	codes := make(map[uint16]string, len(below))
+	for name, r := range below {
+		codes[r.val.Code] = name
+	}
+	for _, name := range slices.Sorted(maps.Keys(over)) {
+		r := over[name]
+		fail := func(err error) error { return &Error{Path: r.file, Name: name, Err: err} }
+		if b, ok := below[name]; ok {
+			if b.val.Code != r.val.Code {
+				return fail(invalidf("\"code\" is %d, but the recipe it replaces has %d (a recipe's code never changes)", r.val.Code, b.val.Code))
+			}
+			continue
+		}
+		if r.val.Code < MinOperatorRecipeCode {
+			return fail(invalidf("\"code\" is %d: a new recipe takes a code from %d to 65535 (the codes below are ley's)", r.val.Code, MinOperatorRecipeCode))
+		}
+		if other, taken := codes[r.val.Code]; taken {
+			return fail(invalidf("\"code\" %d is %q's already", r.val.Code, other))
+		}
+	}
+	for k, v := range over {
+		below[k] = v
+	}
+	return nil
 }

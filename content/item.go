@@ -16,6 +16,8 @@ const (
 	MaxYieldCount = 999
 	// MaxLabel bounds an item kind's Label in bytes.
 	MaxLabel = 48
+	// MaxStarter bounds the starter kit's entries: an inventory's slots.
+	MaxStarter = 20
 	// MaxContainer bounds a placed container's slots.
 	MaxContainer = 64
 	// MinOperatorItemCode is the lowest code an item kind added by an
@@ -38,7 +40,13 @@ const (
 // name, code, label and stack are required. An item kind that can be
 // placed has placed (see [Placement]); one without cannot be placed. yields
 // is only for a kind that can be placed, and defaults to the item itself,
-// count 1.
+// count 1. A blueprint names the recipe it teaches:
+//
+//	{"name": "blueprint_table", "code": 18, "label": "Table blueprint", "stack": 1,
+//	 "teaches": "table"}
+//
+// Using one teaches its character the recipe and consumes it, unless
+// "keep" is true.
 type Item struct {
 	// Name names the kind; yields, sources and recipes refer to it.
 	Name string
@@ -58,6 +66,10 @@ type Item struct {
 	// Yields is what taking a placed item back gives (1..[MaxYields]
 	// entries, each item named once); nil for a kind that cannot be placed.
 	Yields []Yield
+	// Teaches names the recipe using one teaches ("" for a kind that is
+	// not a blueprint); Keep keeps the blueprint when used.
+	Teaches string
+	Keep    bool
 }
 
 // Placeable reports whether the kind can be placed in the world.
@@ -103,6 +115,10 @@ func (s Slot) String() string {
 // leaves blocks and blocks_sight out: like a map's doors, a closed one
 // blocks movement and sight and an open one neither. container is a
 // number of slots (default 0: not a container); a door cannot be one.
+// station makes a container a crafting station of that name, where the
+// recipes of the station are made (see [Recipe]):
+//
+//	"placed": {"slot": "occupant", "blocks": true, "look": 17, "container": 4, "station": "cauldron"}
 type Placement struct {
 	// Slot is where on the square it sits; SlotNone for a kind that
 	// cannot be placed (and then every other field is zero).
@@ -119,6 +135,9 @@ type Placement struct {
 	// Container is how many inventory slots it holds (0..[MaxContainer]);
 	// 0 is not a container.
 	Container int
+	// Station is the crafting station it is ("" for none); only a
+	// container is one.
+	Station string
 }
 
 // Yield is a count of one item kind, given by taking an item back or by
@@ -152,12 +171,14 @@ type Source struct {
 }
 
 type rawItem struct {
-	Name   string      `json:"name"`
-	Code   *int        `json:"code"`
-	Label  *string     `json:"label"`
-	Stack  *int        `json:"stack"`
-	Placed *rawPlaced  `json:"placed"`
-	Yields *[]rawYield `json:"yields"`
+	Name    string      `json:"name"`
+	Code    *int        `json:"code"`
+	Label   *string     `json:"label"`
+	Stack   *int        `json:"stack"`
+	Placed  *rawPlaced  `json:"placed"`
+	Yields  *[]rawYield `json:"yields"`
+	Teaches string      `json:"teaches"`
+	Keep    bool        `json:"keep"`
 }
 
 type rawPlaced struct {
@@ -167,6 +188,7 @@ type rawPlaced struct {
 	Door        bool   `json:"door"`
 	Look        *int   `json:"look"`
 	Container   int    `json:"container"`
+	Station     string `json:"station"`
 }
 
 type rawYield struct {
@@ -201,7 +223,14 @@ func (r rawItem) item() (Item, error) {
 	if err := checkLabel(*r.Label); err != nil {
 		return Item{}, err
 	}
-	it := Item{Name: r.Name, Code: uint16(*r.Code), Label: *r.Label, Stack: *r.Stack}
+	it := Item{Name: r.Name, Code: uint16(*r.Code), Label: *r.Label, Stack: *r.Stack, Teaches: r.Teaches, Keep: r.Keep}
+	if r.Teaches != "" {
+		if err := checkName("teaches", r.Teaches); err != nil {
+			return Item{}, err
+		}
+	} else if r.Keep {
+		return Item{}, invalidf("\"keep\" without \"teaches\": only a blueprint is kept when used")
+	}
 	if r.Placed == nil {
 		if r.Yields != nil {
 			return Item{}, invalidf("\"yields\" without \"placed\": only a placed item is taken back")
@@ -266,7 +295,15 @@ func (r rawPlaced) placement() (Placement, error) {
 		return p, invalidf("\"placed\": a door takes no \"blocks\" or \"blocks_sight\" (closed, it blocks both; open, neither)")
 	case r.Door && r.Container != 0:
 		return p, invalidf("\"placed\": a door cannot be a container")
+	case r.Station != "" && r.Container == 0:
+		return p, invalidf("\"placed\": a station is a container: give it \"container\" slots for what is crafted in it")
 	}
+	if r.Station != "" {
+		if err := checkName("station", r.Station); err != nil {
+			return p, &problem{kindOf(err), "\"placed\": " + err.Error()}
+		}
+	}
+	p.Station = r.Station
 	p.Look = uint16(*r.Look)
 	p.Door = r.Door
 	p.Container = r.Container
@@ -276,12 +313,15 @@ func (r rawPlaced) placement() (Placement, error) {
 }
 
 // yields checks a yields list on its own (Load checks that the items exist).
-func yields(rs []rawYield) ([]Yield, error) {
+func yields(rs []rawYield) ([]Yield, error) { return yieldsUpTo(rs, MaxYields) }
+
+// yieldsUpTo is yields with at most most entries.
+func yieldsUpTo(rs []rawYield, most int) ([]Yield, error) {
 	switch {
 	case len(rs) == 0:
 		return nil, invalidf("\"yields\" is empty")
-	case len(rs) > MaxYields:
-		return nil, tooLargef("\"yields\" has %d entries (at most %d)", len(rs), MaxYields)
+	case len(rs) > most:
+		return nil, tooLargef("\"yields\" has %d entries (at most %d)", len(rs), most)
 	}
 	ys := make([]Yield, 0, len(rs))
 	for _, r := range rs {

@@ -104,7 +104,7 @@ func TestItemErrors(t *testing.T) {
 			`content: items.json: "rock": source: yields "stone": no such item kind (known: wood)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(editedFS(t, map[string]string{ItemsFile: tc.items}))
+			_, err := Load(editedFS(t, map[string]string{ItemsFile: tc.items, RecipesFile: ""}))
 			checkErr(t, err, tc.kind, tc.want)
 		})
 	}
@@ -113,7 +113,7 @@ func TestItemErrors(t *testing.T) {
 // TestItemDefaults checks what a kind leaves out: a kind with no "placed"
 // cannot be placed, a placed one yields itself, a door blocks when closed.
 func TestItemDefaults(t *testing.T) {
-	lib, err := Load(editedFS(t, map[string]string{ItemsFile: itemsJSON([]string{woodJSON,
+	lib, err := Load(editedFS(t, map[string]string{RecipesFile: "", ItemsFile: itemsJSON([]string{woodJSON,
 		`{"name": "gate", "code": 9, "label": "Gate", "stack": 3, "placed": {"slot": "occupant", "door": true, "look": 4}}`,
 		`{"name": "tile", "code": 5, "label": "Tile", "stack": 7, "placed": {"slot": "floor", "look": 0}}`,
 		`{"name": "crate", "code": 7, "label": "Crate", "stack": 1, "placed": {"slot": "occupant", "look": 65535, "container": 64}, "yields": [{"item": "wood", "count": 3}, {"item": "crate", "count": 1}]}`,

@@ -1,6 +1,7 @@
 package content
 
 import (
+	"cmp"
 	"io/fs"
 	"maps"
 	"slices"
@@ -21,6 +22,7 @@ type Library struct {
 	creatures map[string]Creature
 	items     map[string]Item
 	byCode    map[uint16]string
+	recipes   []Recipe // sorted by code
 	sources   map[ObjectClass]Source
 	starter   []Yield
 }
@@ -64,6 +66,9 @@ func build(ix *index, fsys fs.FS, display func(string) string) (*Library, error)
 		}
 	}
 	if err := lib.buildItems(ix); err != nil {
+		return nil, err
+	}
+	if err := lib.buildRecipes(ix); err != nil {
 		return nil, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(ix.rules)) {
@@ -135,6 +140,72 @@ func (l *Library) buildItems(ix *index) error {
 		l.starter = s.val
 	}
 	return nil
+}
+
+// buildRecipes checks the recipes of ix against the item kinds: every
+// item and station they name exists, no two share a code or (at one
+// station) their inputs, each fits every container of its station, inputs
+// and outputs alike, and every blueprint teaches a recipe.
+func (l *Library) buildRecipes(ix *index) error {
+	stations := map[string][]Item{} // the kinds that are each station
+	for _, name := range slices.Sorted(maps.Keys(l.items)) {
+		if it := l.items[name]; it.Placed.Station != "" {
+			stations[it.Placed.Station] = append(stations[it.Placed.Station], it)
+		}
+	}
+	if n := len(ix.recipes); n > MaxRecipes {
+		return &Error{Path: RecipesFile, Err: tooLargef("%d recipes (at most %d)", n, MaxRecipes)}
+	}
+	byCode := map[uint16]string{}
+	for _, name := range slices.Sorted(maps.Keys(ix.recipes)) {
+		r := ix.recipes[name]
+		rc := r.val
+		fail := func(err error) error { return &Error{Path: r.file, Name: name, Err: err} }
+		if other, dup := byCode[rc.Code]; dup {
+			return fail(invalidf("\"code\" %d is %q's already (a code names one recipe)", rc.Code, other))
+		}
+		byCode[rc.Code] = name
+		kinds, ok := stations[rc.Station]
+		if !ok {
+			return fail(invalidf("station %q: no item kind is that station (a placed container with \"station\": %q)", rc.Station, rc.Station))
+		}
+		for _, ys := range [][]Yield{rc.Inputs, rc.Outputs} {
+			if err := l.checkYields(ys); err != nil {
+				return fail(err)
+			}
+		}
+		for _, k := range kinds {
+			if in, out := l.slotsFor(rc.Inputs), l.slotsFor(rc.Outputs); in > k.Placed.Container || out > k.Placed.Container {
+				return fail(invalidf("its inputs take %d slots and its outputs %d, and station %q (item kind %q) holds %d", in, out, rc.Station, k.Name, k.Placed.Container))
+			}
+		}
+		for _, other := range l.recipes {
+			if other.Station == rc.Station && sameItems(other.Inputs, rc.Inputs) {
+				return fail(invalidf("its inputs are %q's: at one station, one set of inputs makes one thing", other.Name))
+			}
+		}
+		l.recipes = append(l.recipes, rc)
+	}
+	slices.SortFunc(l.recipes, func(a, b Recipe) int { return cmp.Compare(a.Code, b.Code) })
+	for _, name := range slices.Sorted(maps.Keys(ix.items)) {
+		it := ix.items[name]
+		if t := it.val.Teaches; t != "" {
+			if _, ok := ix.recipes[t]; !ok {
+				return &Error{Path: it.file, Name: name, Err: invalidf("teaches %q: no such recipe (known: %s)", t, list(ix.recipes))}
+			}
+		}
+	}
+	return nil
+}
+
+// Recipes returns every recipe, sorted by code, in a fresh slice (their
+// inputs and outputs fresh copies).
+func (l *Library) Recipes() []Recipe {
+	out := slices.Clone(l.recipes)
+	for i := range out {
+		out[i].Inputs, out[i].Outputs = slices.Clone(out[i].Inputs), slices.Clone(out[i].Outputs)
+	}
+	return out
 }
 
 // Starter returns the starter kit, what every new character is given in

@@ -276,7 +276,7 @@ func TestShippedItems(t *testing.T) {
 		got = append(got, fmt.Sprintf("%d %s", it.Code, it.Name))
 	}
 	want := []string{"1 chair", "2 table", "3 bed", "4 lamp", "5 rug", "6 chest", "7 wall_wood", "8 wall_stone",
-		"9 fence", "10 door_wood", "11 floor_wood", "12 floor_stone", "13 wood", "14 stone", "15 plank", "16 berries"}
+		"9 fence", "10 door_wood", "11 floor_wood", "12 floor_stone", "13 wood", "14 stone", "15 plank", "16 berries", "17 cauldron", "18 blueprint_table"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Items() = %q; want %q (a shipped code never changes)", got, want)
 	}
@@ -287,6 +287,7 @@ func TestShippedItems(t *testing.T) {
 		{"chair", Placement{Slot: SlotOccupant, Blocks: true, Look: 1}},
 		{"rug", Placement{Slot: SlotOccupant, Look: 5}},
 		{"chest", Placement{Slot: SlotOccupant, Blocks: true, Look: 6, Container: 16}},
+		{"cauldron", Placement{Slot: SlotOccupant, Blocks: true, Look: 17, Container: 4, Station: "cauldron"}},
 		{"wall_stone", Placement{Slot: SlotOccupant, Blocks: true, BlocksSight: true, Look: 8}},
 		{"fence", Placement{Slot: SlotOccupant, Blocks: true, Look: 9}},
 		{"door_wood", Placement{Slot: SlotOccupant, Blocks: true, BlocksSight: true, Door: true, Look: 10}},
@@ -341,5 +342,28 @@ func TestShippedItems(t *testing.T) {
 	}
 	if again, _ := lib.Source(ClassTree); again.Yields[0].Count != 2 {
 		t.Errorf("tree yields %v after a caller's change; want 2", again.Yields)
+	}
+}
+
+// TestShippedRecipes: the shipped recipes keep their codes, are made at
+// the cauldron, and the table's blueprint teaches the table.
+func TestShippedRecipes(t *testing.T) {
+	lib := Default()
+	var got []string
+	for _, r := range lib.Recipes() {
+		got = append(got, fmt.Sprintf("%d %s@%s %v -> %v", r.Code, r.Name, r.Station, r.Inputs, r.Outputs))
+	}
+	want := []string{
+		"1 planks@cauldron [{wood 2}] -> [{plank 4}]",
+		"2 chair@cauldron [{plank 3}] -> [{chair 1}]",
+		"3 table@cauldron [{plank 4} {stone 1}] -> [{table 1}]",
+		"4 stone_floor@cauldron [{stone 2}] -> [{floor_stone 4}]",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Recipes() = %q; want %q (a shipped code never changes)", got, want)
+	}
+	bp, ok := lib.Item("blueprint_table")
+	if !ok || bp.Teaches != "table" || bp.Keep || bp.Placeable() {
+		t.Errorf("blueprint_table = %+v, %v; want a kind that teaches \"table\", consumed, not placeable", bp, ok)
 	}
 }

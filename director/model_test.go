@@ -161,11 +161,14 @@ func (m *model) randomStep(rt *rapid.T, actions []string) {
 		case pGranted:
 			m.hello(p)
 		case pOnline:
-			// Walk to the portal, or place or take back a chair (its
-			// inventory's first slot holds them until it is empty).
-			switch rapid.IntRange(0, 2).Draw(rt, "does") {
+			// Walk to the portal, place or take back a chair (its
+			// inventory's first slot holds them until it is empty), or
+			// craft planks at its cauldron.
+			switch rapid.IntRange(0, 3).Draw(rt, "does") {
 			case 0:
 				m.walk(p)
+			case 3:
+				m.craft(p, ecs.Dir(rapid.IntRange(0, int(ecs.NumDirs)-1).Draw(rt, "dir")))
 			default:
 				m.build(p, rapid.Bool().Draw(rt, "take"), ecs.Dir(rapid.IntRange(0, int(ecs.NumDirs)-1).Draw(rt, "dir")))
 			}
@@ -315,9 +318,14 @@ func TestTransferModel(t *testing.T) {
 	if agg.crossings == 0 || agg.arrivals == 0 {
 		t.Errorf("no crossing completed in %d runs", agg.runs)
 	}
-	// And what the crossings carry: chairs placed in an Area and stored.
+	// And what the crossings carry: chairs placed in an Area and stored,
+	// and planks crafted (each craft attempt of a run succeeds unless its
+	// square is taken: dozens succeed in 50 runs).
 	if agg.runs >= 50 && agg.placed == 0 {
 		t.Errorf("no placed item reached the store in %d runs", agg.runs)
+	}
+	if agg.runs >= 50 && agg.crafted == 0 {
+		t.Errorf("no crafted plank reached the store in %d runs", agg.runs)
 	}
 }
 

@@ -53,6 +53,8 @@ const (
 	modelHostSlots       = 2 // host processes (one Area each: placement is forced)
 	modelPlayers         = 3
 	modelChairs          = 4               // each character's chairs at the start: it places and takes them back
+	modelCauldronSlot    = 1               // the inventory slot of each character's cauldron at the start
+	modelWoodSlot        = 2               // and of its wood (4: two crafts of planks)
 	modelTransferTimeout = 6 * time.Second // the hosts' crossing timeout (the director's window is 2 s shorter)
 	modelGrantTTL        = 20 * time.Second
 	modelJoinTimeout     = 5 * time.Second
@@ -115,8 +117,9 @@ type modelStats struct {
 	joins, joinFailures int
 	maxBus              int
 	actions             map[string]int
-	placed              int // item stacks the store held placed in an Area, the most at one check
-	counted             int // store item counts checked
+	placed              int   // item stacks the store held placed in an Area, the most at one check
+	crafted             int64 // planks the store's ledgers record made: a run's most at one check, summed over runs
+	counted             int   // store item counts checked
 }
 
 func (s *modelStats) add(o *modelStats) {
@@ -137,6 +140,7 @@ func (s *modelStats) add(o *modelStats) {
 	s.joinFailures += o.joinFailures
 	s.maxBus = max(s.maxBus, o.maxBus)
 	s.placed = max(s.placed, o.placed)
+	s.crafted += o.crafted
 	s.counted += o.counted
 	if s.results == nil {
 		s.results, s.directorCrashes, s.actions = map[string]int{}, map[string]int{}, map[string]int{}
@@ -168,9 +172,9 @@ func (s *modelStats) String() string {
 		return b.String()
 	}
 	return fmt.Sprintf("runs=%d steps=%d crossings=%d arrivals=%d restored=%d joins=%d (failed %d) host_crashes=%d link_resets=%d "+
-		"expired_by_reconcile=%d rejected_past_window=%d max_queue=%d item_counts=%d most_placed=%d\n  portal results:%s\n  director crashes:%s\n  actions:%s",
+		"expired_by_reconcile=%d rejected_past_window=%d max_queue=%d item_counts=%d most_placed=%d planks_crafted=%d\n  portal results:%s\n  director crashes:%s\n  actions:%s",
 		s.runs, s.steps, s.crossings, s.arrivals, s.restored, s.joins, s.joinFailures, s.hostCrashes, s.linkResets,
-		s.expired, s.rejectedLate, s.maxBus, s.counted, s.placed, keys(s.results), keys(s.directorCrashes), keys(s.actions))
+		s.expired, s.rejectedLate, s.maxBus, s.counted, s.placed, s.crafted, keys(s.results), keys(s.directorCrashes), keys(s.actions))
 }
 
 // modelArm is a director crash armed on a store write: at the n-th call
@@ -495,8 +499,10 @@ func seedItems(t testing.TB, st store.Store, a store.AreaID, players []store.Acc
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !b.Items.Give(b.Area, e, []content.Yield{{Item: "chair", Count: modelChairs}}) {
-			t.Fatal("seedItems: the chairs do not fit")
+		// Slot 0 its chairs, modelCauldronSlot a cauldron and
+		// modelWoodSlot wood for two crafts.
+		if !b.Items.Give(b.Area, e, []content.Yield{{Item: "chair", Count: modelChairs}, {Item: "cauldron", Count: 1}, {Item: "wood", Count: 4}}) {
+			t.Fatal("seedItems: the chairs, cauldron and wood do not fit")
 		}
 		state, err := b.Items.SaveCharacter(e)
 		if err != nil {
@@ -1007,7 +1013,24 @@ func (m *model) build(p *mPlayer, take bool, dir ecs.Dir) {
 		kind, what = ecs.IntentTake, "takes back a chair"
 	}
 	m.tracef("player %d %s to the %v in area %d", p.acct, what, dir, p.area)
-	p.host.sim.Item(uint64(p.acct), kind, dir, 0)
+	p.host.sim.Item(uint64(p.acct), ecs.Intent{Kind: kind, Dir: dir})
+	synctest.Wait()
+}
+
+// craft has an online player place its cauldron on the square to dir,
+// put two of its wood in it and craft: planks, when all three apply (the
+// square was free, the player still had its cauldron and wood), the
+// cauldron's wood destroyed and its planks minted in one step. Each of
+// the three is refused, changing nothing, when it cannot apply.
+func (m *model) craft(p *mPlayer, dir ecs.Dir) {
+	if p.state != pOnline || p.transit {
+		return
+	}
+	m.tracef("player %d crafts at a cauldron to the %v in area %d", p.acct, dir, p.area)
+	acct := uint64(p.acct)
+	p.host.sim.Item(acct, ecs.Intent{Kind: ecs.IntentPlace, Dir: dir, From: modelCauldronSlot})
+	p.host.sim.Item(acct, ecs.Intent{Kind: ecs.IntentMoveItem, Dir: dir, From: modelWoodSlot, To: ecs.ContainerSlot, Count: 2})
+	p.host.sim.Item(acct, ecs.Intent{Kind: ecs.IntentCraft, Dir: dir})
 	synctest.Wait()
 }
 
@@ -1202,7 +1225,19 @@ func (m *model) countItems() {
 		m.fatalf("items: reading the store: %v", err)
 	}
 	c := n.Census()
-	m.count(func(s *modelStats) { s.counted++; s.placed = max(s.placed, placed) })
+	crafted := int64(0)
+	if plank, ok := content.Default().Item("plank"); ok {
+		for _, k := range c.Kinds {
+			if k.Kind == plank.Code {
+				crafted = k.Created
+			}
+		}
+	}
+	m.count(func(s *modelStats) {
+		s.counted++
+		s.placed = max(s.placed, placed)
+		s.crafted = max(s.crafted, crafted)
+	})
 	if !c.OK() {
 		m.fatalf("items: the store holds %d stacks, with %d violations: %s", c.Stacks, c.Violations, strings.Join(c.Problems, "; "))
 	}

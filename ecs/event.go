@@ -20,6 +20,9 @@ const (
 	// EventContainer: the contents of the container on Cell changed (By
 	// changed them), or By opened it (Amount 1).
 	EventContainer
+	// EventRecipes: Entity learned a recipe (systems/items); the host
+	// tells its player the recipes it knows.
+	EventRecipes
 )
 
 // Event is something that happened in a tick that the host may tell its

@@ -30,6 +30,13 @@ const (
 	// splits), onto a stack of the same kind it merges as far as the stack
 	// goes, onto another kind it swaps whole stacks.
 	IntentMoveItem
+	// IntentCraft crafts at the station the body faces in Dir (the body
+	// turns to face it): the station's contents, as a multiset, must be
+	// exactly a recipe's inputs, and become its outputs.
+	IntentCraft
+	// IntentUse uses the item of inventory slot From: a blueprint teaches
+	// its recipe.
+	IntentUse
 )
 
 // Intent is one request of a player, tagged with the client's seq.
@@ -78,9 +85,11 @@ const (
 	OutcomeOccupied                        // the square's slot for it holds something already
 	OutcomeNotEmpty                        // a container that still holds items cannot be taken back
 	OutcomeOffPlot                         // building here is allowed only on the map's plots, and the square is on none
+	OutcomeNoRecipe                        // the station's contents match none of its recipes
+	OutcomeKnown                           // the character knows the recipe already
 )
 
-var outcomeNames = [...]string{"APPLIED", "SUPERSEDED", "TOO_FAST", "ENTITY_GONE", "PORTAL_IN_PROGRESS", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "INVALID", "NOT_ALLOWED", "CLOSING", "NOTHING_THERE", "INVENTORY_FULL", "NOT_BUILDER", "BUDGET", "ITEM_CAP", "COOLDOWN", "OCCUPIED", "NOT_EMPTY", "OFF_PLOT"}
+var outcomeNames = [...]string{"APPLIED", "SUPERSEDED", "TOO_FAST", "ENTITY_GONE", "PORTAL_IN_PROGRESS", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "INVALID", "NOT_ALLOWED", "CLOSING", "NOTHING_THERE", "INVENTORY_FULL", "NOT_BUILDER", "BUDGET", "ITEM_CAP", "COOLDOWN", "OCCUPIED", "NOT_EMPTY", "OFF_PLOT", "NO_RECIPE", "KNOWN"}
 
 // String returns the outcome's upper-case name.
 func (o Outcome) String() string {

@@ -29,7 +29,14 @@ const InventorySlots = 20
 type Inventory struct {
 	Slots [InventorySlots]Stack
 	Stash []Stack
+	// Recipes are the codes of the recipes the character knows, sorted:
+	// made or learned, kept with its items and never told to another.
+	Recipes []uint16
 }
+
+// MaxRecipes bounds the recipes a character knows: as many as a content
+// may have (content.MaxRecipes).
+const MaxRecipes = 1024
 
 // MaxStash bounds a character's stash, in stacks: what does not fit
 // stays in the inventory.

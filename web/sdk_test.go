@@ -91,6 +91,15 @@ func buildFixtures(t *testing.T) fixtures {
 	for name, m := range map[string]wire.Message{
 		"action":        &wire.Intent{Seq: 8, Kind: wire.IntentAction, Dir: wire.DirE},
 		"nothing_there": &wire.IntentResult{Seq: 8, Code: wire.CodeNothingThere},
+		"craft":         &wire.Intent{Seq: 9, Kind: wire.IntentCraft, Dir: wire.DirS},
+		"use":           &wire.Intent{Seq: 10, Kind: wire.IntentUse, Item: wire.ItemSlots{From: 11}},
+		"no_recipe":     &wire.IntentResult{Seq: 9, Code: wire.CodeNoRecipe},
+		"known":         &wire.IntentResult{Seq: 10, Code: wire.CodeKnown},
+		"no_recipes":    &wire.Recipes{Known: []wire.Recipe{}},
+		"two_recipes": &wire.Recipes{Known: []wire.Recipe{
+			{Code: 1, Name: "planks", Station: "cauldron", Inputs: []wire.Amount{{Kind: 13, Count: 2}}, Outputs: []wire.Amount{{Kind: 15, Count: 4}}},
+			{Code: 3, Name: "table", Station: "cauldron", Inputs: []wire.Amount{{Kind: 14, Count: 1}, {Kind: 15, Count: 4}}, Outputs: []wire.Amount{{Kind: 2, Count: 1}}},
+		}},
 		"arena_info": &wire.AreaInfo{Area: 6, Kind: "arena", W: 96, H: 96, CellSize: 8, TickHz: 20, SnapshotHz: 10,
 			StepMS: 166, QueueLen: 8, InterestRadius: 24, ResumeGraceMS: 30000,
 			Rules:    wire.RuleDiagonal | wire.RulePvP | wire.RuleCreaturesHunt | wire.RuleLineOfSight,

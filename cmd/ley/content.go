@@ -12,7 +12,7 @@ import (
 
 // addContentFlag adds --content, the operator's content folder, to f.
 func addContentFlag(f *pflag.FlagSet, dir *string) {
-	f.StringVar(dir, "content", "", "folder of the realm's own content (maps, rules.json, creatures.json, templates.json, items.json) laid over the embedded content; empty: the embedded content only")
+	f.StringVar(dir, "content", "", "folder of the realm's own content (maps, rules.json, creatures.json, templates.json, items.json, recipes.json) laid over the embedded content; empty: the embedded content only")
 }
 
 // loadContent loads the content folder dir over the embedded content, or

@@ -53,8 +53,10 @@ const (
 	CodeNotEmpty           Code = 36 // a container that holds items cannot be taken back
 	CodeSpectator          Code = 37 // a spectator has no body: its intents are never applied
 	CodeOffPlot            Code = 38 // building here is allowed only on the map's plots, and this square is on none
+	CodeNoRecipe           Code = 39 // the station's contents match none of its recipes
+	CodeKnown              Code = 40 // the character knows this recipe already
 
-	numCodes = 39
+	numCodes = 41
 )
 
 var codeNames = [numCodes]string{
@@ -66,6 +68,7 @@ var codeNames = [numCodes]string{
 	"BAD_TOKEN", "NOT_ALLOWED", "AREA_FULL", "STALE_SEQ", "NOTHING_THERE",
 	"UNAVAILABLE", "INVENTORY_FULL", "NOT_BUILDER", "BUDGET", "COOLDOWN",
 	"ITEM_CAP", "OCCUPIED", "NOT_EMPTY", "SPECTATOR", "OFF_PLOT",
+	"NO_RECIPE", "KNOWN",
 }
 
 var codeMeanings = [numCodes]string{
@@ -108,6 +111,8 @@ var codeMeanings = [numCodes]string{
 	"a container that still holds items cannot be taken back; nothing changed",
 	"the peer is a spectator: it has no body, so an intent from it is never applied",
 	"this Area allows building only on the plots its map marks, and the square is on none; nothing changed",
+	"the station's contents, taken as a whole, match none of its recipes; nothing changed",
+	"the character knows this recipe already; nothing changed (the blueprint is kept)",
 }
 
 // String returns the code's registry name, such as "NOT_HELLO", or

@@ -22,6 +22,7 @@ var (
 	errVersions   = errors.New("too many versions")
 	errFlow       = errors.New("flow window and directions disagree")
 	errStash      = errors.New("stash too long")
+	errRecipes    = errors.New("too many recipes, or a recipe with too many inputs or outputs")
 )
 
 // decMode is built once. The body types are fixed-shape toarray structs,
@@ -148,13 +149,26 @@ func check(m Message) error {
 			}
 		}
 		for i := range m.Items {
-			if len(m.Items[i].Name) > MaxTextLen || len(m.Items[i].Label) > MaxTextLen {
+			if len(m.Items[i].Name) > MaxTextLen || len(m.Items[i].Label) > MaxTextLen || len(m.Items[i].Station) > MaxTextLen {
 				return errTextLen
 			}
 		}
 	case *Inventory:
 		if len(m.Stash) > MaxStash {
 			return errStash
+		}
+	case *Recipes:
+		if len(m.Known) > MaxRecipes {
+			return errRecipes
+		}
+		for i := range m.Known {
+			r := &m.Known[i]
+			if len(r.Inputs) > MaxRecipeAmounts || len(r.Outputs) > MaxRecipeAmounts {
+				return errRecipes
+			}
+			if len(r.Name) > MaxTextLen || len(r.Station) > MaxTextLen {
+				return errTextLen
+			}
 		}
 	case *Static:
 		for i := range m.Objects {

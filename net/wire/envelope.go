@@ -6,9 +6,11 @@ import "fmt"
 // snapshots deltas and added area_info; version 3 added items (the item
 // intents, inventory, container, an object's item, area_info's item
 // kinds); version 4 added plots (area_info), the stash (inventory) and
-// OFF_PLOT. This side speaks only it: every client of the earlier versions
-// is in this repository and moved with it.
-const Version uint16 = 4
+// OFF_PLOT; version 5 added crafting (the craft and use intents, recipes,
+// an item kind's station, NO_RECIPE and KNOWN). This side speaks only it:
+// every client of the earlier versions is in this repository and moved
+// with it.
+const Version uint16 = 5
 
 // Versions lists every protocol version this side speaks, highest first.
 // Treat it as read-only.

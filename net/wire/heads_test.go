@@ -31,9 +31,9 @@ func TestDecodeSnapshotHead(t *testing.T) {
 		{"trailing byte", append(append([]byte(nil), b...), 0), ErrMalformed},
 		{"an intent_result", AppendIntentResult(nil, 7, CodeBlocked), ErrUnknownType},
 		{"version 1", append([]byte{0x83, 0x01}, b[2:]...), ErrVersion},
-		{"ack_seq past 32 bits", []byte{0x83, 0x04, 0x0c, 0x84, 0x00, 0x1b, 0, 0, 0, 1, 0, 0, 0, 0, 0x00, 0x40}, ErrMalformed},
-		{"records as text", []byte{0x83, 0x04, 0x0c, 0x84, 0x00, 0x00, 0x00, 0x60}, ErrMalformed},
-		{"three fields", []byte{0x83, 0x04, 0x0c, 0x83, 0x00, 0x00, 0x00}, ErrMalformed},
+		{"ack_seq past 32 bits", []byte{0x83, byte(Version), 0x0c, 0x84, 0x00, 0x1b, 0, 0, 0, 1, 0, 0, 0, 0, 0x00, 0x40}, ErrMalformed},
+		{"records as text", []byte{0x83, byte(Version), 0x0c, 0x84, 0x00, 0x00, 0x00, 0x60}, ErrMalformed},
+		{"three fields", []byte{0x83, byte(Version), 0x0c, 0x83, 0x00, 0x00, 0x00}, ErrMalformed},
 		{"empty", nil, ErrMalformed},
 	}
 	for _, tc := range tests {
@@ -60,7 +60,7 @@ func TestDecodeIntentResult(t *testing.T) {
 	}{
 		{"a snapshot", snap, ErrUnknownType},
 		{"trailing byte", append(append([]byte(nil), b...), 0), ErrMalformed},
-		{"code past 16 bits", []byte{0x83, 0x04, 0x0b, 0x82, 0x07, 0x1a, 0, 1, 0, 0}, ErrMalformed},
+		{"code past 16 bits", []byte{0x83, byte(Version), 0x0b, 0x82, 0x07, 0x1a, 0, 1, 0, 0}, ErrMalformed},
 		{"truncated", b[:len(b)-1], ErrMalformed},
 	}
 	for _, tc := range tests {

@@ -33,6 +33,7 @@ const (
 	TypeInventory              Type = 22 // server -> client
 	TypeContainer              Type = 23 // server -> client
 	TypeFlow                   Type = 24 // server -> client (spectators)
+	TypeRecipes                Type = 25 // server -> client
 )
 
 var typeNames = [...]string{
@@ -50,6 +51,7 @@ var typeNames = [...]string{
 	TypeInventory:              "inventory",
 	TypeContainer:              "container",
 	TypeFlow:                   "flow",
+	TypeRecipes:                "recipes",
 }
 
 // String returns the protocol name of the type, such as "hello_ack", or
@@ -115,6 +117,14 @@ const (
 	// to slot Item.To: inventory slots 0..19, or ContainerSlot+k, slot k
 	// of the container next to the body in Dir.
 	IntentMoveItem IntentKind = 6
+	// IntentCraft crafts at the station (a placed item whose kind has a
+	// station) on the square next to the body in Dir: its contents, as a
+	// multiset, must be exactly one of the station's recipes' inputs, and
+	// become that recipe's outputs.
+	IntentCraft IntentKind = 7
+	// IntentUse uses the item of inventory slot Item.From: a blueprint
+	// teaches its recipe.
+	IntentUse IntentKind = 8
 )
 
 // ContainerSlot is the first slot number of an item intent that names a
@@ -335,12 +345,14 @@ const (
 	ItemBlocks      uint8 = 1 << 0 // it stops bodies (a door: while closed)
 	ItemBlocksSight uint8 = 1 << 1 // it stops line of sight (a door: while closed)
 	ItemDoor        uint8 = 1 << 2 // it opens and closes like the map's doors
+	ItemTeaches     uint8 = 1 << 3 // using one teaches a recipe (a blueprint)
 )
 
 // ItemKind is one kind of item: its code, name and label, how many one
 // slot holds, where it sits when placed and what it does there (Flags:
 // ItemBlocks, ...), what the client draws for it placed (Look), and how
-// many slots it holds as a container (0: none).
+// many slots it holds as a container (0: none), and the crafting station
+// it is when placed ("": none; see [Recipe]).
 type ItemKind struct {
 	_         struct{} `cbor:",toarray"`
 	Code      uint16
@@ -351,6 +363,7 @@ type ItemKind struct {
 	Flags     uint8
 	Look      uint16
 	Container uint8
+	Station   string
 }
 
 // Stack is one slot of an [Inventory] or a [Container]: Count items of
@@ -385,6 +398,42 @@ type Container struct {
 	X, Y  int32
 	Slots []Stack
 }
+
+// Recipe is one recipe a character knows: made at a station (an
+// [ItemKind]'s Station) from exactly its Inputs, giving its Outputs, each
+// sorted by kind.
+type Recipe struct {
+	_       struct{} `cbor:",toarray"`
+	Code    uint16
+	Name    string
+	Station string
+	Inputs  []Amount
+	Outputs []Amount
+}
+
+// Amount is Count items of the kind Kind.
+type Amount struct {
+	_     struct{} `cbor:",toarray"`
+	Kind  uint16
+	Count uint16
+}
+
+// Recipes is every recipe the player's character knows (at most
+// [MaxRecipes], by code): sent after [Inventory] on every bind, and again
+// whenever the character learned one, before the snapshot whose ack_seq
+// passes the intent that taught it. A recipe the character does not know
+// is never sent.
+type Recipes struct {
+	_     struct{} `cbor:",toarray"`
+	Known []Recipe
+}
+
+// MaxRecipes bounds a [Recipes] list; MaxRecipeAmounts a recipe's inputs
+// and its outputs.
+const (
+	MaxRecipes       = 1024
+	MaxRecipeAmounts = 8
+)
 
 // CreatureKind is one kind of creature of an Area: its name and full
 // health.
@@ -564,6 +613,9 @@ func (*Inventory) Type() Type { return TypeInventory }
 // Type implements [Message].
 func (*Container) Type() Type { return TypeContainer }
 
+// Type implements [Message].
+func (*Recipes) Type() Type { return TypeRecipes }
+
 func (*Hello) message()                  {}
 func (*Resume) message()                 {}
 func (*Intent) message()                 {}
@@ -586,6 +638,7 @@ func (*PortalMoved) message()            {}
 func (*AreaInfo) message()               {}
 func (*Inventory) message()              {}
 func (*Container) message()              {}
+func (*Recipes) message()                {}
 
 // newMessage returns a fresh zero body for t, or nil if t is unknown.
 func newMessage(t Type) Message {
@@ -634,6 +687,8 @@ func newMessage(t Type) Message {
 		return new(Inventory)
 	case TypeContainer:
 		return new(Container)
+	case TypeRecipes:
+		return new(Recipes)
 	}
 	return nil
 }

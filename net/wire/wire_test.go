@@ -19,10 +19,10 @@ var update = flag.Bool("update", false, "rewrite testdata/*.hex golden files")
 // docs/protocol.md. Empty lists are non-nil because decoding yields
 // non-nil empty slices.
 var examples = []Message{
-	&Hello{Grant: "g-7f3a9c", JoinID: 42, Versions: []uint16{4}},
+	&Hello{Grant: "g-7f3a9c", JoinID: 42, Versions: []uint16{5}},
 	&Resume{Token: "r-51e0", JoinID: 43},
 	&Intent{Seq: 7, Kind: IntentMoveItem, Dir: DirE, Item: ItemSlots{From: 2, To: ContainerSlot + 5, Count: 4}},
-	&HelloAck{JoinID: 42, Entity: 1001, Tick: 86400, Area: 5, ResumeToken: "r-51e0", Version: 4},
+	&HelloAck{JoinID: 42, Entity: 1001, Tick: 86400, Area: 5, ResumeToken: "r-51e0", Version: 5},
 	&Error{Code: CodeBadGrant, RefSeq: 0, JoinID: 42, Detail: "grant unknown"},
 	&Rehello{Code: CodeRehello, Detail: "binding lost"},
 	&IntentResult{Seq: 7, Code: CodeBlocked},
@@ -40,11 +40,15 @@ var examples = []Message{
 	&PortalMoved{Area: 6, WSURL: "wss://h2.example/ws", Grant: "g-0b11", JoinID: 44},
 	&AreaInfo{Area: 5, Kind: "village", W: 64, H: 48, CellSize: 8, TickHz: 20, SnapshotHz: 10, StepMS: 200, QueueLen: 8,
 		InterestRadius: 24, ResumeGraceMS: 30000, Rules: RuleDiagonal, PlayerHP: 100, Creatures: []CreatureKind{{Name: "deer", HP: 15}},
-		Items: []ItemKind{{Code: 6, Name: "chest", Label: "Chest", Stack: 1, Slot: ItemSlotOccupant, Flags: ItemBlocks, Look: 6, Container: 16}, {Code: 13, Name: "wood", Label: "Wood", Stack: 99}},
+		Items: []ItemKind{{Code: 6, Name: "chest", Label: "Chest", Stack: 1, Slot: ItemSlotOccupant, Flags: ItemBlocks, Look: 6, Container: 16},
+			{Code: 13, Name: "wood", Label: "Wood", Stack: 99},
+			{Code: 17, Name: "cauldron", Label: "Cauldron", Stack: 1, Slot: ItemSlotOccupant, Flags: ItemBlocks, Look: 17, Container: 4, Station: "cauldron"},
+			{Code: 18, Name: "blueprint_table", Label: "Table blueprint", Stack: 1, Flags: ItemTeaches}},
 		Plots: []Plot{{X: 10, Y: 4, W: 6, H: 5}}},
 	&Inventory{Slots: exampleSlots(InventorySlots, Stack{ID: 7<<32 | 1, Kind: 13, Count: 12}, Stack{}, Stack{ID: 7<<32 | 9, Kind: 6, Count: 1}),
 		Stash: []Stack{{ID: 3<<32 | 2, Kind: 14, Count: 5}}},
 	&Container{X: 11, Y: 9, Slots: exampleSlots(16, Stack{}, Stack{ID: 7<<32 | 4, Kind: 13, Count: 4})},
+	&Recipes{Known: []Recipe{{Code: 1, Name: "planks", Station: "cauldron", Inputs: []Amount{{Kind: 13, Count: 2}}, Outputs: []Amount{{Kind: 15, Count: 4}}}}},
 }
 
 // exampleSlots is n slots beginning with first (the rest empty).
@@ -189,7 +193,8 @@ func TestCodeRegistry(t *testing.T) {
 		{CodeCooldown, 33, "COOLDOWN"}, {CodeItemCap, 34, "ITEM_CAP"},
 		{CodeOccupied, 35, "OCCUPIED"}, {CodeNotEmpty, 36, "NOT_EMPTY"},
 		{CodeSpectator, 37, "SPECTATOR"}, {CodeOffPlot, 38, "OFF_PLOT"},
-		{Code(39), 39, "CODE(39)"},
+		{CodeNoRecipe, 39, "NO_RECIPE"}, {CodeKnown, 40, "KNOWN"},
+		{Code(41), 41, "CODE(41)"},
 	}
 	for _, tt := range tests {
 		if got := uint16(tt.code); got != tt.num {
@@ -213,10 +218,10 @@ func TestNegotiate(t *testing.T) {
 		want   uint16
 		ok     bool
 	}{
-		{[]uint16{4}, 4, true},
-		{[]uint16{5, 4, 3}, 4, true},
-		{[]uint16{3}, 0, false},
-		{[]uint16{3, 5}, 0, false},
+		{[]uint16{5}, 5, true},
+		{[]uint16{6, 5, 4}, 5, true},
+		{[]uint16{4}, 0, false},
+		{[]uint16{4, 6}, 0, false},
 		{nil, 0, false},
 	}
 	for _, tt := range tests {

@@ -190,7 +190,7 @@ func Rules(rs content.RuleSet) ecs.Rules {
 // rule set's build rule, bounds and carry rule (the plots come from the
 // Area's map).
 func itemConfig(lib *content.Library, rs content.RuleSet) items.Config {
-	cfg := items.Config{Kinds: lib.Items(), Starter: lib.Starter(), MaxItems: rs.MaxItems, ChangesPerMinute: rs.ChangesPerMinute, Carry: rs.Carry}
+	cfg := items.Config{Kinds: lib.Items(), Recipes: lib.Recipes(), Starter: lib.Starter(), MaxItems: rs.MaxItems, ChangesPerMinute: rs.ChangesPerMinute, Carry: rs.Carry}
 	for _, class := range content.ObjectClasses() {
 		if src, ok := lib.Source(class); ok {
 			cfg.Sources = append(cfg.Sources, src)

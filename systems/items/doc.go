@@ -9,6 +9,14 @@
 // in the tick they land, and clients see them through the cells' static
 // versions. The action system gathers through it ([System.Gather]).
 //
+// A placed container whose kind names a station (a cauldron) crafts
+// ([ecs.IntentCraft]): its contents, as a multiset, must be exactly one of
+// the station's recipes' inputs, and in that step they are destroyed and
+// the recipe's outputs minted in their place. The maker learns the recipe
+// ([ecs.Inventory].Recipes, kept with the character's state); a blueprint
+// teaches one when used ([ecs.IntentUse]). [System.Known] is what the host
+// tells the character's own client, and no one else.
+//
 // Who may build is the Area's rule ([BuildRule]): anyone, the builders a
 // home's owner names, anyone on the plots the map marks (a village), or
 // nobody. A rule set may also name the kinds a character carries in

@@ -47,6 +47,9 @@ type Config struct {
 	// gathered.
 	Kinds   []content.Item
 	Sources []content.Source
+	// Recipes are what the Area's stations make (see craft); their item
+	// names are Kinds'.
+	Recipes []content.Recipe
 	// Starter is what a new character is given when it first binds
 	// (GiveStarter): the content's starter kit.
 	Starter []content.Yield
@@ -83,6 +86,9 @@ type System struct {
 	carry      map[uint16]bool            // the kinds Carry names, or nil
 	codes      map[string]uint16          // kind codes by name
 	sources    map[uint16]*content.Source // by object kind
+	recipes    map[uint16]*Recipe         // by code
+	stations   map[string][]*Recipe       // by station name
+	teaches    map[uint16]uint16          // a blueprint kind's recipe code
 	containers map[uint32][]ecs.Stack     // by placed object ID
 	ready      map[uint32]uint64          // by source object ID: the first tick it gives again
 	budgets    map[uint32]budget          // by entity ID
@@ -142,6 +148,9 @@ func (s *System) Init(a *ecs.Area) error {
 			s.carry[code] = true
 		}
 	}
+	if err := s.compileRecipes(); err != nil {
+		return fmt.Errorf("items: area %d: %w", a.ID, err)
+	}
 	s.sources = make(map[uint16]*content.Source, len(s.Sources))
 	for i := range s.Sources {
 		s.sources[uint16(s.Sources[i].Class)] = &s.Sources[i]
@@ -182,6 +191,10 @@ func (s *System) item(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 		return s.take(a, e, it)
 	case ecs.IntentMoveItem:
 		return s.move(a, e, it)
+	case ecs.IntentCraft:
+		return s.craft(a, e, it)
+	case ecs.IntentUse:
+		return s.use(a, e, it)
 	}
 	return ecs.OutcomeInvalid
 }
@@ -719,7 +732,7 @@ func (s *System) SaveCharacter(e ecs.Entity) ([]byte, error) {
 			last = i
 		}
 	}
-	if last < 0 && len(inv.Stash) == 0 {
+	if last < 0 && len(inv.Stash) == 0 && len(inv.Recipes) == 0 {
 		return nil, nil
 	}
 	c.Version = blob.CharacterVersion
@@ -733,6 +746,7 @@ func (s *System) SaveCharacter(e ecs.Entity) ([]byte, error) {
 	for _, st := range inv.Stash {
 		c.Stash = append(c.Stash, blob.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count})
 	}
+	c.Recipes = inv.Recipes
 	return blob.EncodeCharacter(&c)
 }
 
@@ -760,6 +774,7 @@ func (s *System) LoadCharacter(e ecs.Entity, state []byte) error {
 	for _, st := range c.Stash {
 		inv.Stash = append(inv.Stash, ecs.Stack{ID: ecs.ItemID(st.ID), Kind: st.Kind, Count: st.Count})
 	}
+	inv.Recipes = slices.Clone(c.Recipes)
 	s.keepCarry(inv)
 	return nil
 }

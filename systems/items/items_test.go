@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/leyworks/ley/content"
@@ -356,10 +357,21 @@ func TestConservation(t *testing.T) {
 	if testing.Short() {
 		seeds = 5
 	}
+	crafts, uses = 0, 0
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { conservation(t, seed) })
 	}
+	// The seeds are fixed, so these are too: crafts happened (random
+	// contents rarely match a recipe, so they are few) and blueprints were
+	// used.
+	if crafts == 0 || uses == 0 {
+		t.Errorf("%d crafts and %d blueprint uses applied over %d runs; want some of each", crafts, uses, seeds)
+	}
+	t.Logf("%d crafts and %d blueprint uses applied over %d runs", crafts, uses, seeds)
 }
+
+// crafts and uses count what TestConservation's runs applied.
+var crafts, uses int
 
 func conservation(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
@@ -378,7 +390,7 @@ func conservation(t *testing.T, seed uint64) {
 	}
 	lib := content.Default()
 	for _, e := range bodies {
-		for _, name := range []string{"chest", "chair", "wall_wood", "floor_stone", "door_wood", "wood"} {
+		for _, name := range []string{"chest", "chair", "wall_wood", "floor_stone", "door_wood", "wood", "cauldron", "plank", "stone", "blueprint_table"} {
 			k, _ := lib.Item(name)
 			w.b.Items.Create(a, e, k.Code, uint16(min(k.Stack, 5)))
 		}
@@ -388,7 +400,7 @@ func conservation(t *testing.T, seed uint64) {
 	for step := range 600 {
 		for _, e := range bodies {
 			it := ecs.Intent{Dir: ecs.Dir(rng.IntN(int(ecs.NumDirs)))}
-			switch r := rng.IntN(10); {
+			switch r := rng.IntN(11); {
 			case r < 3:
 				it.Kind = ecs.IntentStep
 			case r < 5:
@@ -397,6 +409,10 @@ func conservation(t *testing.T, seed uint64) {
 				it.Kind = ecs.IntentTake
 			case r < 7:
 				it.Kind = ecs.IntentAction
+			case r < 8 && rng.IntN(2) == 0:
+				it.Kind = ecs.IntentCraft
+			case r < 8:
+				it.Kind, it.From = ecs.IntentUse, uint8(rng.IntN(ecs.InventorySlots))
 			default:
 				it.Kind = ecs.IntentMoveItem
 				pick := func() uint8 {
@@ -406,6 +422,12 @@ func conservation(t *testing.T, seed uint64) {
 					return ecs.ContainerSlot + uint8(rng.IntN(16))
 				}
 				it.From, it.To, it.Count = pick(), pick(), uint16(rng.IntN(4))
+			}
+			if d, ok := stationDir(w, e); ok && (it.Kind == ecs.IntentCraft || it.Kind == ecs.IntentMoveItem) && rng.IntN(2) == 0 {
+				it.Dir = d // work at a cauldron beside the body, half the time
+				if it.Kind == ecs.IntentMoveItem && it.To >= ecs.ContainerSlot {
+					it.To = ecs.ContainerSlot + uint8(rng.IntN(4))
+				}
 			}
 			w.seq++
 			it.Seq, it.Tag = w.seq, w.players.Get(e).Session
@@ -430,6 +452,28 @@ func conservation(t *testing.T, seed uint64) {
 			t.Errorf("only %d intents of kind %d applied: %v", applied[k], k, applied)
 		}
 	}
+	crafts += applied[ecs.IntentCraft]
+	uses += applied[ecs.IntentUse]
+}
+
+// stationDir returns the direction of a crafting station next to body e.
+func stationDir(w *world, e ecs.Entity) (ecs.Dir, bool) {
+	p, ok := w.b.Area.PositionOf(e)
+	if !ok {
+		return 0, false
+	}
+	g := w.b.Area.Grid
+	for d := range ecs.NumDirs {
+		dx, dy := d.Delta()
+		x, y := p.X+dx, p.Y+dy
+		if x < 0 || y < 0 || x >= g.W() || y >= g.H() {
+			continue
+		}
+		if o := w.b.Map.PlacedAt(g.Cell(x, y)); o != nil && o.Item == code(w.t, "cauldron") {
+			return d, true
+		}
+	}
+	return 0, false
 }
 
 // roundTrip saves the Area and its players' characters, restores them
@@ -453,12 +497,14 @@ func roundTrip(t *testing.T, w *world, bodies []ecs.Entity) {
 	if _, err := b2.Load(blob); err != nil {
 		t.Fatal(err)
 	}
+	restored := make([]ecs.Entity, len(bodies))
 	for i, e := range bodies {
 		p, _ := w.b.Area.PositionOf(e)
 		e2, err := b2.Area.SpawnPlayer(uint64(i+1), p.X, p.Y)
 		if err != nil {
 			t.Fatal(err)
 		}
+		restored[i] = e2
 		if err := b2.Items.LoadCharacter(e2, states[i]); err != nil {
 			t.Fatal(err)
 		}
@@ -475,6 +521,12 @@ func roundTrip(t *testing.T, w *world, bodies []ecs.Entity) {
 	for id, st := range before {
 		if after[id] != st {
 			t.Fatalf("stack %d: %+v restored as %+v", id, st, after[id])
+		}
+	}
+	for i, e := range bodies {
+		e2 := restored[i]
+		if got, want := b2.Area.InventoryOf(e2).Recipes, w.b.Area.InventoryOf(e).Recipes; !slices.Equal(got, want) {
+			t.Fatalf("player %d knows recipes %v; restored %v", i+1, want, got)
 		}
 	}
 	census(t, b2, nil)

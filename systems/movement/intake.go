@@ -48,7 +48,7 @@ func (s *Intake) Update(a *ecs.Area) {
 				a.Answer(e, &it, ecs.OutcomeNotAllowed)
 				continue
 			}
-		case ecs.IntentPlace, ecs.IntentTake, ecs.IntentMoveItem:
+		case ecs.IntentPlace, ecs.IntentTake, ecs.IntentMoveItem, ecs.IntentCraft, ecs.IntentUse:
 			if it.Dir >= ecs.NumDirs {
 				a.Answer(e, &it, ecs.OutcomeInvalid)
 				continue

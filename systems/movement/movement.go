@@ -122,7 +122,7 @@ func (s *Movement) drain(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mo
 				m.Stepped(a.Tick)
 				return true
 			}
-		case ecs.IntentPlace, ecs.IntentTake:
+		case ecs.IntentPlace, ecs.IntentTake, ecs.IntentCraft:
 			if !m.Ready(a.Tick) {
 				return false
 			}
@@ -137,7 +137,7 @@ func (s *Movement) drain(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mo
 				m.Stepped(a.Tick)
 				return true
 			}
-		case ecs.IntentMoveItem: // sorting one's things spends no steps
+		case ecs.IntentMoveItem, ecs.IntentUse: // sorting one's things and reading spend no steps
 			it := in.Pop()
 			o := ecs.OutcomeInvalid
 			if a.OnItem != nil {

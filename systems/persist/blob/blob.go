@@ -253,9 +253,9 @@ func checkPlaced(b *Blob, w, h int) error {
 const maxContainer = 64
 
 // CharacterVersion is the character state format written now: 2 added
-// the stash. DecodeCharacter reads 1 as well (a version 1 state has no
-// stash).
-const CharacterVersion = 2
+// the stash, 3 the recipes it knows. DecodeCharacter reads 1 and 2 as
+// well (a version 1 state has no stash, a version 2 state no recipes).
+const CharacterVersion = 3
 
 // MaxCharacter bounds a character state DecodeCharacter accepts.
 const MaxCharacter = 16 << 10
@@ -266,15 +266,19 @@ const MaxCharacter = 16 << 10
 const (
 	maxInventory = 20
 	maxStash     = 40
+	// maxRecipes bounds the recipes a character knows (ecs.MaxRecipes).
+	maxRecipes = 1024
 )
 
 // Character is a character's state as its row keeps it: what it carries
-// (slot by slot, empty slots kept) and what waits in its stash (stacks,
-// none empty). An empty state (no bytes) is a character that owns nothing.
+// (slot by slot, empty slots kept), what waits in its stash (stacks,
+// none empty) and the codes of the recipes it knows (ascending). An empty
+// state (no bytes) is a character that owns and knows nothing.
 type Character struct {
-	Version   int     `cbor:"1,keyasint"`
-	Inventory []Stack `cbor:"2,keyasint,omitempty"`
-	Stash     []Stack `cbor:"3,keyasint,omitempty"`
+	Version   int      `cbor:"1,keyasint"`
+	Inventory []Stack  `cbor:"2,keyasint,omitempty"`
+	Stash     []Stack  `cbor:"3,keyasint,omitempty"`
+	Recipes   []uint16 `cbor:"4,keyasint,omitempty"`
 }
 
 // EncodeCharacter returns c's bytes (deterministic CBOR).
@@ -282,8 +286,9 @@ func EncodeCharacter(c *Character) ([]byte, error) { return encMode.Marshal(c) }
 
 // DecodeCharacter decodes a character state and checks it: its version,
 // at most maxInventory slots and maxStash stashed stacks, every stack
-// whole (kind, count and id set) or an empty slot, no id twice. No bytes
-// decode to a character owning nothing.
+// whole (kind, count and id set) or an empty slot, no id twice, at most
+// maxRecipes recipe codes, ascending and none 0. No bytes decode to a
+// character owning nothing.
 func DecodeCharacter(data []byte) (*Character, error) {
 	var c Character
 	if len(data) == 0 {
@@ -296,11 +301,22 @@ func DecodeCharacter(data []byte) (*Character, error) {
 	if err := decMode.Unmarshal(data, &c); err != nil {
 		return nil, fmt.Errorf("%w: character state: %v", ErrBlob, err)
 	}
-	if c.Version != CharacterVersion && c.Version != 1 {
+	if c.Version < 1 || c.Version > CharacterVersion {
 		return nil, fmt.Errorf("%w: character state version %d, this build reads 1..%d", ErrBlob, c.Version, CharacterVersion)
 	}
 	if c.Version == 1 && c.Stash != nil {
 		return nil, fmt.Errorf("%w: a version 1 character state with a stash", ErrBlob)
+	}
+	if c.Version < 3 && c.Recipes != nil {
+		return nil, fmt.Errorf("%w: a version %d character state with recipes", ErrBlob, c.Version)
+	}
+	if len(c.Recipes) > maxRecipes {
+		return nil, fmt.Errorf("%w: %d recipes", ErrBlob, len(c.Recipes))
+	}
+	for i, r := range c.Recipes {
+		if r == 0 || i > 0 && r <= c.Recipes[i-1] {
+			return nil, fmt.Errorf("%w: character state: recipes %v not ascending codes", ErrBlob, c.Recipes)
+		}
 	}
 	if len(c.Inventory) > maxInventory {
 		return nil, fmt.Errorf("%w: %d inventory slots", ErrBlob, len(c.Inventory))

@@ -30,11 +30,13 @@ const (
 	PatternPortal Pattern = "portal"
 	// PatternBuild builds as players of a building game do, 5 intents a
 	// second within the budget: steps (40%), places of an item of the
-	// starter kit on a side (20%), takes back from a side (20%), and
-	// actions on a side (20%: gathering a tree or rock, opening a chest,
-	// a door). After the run the director's count of the realm's items
-	// must find none doubled or lost (Summary.Items). Villages let anyone
-	// build; a home only its owner.
+	// starter kit on a side (15%), takes back from a side (15%), actions on
+	// a side (10%: gathering a tree or rock, opening a chest, a door),
+	// moves of a few things into a container on a side (10%), crafts at a
+	// side (5%: a cauldron the player placed) and uses of the kit's
+	// blueprint (5%). After the run the director's count of the realm's
+	// items must find none doubled or lost (Summary.Items). Villages let
+	// anyone build on their plots; a home only its owner.
 	PatternBuild Pattern = "build"
 	// PatternChurn plays like real players come and go: Poisson arrivals,
 	// walking sessions of random length, and sessions that end in a clean

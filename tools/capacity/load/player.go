@@ -338,17 +338,32 @@ func (p *player) tally() tally {
 }
 
 // buildIntent is one intent of the build pattern: a step (40%), a place
-// of one of the first 8 slots (the starter kit's) on a side (20%), a take
-// from a side (20%) or an action on a side (20%).
+// of one of the starter kit's slots on a side (15%: its cauldron too), a
+// take from a side (15%), an action on a side (10%), a move of a few
+// wood or planks into a container on a side (10%), a craft at a side
+// (5%) and a use of the kit's blueprint (5%).
 func buildIntent(rng *rand.Rand) wire.Intent {
 	side := wire.Dir(2 * rng.IntN(4))
-	switch r := rng.IntN(10); {
-	case r < 4:
-		return wire.Intent{Kind: wire.IntentStep, Dir: wire.Dir(rng.IntN(8))}
-	case r < 6:
-		return wire.Intent{Kind: wire.IntentPlace, Dir: side, Item: wire.ItemSlots{From: uint8(rng.IntN(8))}}
+	switch r := rng.IntN(20); {
 	case r < 8:
+		return wire.Intent{Kind: wire.IntentStep, Dir: wire.Dir(rng.IntN(8))}
+	case r < 11:
+		return wire.Intent{Kind: wire.IntentPlace, Dir: side, Item: wire.ItemSlots{From: uint8(rng.IntN(starterSlots))}}
+	case r < 14:
 		return wire.Intent{Kind: wire.IntentTake, Dir: side}
+	case r < 16:
+		return wire.Intent{Kind: wire.IntentAction, Dir: side}
+	case r < 18:
+		return wire.Intent{Kind: wire.IntentMoveItem, Dir: side,
+			Item: wire.ItemSlots{From: uint8(starterSlots + rng.IntN(4)), To: wire.ContainerSlot + uint8(rng.IntN(4)), Count: uint16(1 + rng.IntN(2))}}
+	case r < 19:
+		return wire.Intent{Kind: wire.IntentCraft, Dir: side}
 	}
-	return wire.Intent{Kind: wire.IntentAction, Dir: side}
+	return wire.Intent{Kind: wire.IntentUse, Item: wire.ItemSlots{From: uint8(rng.IntN(starterSlots))}}
 }
+
+// starterSlots is how many inventory slots the shipped starter kit fills
+// (its chairs ... its cauldron, wood and blueprint): what the build
+// pattern places and uses; the slots after it fill with what gathering,
+// taking back and crafting give.
+const starterSlots = 11

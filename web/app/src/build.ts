@@ -16,7 +16,8 @@
  * on the map), building is offered on them alone. Under the bar, a line
  * says what the picked slot holds and what a click on another does, and
  * another what waits in the stash (what an arena did not let the player
- * carry in).
+ * carry in). A container that is a crafting station (a cauldron) opens
+ * in the same panel; crafting at it is craft.ts's.
  */
 
 import {
@@ -95,6 +96,15 @@ interface Square {
   y: number;
 }
 
+/** The crafting station whose panel shows: where, which way from the body, its kind, and what it holds. */
+export interface OpenStation {
+  x: number;
+  y: number;
+  dir: Dir;
+  kind: ItemKind;
+  slots: readonly Stack[];
+}
+
 /** Builder runs the inventory bar, placing and taking back, and the chest panel. */
 export class Builder {
   private selected: number | null = null;
@@ -102,6 +112,10 @@ export class Builder {
   private chest: Square | null = null;
   /** The square of a container the player just acted on: its container message opens the panel. */
   private opening: Square | null = null;
+  /** What the open chest held, as its last container message said. */
+  private chestStacks: readonly Stack[] = [];
+  /** onChest is told whenever the chest's panel opens, changes or closes (craft.ts follows it). */
+  onChest: () => void = () => {};
   private readonly bar: SlotRow;
   private readonly barEl = byId("inventory", HTMLElement);
   private readonly stashEl = byId("stash", HTMLElement);
@@ -202,7 +216,7 @@ export class Builder {
   }
 
   /** allowed reports whether this player may build in s's Area, telling it in words when not. */
-  private allowed(s: Session): boolean {
+  allowed(s: Session): boolean {
     if (this.may(s)) return true;
     this.note(NO_BUILD);
     return false;
@@ -369,13 +383,30 @@ export class Builder {
     this.chestEl.hidden = false;
     this.chestEl.dataset["x"] = String(x);
     this.chestEl.dataset["y"] = String(y);
-    this.chestTitle.textContent = capital(this.chestName(s, x, y));
+    this.chestTitle.textContent = capital(itemName(this.chestKind(s, x, y)));
+    this.chestEl.dataset["station"] = this.chestKind(s, x, y)?.station ?? "";
+    this.chestStacks = slots;
     this.chestSlots.show(slots, s.itemKinds);
+    this.onChest();
   }
 
-  private chestName(s: Session, x: number, y: number): string {
+  /** chestKind is the kind of the item placed on (x, y) (the container's), if the view knows it. */
+  private chestKind(s: Session, x: number, y: number): ItemKind | undefined {
     const o = s.view.objectsAt(x, y).find((q) => q.item !== 0);
-    return itemName(o === undefined ? undefined : s.view.itemKind(o.item));
+    return o === undefined ? undefined : s.view.itemKind(o.item);
+  }
+
+  /**
+   * station is the crafting station whose panel shows (a container whose
+   * kind names a station), with what it holds; undefined when the panel
+   * is closed, or shows a plain chest.
+   */
+  station(s: Session): OpenStation | undefined {
+    const c = this.chest;
+    const kind = c === null ? undefined : this.chestKind(s, c.x, c.y);
+    const dir = this.chestDir(s);
+    if (c === null || kind === undefined || kind.station === "" || dir === undefined) return undefined;
+    return { x: c.x, y: c.y, dir, kind, slots: this.chestStacks };
   }
 
   /** follow closes the chest's panel once the body is not next to it, or it is gone. */
@@ -391,7 +422,9 @@ export class Builder {
   closeChest(): boolean {
     const was = this.chest !== null;
     this.chest = null;
+    this.chestStacks = [];
     this.chestEl.hidden = true;
+    if (was) this.onChest();
     return was;
   }
 
@@ -415,7 +448,7 @@ export class Builder {
       return;
     }
     if (this.stack(s) === undefined || this.selected === null) {
-      this.note("Pick a slot of your inventory to put in the chest.");
+      this.note(`Pick a slot of your inventory to put in ${this.chestWords()}.`);
       return;
     }
     void s.moveItem(this.selected, CONTAINER_SLOT + k, 0, dir);
@@ -427,19 +460,24 @@ export class Builder {
     if (s !== null && !this.allowed(s)) return;
     const dir = s === null ? undefined : this.chestDir(s);
     if (s === null || dir === undefined) {
-      this.note("Open a chest first: act on it (Space) next to it.");
+      this.note("Open a chest or a cauldron first: act on it (Space) next to it.");
       return;
     }
     if (this.stack(s) === undefined || this.selected === null) {
-      this.note("Pick a slot of your inventory to put in the chest.");
+      this.note(`Pick a slot of your inventory to put in ${this.chestWords()}.`);
       return;
     }
     const k = this.chestSlots.firstEmpty();
     if (k < 0) {
-      this.note("The chest is full.");
+      this.note(`${capital(this.chestWords())} is full.`);
       return;
     }
     void s.moveItem(this.selected, CONTAINER_SLOT + k, 0, dir);
+  }
+
+  /** chestWords names the open chest for people: "the chest", "the cauldron". */
+  private chestWords(): string {
+    return `the ${(this.chestTitle.textContent ?? "").replace(/^an? /i, "").toLowerCase() || "chest"}`;
   }
 
   /** chestDir is the direction from the body to the open chest; undefined when none is open. */

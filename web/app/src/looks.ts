@@ -1,12 +1,13 @@
 /**
  * How placed items look: one drawing per look of the shipped item kinds
  * (content/data/items.json: chair, table, bed, lamp, rug, chest, wooden
- * and stone walls, fence, door, wooden and stone floor tiles), and a box
- * with the kind's initial for a look this client does not know. The same
- * drawings are the inventory's icons.
+ * and stone walls, fence, door, wooden and stone floor tiles, cauldron),
+ * a rolled sheet for a blueprint (a kind that teaches a recipe), and a
+ * box with the kind's initial for a look this client does not know. The
+ * same drawings are the inventory's icons.
  */
 
-import { type ItemKind, ItemSlot } from "@leyworks/ley-sdk";
+import { type ItemKind, ItemFlag, ItemSlot } from "@leyworks/ley-sdk";
 
 /** The looks this client draws, by their code in items.json. */
 export const Look = {
@@ -22,6 +23,7 @@ export const Look = {
   Door: 10,
   FloorWood: 11,
   FloorStone: 12,
+  Cauldron: 17,
 } as const;
 
 /**
@@ -53,6 +55,11 @@ export const ITEM_COLORS = {
   floorWoodJoint: "#744d27",
   floorStone: "#a6a39b",
   floorStoneJoint: "#7d7a73",
+  cauldron: "#3d3f44",
+  cauldronRim: "#1f2024",
+  brew: "#6fbf5a",
+  blueprint: "#2f5f9e",
+  blueprintLine: "#cfe0ff",
   unknown: "#5a2d5a",
   unknownText: "#f0d8f0",
 } as const;
@@ -78,7 +85,29 @@ export function drawLook(ctx: CanvasRenderingContext2D, kind: ItemKind | undefin
     ctx.fillStyle = color;
     ctx.fillRect(X + t * x, Y + t * y, t * w, t * h);
   };
+  if (kind !== undefined && kind.look === 0 && (kind.flags & ItemFlag.Teaches) !== 0) {
+    // A blueprint: a blue sheet with the lines of a plan.
+    rect(c.blueprint, 0.14, 0.18, 0.72, 0.64);
+    rect(c.blueprintLine, 0.24, 0.3, 0.52, 0.04);
+    rect(c.blueprintLine, 0.24, 0.3, 0.04, 0.4);
+    rect(c.blueprintLine, 0.24, 0.66, 0.52, 0.04);
+    rect(c.blueprintLine, 0.5, 0.3, 0.04, 0.4);
+    return;
+  }
+  const ellipse = (color: string, x: number, y: number, rx: number, ry: number): void => {
+    ctx.fillStyle = color;
+    ctx.beginPath();
+    ctx.ellipse(X + t * x, Y + t * y, t * rx, t * ry, 0, 0, Math.PI * 2);
+    ctx.fill();
+  };
   switch (kind?.look) {
+    case Look.Cauldron:
+      rect(c.cauldronRim, 0.2, 0.78, 0.1, 0.14);
+      rect(c.cauldronRim, 0.7, 0.78, 0.1, 0.14);
+      ellipse(c.cauldron, 0.5, 0.58, 0.36, 0.3);
+      ellipse(c.cauldronRim, 0.5, 0.4, 0.34, 0.12);
+      ellipse(c.brew, 0.5, 0.41, 0.28, 0.08);
+      return;
     case Look.Chair:
       rect(c.chairBack, 0.22, 0.12, 0.56, 0.2);
       rect(c.chairSeat, 0.22, 0.32, 0.56, 0.5);

@@ -3,9 +3,11 @@
  * connection's state and round-trip time, the player's health, the
  * players here, what the player faces and what the pointer is over, the
  * fighting (blows, damage, deaths), building (the inventory bar, placing,
- * taking back, chests: see build.ts), and plain words for what ends or
- * interrupts play. While the session is not live the map is dimmed and
- * says so, and the banner counts down to the next attempt.
+ * taking back, chests: see build.ts), crafting (a cauldron's Craft, the
+ * recipes the character knows, blueprints: see craft.ts), and plain
+ * words for what ends or interrupts play. While the session is not live
+ * the map is dimmed and says so, and the banner counts down to the next
+ * attempt.
  */
 
 import {
@@ -26,6 +28,7 @@ import {
 } from "@leyworks/ley-sdk";
 
 import { Builder } from "./build.js";
+import { Crafter } from "./craft.js";
 import { byId, li, onTap } from "./dom.js";
 import { sessionStarted, socketUrl } from "./hooks.js";
 import { BUILD_HINT, BUILD_TOUCH_HINT, HINT, Input, NO_BUILD_HINT, TOUCH_HINT } from "./input.js";
@@ -77,6 +80,7 @@ export class Play {
   private readonly renderer: Renderer;
   private readonly input: Input;
   private readonly builder: Builder;
+  private readonly crafter: Crafter;
   private names = new Map<number, string>();
   private target: { x: number; y: number } | null = null;
   private walk: { x: number; y: number; since: number } | null = null;
@@ -135,6 +139,8 @@ export class Play {
     this.renderer = new Renderer(this.canvas);
     const focusMap = (): void => this.canvas.focus({ preventScroll: true });
     this.builder = new Builder(() => this.session, (text) => this.toast(text), focusMap);
+    this.crafter = new Crafter(() => this.session, this.builder, (text) => this.toast(text), focusMap);
+    this.builder.onChest = () => this.crafter.show(this.session);
     this.input = new Input(
       () => this.session,
       (x, y) => {
@@ -225,6 +231,7 @@ export class Play {
     this.toastEl.textContent = "";
     this.renderer.clearEffects();
     this.builder.reset();
+    this.crafter.reset();
     this.showBuilding(null);
     this.setLive("joining");
     const s = new Session({ director: this.director, area, socket: (url) => new WebSocket(socketUrl(url)) });
@@ -302,10 +309,16 @@ export class Play {
       if (!current()) return;
       this.builder.showRules(s);
       this.builder.showInventory(s);
+      this.crafter.show(s);
       this.showBuilding(s);
     });
     s.on("inventory", () => {
-      if (current()) this.builder.showInventory(s);
+      if (!current()) return;
+      this.builder.showInventory(s);
+      this.crafter.show(s);
+    });
+    s.on("recipes", () => {
+      if (current()) this.crafter.show(s);
     });
     s.on("container", (e) => {
       if (current()) this.builder.onContainer(s, e.x, e.y, e.slots);
@@ -362,6 +375,8 @@ export class Play {
         this.target = null;
         this.walk = null;
       }
+      // Crafting and using an item say their refusals themselves (craft.ts), knowing what was tried.
+      if (e.intent.kind === IntentKind.Craft || e.intent.kind === IntentKind.Use) return;
       const building = this.builder.refusal(e.intent, e.code);
       if (building !== undefined) {
         this.toast(building);
@@ -676,8 +691,11 @@ export class Play {
       case ObjectKind.Tree:
       case ObjectKind.Rock:
         return this.builder.may(s) ? `${key} gathers from it` : "";
-      case ObjectKind.Item:
-        return (s.view.itemKind(item)?.container ?? 0) > 0 ? `${key} opens it` : "";
+      case ObjectKind.Item: {
+        const kind = s.view.itemKind(item);
+        if ((kind?.container ?? 0) === 0) return "";
+        return kind?.station ? `${key} opens it to craft` : `${key} opens it`;
+      }
       default:
         return "";
     }

@@ -19,11 +19,15 @@ import {
   type ItemKind,
   type Message,
   INVENTORY_SLOTS,
+  MAX_RECIPES,
+  MAX_RECIPE_ITEMS,
   MAX_STASH,
   MsgType,
   PROTOCOL_VERSION,
   type Plot,
   type PresencePlayer,
+  type Recipe,
+  type RecipeItem,
   type Stack,
   type StaticObject,
 } from "./protocol.js";
@@ -137,7 +141,7 @@ const object = (v: unknown): StaticObject => {
 };
 
 const itemKind = (v: unknown): ItemKind => {
-  const f = Fields.of(v, 8, "item kind");
+  const f = Fields.of(v, 9, "item kind");
   return {
     code: f.uint(U16),
     name: f.text(),
@@ -147,6 +151,28 @@ const itemKind = (v: unknown): ItemKind => {
     flags: f.uint(U8),
     look: f.uint(U16),
     container: f.uint(U8),
+    station: f.text(),
+  };
+};
+
+const recipeItem = (v: unknown): RecipeItem => {
+  const f = Fields.of(v, 2, "recipe item");
+  return { kind: f.uint(U16), count: f.uint(U16) };
+};
+
+const recipeItems = (a: unknown[], what: string): RecipeItem[] => {
+  if (a.length > MAX_RECIPE_ITEMS) throw new MalformedError(`recipe: ${a.length} ${what}; at most ${MAX_RECIPE_ITEMS}`);
+  return a.map(recipeItem);
+};
+
+const recipe = (v: unknown): Recipe => {
+  const f = Fields.of(v, 5, "recipe");
+  return {
+    code: f.uint(U16),
+    name: f.text(),
+    station: f.text(),
+    inputs: recipeItems(f.array(), "inputs"),
+    outputs: recipeItems(f.array(), "outputs"),
   };
 };
 
@@ -175,7 +201,7 @@ const player = (v: unknown): PresencePlayer => {
  * {@link MalformedError} for anything else: bytes outside the decoding
  * rules, a body of the wrong shape, a field out of range, a type this
  * side does not know (code UNKNOWN_TYPE), an envelope of another version
- * than 4 on a message other than hello, hello_ack and error, whose shapes
+ * than 5 on a message other than hello, hello_ack and error, whose shapes
  * are frozen across versions (code VERSION_UNSUPPORTED).
  *
  * The returned snapshot's `records` may share memory with b.
@@ -308,6 +334,11 @@ export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Mess
     case MsgType.container: {
       const f = Fields.of(body, 3, "container");
       return { type: "container", x: f.int32(), y: f.int32(), slots: f.array().map(stack) };
+    }
+    case MsgType.recipes: {
+      const a = Fields.of(body, 1, "recipes").array();
+      if (a.length > MAX_RECIPES) throw new MalformedError(`recipes: ${a.length} recipes; at most ${MAX_RECIPES}`);
+      return { type: "recipes", known: a.map(recipe) };
     }
     case MsgType.areaInfo: {
       const f = Fields.of(body, 16, "area_info");
@@ -447,7 +478,7 @@ function body(m: Message): [number, unknown[]] {
           m.rules,
           m.playerHp,
           m.creatures.map((c) => [c.name, c.hp]),
-          m.items.map((k) => [k.code, k.name, k.label, k.stack, k.slot, k.flags, k.look, k.container]),
+          m.items.map((k) => [k.code, k.name, k.label, k.stack, k.slot, k.flags, k.look, k.container, k.station]),
           m.plots.map((p) => [p.x, p.y, p.w, p.h]),
         ],
       ];
@@ -455,6 +486,11 @@ function body(m: Message): [number, unknown[]] {
       return [MsgType.inventory, [m.slots.map(stackBody), m.stash.map(stackBody)]];
     case "container":
       return [MsgType.container, [m.x, m.y, m.slots.map(stackBody)]];
+    case "recipes":
+      return [
+        MsgType.recipes,
+        [m.known.map((r) => [r.code, r.name, r.station, r.inputs.map((e) => [e.kind, e.count]), r.outputs.map((e) => [e.kind, e.count])])],
+      ];
   }
 }
 

@@ -47,6 +47,8 @@ export const Code = {
   NOT_EMPTY: 36,
   SPECTATOR: 37,
   OFF_PLOT: 38,
+  NO_RECIPE: 39,
+  KNOWN: 40,
 } as const;
 
 /** A code's name. */
@@ -94,6 +96,8 @@ const meanings: Readonly<Record<CodeName, string>> = {
   NOT_EMPTY: "empty it first",
   SPECTATOR: "a spectator has no body: its intents are never applied",
   OFF_PLOT: "you may build here only on the plots the map marks",
+  NO_RECIPE: "the station's contents match none of its recipes",
+  KNOWN: "the character knows this recipe already",
 };
 
 /**

@@ -1,5 +1,5 @@
 /**
- * @leyworks/ley-sdk: the client SDK of ley (protocol version 4).
+ * @leyworks/ley-sdk: the client SDK of ley (protocol version 5).
  *
  * - {@link Director}: the HTTP API (accounts, sessions, Areas, joins).
  * - {@link Session}: a player in a realm: join, the game socket, the

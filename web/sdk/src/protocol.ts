@@ -1,5 +1,5 @@
 /**
- * The messages of ley's client protocol, version 4 (docs/protocol.md), as
+ * The messages of ley's client protocol, version 5 (docs/protocol.md), as
  * TypeScript types: one interface per message type, discriminated by
  * `type`, with the fields in the order the wire carries them.
  *
@@ -11,7 +11,7 @@
  */
 
 /** The protocol version this SDK speaks. */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 /** Message type numbers (the `t` of the envelope `[v, t, body]`). */
 export const MsgType = {
@@ -37,6 +37,7 @@ export const MsgType = {
   inventory: 22,
   container: 23,
   flow: 24,
+  recipes: 25,
 } as const;
 
 /** A message type number. */
@@ -74,8 +75,12 @@ export function dirOf(dx: number, dy: number): Dir | undefined {
   return i < 0 ? undefined : (i as Dir);
 }
 
-/** What an intent asks for. */
-export const IntentKind = { Step: 0, MoveTo: 1, Stop: 2, Action: 3, Place: 4, Take: 5, MoveItem: 6 } as const;
+/**
+ * What an intent asks for. Craft crafts at the station next to the body
+ * in the intent's dir; Use uses the item of inventory slot `item.from`
+ * (a blueprint: it teaches its recipe).
+ */
+export const IntentKind = { Step: 0, MoveTo: 1, Stop: 2, Action: 3, Place: 4, Take: 5, MoveItem: 6, Craft: 7, Use: 8 } as const;
 
 /** The first slot number of an item intent that names a slot of the container the body faces. */
 export const CONTAINER_SLOT = 64;
@@ -390,13 +395,17 @@ export interface CreatureKind {
   hp: number;
 }
 
-/** What a placed item of a kind does: {@link ItemKind}.flags bits. */
-export const ItemFlag = { Blocks: 1, BlocksSight: 2, Door: 4 } as const;
+/**
+ * What an item of a kind does: {@link ItemKind}.flags bits. Blocks,
+ * BlocksSight and Door are what it does placed; Teaches, what using it
+ * does (a blueprint: it teaches a recipe: `Session.use`).
+ */
+export const ItemFlag = { Blocks: 1, BlocksSight: 2, Door: 4, Teaches: 8 } as const;
 
 /** Where an item kind sits when placed: {@link ItemKind}.slot. */
 export const ItemSlot = { None: 0, Floor: 1, Occupant: 2 } as const;
 
-/** One kind of item: `[code, name, label, stack, slot, look, container]`. */
+/** One kind of item: `[code, name, label, stack, slot, flags, look, container, station]`. */
 export interface ItemKind {
   code: number;
   name: string;
@@ -411,6 +420,11 @@ export interface ItemKind {
   look: number;
   /** The slots it holds placed (a chest); 0 for no container. */
   container: number;
+  /**
+   * The crafting station it is placed (a cauldron: its container's
+   * contents are crafted with a craft intent); "" when it is none.
+   */
+  station: string;
 }
 
 /** One slot of an inventory or a container: `[id, kind, count]`, all 0 when empty. */
@@ -439,6 +453,45 @@ export interface Container {
   x: number;
   y: number;
   slots: Stack[];
+}
+
+/** The most recipes a {@link Recipes} message lists. */
+export const MAX_RECIPES = 1024;
+
+/** The most lines a {@link Recipe}'s inputs hold, and its outputs. */
+export const MAX_RECIPE_ITEMS = 8;
+
+/** One line of a recipe's inputs or outputs: `[kind, count]`, count items of an {@link ItemKind} code. */
+export interface RecipeItem {
+  kind: number;
+  count: number;
+}
+
+/**
+ * A recipe the character knows: `[code, name, station, inputs, outputs]`.
+ * A station's container holding exactly `inputs` (as a multiset of kinds
+ * and counts) is crafted into `outputs`. Each lists at most
+ * {@link MAX_RECIPE_ITEMS} lines, sorted by kind.
+ */
+export interface Recipe {
+  /** Its stable code. */
+  code: number;
+  name: string;
+  /** The station it is made at (an {@link ItemKind}.station). */
+  station: string;
+  inputs: RecipeItem[];
+  outputs: RecipeItem[];
+}
+
+/**
+ * `recipes{known}` (t = 25): every recipe the character knows (at most
+ * {@link MAX_RECIPES}, sorted by code), whole: on every bind, and again
+ * after a tick in which it learned one. Recipes it does not know are
+ * never sent.
+ */
+export interface Recipes {
+  readonly type: "recipes";
+  known: Recipe[];
 }
 
 /** A rectangle of squares where players may build: `[x, y, w, h]`, w x h squares from (x, y). */
@@ -500,7 +553,8 @@ export type ServerMessage =
   | Left
   | Inventory
   | Container
-  | Flow;
+  | Flow
+  | Recipes;
 
 /** Any message of the protocol. */
 export type Message = ClientMessage | ServerMessage;
@@ -529,6 +583,7 @@ export const TYPE_NAMES: Readonly<Record<MsgTypeNumber, Message["type"]>> = {
   22: "inventory",
   23: "container",
   24: "flow",
+  25: "recipes",
 };
 
 /** isServerMessage reports whether m is a message a server sends. */

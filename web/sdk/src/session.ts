@@ -30,6 +30,7 @@ import {
   NO_ITEM,
   type Plot,
   PROTOCOL_VERSION,
+  type Recipe,
   Rule,
   SNAPSHOT_RESET,
   type Stack,
@@ -71,7 +72,7 @@ export interface IntentRequest {
   kind: IntentKind;
   dir: Dir;
   target: Cell;
-  /** An item intent's slots and count (place, take, move item); none for the others. */
+  /** An item intent's slots and count (place, move item, use); none for the others. */
   item?: ItemSlots;
 }
 
@@ -124,6 +125,11 @@ export interface SessionEvents {
   inventory: { slots: readonly Stack[]; stash: readonly Stack[] };
   /** A container the player opened or stands next to: its contents. */
   container: { x: number; y: number; slots: readonly Stack[] };
+  /**
+   * The recipes the character knows changed (it crafted or learned one),
+   * or came whole on a bind: {@link Session.recipes}.
+   */
+  recipes: { known: readonly Recipe[] };
   /** A snapshot's ack_seq reached an intent: applied. */
   intentApplied: { seq: number; intent: IntentRequest };
   /** The server refused an intent (or the session could not queue it). */
@@ -295,6 +301,7 @@ export class Session {
   private ownHp = -1; // the own body's hp in the last snapshot that showed it; -1: not seen
   private slots: readonly Stack[] = [];
   private stashed: readonly Stack[] = [];
+  private known: readonly Recipe[] = [];
   private kinds: ReadonlyMap<number, ItemKind> = new Map();
   private plotList: readonly Plot[] = [];
   private resumeTick = -1; // hello_ack's tick of the last resume, while resent intents may be in doubt
@@ -489,6 +496,44 @@ export class Session {
    */
   moveItem(from: number, to: number, count: number, dir: Dir = 0): Promise<IntentOutcome> {
     return this.intent({ kind: IntentKind.MoveItem, dir, target: { x: 0, y: 0 }, item: { from, to, count } });
+  }
+
+  /**
+   * craft crafts at the crafting station placed on the square next to the
+   * body in dir (an item kind whose `station` is not ""): the server
+   * matches the station container's whole contents, as a multiset of kinds
+   * and counts, against that station's recipes; on a match it consumes
+   * them and puts the recipe's outputs in the same container, and the
+   * character learns the recipe (a recipes event). The container comes
+   * again in a container event. No match is refused NO_RECIPE and changes
+   * nothing; the rest as moving items into the container (NOTHING_THERE
+   * where no station stands, NOT_BUILDER, BUDGET, PORTAL_IN_PROGRESS...).
+   * It spends the movement budget like a step, and does not turn the body.
+   */
+  craft(dir: Dir): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.Craft, dir, target: { x: 0, y: 0 } });
+  }
+
+  /**
+   * use uses the item of inventory slot `slot`: a blueprint (a kind with
+   * ItemFlag.Teaches) teaches its recipe (a recipes event follows) and is
+   * consumed, unless the content keeps it. Refused KNOWN when the
+   * character knows the recipe already (nothing changes), NOT_ALLOWED for
+   * an item that is no blueprint, NOTHING_THERE for an empty slot, BUDGET
+   * when the minute's changes are spent. It spends no movement budget.
+   */
+  use(slot: number): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.Use, dir: 0, target: { x: 0, y: 0 }, item: { from: slot, to: 0, count: 0 } });
+  }
+
+  /**
+   * recipes are the recipes the character knows, sorted by code (empty
+   * until the first bind), each message replacing them whole. The server
+   * sends no other: what a character has neither made nor learned, this
+   * side cannot know.
+   */
+  get recipes(): readonly Recipe[] {
+    return this.known;
   }
 
   /** inventory is what the character carries, slot by slot (empty until the first bind). */
@@ -944,6 +989,10 @@ export class Session {
         return;
       case "container":
         this.events.emit("container", { x: m.x, y: m.y, slots: m.slots });
+        return;
+      case "recipes":
+        this.known = m.known;
+        this.events.emit("recipes", { known: m.known });
         return;
       case "area_info":
         this.kinds = new Map(m.items.map((k) => [k.code, k]));

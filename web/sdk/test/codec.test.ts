@@ -12,6 +12,7 @@ import {
   EntityKind,
   Floor,
   IntentKind,
+  ItemFlag,
   type Message,
   type Stack,
   MalformedError,
@@ -33,10 +34,10 @@ function slots(n: number, ...first: Stack[]): Stack[] {
 
 /** The value of each golden file, as docs/protocol.md's worked examples give it. */
 const goldens: Record<string, Message> = {
-  hello: { type: "hello", grant: "g-7f3a9c", joinId: 42n, versions: [4] },
+  hello: { type: "hello", grant: "g-7f3a9c", joinId: 42n, versions: [5] },
   resume: { type: "resume", token: "r-51e0", joinId: 43n },
   intent: { type: "intent", seq: 7, kind: 6, dir: 2, target: { x: 0, y: 0 }, item: { from: 2, to: 69, count: 4 } },
-  hello_ack: { type: "hello_ack", joinId: 42n, entity: 1001, tick: 86400, area: 5, resumeToken: "r-51e0", version: 4 },
+  hello_ack: { type: "hello_ack", joinId: 42n, entity: 1001, tick: 86400, area: 5, resumeToken: "r-51e0", version: 5 },
   area_info: {
     type: "area_info",
     area: 5,
@@ -54,8 +55,10 @@ const goldens: Record<string, Message> = {
     playerHp: 100,
     creatures: [{ name: "deer", hp: 15 }],
     items: [
-      { code: 6, name: "chest", label: "Chest", stack: 1, slot: 2, flags: 1, look: 6, container: 16 },
-      { code: 13, name: "wood", label: "Wood", stack: 99, slot: 0, flags: 0, look: 0, container: 0 },
+      { code: 6, name: "chest", label: "Chest", stack: 1, slot: 2, flags: 1, look: 6, container: 16, station: "" },
+      { code: 13, name: "wood", label: "Wood", stack: 99, slot: 0, flags: 0, look: 0, container: 0, station: "" },
+      { code: 17, name: "cauldron", label: "Cauldron", stack: 1, slot: 2, flags: 1, look: 17, container: 4, station: "cauldron" },
+      { code: 18, name: "blueprint_table", label: "Table blueprint", stack: 1, slot: 0, flags: 8, look: 0, container: 0, station: "" },
     ],
     plots: [{ x: 10, y: 4, w: 6, h: 5 }],
   },
@@ -90,6 +93,7 @@ const goldens: Record<string, Message> = {
     stash: [{ id: (3n << 32n) | 2n, kind: 14, count: 5 }],
   },
   container: { type: "container", x: 11, y: 9, slots: slots(16, EMPTY, { id: (7n << 32n) | 4n, kind: 13, count: 4 }) },
+  recipes: { type: "recipes", known: [{ code: 1, name: "planks", station: "cauldron", inputs: [{ kind: 13, count: 2 }], outputs: [{ kind: 15, count: 4 }] }] },
 };
 
 test("golden files: every one has an expected value, and every expected value a file", (fx) => {
@@ -131,18 +135,18 @@ test("join ids past 2^53 survive both ways", () => {
   const joinId = 18446744073709551615n; // 2^64 - 1
   const m: Message = { type: "hello", grant: "g", joinId, versions: [2] };
   const b = encodeMessage(m);
-  eq(hex(b.subarray(0, 6)), "830401836167", "head");
+  eq(hex(b.subarray(0, 6)), "830501836167", "head");
   eq(hex(b.subarray(6, 15)), "1bffffffffffffffff", "join id in 8 bytes");
   eq(decodeMessage(b), m, "round trip");
   const mid: Message = { type: "resume", token: "t", joinId: 2n ** 40n };
-  eq(hex(encodeMessage(mid)), "830402826174" + "1b0000010000000000", "2^40 in 8 bytes");
+  eq(hex(encodeMessage(mid)), "830502826174" + "1b0000010000000000", "2^40 in 8 bytes");
   const small: Message = { type: "resume", token: "t", joinId: 5n };
-  eq(hex(encodeMessage(small)), "830402826174" + "05", "a small join id in one byte");
+  eq(hex(encodeMessage(small)), "830502826174" + "05", "a small join id in one byte");
 });
 
 test("longer integer forms are accepted", () => {
   // intent_result{seq: 7, code: BLOCKED} with seq as a 64-bit head.
-  eq(decodeMessage(unhex("83040b821b00000000000000070f")), { type: "intent_result", seq: 7, code: Code.BLOCKED }, "decode");
+  eq(decodeMessage(unhex("83050b821b00000000000000070f")), { type: "intent_result", seq: 7, code: Code.BLOCKED }, "decode");
 });
 
 test("the decoding rules refuse what is outside the schema", () => {
@@ -153,17 +157,17 @@ test("the decoding rules refuse what is outside the schema", () => {
     ["indefinite array", "9f021080ff", Code.MALFORMED],
     ["a map", "a0", Code.MALFORMED],
     ["a tag", "c283040b82070f", Code.MALFORMED],
-    ["a float", "83040b82f93c000f", Code.MALFORMED],
-    ["null", "830410f6", Code.MALFORMED],
-    ["trailing bytes", "8304108000", Code.MALFORMED],
-    ["truncated", "83040b8207", Code.MALFORMED],
-    ["byte string past the end", "83040c84010000" + "4502", Code.MALFORMED],
-    ["invalid UTF-8", "83040a820262c328", Code.MALFORMED],
-    ["wrong field count", "83040b83070f00", Code.MALFORMED],
-    ["wrong field type", "83040b8261070f", Code.MALFORMED],
-    ["field out of range", "83040b82071a00010000", Code.MALFORMED],
-    ["a negative seq", "83040b82200f", Code.MALFORMED],
-    ["unknown type", "8304078100", Code.UNKNOWN_TYPE],
+    ["a float", "83050b82f93c000f", Code.MALFORMED],
+    ["null", "830510f6", Code.MALFORMED],
+    ["trailing bytes", "8305108000", Code.MALFORMED],
+    ["truncated", "83050b8207", Code.MALFORMED],
+    ["byte string past the end", "83050c84010000" + "4502", Code.MALFORMED],
+    ["invalid UTF-8", "83050a820262c328", Code.MALFORMED],
+    ["wrong field count", "83050b83070f00", Code.MALFORMED],
+    ["wrong field type", "83050b8261070f", Code.MALFORMED],
+    ["field out of range", "83050b82071a00010000", Code.MALFORMED],
+    ["a negative seq", "83050b82200f", Code.MALFORMED],
+    ["unknown type", "8305078100", Code.UNKNOWN_TYPE],
     ["another version", "83030b82070f", Code.VERSION_UNSUPPORTED],
   ];
   for (const [name, h, code] of cases) {
@@ -191,7 +195,7 @@ test("a message over 1 MiB is refused before decoding", () => {
 });
 
 test("arrays nested too deep are refused", () => {
-  throws(() => decodeMessage(unhex("830414" + "81".repeat(12) + "00")), MalformedError, "12 levels");
+  throws(() => decodeMessage(unhex("830514" + "81".repeat(12) + "00")), MalformedError, "12 levels");
 });
 
 test("encoding refuses fields out of range", () => {
@@ -199,6 +203,24 @@ test("encoding refuses fields out of range", () => {
   throws(() => encodeMessage({ type: "intent", seq: 1, kind: 0, dir: 0, target: { x: 2 ** 31, y: 0 }, item: { from: 0, to: 0, count: 0 } }), RangeError, "x 2^31");
   throws(() => encodeMessage({ type: "hello", grant: "g", joinId: -1n, versions: [2] }), RangeError, "join id -1");
 });
+
+/** Two recipes as a character may know them: planks and a table, both made at a cauldron. */
+const KNOWN_RECIPES: Message = {
+  type: "recipes",
+  known: [
+    { code: 1, name: "planks", station: "cauldron", inputs: [{ kind: 13, count: 2 }], outputs: [{ kind: 15, count: 4 }] },
+    {
+      code: 3,
+      name: "table",
+      station: "cauldron",
+      inputs: [
+        { kind: 14, count: 1 },
+        { kind: 15, count: 4 },
+      ],
+      outputs: [{ kind: 2, count: 1 }],
+    },
+  ],
+};
 
 /**
  * Messages of the new fields and kinds, encoded by the Go reference
@@ -208,6 +230,12 @@ test("encoding refuses fields out of range", () => {
 const more: Record<string, Message> = {
   action: { type: "intent", seq: 8, kind: IntentKind.Action, dir: Dir.E, target: { x: 0, y: 0 }, item: { from: 0, to: 0, count: 0 } },
   nothing_there: { type: "intent_result", seq: 8, code: Code.NOTHING_THERE },
+  craft: { type: "intent", seq: 9, kind: IntentKind.Craft, dir: Dir.S, target: { x: 0, y: 0 }, item: { from: 0, to: 0, count: 0 } },
+  use: { type: "intent", seq: 10, kind: IntentKind.Use, dir: 0, target: { x: 0, y: 0 }, item: { from: 11, to: 0, count: 0 } },
+  no_recipe: { type: "intent_result", seq: 9, code: Code.NO_RECIPE },
+  known: { type: "intent_result", seq: 10, code: Code.KNOWN },
+  no_recipes: { type: "recipes", known: [] },
+  two_recipes: KNOWN_RECIPES,
   arena_info: {
     type: "area_info",
     area: 6,
@@ -255,7 +283,7 @@ test("the new fields and kinds decode and encode as the Go reference does", (fx)
   }
 });
 
-test("the item codes are 30 to 36; SPECTATOR, 37; OFF_PLOT, 38, the last one", () => {
+test("the item codes are 30 to 36; SPECTATOR, 37; OFF_PLOT, 38; NO_RECIPE, 39; KNOWN, 40, the last one", () => {
   eq(Code.UNAVAILABLE, 29, "UNAVAILABLE");
   eq(Code.INVENTORY_FULL, 30, "INVENTORY_FULL");
   eq(Code.NOT_EMPTY, 36, "NOT_EMPTY");
@@ -263,7 +291,9 @@ test("the item codes are 30 to 36; SPECTATOR, 37; OFF_PLOT, 38, the last one", (
   eq(Code.OFF_PLOT, 38, "number");
   eq(codeName(38), "OFF_PLOT", "name");
   eq(codeMeaning(38), "you may build here only on the plots the map marks", "meaning");
-  eq(codeName(39), "INTERNAL(39)", "the next number is unknown");
+  eq([Code.NO_RECIPE, codeName(39), codeMeaning(39)], [39, "NO_RECIPE", "the station's contents match none of its recipes"], "NO_RECIPE");
+  eq([Code.KNOWN, codeName(40), codeMeaning(40)], [40, "KNOWN", "the character knows this recipe already"], "KNOWN");
+  eq(codeName(41), "INTERNAL(41)", "the next number is unknown");
 });
 
 test("area_info, creature kinds, plots and static objects of the wrong shape are refused", () => {
@@ -272,9 +302,9 @@ test("area_info, creature kinds, plots and static objects of the wrong shape are
   eq(decodeMessage(unhex(head + "808080")), info, "no creature kinds, no item kinds, no plots");
   eq(decodeMessage(unhex(head + "8080" + "81840a040605")), { ...info, plots: [{ x: 10, y: 4, w: 6, h: 5 }] }, "one plot");
   const fields = (n: number): string => head.slice(0, 6) + (0x80 + n).toString(16) + head.slice(8); // the head, its body of n fields
-  const obj = "83040d8400018201184081"; // static{cell 0, version 1, floor [grass, 64]}, one object:
+  const obj = "83050d8400018201184081"; // static{cell 0, version 1, floor [grass, 64]}, one object:
   const cases: [string, string][] = [
-    ["area_info of 12 fields, as before the kinds", "8304148c056776696c6c6167651840183008140a18c808181819753001"],
+    ["area_info of 12 fields, as before the kinds", "8305148c056776696c6c6167651840183008140a18c808181819753001"],
     ["area_info without its item kinds, as version 2 had it", fields(14) + "80"],
     ["area_info without its plots, as version 3 had it", fields(15) + "8080"],
     ["a creature kind of one field", head + "8181" + "64776f6c66" + "80" + "80"],
@@ -282,7 +312,9 @@ test("area_info, creature kinds, plots and static objects of the wrong shape are
     ["a creature kind whose hp exceeds 16 bits", head + "8182" + "64776f6c66" + "1a00010000" + "80" + "80"],
     ["a creature kind whose name is a number", head + "8182" + "01" + "1e" + "80" + "80"],
     ["an item kind of seven fields, without its flags", head + "80" + "8187" + "0d" + "64776f6f64" + "64776f6f64" + "1863" + "00" + "00" + "00" + "80"],
-    ["an item kind whose stack exceeds 16 bits", head + "80" + "8188" + "0d" + "64776f6f64" + "64776f6f64" + "1a00010000" + "00" + "00" + "00" + "00" + "80"],
+    ["an item kind of eight fields, without its station, as version 4 had it", head + "80" + "8188" + "0d" + "64776f6f64" + "64776f6f64" + "1863" + "00" + "00" + "00" + "00" + "80"],
+    ["an item kind whose stack exceeds 16 bits", head + "80" + "8189" + "0d" + "64776f6f64" + "64776f6f64" + "1a00010000" + "00" + "00" + "00" + "00" + "60" + "80"],
+    ["an item kind whose station is a number", head + "80" + "8189" + "0d" + "64776f6f64" + "64776f6f64" + "1863" + "00" + "00" + "00" + "00" + "00" + "80"],
     ["plots that are no array", head + "8080" + "00"],
     ["a plot of three fields", head + "8080" + "8183" + "0a0406"],
     ["a plot whose w exceeds 16 bits", head + "8080" + "8184" + "0a04" + "1a00010000" + "05"],
@@ -319,4 +351,67 @@ test("an inventory's stash holds at most 40 stacks, each of the shape of a slot"
   throws(() => decodeMessage(unhex(bare.slice(0, 6) + "81" + bare.slice(8))), MalformedError, "an inventory without its stash, as version 3 had it");
   throws(() => decodeMessage(unhex(bare + "81" + "820d01")), MalformedError, "a stashed stack of two fields");
   throws(() => decodeMessage(unhex(bare + "81" + "83011a0001000001")), MalformedError, "a stashed stack whose kind exceeds 16 bits");
+});
+
+test("recipes: t = 25, [known], each recipe [code, name, station, inputs, outputs], both ways", () => {
+  const h =
+    "83051819" + // envelope: v = 5, t = 25 (two bytes: 18 19)
+    "81" + // body, array(1)
+    "82" + // known, array(2)
+    "85" + "01" + "66706c616e6b73" + "686361756c64726f6e" + "81820d02" + "81820f04" + // [1, "planks", "cauldron", [[13, 2]], [[15, 4]]]
+    "85" + "03" + "657461626c65" + "686361756c64726f6e" + "82820e01" + "820f04" + "81820201"; // [3, "table", "cauldron", [[14, 1], [15, 4]], [[2, 1]]]
+  eq(hex(encodeMessage(KNOWN_RECIPES)), h, "encoded");
+  eq(decodeMessage(unhex(h)), KNOWN_RECIPES, "decoded");
+  eq(decodeMessage(unhex("830518198180")), { type: "recipes", known: [] }, "none known");
+  // A longer integer form of a count is accepted, as everywhere.
+  eq(decodeMessage(unhex("83051819818185" + "01" + "6170" + "6163" + "81820d1a00000002" + "80")), {
+    type: "recipes",
+    known: [{ code: 1, name: "p", station: "c", inputs: [{ kind: 13, count: 2 }], outputs: [] }],
+  }, "a count in a 32-bit head");
+});
+
+test("recipes of the wrong shape are refused; at most 1024 of them", () => {
+  const r = (fields: string): string => "8305181981" + "81" + fields; // recipes{known: [one recipe]}
+  const cases: [string, string, number][] = [
+    ["a body of no fields", "8305181980", Code.MALFORMED],
+    ["a body of two fields", "830518198280" + "80", Code.MALFORMED],
+    ["known that is no array", "830518198100", Code.MALFORMED],
+    ["a recipe of four fields", r("84" + "01" + "6170" + "6163" + "80"), Code.MALFORMED],
+    ["a recipe of six fields", r("86" + "01" + "6170" + "6163" + "80" + "80" + "00"), Code.MALFORMED],
+    ["a recipe whose code exceeds 16 bits", r("85" + "1a00010000" + "6170" + "6163" + "80" + "80"), Code.MALFORMED],
+    ["a recipe whose code is negative", r("85" + "20" + "6170" + "6163" + "80" + "80"), Code.MALFORMED],
+    ["a recipe whose name is a number", r("85" + "01" + "01" + "6163" + "80" + "80"), Code.MALFORMED],
+    ["a recipe whose station is bytes", r("85" + "01" + "6170" + "4163" + "80" + "80"), Code.MALFORMED],
+    ["inputs that are no array", r("85" + "01" + "6170" + "6163" + "00" + "80"), Code.MALFORMED],
+    ["an input of one field", r("85" + "01" + "6170" + "6163" + "81810d" + "80"), Code.MALFORMED],
+    ["an output of three fields", r("85" + "01" + "6170" + "6163" + "80" + "81830d0200"), Code.MALFORMED],
+    ["an input whose kind exceeds 16 bits", r("85" + "01" + "6170" + "6163" + "81821a0001000002" + "80"), Code.MALFORMED],
+    ["an output whose count exceeds 16 bits", r("85" + "01" + "6170" + "6163" + "80" + "81820d1a00010000"), Code.MALFORMED],
+    ["a recipe of version 4", "83041819818185" + "01" + "6170" + "6163" + "80" + "80", Code.VERSION_UNSUPPORTED],
+    ["a recipe of nine inputs", r("85" + "01" + "6170" + "6163" + "89" + "820101".repeat(9) + "80"), Code.MALFORMED],
+    ["a recipe of nine outputs", r("85" + "01" + "6170" + "6163" + "80" + "89" + "820101".repeat(9)), Code.MALFORMED],
+  ];
+  for (const [name, h, code] of cases) {
+    const e = throws(() => decodeMessage(unhex(h)), MalformedError, name);
+    eq(e.code, code, `${name}: code`);
+  }
+  const many = (n: number): Message => ({
+    type: "recipes",
+    known: Array.from({ length: n }, (_, i) => ({ code: i + 1, name: "r", station: "s", inputs: [{ kind: 1, count: 1 }], outputs: [{ kind: 2, count: 1 }] })),
+  });
+  eq(decodeMessage(encodeMessage(many(1024))), many(1024), "1024 recipes");
+  const eight = Array.from({ length: 8 }, (_, i) => ({ kind: i + 1, count: 1 }));
+  const full: Message = { type: "recipes", known: [{ code: 1, name: "r", station: "s", inputs: eight, outputs: eight }] };
+  eq(decodeMessage(encodeMessage(full)), full, "eight inputs and eight outputs");
+  throws(() => decodeMessage(encodeMessage(many(1025))), MalformedError, "1025 recipes");
+});
+
+test("an item kind's station is its ninth field; a blueprint's flag is Teaches", () => {
+  const cauldron = { code: 17, name: "cauldron", label: "Cauldron", stack: 1, slot: 2, flags: 1, look: 17, container: 4, station: "cauldron" };
+  const blueprint = { code: 18, name: "blueprint_table", label: "Table blueprint", stack: 1, slot: 0, flags: ItemFlag.Teaches, look: 0, container: 0, station: "" };
+  eq(ItemFlag.Teaches, 1 << 3, "ItemTeaches is bit 3");
+  const info: AreaInfo = { ...(more["arena_info"] as AreaInfo), items: [cauldron, blueprint] };
+  const h = hex(encodeMessage(info));
+  ok(h.includes("89" + "11" + "686361756c64726f6e" + "684361756c64726f6e" + "01" + "02" + "01" + "11" + "04" + "686361756c64726f6e"), `the cauldron's nine fields in ${h}`);
+  eq(decodeMessage(unhex(h)), info, "round trip");
 });

@@ -16,13 +16,14 @@ import {
   type Intent,
   type IntentOutcome,
   type Message,
+  type Recipe,
   RecordWriter,
   Session,
   type SessionOptions,
   type SessionState,
   type Stack,
 } from "../src/index.js";
-import { eq, ok, test } from "./harness.js";
+import { eq, ok, test, unhex } from "./harness.js";
 import { CaptureLogger, FakeClock, FakeDirector, FakeSocket, settle } from "./fakes.js";
 
 const INFO: AreaInfo = {
@@ -107,7 +108,7 @@ async function bind(env: Env, first = true, at: [number, number] = [4, 4]): Prom
   const hello = ws.sent[0];
   if (hello === undefined || hello.type !== "hello") throw new Error(`first message ${hello?.type}; want hello`);
   env.clock.advance(12);
-  ws.deliver({ type: "hello_ack", joinId: hello.joinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 4 });
+  ws.deliver({ type: "hello_ack", joinId: hello.joinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 5 });
   ws.deliver(INFO);
   ws.deliver({ type: "presence", area: 5, players: [{ entity: 1, name: "ada" }] });
   ws.deliver({ type: "static", cell: 0, version: 1, floor: [Floor.Grass, 64], objects: [] });
@@ -130,8 +131,8 @@ test("session: ready is bound with the first snapshot applied, not the socket op
   ws.open();
   eq(env.s.state, "binding", "socket open is not ready");
   const hello = ws.sent[0];
-  eq(hello, { type: "hello", grant: "g1", joinId: env.dir.lastJoinId, versions: [4] }, "the hello");
-  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 4 });
+  eq(hello, { type: "hello", grant: "g1", joinId: env.dir.lastJoinId, versions: [5] }, "the hello");
+  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 5 });
   eq(env.s.state, "bound", "after hello_ack");
   ws.deliver(INFO);
   eq(env.s.ready, false, "not ready before a snapshot");
@@ -148,11 +149,11 @@ test("session: a hello_ack or error of another join is dropped", async () => {
   const ws = lastSocket(env);
   ws.open();
   const other = env.dir.lastJoinId + 1n;
-  ws.deliver({ type: "hello_ack", joinId: other, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 4 });
+  ws.deliver({ type: "hello_ack", joinId: other, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 5 });
   ws.deliver({ type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: other, detail: "stale" });
   eq(env.s.state, "binding", "still waiting for this join's answer");
   eq(env.s.dropped, 2, "both dropped");
-  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 4 });
+  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 5 });
   eq(env.s.state, "bound", "this join's answer settles it");
 });
 
@@ -234,7 +235,7 @@ test("session: a dropped socket resumes within the grace and sends again what wa
   ok(ws2 !== ws && ws2.url === ws.url, "a new socket to the same host");
   ws2.open();
   eq(ws2.sent[0], { type: "resume", token: "r1", joinId: env.dir.lastJoinId }, "resume");
-  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 4 });
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 5 });
   eq(
     intents(ws2).map((m) => m.seq),
     [1, 2],
@@ -357,10 +358,10 @@ test("session: portal_moved connects to the new Area with the grant given", asyn
   const ws2 = lastSocket(env);
   eq(ws2.url, "ws://h2.test/ws", "the new host");
   ws2.open();
-  eq(ws2.sent[0], { type: "hello", grant: "g-portal", joinId: 99n, versions: [4] }, "hello with the grant given");
+  eq(ws2.sent[0], { type: "hello", grant: "g-portal", joinId: 99n, versions: [5] }, "hello with the grant given");
   ws2.deliver({ type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: env.dir.lastJoinId, detail: "the old join" });
   eq(env.s.state, "binding", "an error of the old join is dropped");
-  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 4 });
+  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 5 });
   ws2.deliver({ ...INFO, area: 6 });
   ws2.deliver({ type: "snapshot", tick: 1, ackSeq: 0, flags: 1, records: whole([player(7, 2, 2)]) });
   eq([env.s.state, env.s.area, env.s.entity], ["ready", 6, 7], "in the new Area");
@@ -591,7 +592,7 @@ test("session: after a resume, a resent intent whose first copy's answer was los
   env.clock.advance(10_000);
   const ws2 = lastSocket(env);
   ws2.open();
-  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 100, area: 5, resumeToken: "r2", version: 4 });
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 100, area: 5, resumeToken: "r2", version: 5 });
   eq(intents(ws2).map((m) => m.seq), [1, 2], "both sent again");
   // The server had both: 1 was applied, 2 refused on the lost connection.
   ws2.deliver({ type: "intent_result", seq: 1, code: Code.STALE_SEQ });
@@ -630,7 +631,7 @@ test("session: a resume refused at the transport goes to the director at once, w
   eq(await lost, { status: "voided", seq: 1 }, "the old session's intent: not applied as far as anyone will say");
   eq(env.clock.t - t0, 300, "no wait beyond the one resume");
   ws2.open();
-  eq(ws2.sent[0], { type: "hello", grant: "g-new", joinId: 77n, versions: [4] }, "hello with the new grant");
+  eq(ws2.sent[0], { type: "hello", grant: "g-new", joinId: 77n, versions: [5] }, "hello with the new grant");
   eq(env.sockets.filter((w) => w.url === ws.url).length, 2, "the dead address tried once, never again");
 });
 
@@ -710,4 +711,63 @@ test("session: blows and deaths are told from the snapshots", async () => {
   f.forget(0);
   ws.deliver({ type: "snapshot", tick: 7, ackSeq: 2, flags: 0, records: f.bytes() });
   eq(deaths.length, 2, "no more deaths");
+});
+
+test("session: recipes are what the last recipes message said, whole, each with an event", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  eq(env.s.recipes, [], "none before the message");
+  const events: (readonly Recipe[])[] = [];
+  env.s.on("recipes", (e) => events.push(e.known));
+  const planks: Recipe = { code: 1, name: "planks", station: "cauldron", inputs: [{ kind: 13, count: 2 }], outputs: [{ kind: 15, count: 4 }] };
+  const table: Recipe = {
+    code: 3,
+    name: "table",
+    station: "cauldron",
+    inputs: [
+      { kind: 14, count: 1 },
+      { kind: 15, count: 4 },
+    ],
+    outputs: [{ kind: 2, count: 1 }],
+  };
+  ws.deliver({ type: "recipes", known: [] });
+  eq([env.s.recipes, events], [[], [[]]], "a bind's empty list: an event, none known");
+  ws.deliver({ type: "recipes", known: [planks] });
+  eq(env.s.recipes, [planks], "one learned");
+  ws.deliver({ type: "recipes", known: [planks, table] });
+  eq(env.s.recipes, [planks, table], "replaced whole, not added to");
+  eq(events, [[], [planks], [planks, table]], "one event a message");
+  const dropped = env.s.dropped;
+  ws.deliverRaw(unhex("8305181981818401" + "6170" + "6163" + "80")); // a recipe of four fields
+  eq([env.s.dropped, env.s.recipes, events.length], [dropped + 1, [planks, table], 3], "a malformed recipes message is dropped and changes nothing");
+});
+
+test("session: craft sends the craft intent toward the station, and is answered like any intent", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const refused = env.s.craft(Dir.E);
+  eq(intents(ws), [{ type: "intent", seq: 1, kind: IntentKind.Craft, dir: Dir.E, target: { x: 0, y: 0 }, item: { from: 0, to: 0, count: 0 } }], "the intent");
+  eq(env.s.predicted, { x: 4, y: 4, facing: 0 }, "nothing predicted: the body neither moves nor turns");
+  ws.deliver({ type: "intent_result", seq: 1, code: Code.NO_RECIPE });
+  eq(await refused, { status: "refused", seq: 1, code: Code.NO_RECIPE }, "no recipe matched");
+  const applied = env.s.craft(Dir.S);
+  ws.deliver(snapshot(2, 4, 4, false));
+  eq(await applied, { status: "applied", seq: 2 }, "a craft applied");
+});
+
+test("session: use sends the use intent of an inventory slot; a known recipe is refused KNOWN", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const refusals: [number, string][] = [];
+  env.s.on("intentRefused", (e) => refusals.push([e.code, e.name]));
+  const known = env.s.use(3);
+  eq(intents(ws), [{ type: "intent", seq: 1, kind: IntentKind.Use, dir: 0, target: { x: 0, y: 0 }, item: { from: 3, to: 0, count: 0 } }], "the intent");
+  ws.deliver({ type: "intent_result", seq: 1, code: Code.KNOWN });
+  eq(await known, { status: "refused", seq: 1, code: Code.KNOWN }, "known already");
+  eq(refusals, [[Code.KNOWN, "KNOWN"]], "the refusal, named");
+  const learned = env.s.use(0);
+  ws.deliver({ type: "recipes", known: [{ code: 3, name: "table", station: "cauldron", inputs: [{ kind: 15, count: 4 }], outputs: [{ kind: 2, count: 1 }] }] });
+  ws.deliver(snapshot(2, 4, 4, false));
+  eq(await learned, { status: "applied", seq: 2 }, "applied");
+  eq(env.s.recipes.map((r) => r.name), ["table"], "the recipe learned came before the snapshot that acknowledged it");
 });

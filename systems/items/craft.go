@@ -1,0 +1,218 @@
+package items
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/leyworks/ley/content"
+	"github.com/leyworks/ley/ecs"
+)
+
+// Recipe is a recipe as the System matches it: its code, name and
+// station, and its inputs and outputs by item code, each sorted by kind.
+type Recipe struct {
+	Code            uint16
+	Name, Station   string
+	Inputs, Outputs []Amount
+}
+
+// Amount is Count items of the kind Kind.
+type Amount struct{ Kind, Count uint16 }
+
+// compileRecipes indexes Config.Recipes by code and station, their items
+// by code, and the blueprints by the recipe they teach.
+func (s *System) compileRecipes() error {
+	s.recipes = make(map[uint16]*Recipe, len(s.Recipes))
+	s.stations = make(map[string][]*Recipe)
+	amounts := func(ys []content.Yield) ([]Amount, error) {
+		out := make([]Amount, 0, len(ys))
+		for _, y := range ys {
+			k, ok := s.codes[y.Item]
+			if !ok {
+				return nil, fmt.Errorf("no item kind %q", y.Item)
+			}
+			out = append(out, Amount{Kind: k, Count: uint16(y.Count)})
+		}
+		slices.SortFunc(out, func(a, b Amount) int { return cmp.Compare(a.Kind, b.Kind) })
+		return out, nil
+	}
+	byName := make(map[string]uint16, len(s.Recipes))
+	for _, cr := range s.Recipes {
+		r := &Recipe{Code: cr.Code, Name: cr.Name, Station: cr.Station}
+		var err error
+		if r.Inputs, err = amounts(cr.Inputs); err != nil {
+			return fmt.Errorf("recipe %q: %w", cr.Name, err)
+		}
+		if r.Outputs, err = amounts(cr.Outputs); err != nil {
+			return fmt.Errorf("recipe %q: %w", cr.Name, err)
+		}
+		s.recipes[r.Code] = r
+		s.stations[r.Station] = append(s.stations[r.Station], r)
+		byName[r.Name] = r.Code
+	}
+	s.teaches = make(map[uint16]uint16)
+	for code, k := range s.kinds {
+		if k.Teaches == "" {
+			continue
+		}
+		r, ok := byName[k.Teaches]
+		if !ok {
+			return fmt.Errorf("item kind %q teaches %q: no such recipe", k.Name, k.Teaches)
+		}
+		s.teaches[code] = r
+	}
+	return nil
+}
+
+// match returns the recipe of station whose inputs are exactly what
+// slots hold, as a multiset, or nil. Content lets no two recipes of one
+// station have the same inputs, so at most one matches.
+func (s *System) match(station string, slots []ecs.Stack) *Recipe {
+	var held [content.MaxContainer]Amount
+	n := 0
+	for _, st := range slots {
+		if st.Empty() {
+			continue
+		}
+		i := 0
+		for i < n && held[i].Kind != st.Kind {
+			i++
+		}
+		if i == n {
+			held[n] = Amount{Kind: st.Kind}
+			n++
+		}
+		held[i].Count += st.Count
+	}
+	have := held[:n]
+	slices.SortFunc(have, func(a, b Amount) int { return cmp.Compare(a.Kind, b.Kind) })
+	for _, r := range s.stations[station] {
+		if slices.Equal(r.Inputs, have) {
+			return r
+		}
+	}
+	return nil
+}
+
+// craft makes what the station body e faces holds into the recipe it
+// matches: every input destroyed and every output minted into the
+// station's container, in this one step, and recorded in the ledger; the
+// character learns the recipe. Contents that match no recipe are refused
+// (OutcomeNoRecipe) and stay as they are.
+func (s *System) craft(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
+	inv := s.inventories.Get(e)
+	if inv == nil {
+		return ecs.OutcomeEntityGone
+	}
+	c, o := s.facing(a, e, it.Dir)
+	if o != ecs.OutcomeApplied {
+		return o
+	}
+	obj := s.Map.At(c)
+	if obj == nil || obj.Item == 0 || s.containers[obj.ID] == nil {
+		return ecs.OutcomeNothingThere
+	}
+	k := s.kinds[obj.Item]
+	if k == nil || k.Placed.Station == "" {
+		return ecs.OutcomeNothingThere // a chest: no station
+	}
+	if o := s.mayBuild(e); o != ecs.OutcomeApplied {
+		return o
+	}
+	cont := s.containers[obj.ID]
+	r := s.match(k.Placed.Station, cont)
+	if r == nil {
+		return ecs.OutcomeNoRecipe
+	}
+	if o := s.spend(a, e); o != ecs.OutcomeApplied {
+		return o
+	}
+	out := make([]ecs.Stack, len(cont))
+	m := minter{area: a.ID, next: s.next}
+	for _, y := range r.Outputs {
+		if !s.add(out, y.Kind, y.Count, 0, &m) {
+			if m.out {
+				return ecs.OutcomeItemCap
+			}
+			return ecs.OutcomeInventoryFull // content fits every recipe in its stations
+		}
+	}
+	copy(cont, out)
+	s.next = m.next
+	for _, y := range r.Inputs {
+		s.destroyed[y.Kind] += uint64(y.Count)
+	}
+	for _, y := range r.Outputs {
+		s.created[y.Kind] += uint64(y.Count)
+	}
+	a.Emit(ecs.Event{Kind: ecs.EventContainer, By: e, Cell: c})
+	s.learn(a, e, inv, r.Code)
+	return ecs.OutcomeApplied
+}
+
+// use uses the item of inventory slot it.From: a blueprint teaches its
+// recipe and, unless its kind keeps it, is destroyed (one of the stack).
+// A recipe known already is refused (OutcomeKnown) and nothing changes.
+func (s *System) use(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
+	inv := s.inventories.Get(e)
+	if inv == nil {
+		return ecs.OutcomeEntityGone
+	}
+	if int(it.From) >= len(inv.Slots) {
+		return ecs.OutcomeInvalid
+	}
+	st := &inv.Slots[it.From]
+	if st.Empty() {
+		return ecs.OutcomeNothingThere
+	}
+	code, ok := s.teaches[st.Kind]
+	if !ok {
+		return ecs.OutcomeNotAllowed // not a blueprint
+	}
+	if _, known := slices.BinarySearch(inv.Recipes, code); known {
+		return ecs.OutcomeKnown
+	}
+	if len(inv.Recipes) >= ecs.MaxRecipes {
+		return ecs.OutcomeNotAllowed
+	}
+	if o := s.spend(a, e); o != ecs.OutcomeApplied {
+		return o
+	}
+	if !s.kinds[st.Kind].Keep {
+		s.destroyed[st.Kind]++
+		if st.Count--; st.Count == 0 {
+			*st = ecs.Stack{}
+		}
+		changed(a, e, ecs.NoCell)
+	}
+	s.learn(a, e, inv, code)
+	return ecs.OutcomeApplied
+}
+
+// learn adds recipe code to what body e's character knows, and tells its
+// player, unless it knew it already (or knows as many as it may).
+func (s *System) learn(a *ecs.Area, e ecs.Entity, inv *ecs.Inventory, code uint16) {
+	i, known := slices.BinarySearch(inv.Recipes, code)
+	if known || len(inv.Recipes) >= ecs.MaxRecipes {
+		return
+	}
+	inv.Recipes = slices.Insert(inv.Recipes, i, code)
+	a.Emit(ecs.Event{Kind: ecs.EventRecipes, Entity: e})
+}
+
+// Known returns the recipes body e's character knows, by code; a code the
+// content no longer has is kept in its state but left out here.
+func (s *System) Known(e ecs.Entity) []*Recipe {
+	inv := s.inventories.Get(e)
+	if inv == nil {
+		return nil
+	}
+	out := make([]*Recipe, 0, len(inv.Recipes))
+	for _, code := range inv.Recipes {
+		if r := s.recipes[code]; r != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
