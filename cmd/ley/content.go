@@ -61,7 +61,7 @@ func directorContent(cfg *director.Config, dir string) error {
 // contentLine says which content a realm runs, for ley run's banner.
 func contentLine(dir string) string {
 	if dir == "" {
-		return "embedded (maps, rules, creatures, templates; --content DIR adds a folder of your own)"
+		return "embedded (maps, rules, creatures, templates, items, recipes; --content DIR adds a folder of your own)"
 	}
 	return dir + " over the embedded content"
 }
