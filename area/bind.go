@@ -129,6 +129,7 @@ func (ha *hostArea) bind(p *peer, b *body, joinID uint64, fresh bool) {
 // Intents of old still on their way are never applied (the intake refuses
 // a session that no longer drives its body).
 func (ha *hostArea) takeOver(old *peer, b *body) {
+	ha.eng.Items.EndTrade(ha.a, b.entity, items.TradeTakenOver)
 	old.bind.Store(nil)
 	old.lost.Store(uint32(wire.CodeTakenOver))
 	if q := ha.intents.Get(b.entity); q != nil {
@@ -157,6 +158,7 @@ func (ha *hostArea) outOfTouch() {
 		if p == nil {
 			continue
 		}
+		ha.eng.Items.EndTrade(ha.a, b.entity, items.TradeLeft)
 		p.bind.Store(nil)
 		p.lost.Store(uint32(wire.CodeUnavailable))
 		if q := ha.intents.Get(b.entity); q != nil {
@@ -206,6 +208,7 @@ func (ha *hostArea) evict(m *control.Evict) {
 	case ha.crossingOf(b) != nil && !m.Elsewhere:
 		ans.Busy = true
 	default:
+		ha.eng.Items.EndTrade(ha.a, b.entity, items.TradeTakenOver)
 		ha.dropCrossings(b)
 		if old := b.peer; old != nil {
 			ha.takeOver(old, b)
@@ -238,6 +241,7 @@ func (ha *hostArea) leave(p *peer, b *body) {
 		p.sendError(wire.CodePortalInProgress, 0, 0, "a portal crossing is under way: leave once it is decided")
 		return
 	}
+	ha.eng.Items.EndTrade(ha.a, b.entity, items.TradeLeft)
 	p.bind.Store(nil)
 	if q := ha.intents.Get(b.entity); q != nil {
 		for q.Len() > 0 {
@@ -344,6 +348,7 @@ func (ha *hostArea) dropped(p *peer, b *body) {
 	if b.peer != p || ha.bodies[b.account] != b {
 		return
 	}
+	ha.eng.Items.EndTrade(ha.a, b.entity, items.TradeLeft)
 	b.peer = nil
 	b.droppedAt = time.Now()
 	ha.bound--

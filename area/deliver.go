@@ -139,4 +139,12 @@ var outcomeCode = [...]wire.Code{
 	ecs.OutcomeOffPlot:          wire.CodeOffPlot,
 	ecs.OutcomeNoRecipe:         wire.CodeNoRecipe,
 	ecs.OutcomeKnown:            wire.CodeKnown,
+	ecs.OutcomeTrading:          wire.CodeTrading,
+	ecs.OutcomeNotTrading:       wire.CodeNotTrading,
+	ecs.OutcomeBusy:             wire.CodeBusy,
+	ecs.OutcomeStale:            wire.CodeStale,
+	ecs.OutcomeWorking:          wire.CodeWorking,
+	ecs.OutcomeNotOwner:         wire.CodeNotOwner,
+	ecs.OutcomeNotForSale:       wire.CodeNotForSale,
+	ecs.OutcomeCantPay:          wire.CodeCantPay,
 }

@@ -199,7 +199,7 @@ func (cl *client) tryNext(within time.Duration) wire.Message {
 
 // expectMsg returns the next message of T's type, skipping only what
 // keeps the view (snapshot, area_info, static, presence) or what the
-// character carries (inventory, container).
+// character carries (inventory, container, recipes, trade).
 func expectMsg[T wire.Message](cl *client, within time.Duration) T {
 	cl.t.Helper()
 	deadline := time.Now().Add(within)
@@ -209,7 +209,7 @@ func expectMsg[T wire.Message](cl *client, within time.Duration) T {
 			return v
 		}
 		switch m.(type) {
-		case *wire.Snapshot, *wire.AreaInfo, *wire.Static, *wire.Presence, *wire.Inventory, *wire.Container, *wire.Recipes:
+		case *wire.Snapshot, *wire.AreaInfo, *wire.Static, *wire.Presence, *wire.Inventory, *wire.Container, *wire.Recipes, *wire.Trade:
 			continue
 		}
 		var zero T

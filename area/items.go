@@ -11,7 +11,8 @@ import (
 // player whose inventory changed gets it whole, a player who opened a
 // container gets its contents, and so does every player next to a
 // container whose contents changed; a player whose character learned a
-// recipe gets the recipes it knows. It runs after the tick and before
+// recipe gets the recipes it knows; both players of a trade that changed
+// or ended get its state. It runs after the tick and before
 // its answers and snapshot, so a client has the inventory before the
 // snapshot whose ack_seq passes the intent that changed it.
 func (ha *hostArea) tellItems(a *ecs.Area) {
@@ -31,6 +32,13 @@ func (ha *hostArea) tellItems(a *ecs.Area) {
 			}
 			if b := ha.route(ev.Entity); b != nil && b.peer != nil {
 				ha.sendRecipes(b)
+			}
+		case ecs.EventTrade:
+			if dupTrade(a.Events[:i], ev) {
+				continue
+			}
+			if b := ha.route(ev.Entity); b != nil && b.peer != nil {
+				ha.sendTrade(b, ev.Ref)
 			}
 		case ecs.EventContainer:
 			if ev.Amount == 1 { // opened
@@ -53,6 +61,18 @@ func (ha *hostArea) tellItems(a *ecs.Area) {
 			}
 		}
 	}
+	ha.eng.Items.Told()
+}
+
+// dupTrade reports whether earlier holds a trade event of ev's entity and
+// trade: its player is told a trade's state once a tick.
+func dupTrade(earlier []ecs.Event, ev *ecs.Event) bool {
+	for j := range earlier {
+		if e := &earlier[j]; e.Kind == ecs.EventTrade && e.Entity == ev.Entity && e.Ref == ev.Ref {
+			return true
+		}
+	}
+	return false
 }
 
 // dup reports whether earlier holds an event of ev's kind about the same
@@ -88,7 +108,8 @@ func (ha *hostArea) sendRecipes(b *body) {
 	known := ha.eng.Items.Known(b.entity)
 	m := &wire.Recipes{Known: make([]wire.Recipe, len(known))}
 	for i, r := range known {
-		m.Known[i] = wire.Recipe{Code: r.Code, Name: r.Name, Station: r.Station, Inputs: amounts(r.Inputs), Outputs: amounts(r.Outputs)}
+		m.Known[i] = wire.Recipe{Code: r.Code, Name: r.Name, Station: r.Station, Inputs: amounts(r.Inputs), Outputs: amounts(r.Outputs),
+			Seconds: uint32(r.Seconds)}
 	}
 	b.peer.send(m)
 }
@@ -110,11 +131,71 @@ func (ha *hostArea) sendContainer(b *body, c ecs.Cell) {
 		return
 	}
 	x, y := ha.a.Grid.XY(c)
-	m := &wire.Container{X: x, Y: y, Slots: make([]wire.Stack, len(slots))}
+	m := &wire.Container{X: x, Y: y, Slots: make([]wire.Stack, len(slots)), Prices: []wire.Amount{},
+		Ready: ha.eng.Items.Ready(ha.a, c)}
 	for i, st := range slots {
 		m.Slots[i] = wire.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count}
 	}
+	if owner, prices, ok := ha.eng.Items.Stall(c); ok {
+		m.Prices = make([]wire.Amount, len(prices))
+		for i, p := range prices {
+			m.Prices[i] = wire.Amount{Kind: p.Kind, Count: p.Count}
+		}
+		if owner == b.account {
+			m.Flags |= wire.ContainerOwned
+		}
+	}
 	b.peer.send(m)
+}
+
+// tradeReasons are the wire's reasons of the ends of a trade.
+var tradeReasons = [...]wire.Code{
+	items.TradeOpen:      wire.CodeOK,
+	items.TradeDone:      wire.CodeOK,
+	items.TradeCancelled: wire.CodeTradeCancelled,
+	items.TradeFar:       wire.CodeTradeFar,
+	items.TradeLeft:      wire.CodeTradeLeft,
+	items.TradePortal:    wire.CodeTradePortal,
+	items.TradeTakenOver: wire.CodeTradeTakenOver,
+	items.TradeChanged:   wire.CodeTradeChanged,
+	items.TradeNoRoom:    wire.CodeInventoryFull,
+}
+
+// sendTrade sends b's player the state of trade id, from its side.
+func (ha *hostArea) sendTrade(b *body, id uint32) {
+	t := ha.eng.Items.Trade(id)
+	if t == nil {
+		return
+	}
+	me := t.Side(b.entity)
+	if me < 0 {
+		return
+	}
+	m := &wire.Trade{ID: t.ID, With: t.Bodies[1-me].ID(), Rev: t.Rev, Mine: offered(t.Sides[me]), Theirs: offered(t.Sides[1-me])}
+	if t.Confirmed[me] {
+		m.Confirmed |= wire.TradeMine
+	}
+	if t.Confirmed[1-me] {
+		m.Confirmed |= wire.TradeTheirs
+	}
+	switch t.End {
+	case items.TradeOpen:
+		m.Status = wire.TradeOpen
+	case items.TradeDone:
+		m.Status = wire.TradeDone
+	default:
+		m.Status, m.Reason = wire.TradeVoid, tradeReasons[t.End]
+	}
+	b.peer.send(m)
+}
+
+// offered is a trade's side as the wire carries it.
+func offered(side []items.Offer) []wire.Offered {
+	out := make([]wire.Offered, len(side))
+	for i, o := range side {
+		out[i] = wire.Offered{Slot: o.Slot, Stack: wire.Stack{ID: uint64(o.Stack.ID), Kind: o.Stack.Kind, Count: o.Stack.Count}}
+	}
+	return out
 }
 
 // itemKinds is the realm's item kinds as area_info tells them.
@@ -122,7 +203,16 @@ func itemKinds(kinds []content.Item) []wire.ItemKind {
 	out := make([]wire.ItemKind, len(kinds))
 	for i, k := range kinds {
 		out[i] = wire.ItemKind{Code: k.Code, Name: k.Name, Label: k.Label, Stack: uint16(k.Stack),
-			Slot: uint8(k.Placed.Slot), Look: k.Placed.Look, Container: uint8(k.Placed.Container), Station: k.Placed.Station}
+			Slot: uint8(k.Placed.Slot), Look: k.Placed.Look, Container: uint8(k.Placed.Container), Station: k.Placed.Station,
+			Grows: uint32(k.Placed.Grows)}
+		for _, into := range kinds {
+			if k.Placed.Becomes != "" && into.Name == k.Placed.Becomes {
+				out[i].Becomes = into.Code
+			}
+		}
+		if k.Placed.Stall {
+			out[i].Flags |= wire.ItemStall
+		}
 		switch {
 		case k.Placed.Door:
 			out[i].Flags = wire.ItemDoor | wire.ItemBlocks | wire.ItemBlocksSight

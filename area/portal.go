@@ -8,6 +8,7 @@ import (
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/items"
 )
 
 // portalResend is how often an unanswered portal_out is sent again
@@ -68,6 +69,9 @@ func (ha *hostArea) checkPortals(now time.Time) {
 
 func (ha *hostArea) startCrossing(b *body, from ecs.Cell, p control.Portal, now time.Time) {
 	transfer := newToken()
+	// A trade of its is void before its state is taken: what goes on with
+	// it is what it has now, and nothing of it moves here after.
+	ha.eng.Items.EndTrade(ha.a, b.entity, items.TradePortal)
 	// What it carries, as the snapshot below has it: its body is in
 	// transit from here, so nothing it holds changes until the crossing
 	// settles, and the destination's grant carries exactly this.

@@ -163,6 +163,18 @@ func (p *peer) onIntent(payload []byte) {
 		it.Kind = ecs.IntentCraft
 	case wire.IntentUse:
 		it.Kind = ecs.IntentUse
+	case wire.IntentTrade:
+		it.Kind = ecs.IntentTrade
+	case wire.IntentOffer:
+		it.Kind = ecs.IntentOffer
+	case wire.IntentConfirm:
+		it.Kind = ecs.IntentConfirm
+	case wire.IntentCancel:
+		it.Kind = ecs.IntentCancel
+	case wire.IntentPrice:
+		it.Kind = ecs.IntentPrice
+	case wire.IntentBuy:
+		it.Kind = ecs.IntentBuy
 	default: // the engine answers an unknown kind (MALFORMED), in order
 	}
 	if !bd.ha.a.Post(bd.entity, it) {

@@ -119,6 +119,17 @@ func (s Slot) String() string {
 // recipes of the station are made (see [Recipe]):
 //
 //	"placed": {"slot": "occupant", "blocks": true, "look": 17, "container": 4, "station": "cauldron"}
+//
+// stall makes a container a stall: the player who places one owns it,
+// stocks it and prices its slots, and others buy from it while the owner
+// is away. becomes and grows make a placed item live: after grows seconds
+// of its Area's live time it becomes a placed item of the kind becomes
+// names, in the same slot of its square (a sapling, a tree):
+//
+//	"placed": {"slot": "occupant", "look": 20, "becomes": "tree", "grows": 60}
+//
+// A thing that lives is no container (what it held would have nowhere to
+// go when it becomes another kind).
 type Placement struct {
 	// Slot is where on the square it sits; SlotNone for a kind that
 	// cannot be placed (and then every other field is zero).
@@ -138,7 +149,17 @@ type Placement struct {
 	// Station is the crafting station it is ("" for none); only a
 	// container is one.
 	Station string
+	// Stall: it is a stall, a container its owner sells from; only a
+	// container that is no station is one.
+	Stall bool
+	// Becomes names the kind it becomes after Grows seconds of its Area's
+	// live time (1..[MaxGrow]); "" for a kind that does not live.
+	Becomes string
+	Grows   int
 }
+
+// MaxGrow bounds a living kind's Grows and a recipe's Seconds: a day.
+const MaxGrow = 86400
 
 // Yield is a count of one item kind, given by taking an item back or by
 // gathering a source.
@@ -189,6 +210,9 @@ type rawPlaced struct {
 	Look        *int   `json:"look"`
 	Container   int    `json:"container"`
 	Station     string `json:"station"`
+	Stall       bool   `json:"stall"`
+	Becomes     string `json:"becomes"`
+	Grows       int    `json:"grows"`
 }
 
 type rawYield struct {
@@ -297,7 +321,21 @@ func (r rawPlaced) placement() (Placement, error) {
 		return p, invalidf("\"placed\": a door cannot be a container")
 	case r.Station != "" && r.Container == 0:
 		return p, invalidf("\"placed\": a station is a container: give it \"container\" slots for what is crafted in it")
+	case r.Stall && (r.Container == 0 || r.Station != ""):
+		return p, invalidf("\"placed\": a stall is a container that is no station: give it \"container\" slots for its stock")
+	case (r.Becomes == "") != (r.Grows == 0):
+		return p, invalidf("\"placed\": \"becomes\" and \"grows\" go together: what it becomes, after how many seconds")
+	case r.Grows < 0 || r.Grows > MaxGrow:
+		return p, invalidf("\"placed\": \"grows\" is %d (1..%d seconds)", r.Grows, MaxGrow)
+	case r.Becomes != "" && (r.Container != 0 || r.Door):
+		return p, invalidf("\"placed\": a thing that lives is no container and no door")
 	}
+	if r.Becomes != "" {
+		if err := checkName("becomes", r.Becomes); err != nil {
+			return p, &problem{kindOf(err), "\"placed\": " + err.Error()}
+		}
+	}
+	p.Stall, p.Becomes, p.Grows = r.Stall, r.Becomes, r.Grows
 	if r.Station != "" {
 		if err := checkName("station", r.Station); err != nil {
 			return p, &problem{kindOf(err), "\"placed\": " + err.Error()}

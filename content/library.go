@@ -125,6 +125,15 @@ func (l *Library) buildItems(ix *index) error {
 		if err := l.checkYields(it.val.Yields); err != nil {
 			return &Error{Path: it.file, Name: name, Err: err}
 		}
+		if b := it.val.Placed.Becomes; b != "" {
+			into, ok := ix.items[b]
+			switch {
+			case !ok:
+				return &Error{Path: it.file, Name: name, Err: invalidf("\"becomes\" %q: no such item kind", b)}
+			case into.val.Placed.Slot != it.val.Placed.Slot || into.val.Placed.Container != 0 || into.val.Placed.Door:
+				return &Error{Path: it.file, Name: name, Err: invalidf("\"becomes\" %q: what it becomes must sit in its slot when placed, and be no container and no door", b)}
+			}
+		}
 	}
 	for _, class := range slices.Sorted(maps.Keys(ix.sources)) {
 		s := ix.sources[class]

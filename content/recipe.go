@@ -27,7 +27,9 @@ const (
 //	   "outputs": [{"item": "plank", "count": 4}]}
 //	]}
 //
-// Every field is required. station is the station name of one or more
+// Every field but seconds is required. seconds (0..[MaxGrow], default 0:
+// at once) is how long the station works on it, in seconds of its Area's
+// live time, holding its contents. station is the station name of one or more
 // item kinds (see [Placement]); a station's contents make a recipe when
 // they are exactly its inputs, as a multiset of kinds and counts, so no
 // two recipes of one station may have the same inputs, and at most one
@@ -45,6 +47,8 @@ type Recipe struct {
 	// (1..[MaxRecipeEntries] entries each, each item named once), sorted
 	// by item name.
 	Inputs, Outputs []Yield
+	// Seconds is how long its station works on it (0: at once).
+	Seconds int
 }
 
 type rawRecipe struct {
@@ -53,6 +57,7 @@ type rawRecipe struct {
 	Station string      `json:"station"`
 	Inputs  *[]rawYield `json:"inputs"`
 	Outputs *[]rawYield `json:"outputs"`
+	Seconds int         `json:"seconds"`
 }
 
 // recipesFile is recipes.json.
@@ -76,11 +81,13 @@ func (r rawRecipe) recipe() (Recipe, error) {
 		return Recipe{}, invalidf("missing \"inputs\"")
 	case r.Outputs == nil:
 		return Recipe{}, invalidf("missing \"outputs\"")
+	case r.Seconds < 0 || r.Seconds > MaxGrow:
+		return Recipe{}, invalidf("\"seconds\" is %d (0..%d)", r.Seconds, MaxGrow)
 	}
 	if err := checkName("station", r.Station); err != nil {
 		return Recipe{}, err
 	}
-	rc := Recipe{Name: r.Name, Code: uint16(*r.Code), Station: r.Station}
+	rc := Recipe{Name: r.Name, Code: uint16(*r.Code), Station: r.Station, Seconds: r.Seconds}
 	var err error
 	if rc.Inputs, err = entries("inputs", *r.Inputs); err != nil {
 		return Recipe{}, err

@@ -89,7 +89,7 @@ func TestOperatorRecipe(t *testing.T) {
 	for _, r := range lib.Recipes() {
 		got = append(got, fmt.Sprintf("%d %s %v", r.Code, r.Name, r.Inputs))
 	}
-	want := "[1 planks [{wood 1}] 2 chair [{plank 3}] 3 table [{plank 4} {stone 1}] 4 stone_floor [{stone 2}] 40000 stool [{plank 2}]]"
+	want := "[1 planks [{wood 1}] 2 chair [{plank 3}] 3 table [{plank 4} {stone 1}] 4 stone_floor [{stone 2}] 5 brick [{stone 2}] 6 furnace [{plank 2} {stone 4}] 40000 stool [{plank 2}]]"
 	if fmt.Sprint(got) != want {
 		t.Errorf("Recipes() = %v; want %v", got, want)
 	}

@@ -276,7 +276,8 @@ func TestShippedItems(t *testing.T) {
 		got = append(got, fmt.Sprintf("%d %s", it.Code, it.Name))
 	}
 	want := []string{"1 chair", "2 table", "3 bed", "4 lamp", "5 rug", "6 chest", "7 wall_wood", "8 wall_stone",
-		"9 fence", "10 door_wood", "11 floor_wood", "12 floor_stone", "13 wood", "14 stone", "15 plank", "16 berries", "17 cauldron", "18 blueprint_table"}
+		"9 fence", "10 door_wood", "11 floor_wood", "12 floor_stone", "13 wood", "14 stone", "15 plank", "16 berries", "17 cauldron", "18 blueprint_table",
+		"19 stall", "20 sapling", "21 tree", "22 furnace", "23 brick"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Items() = %q; want %q (a shipped code never changes)", got, want)
 	}
@@ -288,6 +289,9 @@ func TestShippedItems(t *testing.T) {
 		{"rug", Placement{Slot: SlotOccupant, Look: 5}},
 		{"chest", Placement{Slot: SlotOccupant, Blocks: true, Look: 6, Container: 16}},
 		{"cauldron", Placement{Slot: SlotOccupant, Blocks: true, Look: 17, Container: 4, Station: "cauldron"}},
+		{"stall", Placement{Slot: SlotOccupant, Blocks: true, Look: 19, Container: 4, Stall: true}},
+		{"sapling", Placement{Slot: SlotOccupant, Blocks: true, Look: 20, Becomes: "tree", Grows: 60}},
+		{"furnace", Placement{Slot: SlotOccupant, Blocks: true, Look: 22, Container: 2, Station: "furnace"}},
 		{"wall_stone", Placement{Slot: SlotOccupant, Blocks: true, BlocksSight: true, Look: 8}},
 		{"fence", Placement{Slot: SlotOccupant, Blocks: true, Look: 9}},
 		{"door_wood", Placement{Slot: SlotOccupant, Blocks: true, BlocksSight: true, Door: true, Look: 10}},
@@ -306,8 +310,12 @@ func TestShippedItems(t *testing.T) {
 		}
 	}
 	for _, it := range lib.Items() {
-		if it.Placeable() && !reflect.DeepEqual(it.Yields, []Yield{{it.Name, 1}}) {
-			t.Errorf("%s yields %v; want itself, once", it.Name, it.Yields)
+		want := []Yield{{it.Name, 1}}
+		if it.Name == "tree" { // a grown tree gives wood and a sapling back
+			want = []Yield{{"wood", 4}, {"sapling", 1}}
+		}
+		if it.Placeable() && !reflect.DeepEqual(it.Yields, want) {
+			t.Errorf("%s yields %v; want %v", it.Name, it.Yields, want)
 		}
 	}
 	for _, tc := range []struct {
@@ -351,13 +359,19 @@ func TestShippedRecipes(t *testing.T) {
 	lib := Default()
 	var got []string
 	for _, r := range lib.Recipes() {
-		got = append(got, fmt.Sprintf("%d %s@%s %v -> %v", r.Code, r.Name, r.Station, r.Inputs, r.Outputs))
+		line := fmt.Sprintf("%d %s@%s %v -> %v", r.Code, r.Name, r.Station, r.Inputs, r.Outputs)
+		if r.Seconds > 0 {
+			line += fmt.Sprintf(" %ds", r.Seconds)
+		}
+		got = append(got, line)
 	}
 	want := []string{
 		"1 planks@cauldron [{wood 2}] -> [{plank 4}]",
 		"2 chair@cauldron [{plank 3}] -> [{chair 1}]",
 		"3 table@cauldron [{plank 4} {stone 1}] -> [{table 1}]",
 		"4 stone_floor@cauldron [{stone 2}] -> [{floor_stone 4}]",
+		"5 brick@furnace [{stone 2}] -> [{brick 1}] 10s",
+		"6 furnace@cauldron [{plank 2} {stone 4}] -> [{furnace 1}]",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Recipes() = %q; want %q (a shipped code never changes)", got, want)

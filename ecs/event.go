@@ -23,6 +23,9 @@ const (
 	// EventRecipes: Entity learned a recipe (systems/items); the host
 	// tells its player the recipes it knows.
 	EventRecipes
+	// EventTrade: the trade Ref that Entity is in changed, or ended
+	// (systems/items); the host tells Entity's player.
+	EventTrade
 )
 
 // Event is something that happened in a tick that the host may tell its
@@ -36,6 +39,9 @@ type Event struct {
 	By     Entity
 	Amount int32
 	Cell   Cell
+	// Ref names what the event is about where an entity and a square do
+	// not: a trade's number.
+	Ref uint32
 }
 
 // Emit records ev for this tick's AfterTick.

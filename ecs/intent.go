@@ -37,6 +37,22 @@ const (
 	// IntentUse uses the item of inventory slot From: a blueprint teaches
 	// its recipe.
 	IntentUse
+	// IntentTrade opens a trade with the player next to the body in Dir.
+	IntentTrade
+	// IntentOffer puts Count items of inventory slot From on the body's
+	// side of its open trade (Count 0 takes the slot off).
+	IntentOffer
+	// IntentConfirm confirms the open trade at revision Count.
+	IntentConfirm
+	// IntentCancel calls the open trade off.
+	IntentCancel
+	// IntentPrice sets the price of slot From (ContainerSlot+k) of the
+	// stall next to the body in Dir: Y items of kind X (Y 0: not for sale).
+	IntentPrice
+	// IntentBuy buys the stack of slot From (ContainerSlot+k) of the stall
+	// next to the body in Dir, expected to hold Count items, for the price
+	// the buyer expects: Y items of kind X.
+	IntentBuy
 )
 
 // Intent is one request of a player, tagged with the client's seq.
@@ -87,9 +103,17 @@ const (
 	OutcomeOffPlot                         // building here is allowed only on the map's plots, and the square is on none
 	OutcomeNoRecipe                        // the station's contents match none of its recipes
 	OutcomeKnown                           // the character knows the recipe already
+	OutcomeTrading                         // the body has an open trade: its items are held
+	OutcomeNotTrading                      // the body has no open trade
+	OutcomeBusy                            // the other player trades with someone else
+	OutcomeStale                           // the trade or stall is not what the player saw
+	OutcomeWorking                         // the station is working: its contents are held
+	OutcomeNotOwner                        // only the stall's owner may do this
+	OutcomeNotForSale                      // the stall's slot has no price or nothing in it
+	OutcomeCantPay                         // the buyer does not carry the price
 )
 
-var outcomeNames = [...]string{"APPLIED", "SUPERSEDED", "TOO_FAST", "ENTITY_GONE", "PORTAL_IN_PROGRESS", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "INVALID", "NOT_ALLOWED", "CLOSING", "NOTHING_THERE", "INVENTORY_FULL", "NOT_BUILDER", "BUDGET", "ITEM_CAP", "COOLDOWN", "OCCUPIED", "NOT_EMPTY", "OFF_PLOT", "NO_RECIPE", "KNOWN"}
+var outcomeNames = [...]string{"APPLIED", "SUPERSEDED", "TOO_FAST", "ENTITY_GONE", "PORTAL_IN_PROGRESS", "BLOCKED", "OUT_OF_BOUNDS", "NO_PATH", "INVALID", "NOT_ALLOWED", "CLOSING", "NOTHING_THERE", "INVENTORY_FULL", "NOT_BUILDER", "BUDGET", "ITEM_CAP", "COOLDOWN", "OCCUPIED", "NOT_EMPTY", "OFF_PLOT", "NO_RECIPE", "KNOWN", "TRADING", "NOT_TRADING", "BUSY", "STALE", "WORKING", "NOT_OWNER", "NOT_FOR_SALE", "CANT_PAY"}
 
 // String returns the outcome's upper-case name.
 func (o Outcome) String() string {

@@ -55,8 +55,22 @@ const (
 	CodeOffPlot            Code = 38 // building here is allowed only on the map's plots, and this square is on none
 	CodeNoRecipe           Code = 39 // the station's contents match none of its recipes
 	CodeKnown              Code = 40 // the character knows this recipe already
+	CodeTrading            Code = 41 // the player is trading: its items are held until the trade ends
+	CodeNotTrading         Code = 42 // the player has no open trade
+	CodeBusy               Code = 43 // the other player is trading with someone else
+	CodeStale              Code = 44 // the trade or the stall changed since the player saw it
+	CodeTradeCancelled     Code = 45 // a trade ended: a player called it off
+	CodeTradeFar           Code = 46 // a trade ended: a player walked out of reach
+	CodeTradeLeft          Code = 47 // a trade ended: a player disconnected or left the Area
+	CodeTradePortal        Code = 48 // a trade ended: a player crossed a portal
+	CodeTradeTakenOver     Code = 49 // a trade ended: another login took a player's session over
+	CodeTradeChanged       Code = 50 // a trade ended: an offer changed after the other player confirmed
+	CodeWorking            Code = 51 // the station is working: its contents are held until it is done
+	CodeNotOwner           Code = 52 // only the stall's owner may do this
+	CodeNotForSale         Code = 53 // the stall's slot has no price
+	CodeCantPay            Code = 54 // the buyer does not carry the price
 
-	numCodes = 41
+	numCodes = 55
 )
 
 var codeNames = [numCodes]string{
@@ -68,7 +82,10 @@ var codeNames = [numCodes]string{
 	"BAD_TOKEN", "NOT_ALLOWED", "AREA_FULL", "STALE_SEQ", "NOTHING_THERE",
 	"UNAVAILABLE", "INVENTORY_FULL", "NOT_BUILDER", "BUDGET", "COOLDOWN",
 	"ITEM_CAP", "OCCUPIED", "NOT_EMPTY", "SPECTATOR", "OFF_PLOT",
-	"NO_RECIPE", "KNOWN",
+	"NO_RECIPE", "KNOWN", "TRADING", "NOT_TRADING", "BUSY", "STALE",
+	"TRADE_CANCELLED", "TRADE_FAR", "TRADE_LEFT", "TRADE_PORTAL",
+	"TRADE_TAKEN_OVER", "TRADE_CHANGED", "WORKING", "NOT_OWNER",
+	"NOT_FOR_SALE", "CANT_PAY",
 }
 
 var codeMeanings = [numCodes]string{
@@ -113,6 +130,20 @@ var codeMeanings = [numCodes]string{
 	"this Area allows building only on the plots its map marks, and the square is on none; nothing changed",
 	"the station's contents, taken as a whole, match none of its recipes; nothing changed",
 	"the character knows this recipe already; nothing changed (the blueprint is kept)",
+	"the player has an open trade: its inventory is held until the trade is done or void; nothing changed",
+	"the player has no open trade to offer into, confirm or cancel",
+	"the other player is trading with someone else already",
+	"the trade or the stall is not what the player saw (a newer revision, price or stack); nothing changed",
+	"the trade is void: one of its players called it off; nobody's items moved",
+	"the trade is void: one of its players walked out of reach; nobody's items moved",
+	"the trade is void: one of its players disconnected or left the Area; nobody's items moved",
+	"the trade is void: one of its players stepped into a portal; nobody's items moved",
+	"the trade is void: another login took a player's session over; nobody's items moved",
+	"the trade is void: an offer changed after the other player had confirmed it; nobody's items moved",
+	"the station is working on a recipe: its contents are held until it is done; nothing changed",
+	"only the stall's owner may stock it, price it or take it back; nothing changed",
+	"that slot of the stall has no price: it is not for sale",
+	"the buyer does not carry the price; nothing changed hands",
 }
 
 // String returns the code's registry name, such as "NOT_HELLO", or

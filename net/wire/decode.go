@@ -23,6 +23,8 @@ var (
 	errFlow       = errors.New("flow window and directions disagree")
 	errStash      = errors.New("stash too long")
 	errRecipes    = errors.New("too many recipes, or a recipe with too many inputs or outputs")
+	errOffered    = errors.New("a trade side with too many stacks")
+	errPrices     = errors.New("more prices than slots")
 )
 
 // decMode is built once. The body types are fixed-shape toarray structs,
@@ -156,6 +158,14 @@ func check(m Message) error {
 	case *Inventory:
 		if len(m.Stash) > MaxStash {
 			return errStash
+		}
+	case *Trade:
+		if len(m.Mine) > MaxOffered || len(m.Theirs) > MaxOffered {
+			return errOffered
+		}
+	case *Container:
+		if len(m.Prices) > len(m.Slots) {
+			return errPrices
 		}
 	case *Recipes:
 		if len(m.Known) > MaxRecipes {

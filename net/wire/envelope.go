@@ -7,10 +7,13 @@ import "fmt"
 // intents, inventory, container, an object's item, area_info's item
 // kinds); version 4 added plots (area_info), the stash (inventory) and
 // OFF_PLOT; version 5 added crafting (the craft and use intents, recipes,
-// an item kind's station, NO_RECIPE and KNOWN). This side speaks only it:
+// an item kind's station, NO_RECIPE and KNOWN); version 6 added trade,
+// stalls and things that live (the trade, offer, confirm, cancel, price
+// and buy intents, trade, a container's prices and ready tick, an item
+// kind's becomes and grows, a recipe's seconds, and their codes). This side speaks only it:
 // every client of the earlier versions is in this repository and moved
 // with it.
-const Version uint16 = 5
+const Version uint16 = 6
 
 // Versions lists every protocol version this side speaks, highest first.
 // Treat it as read-only.

@@ -34,6 +34,7 @@ const (
 	TypeContainer              Type = 23 // server -> client
 	TypeFlow                   Type = 24 // server -> client (spectators)
 	TypeRecipes                Type = 25 // server -> client
+	TypeTrade                  Type = 26 // server -> client
 )
 
 var typeNames = [...]string{
@@ -52,6 +53,7 @@ var typeNames = [...]string{
 	TypeContainer:              "container",
 	TypeFlow:                   "flow",
 	TypeRecipes:                "recipes",
+	TypeTrade:                  "trade",
 }
 
 // String returns the protocol name of the type, such as "hello_ack", or
@@ -125,6 +127,28 @@ const (
 	// IntentUse uses the item of inventory slot Item.From: a blueprint
 	// teaches its recipe.
 	IntentUse IntentKind = 8
+	// IntentTrade opens a trade with the player on the square next to
+	// the body in Dir (see [Trade]).
+	IntentTrade IntentKind = 9
+	// IntentOffer puts Item.Count items of inventory slot Item.From on the
+	// player's side of its open trade (Item.Count 0 takes the slot off).
+	IntentOffer IntentKind = 10
+	// IntentConfirm confirms the open trade as it stood at revision
+	// Item.Count ([Trade].Rev): when both players have confirmed the same
+	// revision, the items change hands in that tick.
+	IntentConfirm IntentKind = 11
+	// IntentCancel calls the open trade off.
+	IntentCancel IntentKind = 12
+	// IntentPrice sets the price of slot Item.From (ContainerSlot+k) of
+	// the stall next to the body in Dir, which the player owns: Target.Y
+	// items of the kind whose code is Target.X (Target.Y 0: not for sale).
+	IntentPrice IntentKind = 13
+	// IntentBuy buys the whole stack of slot Item.From (ContainerSlot+k)
+	// of the stall next to the body in Dir at its price. The player says
+	// what it expects: Item.Count items in the slot, for Target.Y items of
+	// the kind whose code is Target.X; a stall that no longer matches is
+	// refused STALE, and nothing changes hands.
+	IntentBuy IntentKind = 14
 )
 
 // ContainerSlot is the first slot number of an item intent that names a
@@ -346,13 +370,16 @@ const (
 	ItemBlocksSight uint8 = 1 << 1 // it stops line of sight (a door: while closed)
 	ItemDoor        uint8 = 1 << 2 // it opens and closes like the map's doors
 	ItemTeaches     uint8 = 1 << 3 // using one teaches a recipe (a blueprint)
+	ItemStall       uint8 = 1 << 4 // placed, it is a stall: its owner sells what it holds
 )
 
 // ItemKind is one kind of item: its code, name and label, how many one
 // slot holds, where it sits when placed and what it does there (Flags:
 // ItemBlocks, ...), what the client draws for it placed (Look), and how
 // many slots it holds as a container (0: none), and the crafting station
-// it is when placed ("": none; see [Recipe]).
+// it is when placed ("": none; see [Recipe]). A kind that lives, placed,
+// becomes the kind Becomes after Grows seconds of its Area's live time
+// (0, 0: it does not).
 type ItemKind struct {
 	_         struct{} `cbor:",toarray"`
 	Code      uint16
@@ -364,6 +391,8 @@ type ItemKind struct {
 	Look      uint16
 	Container uint8
 	Station   string
+	Becomes   uint16
+	Grows     uint32
 }
 
 // Stack is one slot of an [Inventory] or a [Container]: Count items of
@@ -392,16 +421,68 @@ const MaxStash = 40
 
 // Container is the contents of the container (a chest) placed on (X, Y):
 // sent to a player who acts on it (opens it), and again to every player
-// next to it whenever its contents change.
+// next to it whenever its contents change. A stall's has Prices, one per
+// slot (a zero [Amount]: not for sale), and Flags [ContainerOwned] for
+// its owner; a working station's has Ready, the Area tick its recipe is
+// done at (0: idle).
 type Container struct {
-	_     struct{} `cbor:",toarray"`
-	X, Y  int32
-	Slots []Stack
+	_      struct{} `cbor:",toarray"`
+	X, Y   int32
+	Slots  []Stack
+	Prices []Amount
+	Flags  uint8
+	Ready  uint64
 }
+
+// Container flags.
+const (
+	ContainerOwned uint8 = 1 << 0 // the player owns it (a stall's owner)
+)
+
+// Trade is the state of a trade between the player and the player With
+// (an entity id): sent to both whenever it changes (opened, an offer
+// changed, a confirmation), and once when it ends. Rev counts its
+// changes; [IntentConfirm] names the revision it confirms. Mine and
+// Theirs are the two sides' offers; Confirmed has TradeMine and
+// TradeTheirs. Status is TradeOpen, TradeDone (the items changed hands)
+// or TradeVoid, with the reason in Reason (a code: TRADE_CANCELLED,
+// TRADE_FAR, ...).
+type Trade struct {
+	_         struct{} `cbor:",toarray"`
+	ID        uint32
+	With      uint32
+	Rev       uint16
+	Mine      []Offered
+	Theirs    []Offered
+	Confirmed uint8
+	Status    uint8
+	Reason    Code
+}
+
+// Offered is one entry of a trade's side: the stack of the offering
+// player's inventory slot Slot, Stack.Count of its items.
+type Offered struct {
+	_     struct{} `cbor:",toarray"`
+	Slot  uint8
+	Stack Stack
+}
+
+// A [Trade]'s confirmations and statuses.
+const (
+	TradeMine   uint8 = 1 << 0 // the player confirmed the current revision
+	TradeTheirs uint8 = 1 << 1 // the other player did
+
+	TradeOpen uint8 = 0 // under way
+	TradeDone uint8 = 1 // the items changed hands
+	TradeVoid uint8 = 2 // called off; Reason says why
+)
+
+// MaxOffered bounds a trade's side, in stacks.
+const MaxOffered = 8
 
 // Recipe is one recipe a character knows: made at a station (an
 // [ItemKind]'s Station) from exactly its Inputs, giving its Outputs, each
-// sorted by kind.
+// sorted by kind, after Seconds of the Area's live time (0: at once).
 type Recipe struct {
 	_       struct{} `cbor:",toarray"`
 	Code    uint16
@@ -409,6 +490,7 @@ type Recipe struct {
 	Station string
 	Inputs  []Amount
 	Outputs []Amount
+	Seconds uint32
 }
 
 // Amount is Count items of the kind Kind.
@@ -616,6 +698,9 @@ func (*Container) Type() Type { return TypeContainer }
 // Type implements [Message].
 func (*Recipes) Type() Type { return TypeRecipes }
 
+// Type implements [Message].
+func (*Trade) Type() Type { return TypeTrade }
+
 func (*Hello) message()                  {}
 func (*Resume) message()                 {}
 func (*Intent) message()                 {}
@@ -639,6 +724,7 @@ func (*AreaInfo) message()               {}
 func (*Inventory) message()              {}
 func (*Container) message()              {}
 func (*Recipes) message()                {}
+func (*Trade) message()                  {}
 
 // newMessage returns a fresh zero body for t, or nil if t is unknown.
 func newMessage(t Type) Message {
@@ -689,6 +775,8 @@ func newMessage(t Type) Message {
 		return new(Container)
 	case TypeRecipes:
 		return new(Recipes)
+	case TypeTrade:
+		return new(Trade)
 	}
 	return nil
 }

@@ -19,10 +19,10 @@ var update = flag.Bool("update", false, "rewrite testdata/*.hex golden files")
 // docs/protocol.md. Empty lists are non-nil because decoding yields
 // non-nil empty slices.
 var examples = []Message{
-	&Hello{Grant: "g-7f3a9c", JoinID: 42, Versions: []uint16{5}},
+	&Hello{Grant: "g-7f3a9c", JoinID: 42, Versions: []uint16{6}},
 	&Resume{Token: "r-51e0", JoinID: 43},
 	&Intent{Seq: 7, Kind: IntentMoveItem, Dir: DirE, Item: ItemSlots{From: 2, To: ContainerSlot + 5, Count: 4}},
-	&HelloAck{JoinID: 42, Entity: 1001, Tick: 86400, Area: 5, ResumeToken: "r-51e0", Version: 5},
+	&HelloAck{JoinID: 42, Entity: 1001, Tick: 86400, Area: 5, ResumeToken: "r-51e0", Version: 6},
 	&Error{Code: CodeBadGrant, RefSeq: 0, JoinID: 42, Detail: "grant unknown"},
 	&Rehello{Code: CodeRehello, Detail: "binding lost"},
 	&IntentResult{Seq: 7, Code: CodeBlocked},
@@ -43,12 +43,17 @@ var examples = []Message{
 		Items: []ItemKind{{Code: 6, Name: "chest", Label: "Chest", Stack: 1, Slot: ItemSlotOccupant, Flags: ItemBlocks, Look: 6, Container: 16},
 			{Code: 13, Name: "wood", Label: "Wood", Stack: 99},
 			{Code: 17, Name: "cauldron", Label: "Cauldron", Stack: 1, Slot: ItemSlotOccupant, Flags: ItemBlocks, Look: 17, Container: 4, Station: "cauldron"},
-			{Code: 18, Name: "blueprint_table", Label: "Table blueprint", Stack: 1, Flags: ItemTeaches}},
+			{Code: 18, Name: "blueprint_table", Label: "Table blueprint", Stack: 1, Flags: ItemTeaches},
+			{Code: 20, Name: "sapling", Label: "Sapling", Stack: 10, Slot: ItemSlotOccupant, Flags: ItemBlocks, Look: 20, Becomes: 21, Grows: 120}},
 		Plots: []Plot{{X: 10, Y: 4, W: 6, H: 5}}},
 	&Inventory{Slots: exampleSlots(InventorySlots, Stack{ID: 7<<32 | 1, Kind: 13, Count: 12}, Stack{}, Stack{ID: 7<<32 | 9, Kind: 6, Count: 1}),
 		Stash: []Stack{{ID: 3<<32 | 2, Kind: 14, Count: 5}}},
-	&Container{X: 11, Y: 9, Slots: exampleSlots(16, Stack{}, Stack{ID: 7<<32 | 4, Kind: 13, Count: 4})},
-	&Recipes{Known: []Recipe{{Code: 1, Name: "planks", Station: "cauldron", Inputs: []Amount{{Kind: 13, Count: 2}}, Outputs: []Amount{{Kind: 15, Count: 4}}}}},
+	&Container{X: 11, Y: 9, Slots: exampleSlots(4, Stack{ID: 7<<32 | 4, Kind: 15, Count: 8}),
+		Prices: []Amount{{Kind: 14, Count: 3}, {}, {}, {}}, Flags: ContainerOwned, Ready: 0},
+	&Recipes{Known: []Recipe{{Code: 1, Name: "planks", Station: "cauldron", Inputs: []Amount{{Kind: 13, Count: 2}}, Outputs: []Amount{{Kind: 15, Count: 4}}},
+		{Code: 5, Name: "brick", Station: "furnace", Inputs: []Amount{{Kind: 14, Count: 2}}, Outputs: []Amount{{Kind: 23, Count: 1}}, Seconds: 10}}},
+	&Trade{ID: 3, With: 1002, Rev: 4, Mine: []Offered{{Slot: 2, Stack: Stack{ID: 7<<32 | 9, Kind: 15, Count: 4}}},
+		Theirs: []Offered{{Slot: 0, Stack: Stack{ID: 3<<32 | 2, Kind: 14, Count: 5}}}, Confirmed: TradeTheirs, Status: TradeOpen, Reason: CodeOK},
 }
 
 // exampleSlots is n slots beginning with first (the rest empty).
@@ -194,7 +199,13 @@ func TestCodeRegistry(t *testing.T) {
 		{CodeOccupied, 35, "OCCUPIED"}, {CodeNotEmpty, 36, "NOT_EMPTY"},
 		{CodeSpectator, 37, "SPECTATOR"}, {CodeOffPlot, 38, "OFF_PLOT"},
 		{CodeNoRecipe, 39, "NO_RECIPE"}, {CodeKnown, 40, "KNOWN"},
-		{Code(41), 41, "CODE(41)"},
+		{CodeTrading, 41, "TRADING"}, {CodeNotTrading, 42, "NOT_TRADING"}, {CodeBusy, 43, "BUSY"},
+		{CodeStale, 44, "STALE"}, {CodeTradeCancelled, 45, "TRADE_CANCELLED"}, {CodeTradeFar, 46, "TRADE_FAR"},
+		{CodeTradeLeft, 47, "TRADE_LEFT"}, {CodeTradePortal, 48, "TRADE_PORTAL"},
+		{CodeTradeTakenOver, 49, "TRADE_TAKEN_OVER"}, {CodeTradeChanged, 50, "TRADE_CHANGED"},
+		{CodeWorking, 51, "WORKING"}, {CodeNotOwner, 52, "NOT_OWNER"}, {CodeNotForSale, 53, "NOT_FOR_SALE"},
+		{CodeCantPay, 54, "CANT_PAY"},
+		{Code(55), 55, "CODE(55)"},
 	}
 	for _, tt := range tests {
 		if got := uint16(tt.code); got != tt.num {
@@ -218,10 +229,10 @@ func TestNegotiate(t *testing.T) {
 		want   uint16
 		ok     bool
 	}{
-		{[]uint16{5}, 5, true},
-		{[]uint16{6, 5, 4}, 5, true},
-		{[]uint16{4}, 0, false},
-		{[]uint16{4, 6}, 0, false},
+		{[]uint16{6}, 6, true},
+		{[]uint16{7, 6, 5}, 6, true},
+		{[]uint16{5}, 0, false},
+		{[]uint16{5, 7}, 0, false},
 		{nil, 0, false},
 	}
 	for _, tt := range tests {

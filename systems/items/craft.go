@@ -15,6 +15,8 @@ type Recipe struct {
 	Code            uint16
 	Name, Station   string
 	Inputs, Outputs []Amount
+	// Seconds is how long the station works on it (0: at once).
+	Seconds int
 }
 
 // Amount is Count items of the kind Kind.
@@ -39,7 +41,7 @@ func (s *System) compileRecipes() error {
 	}
 	byName := make(map[string]uint16, len(s.Recipes))
 	for _, cr := range s.Recipes {
-		r := &Recipe{Code: cr.Code, Name: cr.Name, Station: cr.Station}
+		r := &Recipe{Code: cr.Code, Name: cr.Name, Station: cr.Station, Seconds: cr.Seconds}
 		var err error
 		if r.Inputs, err = amounts(cr.Inputs); err != nil {
 			return fmt.Errorf("recipe %q: %w", cr.Name, err)
@@ -99,7 +101,9 @@ func (s *System) match(station string, slots []ecs.Stack) *Recipe {
 // matches: every input destroyed and every output minted into the
 // station's container, in this one step, and recorded in the ledger; the
 // character learns the recipe. Contents that match no recipe are refused
-// (OutcomeNoRecipe) and stay as they are.
+// (OutcomeNoRecipe) and stay as they are. A recipe that takes time starts
+// instead: the station works, its contents held, and makes it when its
+// time is up (see live.go).
 func (s *System) craft(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 	inv := s.inventories.Get(e)
 	if inv == nil {
@@ -120,23 +124,54 @@ func (s *System) craft(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 	if o := s.mayBuild(e); o != ecs.OutcomeApplied {
 		return o
 	}
+	if s.working(obj.ID) {
+		return ecs.OutcomeWorking
+	}
 	cont := s.containers[obj.ID]
 	r := s.match(k.Placed.Station, cont)
 	if r == nil {
 		return ecs.OutcomeNoRecipe
 	}
+	if _, o := s.made(a.ID, cont, r); o != ecs.OutcomeApplied {
+		return o // the outputs would not fit: nothing starts
+	}
 	if o := s.spend(a, e); o != ecs.OutcomeApplied {
 		return o
 	}
+	if r.Seconds > 0 {
+		s.start(timer{obj: obj.ID, stack: obj.Stack, due: s.now + s.ticks(r.Seconds), recipe: r.Code})
+		a.Emit(ecs.Event{Kind: ecs.EventContainer, By: e, Cell: c})
+	} else {
+		s.transform(a, c, cont, r)
+	}
+	s.learn(a, e, inv, r.Code)
+	return ecs.OutcomeApplied
+}
+
+// made returns what station contents cont become by recipe r, with the
+// id counter it leaves, or refuses as craft would when they do not fit.
+func (s *System) made(area ecs.AreaID, cont []ecs.Stack, r *Recipe) (minter, ecs.Outcome) {
 	out := make([]ecs.Stack, len(cont))
-	m := minter{area: a.ID, next: s.next}
+	m := minter{area: area, next: s.next}
 	for _, y := range r.Outputs {
 		if !s.add(out, y.Kind, y.Count, 0, &m) {
 			if m.out {
-				return ecs.OutcomeItemCap
+				return m, ecs.OutcomeItemCap
 			}
-			return ecs.OutcomeInventoryFull // content fits every recipe in its stations
+			return m, ecs.OutcomeInventoryFull // content fits every recipe in its stations
 		}
+	}
+	return m, ecs.OutcomeApplied
+}
+
+// transform makes the contents cont of the station on square c into
+// recipe r's outputs, in one step: the inputs destroyed and the outputs
+// minted, both in the ledger. The caller has matched cont to r.
+func (s *System) transform(a *ecs.Area, c ecs.Cell, cont []ecs.Stack, r *Recipe) {
+	out := make([]ecs.Stack, len(cont))
+	m := minter{area: a.ID, next: s.next}
+	for _, y := range r.Outputs {
+		s.add(out, y.Kind, y.Count, 0, &m)
 	}
 	copy(cont, out)
 	s.next = m.next
@@ -146,9 +181,7 @@ func (s *System) craft(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 	for _, y := range r.Outputs {
 		s.created[y.Kind] += uint64(y.Count)
 	}
-	a.Emit(ecs.Event{Kind: ecs.EventContainer, By: e, Cell: c})
-	s.learn(a, e, inv, r.Code)
-	return ecs.OutcomeApplied
+	a.Emit(ecs.Event{Kind: ecs.EventContainer, Cell: c})
 }
 
 // use uses the item of inventory slot it.From: a blueprint teaches its

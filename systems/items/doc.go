@@ -17,6 +17,21 @@
 // teaches one when used ([ecs.IntentUse]). [System.Known] is what the host
 // tells the character's own client, and no one else.
 //
+// A recipe may take time: the station then works, its contents held
+// (OutcomeWorking), until the Area has ticked its seconds. A placed kind
+// may live: a sapling becomes a tree after its seconds. Their clocks
+// (live.go) count the Area's own ticks, so a frozen or unloaded Area
+// stands still; the blob keeps the time each has left.
+//
+// Two players of the Area trade ([ecs.IntentTrade], [ecs.IntentOffer],
+// [ecs.IntentConfirm], [ecs.IntentCancel]; trade.go): both confirm one
+// revision of both offers and the items change hands in one step, or the
+// trade is void and says why ([TradeEnd]); a trader's items are held
+// while it lasts, and the host voids it when a player disconnects, is
+// taken over or starts a crossing ([System.EndTrade]). A stall (stall.go)
+// is a container its owner stocks and prices; others buy a slot's stack
+// at its price ([ecs.IntentBuy]) in one step, the owner there or not.
+//
 // Who may build is the Area's rule ([BuildRule]): anyone, the builders a
 // home's owner names, anyone on the plots the map marks (a village), or
 // nobody. A rule set may also name the kinds a character carries in

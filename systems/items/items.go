@@ -95,6 +95,20 @@ type System struct {
 	next       uint32
 	created    map[uint16]uint64
 	destroyed  map[uint16]uint64
+	stalls     map[uint32]*stall // by placed object ID
+
+	// The clocks of things that live (live.go): now counts the Area's
+	// live ticks, at rate a second.
+	timers  []timer
+	now     uint64
+	nextDue uint64
+	rate    int
+
+	// The trades (trade.go): open ones and those ended since the host
+	// was told, by ID; each trading body's trade ID, by entity ID.
+	trades    map[uint32]*Trade
+	tradeIDs  map[uint32]uint32
+	lastTrade uint32
 
 	inventories ecs.Map[ecs.Inventory]
 	positions   ecs.Map[ecs.Position]
@@ -160,6 +174,11 @@ func (s *System) Init(a *ecs.Area) error {
 	s.budgets = make(map[uint32]budget)
 	s.created = make(map[uint16]uint64)
 	s.destroyed = make(map[uint16]uint64)
+	s.stalls = make(map[uint32]*stall)
+	s.trades = make(map[uint32]*Trade)
+	s.tradeIDs = make(map[uint32]uint32)
+	s.rate = max(1, a.TickRate)
+	s.nextDue = math.MaxUint64
 	w := &a.World
 	s.inventories = ecs.NewMap[ecs.Inventory](w)
 	s.positions = ecs.NewMap[ecs.Position](w)
@@ -169,8 +188,14 @@ func (s *System) Init(a *ecs.Area) error {
 }
 
 // Update implements ecs.System: item intents come in through the movement
-// system's queues; nothing runs per tick.
-func (*System) Update(*ecs.Area) {}
+// system's queues; each tick the clocks of things that live advance, and
+// trades whose players can no longer trade are void.
+func (s *System) Update(a *ecs.Area) {
+	s.live(a)
+	if len(s.trades) > 0 {
+		s.watchTrades(a)
+	}
+}
 
 // settling reports whether body e's items are held while a crossing of
 // it is decided (ecs.Player.Settling).
@@ -185,6 +210,23 @@ func (s *System) item(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 		return ecs.OutcomePortalInProgress
 	}
 	switch it.Kind {
+	case ecs.IntentTrade:
+		return s.openTrade(a, e, it)
+	case ecs.IntentOffer:
+		return s.offer(a, e, it)
+	case ecs.IntentConfirm:
+		return s.confirm(a, e, it)
+	case ecs.IntentCancel:
+		return s.cancel(a, e)
+	}
+	if tradeHold() && s.Trading(e) {
+		return ecs.OutcomeTrading // what a trader offers stays as offered
+	}
+	switch it.Kind {
+	case ecs.IntentPrice:
+		return s.price(a, e, it)
+	case ecs.IntentBuy:
+		return s.buy(a, e, it)
 	case ecs.IntentPlace:
 		return s.place(a, e, it)
 	case ecs.IntentTake:
@@ -384,6 +426,12 @@ func (s *System) place(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 	if k.Placed.Container > 0 {
 		s.containers[oid] = make([]ecs.Stack, k.Placed.Container)
 	}
+	if k.Placed.Stall {
+		s.stalls[oid] = &stall{owner: s.account(e), prices: make([]Price, k.Placed.Container)}
+	}
+	if k.Placed.Becomes != "" {
+		s.start(timer{obj: oid, stack: id, due: s.now + s.ticks(k.Placed.Grows)})
+	}
 	if !floor && s.FloorChanged != nil {
 		s.FloorChanged(c)
 	}
@@ -416,6 +464,12 @@ func (s *System) take(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 	}
 	if o := s.mayBuildOn(e, c); o != ecs.OutcomeApplied {
 		return o
+	}
+	if st := s.stalls[obj.ID]; st != nil && st.owner != s.account(e) {
+		return ecs.OutcomeNotOwner
+	}
+	if s.working(obj.ID) {
+		return ecs.OutcomeWorking
 	}
 	for _, st := range s.containers[obj.ID] {
 		if !st.Empty() {
@@ -451,6 +505,8 @@ func (s *System) take(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 		}
 	}
 	delete(s.containers, obj.ID)
+	delete(s.stalls, obj.ID)
+	s.stop(obj.ID)
 	floor := obj.Floor
 	s.Map.Remove(obj)
 	if !floor && s.FloorChanged != nil {
@@ -486,6 +542,9 @@ func (s *System) Gather(a *ecs.Area, e ecs.Entity, c ecs.Cell) (o ecs.Outcome, o
 	}
 	if s.settling(e) {
 		return ecs.OutcomePortalInProgress, true
+	}
+	if tradeHold() && s.Trading(e) {
+		return ecs.OutcomeTrading, true
 	}
 	if o := s.mayBuild(e); o != ecs.OutcomeApplied {
 		return o, true
@@ -551,6 +610,7 @@ func (s *System) move(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 	}
 	var cont []ecs.Stack
 	at := ecs.NoCell
+	var stallObj uint32
 	if it.From >= ecs.ContainerSlot || it.To >= ecs.ContainerSlot {
 		c, o := s.facing(a, e, it.Dir)
 		if o != ecs.OutcomeApplied {
@@ -560,10 +620,13 @@ func (s *System) move(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 		if obj == nil || obj.Item == 0 || s.containers[obj.ID] == nil {
 			return ecs.OutcomeNothingThere
 		}
-		if o := s.mayBuild(e); o != ecs.OutcomeApplied {
+		if o := s.mayStock(e, obj.ID); o != ecs.OutcomeApplied {
 			return o
 		}
-		cont, at = s.containers[obj.ID], c
+		if s.working(obj.ID) {
+			return ecs.OutcomeWorking
+		}
+		cont, at, stallObj = s.containers[obj.ID], c, obj.ID
 	}
 	src, dst := slot(inv, cont, it.From), slot(inv, cont, it.To)
 	if src == nil || dst == nil || src == dst {
@@ -606,6 +669,7 @@ func (s *System) move(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 	default:
 		return ecs.OutcomeOccupied // part of a stack onto another kind
 	}
+	s.offSale(stallObj, it.From, it.To)
 	changed(a, e, at)
 	return ecs.OutcomeApplied
 }
@@ -664,6 +728,20 @@ func (s *System) Save() *persist.Items {
 				p.Contents[i] = blob.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count}
 			}
 		}
+		if st := s.stalls[o.ID]; st != nil {
+			p.Owner = st.owner
+			if slices.ContainsFunc(st.prices, func(pr Price) bool { return pr.Count > 0 }) {
+				p.Prices = make([]blob.Price, len(st.prices))
+				for i, pr := range st.prices {
+					p.Prices[i] = blob.Price{Kind: pr.Kind, Count: pr.Count}
+				}
+			}
+		}
+		for i := range s.timers {
+			if t := &s.timers[i]; t.obj == o.ID {
+				p.LeftMS, p.Recipe = s.leftMS(t), t.recipe
+			}
+		}
 		it.Placed = append(it.Placed, p)
 	}
 	it.Created, it.Destroyed = tallies(s.created), tallies(s.destroyed)
@@ -706,6 +784,19 @@ func (s *System) Load(it *persist.Items) error {
 				slots[i] = ecs.Stack{ID: ecs.ItemID(st.ID), Kind: st.Kind, Count: st.Count}
 			}
 			s.containers[oid] = slots
+			if k := s.kinds[p.Stack.Kind]; p.Owner != 0 || (k != nil && k.Placed.Stall) {
+				st := &stall{owner: p.Owner, prices: make([]Price, n)}
+				for i, pr := range p.Prices {
+					st.prices[i] = Price{Kind: pr.Kind, Count: pr.Count}
+				}
+				s.stalls[oid] = st
+			}
+		}
+		switch k := s.kinds[p.Stack.Kind]; {
+		case p.LeftMS > 0:
+			s.start(timer{obj: oid, stack: ecs.ItemID(p.Stack.ID), due: s.fromMS(p.LeftMS), recipe: p.Recipe})
+		case k != nil && k.Placed.Becomes != "": // stored before it lived: its clock starts now
+			s.start(timer{obj: oid, stack: ecs.ItemID(p.Stack.ID), due: s.now + s.ticks(k.Placed.Grows)})
 		}
 	}
 	s.next = it.Next

@@ -308,26 +308,41 @@ func TestGather(t *testing.T) {
 // destroyed (plus what was there at the start, start).
 func census(t testing.TB, b *build.Built, start map[uint16]int64) map[uint16]int64 {
 	t.Helper()
+	units, err := count(b, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return units
+}
+
+// count is census's count: the units of each kind present, or what
+// breaks the invariant.
+func count(b *build.Built, start map[uint16]int64) (map[uint16]int64, error) {
 	ids := map[ecs.ItemID]items.Place{}
 	units := map[uint16]int64{}
+	var err error
 	b.Items.Each(b.Area, func(p items.Place, _ ecs.Entity, st ecs.Stack) {
-		if st.ID == 0 {
-			t.Fatalf("a stack without an id: %+v", st)
-		}
-		if was, dup := ids[st.ID]; dup {
-			t.Fatalf("item %d twice (in places %d and %d)", st.ID, was, p)
+		switch was, dup := ids[st.ID]; {
+		case err != nil:
+		case st.ID == 0:
+			err = fmt.Errorf("a stack without an id: %+v", st)
+		case dup:
+			err = fmt.Errorf("item %d twice (in places %d and %d)", st.ID, was, p)
 		}
 		ids[st.ID] = p
 		units[st.Kind] += int64(st.Count)
 	})
+	if err != nil {
+		return nil, err
+	}
 	created, destroyed := b.Items.Ledger()
 	for k := range merge(units, created, destroyed, start) {
 		want := start[k] + int64(created[k]) - int64(destroyed[k])
 		if units[k] != want {
-			t.Fatalf("kind %d: %d present; created %d, destroyed %d, at start %d", k, units[k], created[k], destroyed[k], start[k])
+			return nil, fmt.Errorf("kind %d: %d present; created %d, destroyed %d, at start %d", k, units[k], created[k], destroyed[k], start[k])
 		}
 	}
-	return units
+	return units, nil
 }
 
 func merge(ms ...any) map[uint16]bool {
@@ -357,21 +372,22 @@ func TestConservation(t *testing.T) {
 	if testing.Short() {
 		seeds = 5
 	}
-	crafts, uses = 0, 0
+	crafts, uses, trades, buys, grown = 0, 0, 0, 0, 0
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { conservation(t, seed) })
 	}
 	// The seeds are fixed, so these are too: crafts happened (random
-	// contents rarely match a recipe, so they are few) and blueprints were
-	// used.
-	if crafts == 0 || uses == 0 {
-		t.Errorf("%d crafts and %d blueprint uses applied over %d runs; want some of each", crafts, uses, seeds)
+	// contents rarely match a recipe, so they are few), blueprints were
+	// used, trades were confirmed, stalls sold and saplings grew.
+	if crafts == 0 || uses == 0 || trades == 0 || buys == 0 || grown == 0 {
+		t.Errorf("over %d runs: %d crafts, %d blueprint uses, %d trades done, %d purchases, %d trees grown; want some of each",
+			seeds, crafts, uses, trades, buys, grown)
 	}
-	t.Logf("%d crafts and %d blueprint uses applied over %d runs", crafts, uses, seeds)
+	t.Logf("over %d runs: %d crafts, %d blueprint uses, %d trades done, %d purchases, %d trees grown", seeds, crafts, uses, trades, buys, grown)
 }
 
-// crafts and uses count what TestConservation's runs applied.
-var crafts, uses int
+// What TestConservation's runs applied.
+var crafts, uses, trades, buys, grown int
 
 func conservation(t *testing.T, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
@@ -381,26 +397,76 @@ func conservation(t *testing.T, seed uint64) {
 	w := newWorldOf(t, anyoneBuilds(t), "village", "village", 0, 0)
 	a := w.b.Area
 	g := a.Grid
+	// Three players start near one another, so that they meet to trade.
 	var bodies []ecs.Entity
+	var x0, y0 int32
 	for len(bodies) < 3 {
 		x, y := rng.Int32N(g.W()), rng.Int32N(g.H())
-		if g.Free(g.Cell(x, y)) {
+		if len(bodies) > 0 {
+			x, y = x0+rng.Int32N(5)-2, y0+rng.Int32N(5)-2
+		}
+		if g.In(x, y) && g.Free(g.Cell(x, y)) {
+			if len(bodies) == 0 {
+				x0, y0 = x, y
+			}
 			bodies = append(bodies, w.player(uint64(len(bodies)+1), x, y, true))
 		}
 	}
-	lib := content.Default()
+	lib := w.lib
 	for _, e := range bodies {
-		for _, name := range []string{"chest", "chair", "wall_wood", "floor_stone", "door_wood", "wood", "cauldron", "plank", "stone", "blueprint_table"} {
+		for _, name := range []string{"chest", "chair", "wall_wood", "floor_stone", "door_wood", "wood", "cauldron", "plank", "stone",
+			"blueprint_table", "stall", "sapling", "furnace"} {
 			k, _ := lib.Item(name)
 			w.b.Items.Create(a, e, k.Code, uint16(min(k.Stack, 5)))
 		}
 	}
 	census(t, w.b, nil)
 	kinds := map[uint32]ecs.IntentKind{}
+	seen := map[*items.Trade]bool{}
 	for step := range 600 {
 		for _, e := range bodies {
 			it := ecs.Intent{Dir: ecs.Dir(rng.IntN(int(ecs.NumDirs)))}
-			switch r := rng.IntN(11); {
+			if tr := w.b.Items.OpenTrade(e); tr != nil {
+				seen[tr] = true
+			}
+			if tr := w.b.Items.OpenTrade(e); tr != nil && rng.IntN(3) > 0 {
+				// A trader bargains: offers, confirms (now and then a
+				// revision it did not see), or calls it off.
+				switch r := rng.IntN(10); {
+				case r < 5:
+					it.Kind, it.From, it.Count = ecs.IntentOffer, uint8(rng.IntN(ecs.InventorySlots)), uint16(rng.IntN(4))
+				case r < 9:
+					it.Kind, it.Count = ecs.IntentConfirm, tr.Rev
+					if rng.IntN(8) == 0 {
+						it.Count++
+					}
+				default:
+					it.Kind = ecs.IntentCancel
+				}
+				post(w, e, it, kinds)
+				continue
+			}
+			switch r := rng.IntN(14); {
+			case r == 11:
+				it.Kind = ecs.IntentTrade
+				if d, ok := playerDir(w, e); ok {
+					it.Dir = d
+				}
+			case r == 12:
+				it.Kind, it.From, it.X, it.Y = ecs.IntentPrice, ecs.ContainerSlot+uint8(rng.IntN(4)), int32(code(t, "wood")), int32(rng.IntN(3))
+				if d, ok := stallDir(w, e); ok {
+					it.Dir = d
+				}
+			case r == 13:
+				it.Kind, it.From = ecs.IntentBuy, ecs.ContainerSlot+uint8(rng.IntN(4))
+				if d, ok := stallDir(w, e); ok {
+					it.Dir = d
+					c := cellOf(w, e, d)
+					if _, prices, ok := w.b.Items.Stall(c); ok {
+						k := it.From - ecs.ContainerSlot
+						it.Count, it.X, it.Y = w.b.Items.Container(c)[k].Count, int32(prices[k].Kind), int32(prices[k].Count)
+					}
+				}
 			case r < 3:
 				it.Kind = ecs.IntentStep
 			case r < 5:
@@ -429,10 +495,7 @@ func conservation(t *testing.T, seed uint64) {
 					it.To = ecs.ContainerSlot + uint8(rng.IntN(4))
 				}
 			}
-			w.seq++
-			it.Seq, it.Tag = w.seq, w.players.Get(e).Session
-			kinds[it.Seq] = it.Kind
-			a.Post(e, it)
+			post(w, e, it, kinds)
 		}
 		a.Step()
 		census(t, w.b, nil)
@@ -454,26 +517,67 @@ func conservation(t *testing.T, seed uint64) {
 	}
 	crafts += applied[ecs.IntentCraft]
 	uses += applied[ecs.IntentUse]
+	for tr := range seen {
+		if tr.End == items.TradeDone {
+			trades++
+		}
+	}
+	buys += applied[ecs.IntentBuy]
+	created, _ := w.b.Items.Ledger()
+	grown += int(created[code(t, "tree")])
 }
 
-// stationDir returns the direction of a crafting station next to body e.
-func stationDir(w *world, e ecs.Entity) (ecs.Dir, bool) {
-	p, ok := w.b.Area.PositionOf(e)
-	if !ok {
+// post posts it for body e, noting its kind by seq in kinds.
+func post(w *world, e ecs.Entity, it ecs.Intent, kinds map[uint32]ecs.IntentKind) {
+	w.seq++
+	it.Seq, it.Tag = w.seq, w.players.Get(e).Session
+	kinds[it.Seq] = it.Kind
+	w.b.Area.Post(e, it)
+}
+
+// cellOf is the square next to body e in direction d.
+func cellOf(w *world, e ecs.Entity, d ecs.Dir) ecs.Cell {
+	p, _ := w.b.Area.PositionOf(e)
+	dx, dy := d.Delta()
+	return w.b.Area.Grid.Cell(p.X+dx, p.Y+dy)
+}
+
+// dirTo returns the direction of a square next to body e that ok accepts.
+func dirTo(w *world, e ecs.Entity, ok func(c ecs.Cell) bool) (ecs.Dir, bool) {
+	p, alive := w.b.Area.PositionOf(e)
+	if !alive {
 		return 0, false
 	}
 	g := w.b.Area.Grid
 	for d := range ecs.NumDirs {
 		dx, dy := d.Delta()
-		x, y := p.X+dx, p.Y+dy
-		if x < 0 || y < 0 || x >= g.W() || y >= g.H() {
-			continue
-		}
-		if o := w.b.Map.PlacedAt(g.Cell(x, y)); o != nil && o.Item == code(w.t, "cauldron") {
+		if x, y := p.X+dx, p.Y+dy; g.In(x, y) && ok(g.Cell(x, y)) {
 			return d, true
 		}
 	}
 	return 0, false
+}
+
+// playerDir returns the direction of another player next to body e.
+func playerDir(w *world, e ecs.Entity) (ecs.Dir, bool) {
+	return dirTo(w, e, func(c ecs.Cell) bool {
+		o, ok := w.b.Area.EntityAt(c)
+		return ok && o != e && w.b.Area.InventoryOf(o) != nil
+	})
+}
+
+// stallDir returns the direction of a stall next to body e.
+func stallDir(w *world, e ecs.Entity) (ecs.Dir, bool) {
+	return dirTo(w, e, func(c ecs.Cell) bool { _, _, ok := w.b.Items.Stall(c); return ok })
+}
+
+// stationDir returns the direction of a crafting station or a stall next
+// to body e.
+func stationDir(w *world, e ecs.Entity) (ecs.Dir, bool) {
+	return dirTo(w, e, func(c ecs.Cell) bool {
+		o := w.b.Map.PlacedAt(c)
+		return o != nil && (o.Item == code(w.t, "cauldron") || o.Item == code(w.t, "furnace") || o.Item == code(w.t, "stall"))
+	})
 }
 
 // roundTrip saves the Area and its players' characters, restores them
@@ -609,6 +713,17 @@ func anyoneBuilds(t testing.TB) *content.Library {
 	dir := t.TempDir()
 	rules := `{"rules": [{"name": "village", "max_players": 64, "steps_per_second": 5, "diagonal": true, "build": "anyone", "max_items": 20000, "changes_per_minute": 6000}]}`
 	if err := os.WriteFile(filepath.Join(dir, "rules.json"), []byte(rules), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Things live faster, so the model's short runs see them grow and work.
+	fast := `{"items": [{"name": "sapling", "code": 20, "label": "Sapling", "stack": 10,
+		"placed": {"slot": "occupant", "blocks": true, "look": 20, "becomes": "tree", "grows": 2}}]}`
+	if err := os.WriteFile(filepath.Join(dir, "items.json"), []byte(fast), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	brick := `{"recipes": [{"name": "brick", "code": 5, "station": "furnace", "seconds": 1,
+		"inputs": [{"item": "stone", "count": 2}], "outputs": [{"item": "brick", "count": 1}]}]}`
+	if err := os.WriteFile(filepath.Join(dir, "recipes.json"), []byte(brick), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	lib, err := content.LoadDir(dir)

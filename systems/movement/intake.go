@@ -48,7 +48,8 @@ func (s *Intake) Update(a *ecs.Area) {
 				a.Answer(e, &it, ecs.OutcomeNotAllowed)
 				continue
 			}
-		case ecs.IntentPlace, ecs.IntentTake, ecs.IntentMoveItem, ecs.IntentCraft, ecs.IntentUse:
+		case ecs.IntentPlace, ecs.IntentTake, ecs.IntentMoveItem, ecs.IntentCraft, ecs.IntentUse,
+			ecs.IntentTrade, ecs.IntentOffer, ecs.IntentConfirm, ecs.IntentCancel, ecs.IntentPrice, ecs.IntentBuy:
 			if it.Dir >= ecs.NumDirs {
 				a.Answer(e, &it, ecs.OutcomeInvalid)
 				continue

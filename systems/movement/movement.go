@@ -122,7 +122,7 @@ func (s *Movement) drain(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mo
 				m.Stepped(a.Tick)
 				return true
 			}
-		case ecs.IntentPlace, ecs.IntentTake, ecs.IntentCraft:
+		case ecs.IntentPlace, ecs.IntentTake, ecs.IntentCraft, ecs.IntentBuy:
 			if !m.Ready(a.Tick) {
 				return false
 			}
@@ -137,7 +137,8 @@ func (s *Movement) drain(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mo
 				m.Stepped(a.Tick)
 				return true
 			}
-		case ecs.IntentMoveItem, ecs.IntentUse: // sorting one's things and reading spend no steps
+		case ecs.IntentMoveItem, ecs.IntentUse, ecs.IntentTrade, ecs.IntentOffer, ecs.IntentConfirm,
+			ecs.IntentCancel, ecs.IntentPrice: // sorting one's things, reading and bargaining spend no steps
 			it := in.Pop()
 			o := ecs.OutcomeInvalid
 			if a.OnItem != nil {

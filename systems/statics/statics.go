@@ -301,6 +301,18 @@ func (m *Map) At(c ecs.Cell) *Object {
 	return nil
 }
 
+// Object returns the placed item whose object ID is id (Place's answer),
+// or nil when none stands under that ID now.
+func (m *Map) Object(id uint32) *Object {
+	if id < PlacedIDBase || int(id-PlacedIDBase) >= len(m.objects) {
+		return nil
+	}
+	if o := &m.objects[id-PlacedIDBase]; o.Item != 0 {
+		return o
+	}
+	return nil
+}
+
 // Objects returns every object, in the order added; the slot of a removed
 // placed item reads Kind 0 until a new one takes it. The slice aliases
 // the Map: it stays valid until the next Add or Place.

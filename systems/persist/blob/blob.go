@@ -10,8 +10,10 @@ import (
 
 // Version is the blob format written now. Version 3 added the Area's
 // items (placed, in containers, its id counter and its ledger); a version
-// 2 blob reads as one with none.
-const Version = 3
+// 2 blob reads as one with none. Version 4 added what a placed item is
+// beyond its stack: a stall's owner and prices, a living thing's or a
+// working station's clock; a version 3 blob reads as one with none.
+const Version = 4
 
 // MaxBlob bounds a blob Decode accepts.
 const MaxBlob = 8 << 20
@@ -72,6 +74,21 @@ type Placed struct {
 	Floor    bool    `cbor:"4,keyasint,omitempty"`
 	Open     bool    `cbor:"5,keyasint,omitempty"`
 	Contents []Stack `cbor:"6,keyasint,omitempty"`
+	// Owner is a stall's owner (an account; 0 for other kinds), Prices
+	// its asks, one per slot of Contents (a zero Price: not for sale).
+	Owner  uint64  `cbor:"7,keyasint,omitempty"`
+	Prices []Price `cbor:"8,keyasint,omitempty"`
+	// LeftMS is how much of its Area's live time, in milliseconds, a
+	// living thing has left to grow, or a working station (Recipe, its
+	// recipe's code) has left to work; 0 for one that does not.
+	LeftMS uint32 `cbor:"9,keyasint,omitempty"`
+	Recipe uint16 `cbor:"10,keyasint,omitempty"`
+}
+
+// Price is a stall's ask for one slot: Count items of kind Kind.
+type Price struct {
+	Kind  uint16 `cbor:"1,keyasint"`
+	Count uint16 `cbor:"2,keyasint"`
 }
 
 // Tally is a count of items of one kind.
@@ -136,7 +153,7 @@ func Decode(data []byte, w, h int) (*Blob, error) {
 		if len(b.Floor) != w*h || len(b.Creatures) > 0 || len(b.Doors) > 0 {
 			return nil, fmt.Errorf("%w: a version 1 blob with %d floor squares for a %dx%d area, %d creatures, %d doors", ErrBlob, len(b.Floor), w, h, len(b.Creatures), len(b.Doors))
 		}
-	case 2, Version:
+	case 2, 3, Version:
 		if b.Version == 2 && (len(b.Placed) > 0 || b.NextItem > 0 || len(b.Created) > 0 || len(b.Destroyed) > 0) {
 			return nil, fmt.Errorf("%w: a version 2 blob carries no items", ErrBlob)
 		}
@@ -227,6 +244,15 @@ func checkPlaced(b *Blob, w, h int) error {
 		}
 		if len(p.Contents) > maxContainer {
 			return fmt.Errorf("%w: a container of %d slots", ErrBlob, len(p.Contents))
+		}
+		if len(p.Prices) > len(p.Contents) {
+			return fmt.Errorf("%w: a stall of %d slots with %d prices", ErrBlob, len(p.Contents), len(p.Prices))
+		}
+		if p.Owner == 0 && len(p.Prices) > 0 {
+			return fmt.Errorf("%w: prices on a stall with no owner at (%d,%d)", ErrBlob, p.X, p.Y)
+		}
+		if p.Recipe != 0 && (p.LeftMS == 0 || len(p.Contents) == 0) {
+			return fmt.Errorf("%w: a working station with no time left or no slots at (%d,%d)", ErrBlob, p.X, p.Y)
 		}
 		for _, c := range p.Contents {
 			if c.Count == 0 && c.Kind == 0 && c.ID == 0 {
