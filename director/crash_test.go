@@ -231,6 +231,8 @@ type crashPlayer struct {
 	// another goroutine while the player is held).
 	told atomic.Uint32
 	last string // the last crossing's outcome, for failure reports
+	// tradesDone counts the trades it was told were done.
+	tradesDone atomic.Int64
 }
 
 // portal returns the square of area's portal.
@@ -376,6 +378,84 @@ func (p *crashPlayer) build(conn *gate.ClientConn, seq uint32, rng *rand.Rand) {
 	}
 	b, _ := wire.Encode(it)
 	_ = conn.WriteMessage(b)
+}
+
+// Where the starter kit puts the cauldron and the wood (content's
+// items.json starter, in order).
+const (
+	crashCauldronSlot = 8
+	crashWoodSlot     = 9
+)
+
+// craft places the cauldron on a random side, puts two wood in it and
+// crafts (seqs seq..seq+2), without waiting: planks, when all three
+// apply, the wood destroyed and the planks made in one step.
+func (p *crashPlayer) craft(conn *gate.ClientConn, seq uint32, rng *rand.Rand) {
+	d := wire.Dir(2 * rng.IntN(4))
+	for i, it := range []wire.Intent{
+		{Kind: wire.IntentPlace, Dir: d, Item: wire.ItemSlots{From: crashCauldronSlot}},
+		{Kind: wire.IntentMoveItem, Dir: d, Item: wire.ItemSlots{From: crashWoodSlot, To: wire.ContainerSlot, Count: 2}},
+		{Kind: wire.IntentCraft, Dir: d},
+	} {
+		it.Seq = seq + uint32(i)
+		b, _ := wire.Encode(&it)
+		_ = conn.WriteMessage(b)
+	}
+}
+
+// crashTradeSeqs is how many seqs a trade phase may use.
+const crashTradeSeqs = 16
+
+// trade opens a trade with whoever stands on a side (it tries four, one
+// of each pair of neighbouring directions: the first that finds a player
+// opens it, the others are refused), offers one item of a random slot
+// once it is in a trade, and for up to a second confirms every
+// revision of any trade it is in (its own or one another player opened
+// with it), using seqs seq..seq+crashTradeSeqs-1. It counts the trades
+// it saw done. A trade it leaves open is voided when a player walks off
+// or crosses.
+func (p *crashPlayer) trade(conn *gate.ClientConn, seq uint32, rng *rand.Rand) {
+	next := seq
+	send := func(it wire.Intent) bool {
+		if next >= seq+crashTradeSeqs {
+			return false
+		}
+		it.Seq = next
+		next++
+		b, _ := wire.Encode(&it)
+		return conn.WriteMessage(b) == nil
+	}
+	for d := range 4 { // the queue holds 8 intents: the build's and the craft's may still wait
+		send(wire.Intent{Kind: wire.IntentTrade, Dir: wire.Dir(2*d + rng.IntN(2))})
+	}
+	offered := false
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		m, err := readMsg(conn, time.Until(deadline))
+		if err != nil {
+			return
+		}
+		t, ok := m.(*wire.Trade)
+		if !ok {
+			continue
+		}
+		switch {
+		case t.Status == wire.TradeDone:
+			p.tradesDone.Add(1)
+			return
+		case t.Status == wire.TradeVoid:
+			return
+		case !offered:
+			offered = true
+			if !send(wire.Intent{Kind: wire.IntentOffer, Item: wire.ItemSlots{From: uint8(rng.IntN(12)), Count: 1}}) {
+				return
+			}
+		case t.Confirmed&wire.TradeMine == 0 && len(t.Mine)+len(t.Theirs) > 0:
+			if !send(wire.Intent{Kind: wire.IntentConfirm, Item: wire.ItemSlots{Count: t.Rev}}) {
+				return
+			}
+		}
+	}
 }
 
 func readMsg(c *gate.ClientConn, within time.Duration) (wire.Message, error) {
@@ -738,7 +818,7 @@ func TestCrashSoak(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(p.acct, 7))
-			for seq := uint32(1); ctx.Err() == nil; seq += 2 {
+			for seq := uint32(1); ctx.Err() == nil; seq += 4 + crashTradeSeqs {
 				conn, err := p.enter(ctx)
 				if err != nil {
 					if isInvariant(err) {
@@ -755,7 +835,13 @@ func TestCrashSoak(t *testing.T) {
 					continue // back in before crossing
 				}
 				p.build(conn, seq, rng)
-				if done, _ := p.cross(conn, seq+1); done {
+				if rng.IntN(4) == 0 {
+					p.craft(conn, seq+1, rng)
+				}
+				if rng.IntN(2) == 0 {
+					p.trade(conn, seq+4, rng)
+				}
+				if done, _ := p.cross(conn, seq+4+crashTradeSeqs-1); done {
 					crossings.Add(1)
 				}
 				conn.Close(1000, "")
@@ -837,7 +923,11 @@ func TestCrashSoak(t *testing.T) {
 		}
 		pause.resume()
 		if kills >= 100 && killed%50 == 0 { // a long soak shows its progress
-			t.Logf("soak: %d/%d kills, %d crossings, %d lost, %d doubled, %v", killed, kills, crossings.Load(), lost, doubled, time.Since(start).Round(time.Second))
+			trades := int64(0)
+			for _, p := range ps {
+				trades += p.tradesDone.Load()
+			}
+			t.Logf("soak: %d/%d kills, %d crossings, %d trades seen done, %d lost, %d doubled, %v", killed, kills, crossings.Load(), trades, lost, doubled, time.Since(start).Round(time.Second))
 		}
 	}
 	stop()
@@ -851,8 +941,12 @@ func TestCrashSoak(t *testing.T) {
 		kinds = append(kinds, fmt.Sprintf("%s: %d", k, n))
 	}
 	slices.Sort(kinds)
-	t.Logf("soak: %d players, %d kills (%s), %d checks after restarts, %d crossings completed, %d lost, %d doubled, %d item stacks conserved at the last check, in %v",
-		players, kills, strings.Join(kinds, ", "), checks, crossings.Load(), lost, doubled, stacks, time.Since(start).Round(time.Second))
+	trades := int64(0)
+	for _, p := range ps {
+		trades += p.tradesDone.Load()
+	}
+	t.Logf("soak: %d players, %d kills (%s), %d checks after restarts, %d crossings completed, %d trades seen done (by each of their players), %d lost, %d doubled, %d item stacks conserved at the last check, in %v",
+		players, kills, strings.Join(kinds, ", "), checks, crossings.Load(), trades, lost, doubled, stacks, time.Since(start).Round(time.Second))
 }
 
 func isInvariant(err error) bool {
