@@ -33,10 +33,13 @@ const (
 	// starter kit on a side (15%), takes back from a side (15%), actions on
 	// a side (10%: gathering a tree or rock, opening a chest, a door),
 	// moves of a few things into a container on a side (10%), crafts at a
-	// side (5%: a cauldron the player placed) and uses of the kit's
-	// blueprint (5%). After the run the director's count of the realm's
-	// items must find none doubled or lost (Summary.Items). Villages let
-	// anyone build on their plots; a home only its owner.
+	// side (2.5%: a cauldron the player placed), trades opened with a
+	// player on a side (2.5%; in a trade, a player offers, confirms the
+	// revision it was shown or calls it off) and uses of the kit's
+	// blueprint (5%). After the run the director's counts of the realm's
+	// items, stored and in play, must find none doubled or lost
+	// (Summary.Items, Summary.LiveItems). Villages let anyone build on
+	// their plots; a home only its owner.
 	PatternBuild Pattern = "build"
 	// PatternChurn plays like real players come and go: Poisson arrivals,
 	// walking sessions of random length, and sessions that end in a clean

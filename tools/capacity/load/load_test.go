@@ -56,9 +56,15 @@ func TestRunAgainstRealm(t *testing.T) {
 				t.Errorf("idle players sent %d intents", s.IntentsSent)
 			}
 			if tc.pattern == load.PatternBuild {
-				// Items moved every way, and the director counted them all.
-				if s.Applied == 0 || s.Items == nil || !s.Items.OK || s.Items.Stacks == 0 || s.Items.Characters < 8 {
+				// Items moved every way, and the director counted them all:
+				// in the store (conserved at every instant, though it may
+				// not hold the run's moves yet) and in play (every player's
+				// starter kit at least).
+				if s.Applied == 0 || s.Items == nil || !s.Items.OK || s.Items.Characters < 8 {
 					t.Errorf("build pattern: %d applied, the director's count %+v; want items counted, conserved", s.Applied, s.Items)
+				}
+				if s.LiveItems == nil || !s.LiveItems.OK || s.LiveItems.Stacks < 8 {
+					t.Errorf("build pattern: the director's count of the items in play %+v; want every kit counted, conserved", s.LiveItems)
 				}
 				if s.Rejected["NOT_BUILDER"] != 0 {
 					t.Errorf("build pattern in villages refused NOT_BUILDER %d times (refusals %v, areas %d)", s.Rejected["NOT_BUILDER"], s.Rejected, s.Areas)

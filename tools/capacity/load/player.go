@@ -45,6 +45,7 @@ type player struct {
 	movedAt  time.Time          // the last portal_moved (pattern portal)
 	hops     chan bool          // pattern portal: a crossing followed (true) or failed (false)
 	hopped   func(time.Duration)
+	trade    wire.Trade // the last trade message (pattern build)
 }
 
 // newClient gives the player its session client for pattern.
@@ -76,6 +77,9 @@ func (p *player) connect(ctx context.Context, wsURL, grant string, joinID uint64
 // connection has none: a crossing's pause is no gap).
 func (p *player) onFrame(f client.Frame) {
 	measuring := p.st.measuring.Load()
+	if f.Type == wire.TypeTrade {
+		p.onTrade(f.Bytes)
+	}
 	p.sh.mu.Lock()
 	defer p.sh.mu.Unlock()
 	p.sh.frames++
@@ -95,6 +99,30 @@ func (p *player) onFrame(f client.Frame) {
 			p.sh.steadyStutters++
 		}
 	}
+}
+
+// onTrade keeps the state of the trade the player is in, as the server
+// last told it (the build pattern bargains on it), and counts trades done.
+func (p *player) onTrade(b []byte) {
+	m, err := wire.Decode(b)
+	if err != nil {
+		p.st.fail("trade: " + short(err))
+		return
+	}
+	t := m.(*wire.Trade)
+	if t.Status == wire.TradeDone {
+		p.st.tradesDone.Add(1)
+	}
+	p.mu.Lock()
+	p.trade = *t
+	p.mu.Unlock()
+}
+
+// openTrade returns the trade the player is in, if one is open.
+func (p *player) openTrade() (wire.Trade, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.trade, p.trade.ID != 0 && p.trade.Status == wire.TradeOpen
 }
 
 // onAnswer records an intent's answer: its round trip, and a refusal's
@@ -275,7 +303,11 @@ func (p *player) send(ctx context.Context, pattern Pattern, rng *rand.Rand) {
 		for range burst {
 			var err error
 			if pattern == PatternBuild {
-				_, err = p.cl.Send(buildIntent(rng))
+				it := buildIntent(rng)
+				if t, ok := p.openTrade(); ok {
+					it = tradeIntent(rng, t)
+				}
+				_, err = p.cl.Send(it)
 			} else {
 				_, err = p.cl.Step(wire.Dir(rng.IntN(8)))
 			}
@@ -341,7 +373,9 @@ func (p *player) tally() tally {
 // of one of the starter kit's slots on a side (15%: its cauldron too), a
 // take from a side (15%), an action on a side (10%), a move of a few
 // wood or planks into a container on a side (10%), a craft at a side
-// (5%) and a use of the kit's blueprint (5%).
+// (2.5%), the opening of a trade with a player on a side (2.5%) and a use
+// of the kit's blueprint (5%). In an open trade it bargains instead
+// (tradeIntent).
 func buildIntent(rng *rand.Rand) wire.Intent {
 	side := wire.Dir(2 * rng.IntN(4))
 	switch r := rng.IntN(20); {
@@ -357,9 +391,26 @@ func buildIntent(rng *rand.Rand) wire.Intent {
 		return wire.Intent{Kind: wire.IntentMoveItem, Dir: side,
 			Item: wire.ItemSlots{From: uint8(starterSlots + rng.IntN(4)), To: wire.ContainerSlot + uint8(rng.IntN(4)), Count: uint16(1 + rng.IntN(2))}}
 	case r < 19:
+		if rng.IntN(2) == 0 {
+			return wire.Intent{Kind: wire.IntentTrade, Dir: wire.Dir(rng.IntN(8))}
+		}
 		return wire.Intent{Kind: wire.IntentCraft, Dir: side}
 	}
 	return wire.Intent{Kind: wire.IntentUse, Item: wire.ItemSlots{From: uint8(rng.IntN(starterSlots))}}
+}
+
+// tradeIntent is what a build player in an open trade sends: an offer of
+// one or two things of a kit's slot (a third of the time, once its side
+// holds something), else a confirmation of the revision it was last
+// shown, and now and then it calls the trade off.
+func tradeIntent(rng *rand.Rand, t wire.Trade) wire.Intent {
+	switch r := rng.IntN(10); {
+	case r < 3 || len(t.Mine) == 0:
+		return wire.Intent{Kind: wire.IntentOffer, Item: wire.ItemSlots{From: uint8(rng.IntN(starterSlots)), Count: uint16(1 + rng.IntN(2))}}
+	case r < 9:
+		return wire.Intent{Kind: wire.IntentConfirm, Item: wire.ItemSlots{Count: t.Rev}}
+	}
+	return wire.Intent{Kind: wire.IntentCancel}
 }
 
 // starterSlots is how many inventory slots the shipped starter kit fills

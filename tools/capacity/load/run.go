@@ -60,12 +60,19 @@ type Summary struct {
 	// portal_transfer_rejected and kept where they were (Areas from a
 	// template with portals); not an error.
 	PortalRefused int64 `json:"portal_refused,omitempty"`
+	// TradesDone counts the trades the build pattern's players were told
+	// were done, each by both its players.
+	TradesDone int64 `json:"trades_done,omitempty"`
 
 	Churn *ChurnSummary `json:"churn,omitempty"` // pattern churn
 	// Items is the director's count of the realm's items after a build
 	// run: none doubled, none lost (pattern build).
 	Items *dirclient.ItemCensus `json:"items,omitempty"`
-	Seed  uint64                `json:"seed"`
+	// LiveItems is the director's count of the items in play after a
+	// build run: the live Areas as their hosts hold them, the store for
+	// the rest.
+	LiveItems *dirclient.ItemCensus `json:"live_items,omitempty"`
+	Seed      uint64                `json:"seed"`
 
 	Frames int64 `json:"frames"`
 	Bytes  int64 `json:"bytes"`
@@ -299,6 +306,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if !count.OK {
 			return res, fmt.Errorf("%w: %d violations: %v", ErrItemsNotConserved, count.Violations, count.Problems)
 		}
+		// And what is in play now: the live Areas as their hosts hold
+		// them (the store may not have the run's last moves yet).
+		live, err := admin.LiveItems(ctx)
+		if err != nil {
+			return res, fmt.Errorf("load: the director's live count of the realm's items: %w", err)
+		}
+		res.Summary.LiveItems = &live
+		if !live.OK {
+			return res, fmt.Errorf("%w: in play: %d violations: %v", ErrItemsNotConserved, live.Violations, live.Problems)
+		}
 	}
 	return res, ctx.Err()
 }
@@ -380,6 +397,7 @@ func (r *runner) summarize(players []*player, areas int, login, join Phase, conn
 	s.Frames, s.Bytes = tot.frames, tot.bytes
 	s.Errors, s.ErrorCount = r.st.errorMap(), r.st.errCount.Load()
 	s.PortalRefused = r.st.portalRefused.Load()
+	s.TradesDone = r.st.tradesDone.Load()
 	s.WallS = time.Since(r.epoch).Seconds()
 	if self1, err := procstat.ReadSelf(); err == nil {
 		s.Driver = Driver{

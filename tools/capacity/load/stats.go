@@ -47,6 +47,9 @@ type stats struct {
 	// portalRefused counts portal_blocked and portal_transfer_rejected
 	// told to players that walk at random (not errors: see the Summary).
 	portalRefused atomic.Int64
+	// tradesDone counts the trades players of the build pattern were told
+	// were done (each trade by both of its players).
+	tradesDone atomic.Int64
 
 	emu    sync.Mutex
 	errors map[string]int64 // guarded by emu
