@@ -17,17 +17,21 @@
  * says what the picked slot holds and what a click on another does, and
  * another what waits in the stash (what an arena did not let the player
  * carry in). A container that is a crafting station (a cauldron) opens
- * in the same panel; crafting at it is craft.ts's.
+ * in the same panel; crafting at it is craft.ts's; while it works on a
+ * recipe that takes time (a furnace), the panel says when it is ready. A
+ * stall opens in it too, its prices and purchases stall.ts's.
  */
 
 import {
   CONTAINER_SLOT,
   Code,
+  type ContainerState,
   DIR_DELTA,
   type Dir,
   IntentKind,
   type IntentRequest,
   type ItemKind,
+  ItemFlag,
   ItemSlot,
   ObjectKind,
   Rule,
@@ -55,6 +59,9 @@ const REFUSALS: Partial<Record<number, string>> = {
   [Code.ITEM_CAP]: "This Area holds as many things as it may.",
   [Code.COOLDOWN]: "This was gathered too recently: give it time to grow back.",
   [Code.NOT_EMPTY]: "Empty the chest before taking it back.",
+  [Code.TRADING]: "You are trading: what you carry is held until the trade is done or called off.",
+  [Code.WORKING]: "It is working: what it holds stays there until it is done.",
+  [Code.NOT_OWNER]: "Only the stall's owner may do that.",
 };
 
 /** Words for refusals of one kind of item intent, by code. */
@@ -96,13 +103,20 @@ interface Square {
   y: number;
 }
 
-/** The crafting station whose panel shows: where, which way from the body, its kind, and what it holds. */
+/** The crafting station (or stall) whose panel shows: where, which way from the body, its kind, and what it holds. */
 export interface OpenStation {
   x: number;
   y: number;
   dir: Dir;
   kind: ItemKind;
   slots: readonly Stack[];
+  /** The container as its last message said it (a stall's prices and owner's flag, a station's ready tick). */
+  state: ContainerState;
+}
+
+/** isStall reports whether an item of kind is a stall placed. */
+export function isStall(kind: ItemKind | undefined): boolean {
+  return kind !== undefined && (kind.flags & ItemFlag.Stall) !== 0;
 }
 
 /** Builder runs the inventory bar, placing and taking back, and the chest panel. */
@@ -112,8 +126,8 @@ export class Builder {
   private chest: Square | null = null;
   /** The square of a container the player just acted on: its container message opens the panel. */
   private opening: Square | null = null;
-  /** What the open chest held, as its last container message said. */
-  private chestStacks: readonly Stack[] = [];
+  /** The open chest as its last container message said it. */
+  private chestState: ContainerState | null = null;
   /** onChest is told whenever the chest's panel opens, changes or closes (craft.ts follows it). */
   onChest: () => void = () => {};
   private readonly bar: SlotRow;
@@ -122,6 +136,8 @@ export class Builder {
   private readonly chestSlots: SlotRow;
   private readonly chestEl = byId("chest", HTMLElement);
   private readonly chestTitle = byId("chest-title", HTMLElement);
+  private readonly chestPut = byId("chest-put", HTMLButtonElement);
+  private readonly chestReady = byId("chest-ready", HTMLElement);
   private readonly pickedEl = byId("picked", HTMLElement);
   private readonly pickedText = byId("picked-text", HTMLElement);
   private readonly splitBtn = byId("split", HTMLButtonElement);
@@ -374,20 +390,52 @@ export class Builder {
     this.opening = s.view.objectsAt(x, y).some((o) => o.kind === ObjectKind.Item && (s.view.itemKind(o.item)?.container ?? 0) > 0) ? { x, y } : null;
   }
 
-  /** onContainer takes a container message: the chest just opened, or the one whose panel shows. */
-  onContainer(s: Session, x: number, y: number, slots: readonly Stack[]): void {
+  /**
+   * onContainer takes a container message: the chest just opened, or the
+   * one whose panel shows. The panel's data-stall is "owner" or "buyer"
+   * for a stall ("" otherwise), data-ready a working station's ready tick
+   * ("0" when idle).
+   */
+  onContainer(s: Session, c: ContainerState): void {
+    const { x, y } = c;
     const at = (q: Square | null): boolean => q !== null && q.x === x && q.y === y;
     if (!at(this.chest) && !at(this.opening)) return;
     this.opening = null;
     this.chest = { x, y };
+    const kind = this.chestKind(s, x, y);
+    const stall = isStall(kind);
     this.chestEl.hidden = false;
     this.chestEl.dataset["x"] = String(x);
     this.chestEl.dataset["y"] = String(y);
-    this.chestTitle.textContent = capital(itemName(this.chestKind(s, x, y)));
-    this.chestEl.dataset["station"] = this.chestKind(s, x, y)?.station ?? "";
-    this.chestStacks = slots;
-    this.chestSlots.show(slots, s.itemKinds);
+    this.chestTitle.textContent = stall && c.owned ? "Your stall" : capital(itemName(kind));
+    this.chestEl.dataset["station"] = kind?.station ?? "";
+    this.chestEl.dataset["stall"] = stall ? (c.owned ? "owner" : "buyer") : "";
+    this.chestEl.dataset["ready"] = String(c.ready);
+    // Only a stall's owner stocks it; the others buy.
+    this.chestPut.hidden = stall && !c.owned;
+    this.chestState = c;
+    this.chestSlots.show(c.slots, s.itemKinds);
+    this.showReady(s);
     this.onChest();
+  }
+
+  /**
+   * showReady says, in the open station's panel, when the recipe it works
+   * on is done: "Working: ready in 7 s", counted from the Area's tick as
+   * the last snapshot gave it (the station's clock runs only while the
+   * Area ticks). Hidden while it is idle. Call it every frame.
+   */
+  showReady(s: Session): void {
+    const ready = this.chestState?.ready ?? 0;
+    const hz = s.view.info?.tickHz ?? 0;
+    let text = "";
+    if (this.chest !== null && ready > 0 && hz > 0) {
+      const left = Math.ceil((ready - s.view.tick) / hz);
+      text = left > 0 ? `Working: ready in ${left} s.` : "Working: ready any moment now.";
+      this.chestReady.dataset["left"] = String(Math.max(0, left));
+    }
+    this.chestReady.hidden = text === "";
+    if (this.chestReady.textContent !== text) this.chestReady.textContent = text;
   }
 
   /** chestKind is the kind of the item placed on (x, y) (the container's), if the view knows it. */
@@ -402,11 +450,24 @@ export class Builder {
    * is closed, or shows a plain chest.
    */
   station(s: Session): OpenStation | undefined {
+    const o = this.open(s);
+    return o === undefined || o.kind.station === "" ? undefined : o;
+  }
+
+  /** stall is the stall whose panel shows, with what it holds and asks; undefined when the panel is closed, or shows no stall. */
+  stall(s: Session): OpenStation | undefined {
+    const o = this.open(s);
+    return o === undefined || !isStall(o.kind) ? undefined : o;
+  }
+
+  /** open is the container whose panel shows, if the body is next to it and its kind is known. */
+  private open(s: Session): OpenStation | undefined {
     const c = this.chest;
+    const state = this.chestState;
     const kind = c === null ? undefined : this.chestKind(s, c.x, c.y);
     const dir = this.chestDir(s);
-    if (c === null || kind === undefined || kind.station === "" || dir === undefined) return undefined;
-    return { x: c.x, y: c.y, dir, kind, slots: this.chestStacks };
+    if (c === null || state === null || kind === undefined || dir === undefined) return undefined;
+    return { x: c.x, y: c.y, dir, kind, slots: state.slots, state };
   }
 
   /** follow closes the chest's panel once the body is not next to it, or it is gone. */
@@ -422,8 +483,9 @@ export class Builder {
   closeChest(): boolean {
     const was = this.chest !== null;
     this.chest = null;
-    this.chestStacks = [];
+    this.chestState = null;
     this.chestEl.hidden = true;
+    this.chestReady.hidden = true;
     if (was) this.onChest();
     return was;
   }

@@ -14,6 +14,9 @@
  * learned, and this page guesses none. It shows while a station's panel
  * is open, and whenever the character knows a recipe.
  *
+ * A recipe may take time (a furnace's bricks): crafting starts it, and
+ * the station's panel counts down to when it is done (build.ts).
+ *
  * An item of the inventory whose kind teaches (a blueprint,
  * ItemFlag.Teaches) gets a Use button, under the bar: using it teaches
  * its recipe (refused KNOWN when the character knows it already).
@@ -44,6 +47,7 @@ const REFUSALS: Partial<Record<number, Partial<Record<number, string>>>> = {
   [IntentKind.Craft]: {
     [Code.NO_RECIPE]: NO_MIX,
     [Code.INVENTORY_FULL]: "What the mix makes would not fit in it: take something out first.",
+    [Code.WORKING]: "It is working on a recipe already: wait until it is done.",
   },
   [IntentKind.Use]: {
     [Code.KNOWN]: "You know that recipe already.",
@@ -62,9 +66,9 @@ function items(list: readonly RecipeItem[], kinds: ReadonlyMap<number, ItemKind>
   return list.map((e) => `${kinds.get(e.kind)?.label ?? `item ${e.kind}`} × ${e.count}`).join(" + ");
 }
 
-/** recipeLine says a recipe: "Planks: Wood × 2 → Plank × 4". */
+/** recipeLine says a recipe: "Planks: Wood × 2 → Plank × 4"; one that takes time says how long: "Brick: Stone × 2 → Brick × 1 (10 s)". */
 export function recipeLine(r: Recipe, kinds: ReadonlyMap<number, ItemKind>): string {
-  return `${recipeTitle(r)}: ${items(r.inputs, kinds)} → ${items(r.outputs, kinds)}`;
+  return `${recipeTitle(r)}: ${items(r.inputs, kinds)} → ${items(r.outputs, kinds)}${r.seconds > 0 ? ` (${r.seconds} s)` : ""}`;
 }
 
 /** tally is what a list of stacks (or of a recipe's lines) holds, kind by kind, sorted by kind: empty ones left out. */
@@ -241,7 +245,13 @@ export class Crafter {
         // The recipes the character knows came before the snapshot that
         // applied the craft: the one it made is among them.
         const r = s.recipes.find((q) => q.station === station && sameItems(q.inputs, mix));
-        this.say(r === undefined ? `Done: see what ${where} holds now.` : `${recipeTitle(r)}: ${items(r.inputs, s.itemKinds)} made ${items(r.outputs, s.itemKinds)} in ${where}.`);
+        this.say(
+          r === undefined
+            ? `Done: see what ${where} holds now.`
+            : r.seconds > 0
+              ? `${recipeTitle(r)}: ${items(r.inputs, s.itemKinds)} will make ${items(r.outputs, s.itemKinds)} in ${where}, in ${r.seconds} s of play here.`
+              : `${recipeTitle(r)}: ${items(r.inputs, s.itemKinds)} made ${items(r.outputs, s.itemKinds)} in ${where}.`,
+        );
         return;
       }
       case "refused":

@@ -82,7 +82,7 @@ export class Input {
 
   /** keydown takes a key press; it reports whether the key was the game's. */
   keydown(ev: KeyboardEvent): boolean {
-    if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLButtonElement || ev.ctrlKey || ev.metaKey || ev.altKey) return false;
+    if (ev.target instanceof HTMLInputElement || ev.target instanceof HTMLButtonElement || ev.target instanceof HTMLSelectElement || ev.ctrlKey || ev.metaKey || ev.altKey) return false;
     const key = ev.key.length === 1 ? ev.key.toLowerCase() : ev.key;
     if (key === "Escape") {
       this.held.clear();

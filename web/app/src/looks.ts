@@ -1,10 +1,12 @@
 /**
  * How placed items look: one drawing per look of the shipped item kinds
  * (content/data/items.json: chair, table, bed, lamp, rug, chest, wooden
- * and stone walls, fence, door, wooden and stone floor tiles, cauldron),
- * a rolled sheet for a blueprint (a kind that teaches a recipe), and a
- * box with the kind's initial for a look this client does not know. The
- * same drawings are the inventory's icons.
+ * and stone walls, fence, door, wooden and stone floor tiles, cauldron,
+ * stall, sapling, tree, furnace), a rolled sheet for a blueprint (a kind
+ * that teaches a recipe), and a box with the kind's initial for a look
+ * this client does not know. The same drawings are the inventory's
+ * icons. A kind that lives (a sapling, which becomes a tree) says so in
+ * its words: itemLabel, itemName.
  */
 
 import { type ItemKind, ItemFlag, ItemSlot } from "@leyworks/ley-sdk";
@@ -24,6 +26,10 @@ export const Look = {
   FloorWood: 11,
   FloorStone: 12,
   Cauldron: 17,
+  Stall: 19,
+  Sapling: 20,
+  Tree: 21,
+  Furnace: 22,
 } as const;
 
 /**
@@ -60,6 +66,17 @@ export const ITEM_COLORS = {
   brew: "#6fbf5a",
   blueprint: "#2f5f9e",
   blueprintLine: "#cfe0ff",
+  stallCounter: "#8f6a3e",
+  stallAwning: "#c23b3b",
+  stallStripe: "#f1e6cf",
+  saplingStem: "#6b4a2a",
+  saplingLeaf: "#5fbf4f",
+  treeCanopy: "#1f5a26",
+  treeLight: "#4a9a50",
+  treeTrunk: "#5a3c1e",
+  furnace: "#6e6a66",
+  furnaceMouth: "#2a2624",
+  fire: "#ff8a2a",
   unknown: "#5a2d5a",
   unknownText: "#f0d8f0",
 } as const;
@@ -101,6 +118,29 @@ export function drawLook(ctx: CanvasRenderingContext2D, kind: ItemKind | undefin
     ctx.fill();
   };
   switch (kind?.look) {
+    case Look.Stall:
+      // A counter under a striped awning.
+      rect(c.stallCounter, 0.1, 0.5, 0.8, 0.4);
+      rect(c.stallCounter, 0.12, 0.2, 0.06, 0.3);
+      rect(c.stallCounter, 0.82, 0.2, 0.06, 0.3);
+      for (let i = 0; i < 4; i++) rect(i % 2 === 0 ? c.stallAwning : c.stallStripe, 0.06 + i * 0.22, 0.08, 0.22, 0.18);
+      return;
+    case Look.Sapling:
+      rect(c.saplingStem, 0.47, 0.45, 0.06, 0.45);
+      ellipse(c.saplingLeaf, 0.36, 0.45, 0.14, 0.08);
+      ellipse(c.saplingLeaf, 0.64, 0.38, 0.14, 0.08);
+      ellipse(c.saplingLeaf, 0.5, 0.28, 0.09, 0.12);
+      return;
+    case Look.Tree:
+      rect(c.treeTrunk, 0.44, 0.6, 0.12, 0.34);
+      ellipse(c.treeCanopy, 0.5, 0.42, 0.4, 0.36);
+      ellipse(c.treeLight, 0.42, 0.34, 0.2, 0.16);
+      return;
+    case Look.Furnace:
+      rect(c.furnace, 0.14, 0.12, 0.72, 0.8);
+      rect(c.furnaceMouth, 0.3, 0.5, 0.4, 0.3);
+      rect(c.fire, 0.36, 0.62, 0.28, 0.14);
+      return;
     case Look.Cauldron:
       rect(c.cauldronRim, 0.2, 0.78, 0.1, 0.14);
       rect(c.cauldronRim, 0.7, 0.78, 0.1, 0.14);
@@ -187,10 +227,33 @@ export function drawLook(ctx: CanvasRenderingContext2D, kind: ItemKind | undefin
   }
 }
 
-/** itemName says what an item kind is, for people, with its article ("a chair", "an oak table"). */
-export function itemName(kind: ItemKind | undefined): string {
+/** The item kinds by code: the session's itemKinds, or a view's itemKind. */
+export type Kinds = ReadonlyMap<number, ItemKind> | ((code: number) => ItemKind | undefined);
+
+/** itemName says what an item kind is, for people, with its article ("a chair", "an oak table"); with kinds, what it grows into ("a sapling (grows into a tree)"). */
+export function itemName(kind: ItemKind | undefined, kinds?: Kinds): string {
   const label = (kind?.label || kind?.name || "thing").toLowerCase();
-  return `${/^[aeiou]/.test(label) ? "an" : "a"} ${label}`;
+  const grows = kinds === undefined ? undefined : growsInto(kind, kinds);
+  return `${/^[aeiou]/.test(label) ? "an" : "a"} ${label}${grows === undefined ? "" : ` (grows into ${itemName(grows)})`}`;
+}
+
+/**
+ * growsInto is the kind a placed item of kind becomes by itself (a
+ * sapling: a tree), from kinds (the session's itemKinds); undefined for a
+ * kind that does not live. A code kinds does not hold is a kind of its
+ * own, named by its number.
+ */
+export function growsInto(kind: ItemKind | undefined, kinds: Kinds): ItemKind | undefined {
+  if (kind === undefined || kind.becomes === 0) return undefined;
+  const grown = typeof kinds === "function" ? kinds(kind.becomes) : kinds.get(kind.becomes);
+  return grown ?? ({ code: kind.becomes, name: `item ${kind.becomes}`, label: `item ${kind.becomes}` } as ItemKind);
+}
+
+/** itemLabel is a kind's label, saying what it grows into when it lives: "Sapling (grows into Tree)". */
+export function itemLabel(kind: ItemKind | undefined, kinds: Kinds, code = 0): string {
+  const label = kind?.label ?? `item ${code}`;
+  const grows = growsInto(kind, kinds);
+  return grows === undefined ? label : `${label} (grows into ${grows.label})`;
 }
 
 /** capital gives text with its first letter in capitals. */

@@ -4,7 +4,8 @@
  * players here, what the player faces and what the pointer is over, the
  * fighting (blows, damage, deaths), building (the inventory bar, placing,
  * taking back, chests: see build.ts), crafting (a cauldron's Craft, the
- * recipes the character knows, blueprints: see craft.ts), and plain
+ * recipes the character knows, blueprints: see craft.ts), trading with
+ * the player next to the body (trade.ts), stalls (stall.ts), and plain
  * words for what ends or interrupts play. While the session is not live
  * the map is dimmed and says so, and the banner counts down to the next
  * attempt.
@@ -22,6 +23,7 @@ import {
   type EndReason,
   type Hit,
   IntentKind,
+  ItemFlag,
   ObjectKind,
   Session,
   type SessionState,
@@ -29,6 +31,8 @@ import {
 
 import { Builder } from "./build.js";
 import { Crafter } from "./craft.js";
+import { Stall } from "./stall.js";
+import { TRADE_INTENTS, Trader } from "./trade.js";
 import { byId, li, onTap } from "./dom.js";
 import { sessionStarted, socketUrl } from "./hooks.js";
 import { BUILD_HINT, BUILD_TOUCH_HINT, HINT, Input, NO_BUILD_HINT, TOUCH_HINT } from "./input.js";
@@ -81,6 +85,8 @@ export class Play {
   private readonly input: Input;
   private readonly builder: Builder;
   private readonly crafter: Crafter;
+  private readonly stall: Stall;
+  private readonly trader: Trader;
   private names = new Map<number, string>();
   private target: { x: number; y: number } | null = null;
   private walk: { x: number; y: number; since: number } | null = null;
@@ -140,7 +146,12 @@ export class Play {
     const focusMap = (): void => this.canvas.focus({ preventScroll: true });
     this.builder = new Builder(() => this.session, (text) => this.toast(text), focusMap);
     this.crafter = new Crafter(() => this.session, this.builder, (text) => this.toast(text), focusMap);
-    this.builder.onChest = () => this.crafter.show(this.session);
+    this.stall = new Stall(() => this.session, this.builder, (text) => this.toast(text), focusMap);
+    this.trader = new Trader(() => this.session, (text) => this.toast(text), focusMap);
+    this.builder.onChest = () => {
+      this.crafter.show(this.session);
+      this.stall.show(this.session);
+    };
     this.input = new Input(
       () => this.session,
       (x, y) => {
@@ -232,6 +243,8 @@ export class Play {
     this.renderer.clearEffects();
     this.builder.reset();
     this.crafter.reset();
+    this.stall.reset();
+    this.trader.reset();
     this.showBuilding(null);
     this.setLive("joining");
     const s = new Session({ director: this.director, area, socket: (url) => new WebSocket(socketUrl(url)) });
@@ -316,12 +329,16 @@ export class Play {
       if (!current()) return;
       this.builder.showInventory(s);
       this.crafter.show(s);
+      this.trader.showInventory(s);
+    });
+    s.on("trade", (t) => {
+      if (current()) this.trader.onTrade(s, t);
     });
     s.on("recipes", () => {
       if (current()) this.crafter.show(s);
     });
     s.on("container", (e) => {
-      if (current()) this.builder.onContainer(s, e.x, e.y, e.slots);
+      if (current()) this.builder.onContainer(s, e);
     });
     s.on("areaClosing", (e) => {
       if (!current()) return;
@@ -375,8 +392,10 @@ export class Play {
         this.target = null;
         this.walk = null;
       }
-      // Crafting and using an item say their refusals themselves (craft.ts), knowing what was tried.
-      if (e.intent.kind === IntentKind.Craft || e.intent.kind === IntentKind.Use) return;
+      // Crafting, using an item, trading and stalls say their refusals
+      // themselves (craft.ts, trade.ts, stall.ts), knowing what was tried.
+      const own = [IntentKind.Craft, IntentKind.Use, IntentKind.Price, IntentKind.Buy] as number[];
+      if (own.includes(e.intent.kind) || TRADE_INTENTS.has(e.intent.kind)) return;
       const building = this.builder.refusal(e.intent, e.code);
       if (building !== undefined) {
         this.toast(building);
@@ -600,6 +619,7 @@ export class Play {
     }
     this.showHealth(s);
     this.builder.follow(s);
+    this.trader.follow(s);
     const rows: { name: string; entity: number; x?: number; y?: number; away: boolean }[] = [];
     for (const [entity, name] of v.players) {
       const e = v.entities.get(entity);
@@ -675,7 +695,7 @@ export class Play {
         text = `You face ${what}${attackable ? `: ${key} attacks` : ""}.`;
       } else if (o !== undefined) {
         const verbs = [this.verb(s, o.kind, o.state, o.item, key), build].filter((w) => w !== "");
-        text = `You face ${describeObject(o, v.itemKind(o.item))}${verbs.length > 0 ? `: ${verbs.join(", ")}` : ""}.`;
+        text = `You face ${describeObject(o, v.itemKind(o.item), (c) => v.itemKind(c))}${verbs.length > 0 ? `: ${verbs.join(", ")}` : ""}.`;
       } else if (build !== "") {
         text = `${build} here.`;
       }
@@ -694,6 +714,7 @@ export class Play {
       case ObjectKind.Item: {
         const kind = s.view.itemKind(item);
         if ((kind?.container ?? 0) === 0) return "";
+        if (((kind?.flags ?? 0) & ItemFlag.Stall) !== 0) return `${key} opens it to see what it sells`;
         return kind?.station ? `${key} opens it to craft` : `${key} opens it`;
       }
       default:
@@ -783,6 +804,7 @@ export class Play {
     this.watchWalk(s, now);
     const faced = s.ready ? this.faced(s) : null;
     this.renderer.draw({ session: s, now, centre: this.drawn, faced, target: this.target });
+    this.builder.showReady(s);
     this.showFacing(s, faced);
     this.showTooltip(s);
   }

@@ -28,7 +28,7 @@ import {
   type StaticObject,
 } from "@leyworks/ley-sdk";
 
-import { drawLook, isFloorItem, isWallLook, itemName } from "./looks.js";
+import { type Kinds, drawLook, isFloorItem, isWallLook, itemName } from "./looks.js";
 
 /** What one frame shows. */
 export interface Scene {
@@ -151,15 +151,19 @@ export function objectOn(v: AreaView, x: number, y: number): StaticObject | unde
   return all.find((o) => !isFloorItem(v.itemKind(o.item))) ?? all[0];
 }
 
-/** describeObject says what a static object is, for people; kind is a placed item's kind (view.itemKind(o.item)). */
-export function describeObject(o: StaticObject, kind?: ItemKind): string {
+/**
+ * describeObject says what a static object is, for people; kind is a
+ * placed item's kind (view.itemKind(o.item)), and kinds (view.itemKind)
+ * names what a kind that lives grows into.
+ */
+export function describeObject(o: StaticObject, kind?: ItemKind, kinds?: Kinds): string {
   switch (o.kind) {
     case ObjectKind.Door: {
       const what = kind === undefined ? "door" : itemName(kind).replace(/^an? /, "");
       return o.state === DoorState.Open ? `an open ${what}` : `a closed ${what}`;
     }
     case ObjectKind.Item:
-      return itemName(kind);
+      return itemName(kind, kinds);
     case ObjectKind.Tree:
       return "a tree";
     case ObjectKind.Sign:
@@ -258,7 +262,7 @@ export class Renderer {
     }
     if (best !== undefined) return describeEntity(best.e);
     const o = objectOn(view, Math.floor(p.x), Math.floor(p.y));
-    return o === undefined ? "" : describeObject(o, view.itemKind(o.item));
+    return o === undefined ? "" : describeObject(o, view.itemKind(o.item), (c) => view.itemKind(c));
   }
 
   private fit(): { w: number; h: number } {

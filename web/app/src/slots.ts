@@ -10,7 +10,7 @@
 import type { ItemKind, Stack } from "@leyworks/ley-sdk";
 
 import { onTap } from "./dom.js";
-import { drawLook } from "./looks.js";
+import { drawLook, itemLabel } from "./looks.js";
 
 /** The side of a slot's icon, in CSS pixels. */
 const ICON = 28;
@@ -43,10 +43,10 @@ export class SlotRow {
     while (this.buttons.length < slots.length) this.add(this.buttons.length);
     slots.forEach((st, i) => {
       const kind = kinds.get(st.kind);
-      const key = `${st.kind}:${st.count}:${kind?.label ?? ""}`;
+      const key = `${st.kind}:${st.count}:${itemLabel(kind, kinds, st.kind)}`;
       if (this.shown[i] !== key) {
         this.shown[i] = key;
-        this.draw(this.buttons[i] as HTMLButtonElement, i, st, kind);
+        this.draw(this.buttons[i] as HTMLButtonElement, i, st, kind, kinds);
       }
     });
     this.mark();
@@ -89,12 +89,12 @@ export class SlotRow {
   }
 
   /** draw shows stack st, of kind, on b, the button of slot i. */
-  private draw(b: HTMLButtonElement, i: number, st: Stack, kind: ItemKind | undefined): void {
+  private draw(b: HTMLButtonElement, i: number, st: Stack, kind: ItemKind | undefined, kinds: ReadonlyMap<number, ItemKind>): void {
     const empty = st.count === 0;
     b.dataset["kind"] = String(empty ? 0 : st.kind);
     b.dataset["count"] = String(empty ? 0 : st.count);
     const label = empty ? "" : (kind?.label ?? `item ${st.kind}`);
-    b.title = empty ? `slot ${i + 1}: empty` : `slot ${i + 1}: ${label} × ${st.count}`;
+    b.title = empty ? `slot ${i + 1}: empty` : `slot ${i + 1}: ${itemLabel(kind, kinds, st.kind)} × ${st.count}`;
     const parts: HTMLElement[] = [];
     const key = this.keys[i];
     if (key !== undefined) parts.push(span("key", key));

@@ -11,6 +11,7 @@ import { Decoder, Encoder } from "cbor-x";
 
 import { Code } from "./codes.js";
 import {
+  type Amount,
   type Cell,
   type CreatureKind,
   FLOW_TARGET,
@@ -19,10 +20,12 @@ import {
   type ItemKind,
   type Message,
   INVENTORY_SLOTS,
+  MAX_OFFERED,
   MAX_RECIPES,
   MAX_RECIPE_ITEMS,
   MAX_STASH,
   MsgType,
+  type Offered,
   PROTOCOL_VERSION,
   type Plot,
   type PresencePlayer,
@@ -141,7 +144,7 @@ const object = (v: unknown): StaticObject => {
 };
 
 const itemKind = (v: unknown): ItemKind => {
-  const f = Fields.of(v, 9, "item kind");
+  const f = Fields.of(v, 11, "item kind");
   return {
     code: f.uint(U16),
     name: f.text(),
@@ -152,13 +155,19 @@ const itemKind = (v: unknown): ItemKind => {
     look: f.uint(U16),
     container: f.uint(U8),
     station: f.text(),
+    becomes: f.uint(U16),
+    grows: f.uint(U32),
   };
 };
 
-const recipeItem = (v: unknown): RecipeItem => {
-  const f = Fields.of(v, 2, "recipe item");
+const amount = (v: unknown, what: string): Amount => {
+  const f = Fields.of(v, 2, what);
   return { kind: f.uint(U16), count: f.uint(U16) };
 };
+
+const recipeItem = (v: unknown): RecipeItem => amount(v, "recipe item");
+
+const price = (v: unknown): Amount => amount(v, "price");
 
 const recipeItems = (a: unknown[], what: string): RecipeItem[] => {
   if (a.length > MAX_RECIPE_ITEMS) throw new MalformedError(`recipe: ${a.length} ${what}; at most ${MAX_RECIPE_ITEMS}`);
@@ -166,19 +175,30 @@ const recipeItems = (a: unknown[], what: string): RecipeItem[] => {
 };
 
 const recipe = (v: unknown): Recipe => {
-  const f = Fields.of(v, 5, "recipe");
+  const f = Fields.of(v, 6, "recipe");
   return {
     code: f.uint(U16),
     name: f.text(),
     station: f.text(),
     inputs: recipeItems(f.array(), "inputs"),
     outputs: recipeItems(f.array(), "outputs"),
+    seconds: f.uint(U32),
   };
 };
 
 const stack = (v: unknown): Stack => {
   const f = Fields.of(v, 3, "stack");
   return { id: f.u64(), kind: f.uint(U16), count: f.uint(U16) };
+};
+
+const offered = (v: unknown): Offered => {
+  const f = Fields.of(v, 2, "offered");
+  return { slot: f.uint(U8), stack: stack(f.array()) };
+};
+
+const side = (a: unknown[], which: string): Offered[] => {
+  if (a.length > MAX_OFFERED) throw new MalformedError(`trade: ${a.length} stacks ${which}; at most ${MAX_OFFERED}`);
+  return a.map(offered);
 };
 
 const plot = (v: unknown): Plot => {
@@ -201,7 +221,7 @@ const player = (v: unknown): PresencePlayer => {
  * {@link MalformedError} for anything else: bytes outside the decoding
  * rules, a body of the wrong shape, a field out of range, a type this
  * side does not know (code UNKNOWN_TYPE), an envelope of another version
- * than 5 on a message other than hello, hello_ack and error, whose shapes
+ * than 6 on a message other than hello, hello_ack and error, whose shapes
  * are frozen across versions (code VERSION_UNSUPPORTED).
  *
  * The returned snapshot's `records` may share memory with b.
@@ -332,8 +352,27 @@ export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Mess
       return { type: "inventory", slots, stash };
     }
     case MsgType.container: {
-      const f = Fields.of(body, 3, "container");
-      return { type: "container", x: f.int32(), y: f.int32(), slots: f.array().map(stack) };
+      const f = Fields.of(body, 6, "container");
+      const x = f.int32();
+      const y = f.int32();
+      const slots = f.array().map(stack);
+      const prices = f.array().map(price);
+      if (prices.length > slots.length) throw new MalformedError(`container: ${prices.length} prices for ${slots.length} slots`);
+      return { type: "container", x, y, slots, prices, flags: f.uint(U8), ready: f.uint(Number.MAX_SAFE_INTEGER) };
+    }
+    case MsgType.trade: {
+      const f = Fields.of(body, 8, "trade");
+      return {
+        type: "trade",
+        id: f.uint(U32),
+        with: f.uint(U32),
+        rev: f.uint(U16),
+        mine: side(f.array(), "mine"),
+        theirs: side(f.array(), "theirs"),
+        confirmed: f.uint(U8),
+        status: f.uint(U8),
+        reason: f.uint(U16),
+      };
     }
     case MsgType.recipes: {
       const a = Fields.of(body, 1, "recipes").array();
@@ -402,6 +441,16 @@ function checkInt32(v: number, what: string): number {
 /** stackBody is a stack as the wire carries it. */
 function stackBody(s: Stack): unknown[] {
   return [uint64(s.id), s.kind, s.count];
+}
+
+/** amountBody is an amount (a recipe's line, a price) as the wire carries it. */
+function amountBody(a: Amount): unknown[] {
+  return [a.kind, a.count];
+}
+
+/** offeredBody is a trade side's stack as the wire carries it. */
+function offeredBody(o: Offered): unknown[] {
+  return [o.slot, stackBody(o.stack)];
 }
 
 /** body returns the envelope's type number and the body of m, ranges checked. */
@@ -478,18 +527,23 @@ function body(m: Message): [number, unknown[]] {
           m.rules,
           m.playerHp,
           m.creatures.map((c) => [c.name, c.hp]),
-          m.items.map((k) => [k.code, k.name, k.label, k.stack, k.slot, k.flags, k.look, k.container, k.station]),
+          m.items.map((k) => [k.code, k.name, k.label, k.stack, k.slot, k.flags, k.look, k.container, k.station, k.becomes, k.grows]),
           m.plots.map((p) => [p.x, p.y, p.w, p.h]),
         ],
       ];
     case "inventory":
       return [MsgType.inventory, [m.slots.map(stackBody), m.stash.map(stackBody)]];
     case "container":
-      return [MsgType.container, [m.x, m.y, m.slots.map(stackBody)]];
+      return [MsgType.container, [m.x, m.y, m.slots.map(stackBody), m.prices.map(amountBody), m.flags, uint64(m.ready)]];
     case "recipes":
       return [
         MsgType.recipes,
-        [m.known.map((r) => [r.code, r.name, r.station, r.inputs.map((e) => [e.kind, e.count]), r.outputs.map((e) => [e.kind, e.count])])],
+        [m.known.map((r) => [r.code, r.name, r.station, r.inputs.map(amountBody), r.outputs.map(amountBody), r.seconds])],
+      ];
+    case "trade":
+      return [
+        MsgType.trade,
+        [m.id, m.with, m.rev, m.mine.map(offeredBody), m.theirs.map(offeredBody), m.confirmed, m.status, m.reason],
       ];
   }
 }

@@ -49,6 +49,20 @@ export const Code = {
   OFF_PLOT: 38,
   NO_RECIPE: 39,
   KNOWN: 40,
+  TRADING: 41,
+  NOT_TRADING: 42,
+  BUSY: 43,
+  STALE: 44,
+  TRADE_CANCELLED: 45,
+  TRADE_FAR: 46,
+  TRADE_LEFT: 47,
+  TRADE_PORTAL: 48,
+  TRADE_TAKEN_OVER: 49,
+  TRADE_CHANGED: 50,
+  WORKING: 51,
+  NOT_OWNER: 52,
+  NOT_FOR_SALE: 53,
+  CANT_PAY: 54,
 } as const;
 
 /** A code's name. */
@@ -98,6 +112,20 @@ const meanings: Readonly<Record<CodeName, string>> = {
   OFF_PLOT: "you may build here only on the plots the map marks",
   NO_RECIPE: "the station's contents match none of its recipes",
   KNOWN: "the character knows this recipe already",
+  TRADING: "you are trading: what you carry is held until the trade ends",
+  NOT_TRADING: "you have no open trade",
+  BUSY: "the other player is trading with someone else",
+  STALE: "it changed since you saw it: look again",
+  TRADE_CANCELLED: "the trade was called off",
+  TRADE_FAR: "the trade ended: a player walked out of reach",
+  TRADE_LEFT: "the trade ended: a player left",
+  TRADE_PORTAL: "the trade ended: a player stepped into a portal",
+  TRADE_TAKEN_OVER: "the trade ended: another login took a player's session over",
+  TRADE_CHANGED: "the trade ended: an offer changed after the other player had confirmed",
+  WORKING: "the station is working: what it holds stays until it is done",
+  NOT_OWNER: "only the stall's owner may do this",
+  NOT_FOR_SALE: "that is not for sale",
+  CANT_PAY: "you do not carry the price",
 };
 
 /**

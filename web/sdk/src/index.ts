@@ -1,5 +1,5 @@
 /**
- * @leyworks/ley-sdk: the client SDK of ley (protocol version 5).
+ * @leyworks/ley-sdk: the client SDK of ley (protocol version 6).
  *
  * - {@link Director}: the HTTP API (accounts, sessions, Areas, joins).
  * - {@link Session}: a player in a realm: join, the game socket, the
@@ -58,6 +58,7 @@ export {
 } from "./director.js";
 export {
   Session,
+  type ContainerState,
   type Drawable,
   type EndReason,
   type GameSocket,

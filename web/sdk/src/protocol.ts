@@ -1,5 +1,5 @@
 /**
- * The messages of ley's client protocol, version 5 (docs/protocol.md), as
+ * The messages of ley's client protocol, version 6 (docs/protocol.md), as
  * TypeScript types: one interface per message type, discriminated by
  * `type`, with the fields in the order the wire carries them.
  *
@@ -11,7 +11,7 @@
  */
 
 /** The protocol version this SDK speaks. */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 
 /** Message type numbers (the `t` of the envelope `[v, t, body]`). */
 export const MsgType = {
@@ -38,6 +38,7 @@ export const MsgType = {
   container: 23,
   flow: 24,
   recipes: 25,
+  trade: 26,
 } as const;
 
 /** A message type number. */
@@ -78,9 +79,33 @@ export function dirOf(dx: number, dy: number): Dir | undefined {
 /**
  * What an intent asks for. Craft crafts at the station next to the body
  * in the intent's dir; Use uses the item of inventory slot `item.from`
- * (a blueprint: it teaches its recipe).
+ * (a blueprint: it teaches its recipe). Trade opens a trade with the
+ * player next to the body in dir; Offer puts `item.count` items of
+ * inventory slot `item.from` on the player's side of it (0: takes the
+ * slot off); Confirm confirms it as it stands at revision `item.count`;
+ * Cancel calls it off. Price prices slot `item.from` (CONTAINER_SLOT + k)
+ * of the player's stall next to the body in dir: `target.y` items of the
+ * kind `target.x`; Buy buys that slot's stack, which the buyer saw
+ * holding `item.count` items, for the price it saw (`target.y` of kind
+ * `target.x`). See docs/protocol.md, "Trading" and "Stalls".
  */
-export const IntentKind = { Step: 0, MoveTo: 1, Stop: 2, Action: 3, Place: 4, Take: 5, MoveItem: 6, Craft: 7, Use: 8 } as const;
+export const IntentKind = {
+  Step: 0,
+  MoveTo: 1,
+  Stop: 2,
+  Action: 3,
+  Place: 4,
+  Take: 5,
+  MoveItem: 6,
+  Craft: 7,
+  Use: 8,
+  Trade: 9,
+  Offer: 10,
+  Confirm: 11,
+  Cancel: 12,
+  Price: 13,
+  Buy: 14,
+} as const;
 
 /** The first slot number of an item intent that names a slot of the container the body faces. */
 export const CONTAINER_SLOT = 64;
@@ -398,14 +423,16 @@ export interface CreatureKind {
 /**
  * What an item of a kind does: {@link ItemKind}.flags bits. Blocks,
  * BlocksSight and Door are what it does placed; Teaches, what using it
- * does (a blueprint: it teaches a recipe: `Session.use`).
+ * does (a blueprint: it teaches a recipe: `Session.use`); Stall, placed,
+ * it is a stall: its owner sells what it holds (`Session.price`,
+ * `Session.buy`).
  */
-export const ItemFlag = { Blocks: 1, BlocksSight: 2, Door: 4, Teaches: 8 } as const;
+export const ItemFlag = { Blocks: 1, BlocksSight: 2, Door: 4, Teaches: 8, Stall: 16 } as const;
 
 /** Where an item kind sits when placed: {@link ItemKind}.slot. */
 export const ItemSlot = { None: 0, Floor: 1, Occupant: 2 } as const;
 
-/** One kind of item: `[code, name, label, stack, slot, flags, look, container, station]`. */
+/** One kind of item: `[code, name, label, stack, slot, flags, look, container, station, becomes, grows]`. */
 export interface ItemKind {
   code: number;
   name: string;
@@ -425,6 +452,14 @@ export interface ItemKind {
    * contents are crafted with a craft intent); "" when it is none.
    */
   station: string;
+  /**
+   * A kind that lives: placed, it becomes the kind of this code after
+   * {@link ItemKind.grows} seconds of its Area's live time (a sapling
+   * becomes a tree); 0 for a kind that does not.
+   */
+  becomes: number;
+  /** The seconds of its Area's live time a placed one takes to become {@link ItemKind.becomes}; 0 for a kind that does not live. */
+  grows: number;
 }
 
 /** One slot of an inventory or a container: `[id, kind, count]`, all 0 when empty. */
@@ -447,12 +482,79 @@ export interface Inventory {
   stash: Stack[];
 }
 
-/** `container{x, y, slots}` (t = 23): the contents of the container placed on (x, y). */
+/** `[kind, count]`: count items of an {@link ItemKind} code (a recipe's line, a stall's price). */
+export interface Amount {
+  kind: number;
+  count: number;
+}
+
+/** {@link Container}.flags bits. */
+export const ContainerFlag = {
+  /** The player owns it: a stall's owner (who stocks it, prices it and takes the till). */
+  Owned: 1,
+} as const;
+
+/**
+ * `container{x, y, slots, prices, flags, ready}` (t = 23): the contents of
+ * the container placed on (x, y), sent to a player who opened it and to
+ * every player next to it whenever they change. A stall's has `prices`,
+ * one a slot (`{kind: 0, count: 0}`: not for sale), and
+ * {@link ContainerFlag}.Owned for its owner; any other container's prices
+ * are empty. A working station's `ready` is the Area tick its recipe is
+ * done at (the snapshots' tick counts the same ticks); 0 when idle.
+ */
 export interface Container {
   readonly type: "container";
   x: number;
   y: number;
   slots: Stack[];
+  /** A stall's asks, one a slot (at most as many as slots); empty for any other container. */
+  prices: Amount[];
+  /** {@link ContainerFlag} bits. */
+  flags: number;
+  /** The Area tick a working station is done at; 0 when idle. */
+  ready: number;
+}
+
+/** The most stacks one side of a {@link Trade} holds. */
+export const MAX_OFFERED = 8;
+
+/** One stack of a trade's side: `[slot, stack]`, the offering player's inventory slot and the stack on offer (its count: how many of it). */
+export interface Offered {
+  /** The offering player's inventory slot. */
+  slot: number;
+  /** The stack's id and kind, and the count on offer. */
+  stack: Stack;
+}
+
+/** {@link Trade}.status: open, done (the items changed hands), or void (nobody's items moved; `reason` says why). */
+export const TradeStatus = { Open: 0, Done: 1, Void: 2 } as const;
+
+/** {@link Trade}.confirmed bits: the player's own confirmation of the current revision, and the other player's. */
+export const TradeConfirmed = { Mine: 1, Theirs: 2 } as const;
+
+/**
+ * `trade{id, with, rev, mine, theirs, confirmed, status, reason}` (t =
+ * 26): a trade the player is in, whole, from its own side: sent whenever
+ * it changed, and once more when it ended (status done or void). `with`
+ * is the other player's entity; `rev` counts the trade's changes (a
+ * confirm names the revision it confirms); `mine` and `theirs` are the
+ * two offers, at most {@link MAX_OFFERED} stacks each. See
+ * docs/protocol.md, "Trading".
+ */
+export interface Trade {
+  readonly type: "trade";
+  id: number;
+  with: number;
+  rev: number;
+  mine: Offered[];
+  theirs: Offered[];
+  /** {@link TradeConfirmed} bits. */
+  confirmed: number;
+  /** A {@link TradeStatus}. */
+  status: number;
+  /** Why a void trade ended (a code: TRADE_CANCELLED, TRADE_FAR, INVENTORY_FULL...); OK otherwise. */
+  reason: number;
 }
 
 /** The most recipes a {@link Recipes} message lists. */
@@ -462,16 +564,15 @@ export const MAX_RECIPES = 1024;
 export const MAX_RECIPE_ITEMS = 8;
 
 /** One line of a recipe's inputs or outputs: `[kind, count]`, count items of an {@link ItemKind} code. */
-export interface RecipeItem {
-  kind: number;
-  count: number;
-}
+export type RecipeItem = Amount;
 
 /**
- * A recipe the character knows: `[code, name, station, inputs, outputs]`.
- * A station's container holding exactly `inputs` (as a multiset of kinds
- * and counts) is crafted into `outputs`. Each lists at most
- * {@link MAX_RECIPE_ITEMS} lines, sorted by kind.
+ * A recipe the character knows: `[code, name, station, inputs, outputs,
+ * seconds]`. A station's container holding exactly `inputs` (as a
+ * multiset of kinds and counts) is crafted into `outputs`, at once or
+ * after `seconds` of its Area's live time (the station works meanwhile:
+ * {@link Container}.ready). Each lists at most {@link MAX_RECIPE_ITEMS}
+ * lines, sorted by kind.
  */
 export interface Recipe {
   /** Its stable code. */
@@ -481,6 +582,8 @@ export interface Recipe {
   station: string;
   inputs: RecipeItem[];
   outputs: RecipeItem[];
+  /** The seconds of its Area's live time it takes; 0: at once. */
+  seconds: number;
 }
 
 /**
@@ -554,7 +657,8 @@ export type ServerMessage =
   | Inventory
   | Container
   | Flow
-  | Recipes;
+  | Recipes
+  | Trade;
 
 /** Any message of the protocol. */
 export type Message = ClientMessage | ServerMessage;
@@ -584,6 +688,7 @@ export const TYPE_NAMES: Readonly<Record<MsgTypeNumber, Message["type"]>> = {
   23: "container",
   24: "flow",
   25: "recipes",
+  26: "trade",
 };
 
 /** isServerMessage reports whether m is a message a server sends. */

@@ -18,9 +18,12 @@ import { Interpolator } from "./interpolation.js";
 import { type Logger, consoleLogger } from "./log.js";
 import { type PendingIntent, Predictor, type Pose, type Terrain } from "./prediction.js";
 import {
+  type Amount,
   type AreaInfo,
+  CONTAINER_SLOT,
   type Cell,
   type ClientMessage,
+  ContainerFlag,
   DIR_DELTA,
   type Dir,
   IntentKind,
@@ -34,6 +37,8 @@ import {
   Rule,
   SNAPSHOT_RESET,
   type Stack,
+  type Trade,
+  TradeStatus,
 } from "./protocol.js";
 import type { EntityState } from "./records.js";
 import { nextSeq } from "./seq.js";
@@ -88,6 +93,27 @@ export type IntentOutcome =
   | { status: "voided"; seq: number | null }
   | { status: "unknown"; seq: number };
 
+/**
+ * A container as the last `container` message for its square said it (see
+ * {@link Session.containerAt}): what it holds, and for a stall its asks
+ * and whether the player owns it; for a working station, the Area tick it
+ * is done at.
+ */
+export interface ContainerState {
+  /** The square it is placed on. */
+  x: number;
+  y: number;
+  slots: readonly Stack[];
+  /** A stall's asks, one a slot (`{kind: 0, count: 0}`: not for sale); empty for any other container. */
+  prices: readonly Amount[];
+  /** {@link ContainerFlag} bits. */
+  flags: number;
+  /** The player owns it (a stall's owner): flags has ContainerFlag.Owned. */
+  owned: boolean;
+  /** The Area tick a working station is done at (compare the snapshots' tick, {@link AreaView.tick}); 0 when idle. */
+  ready: number;
+}
+
 /** An entity as a game draws it. */
 export interface Drawable {
   id: number;
@@ -123,8 +149,15 @@ export interface SessionEvents {
   snapshot: { tick: number; ackSeq: number };
   /** What the character carries or has stashed changed (or came whole on a bind): {@link Session.inventory}, {@link Session.stash}. */
   inventory: { slots: readonly Stack[]; stash: readonly Stack[] };
-  /** A container the player opened or stands next to: its contents. */
-  container: { x: number; y: number; slots: readonly Stack[] };
+  /** A container the player opened or stands next to: its contents (a stall's prices, a station's ready tick); see {@link Session.containerAt}. */
+  container: ContainerState;
+  /**
+   * The player's trade changed (opened, an offer, a confirmation), or
+   * ended: status TradeStatus.Done (the items changed hands; the
+   * inventory event came first) or TradeStatus.Void (reason says why).
+   * {@link Session.trade} is the open trade, null once it ended.
+   */
+  trade: Trade;
   /**
    * The recipes the character knows changed (it crafted or learned one),
    * or came whole on a bind: {@link Session.recipes}.
@@ -302,6 +335,9 @@ export class Session {
   private slots: readonly Stack[] = [];
   private stashed: readonly Stack[] = [];
   private known: readonly Recipe[] = [];
+  private openTrade: Trade | null = null;
+  // The last container message of each square ("x,y"), of this Area.
+  private readonly boxes = new Map<string, ContainerState>();
   private kinds: ReadonlyMap<number, ItemKind> = new Map();
   private plotList: readonly Plot[] = [];
   private resumeTick = -1; // hello_ack's tick of the last resume, while resent intents may be in doubt
@@ -524,6 +560,111 @@ export class Session {
    */
   use(slot: number): Promise<IntentOutcome> {
     return this.intent({ kind: IntentKind.Use, dir: 0, target: { x: 0, y: 0 }, item: { from: slot, to: 0, count: 0 } });
+  }
+
+  /**
+   * tradeWith opens a trade with the player whose body stands on the
+   * square next to the body in dir: both are sent a trade event (rev 0,
+   * nothing offered). Refused NOTHING_THERE (no player there), NOT_ALLOWED
+   * (that player is away), TRADING (this player trades already), BUSY
+   * (the other does), PORTAL_IN_PROGRESS, BUDGET. While a trade is open,
+   * the player's other item intents are refused TRADING.
+   */
+  tradeWith(dir: Dir): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.Trade, dir, target: { x: 0, y: 0 } });
+  }
+
+  /**
+   * offer puts count items of inventory slot `slot` on the player's side
+   * of its open trade (count 0 takes the slot off the offer). Every change
+   * drops the player's own confirmation; a change after the other player
+   * confirmed voids the trade (TRADE_CHANGED). Refused NOT_TRADING,
+   * NOTHING_THERE (an empty slot), MALFORMED (a count above the stack's,
+   * a ninth slot).
+   */
+  offer(slot: number, count: number): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.Offer, dir: 0, target: { x: 0, y: 0 }, item: { from: slot, to: 0, count } });
+  }
+
+  /**
+   * confirmTrade confirms the open trade as the last trade event showed it
+   * (its rev): a newer revision on the server is refused STALE, so nothing
+   * the player has not seen is confirmed. When both players have
+   * confirmed one revision the items change hands in one tick (an
+   * inventory event, then a trade event of status Done), or the trade ends
+   * void INVENTORY_FULL when either has no room. With no trade known it
+   * names revision 0, which the server answers NOT_TRADING (or
+   * NOTHING_THERE: a revision 0 offers nothing).
+   */
+  confirmTrade(): Promise<IntentOutcome> {
+    const rev = this.openTrade?.rev ?? 0;
+    return this.intent({ kind: IntentKind.Confirm, dir: 0, target: { x: 0, y: 0 }, item: { from: 0, to: 0, count: rev & 0xffff } });
+  }
+
+  /** cancelTrade calls the open trade off: both are sent a trade event, void TRADE_CANCELLED. Refused NOT_TRADING without one. */
+  cancelTrade(): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.Cancel, dir: 0, target: { x: 0, y: 0 } });
+  }
+
+  /**
+   * trade is the player's open trade as the last trade event showed it
+   * (from its own side: `mine` is what this player offers), or null when
+   * none is open. A trade still open when the session loses its binding
+   * (a dropped connection, a portal, a takeover, leaving) ended with it on
+   * the server: the session says so with a trade event of status Void and
+   * reason TRADE_LEFT, TRADE_PORTAL or TRADE_TAKEN_OVER, unless the
+   * server's own came first.
+   */
+  get trade(): Trade | null {
+    return this.openTrade;
+  }
+
+  /**
+   * price sets the price of slot k (0-based) of the player's stall on the
+   * square next to the body in dir: count items of the item kind `kind`
+   * for its whole stack (count 0 takes the slot off sale). Refused
+   * NOT_OWNER (a stall of another), NOTHING_THERE (no stall there),
+   * MALFORMED (no such kind, or a count above its stack), BUDGET. The new
+   * prices come in a container event.
+   */
+  price(dir: Dir, k: number, kind: number, count: number): Promise<IntentOutcome> {
+    return this.intent({ kind: IntentKind.Price, dir, target: { x: kind, y: count }, item: { from: CONTAINER_SLOT + k, to: 0, count: 0 } });
+  }
+
+  /**
+   * buy buys the whole stack of slot k (0-based) of the stall on the
+   * square next to the body in dir (as predicted), at its price. The
+   * intent says what the player saw, from the last container event of
+   * that square: the stack's count and the price; a stall that no longer
+   * matches is refused STALE and nothing changes hands (open it again, or
+   * wait for its next container event). Refused NOT_FOR_SALE (no price, or
+   * nothing there; also where no container was seen), NOT_ALLOWED (the
+   * player's own stall), CANT_PAY, INVENTORY_FULL, BUDGET. On a purchase
+   * the price lies in slot k (the owner's till) and the stack comes into
+   * the inventory, in one tick; the owner need not be online.
+   */
+  buy(dir: Dir, k: number): Promise<IntentOutcome> {
+    const p = this.predictor.predicted ?? this.predictor.authoritative;
+    const [dx, dy] = DIR_DELTA[dir & 7] as readonly [number, number];
+    const seen = p === null ? undefined : this.containerAt(p.x + dx, p.y + dy);
+    const count = seen?.slots[k]?.count ?? 0;
+    const ask = seen?.prices[k];
+    return this.intent({
+      kind: IntentKind.Buy,
+      dir,
+      target: { x: ask?.kind ?? 0, y: ask?.count ?? 0 },
+      item: { from: CONTAINER_SLOT + k, to: 0, count },
+    });
+  }
+
+  /**
+   * containerAt is the container placed on (x, y) as the last container
+   * event of that square showed it (this Area's; a new Area forgets them),
+   * or undefined when none came. It may be stale: the server sends a
+   * container's contents to those who open it or stand next to it.
+   */
+  containerAt(x: number, y: number): ContainerState | undefined {
+    return this.boxes.get(`${x},${y}`);
   }
 
   /**
@@ -891,10 +1032,23 @@ export class Session {
     this.gen++;
     this.endReason = reason;
     this.detach();
+    this.endTrade(reason === "taken_over" ? Code.TRADE_TAKEN_OVER : Code.TRADE_LEFT);
     this.endSeqSpace();
     for (const o of this.outbox.splice(0)) this.settle(o, null, { status: "voided", seq: null });
     this.setState("ended", message);
     this.events.emit("ended", { reason, message });
+  }
+
+  /**
+   * endTrade ends the open trade, if any, as the server ended it when this
+   * side lost its binding (reason: why, as the server says it): a trade
+   * event of status Void, unless the server's own came first.
+   */
+  private endTrade(reason: number): void {
+    const t = this.openTrade;
+    if (t === null) return;
+    this.openTrade = null;
+    this.events.emit("trade", { ...t, confirmed: 0, status: TradeStatus.Void, reason });
   }
 
   // ---- sending ----
@@ -987,8 +1141,23 @@ export class Session {
         this.stashed = m.stash;
         this.events.emit("inventory", { slots: m.slots, stash: m.stash });
         return;
-      case "container":
-        this.events.emit("container", { x: m.x, y: m.y, slots: m.slots });
+      case "container": {
+        const c: ContainerState = {
+          x: m.x,
+          y: m.y,
+          slots: m.slots,
+          prices: m.prices,
+          flags: m.flags,
+          owned: (m.flags & ContainerFlag.Owned) !== 0,
+          ready: m.ready,
+        };
+        this.boxes.set(`${m.x},${m.y}`, c);
+        this.events.emit("container", c);
+        return;
+      }
+      case "trade":
+        this.openTrade = m.status === TradeStatus.Open ? m : null;
+        this.events.emit("trade", m);
         return;
       case "recipes":
         this.known = m.known;
@@ -1039,6 +1208,7 @@ export class Session {
         return;
       case "taken_over":
         this.sessionEnded = true;
+        this.endTrade(Code.TRADE_TAKEN_OVER);
         this.events.emit("takenOver", { message: "another login took this session over" });
         this.end("taken_over", "another login took this session over");
         return;
@@ -1057,6 +1227,7 @@ export class Session {
         const at = seen === null ? null : { x: seen.x, y: seen.y };
         this.endSeqSpace();
         const from = this.targetArea;
+        this.endTrade(Code.TRADE_PORTAL);
         this.targetArea = m.area;
         this.joinId = m.joinId;
         this.wsUrl = m.wsUrl;
@@ -1093,7 +1264,11 @@ export class Session {
     if (area !== this.view.info?.area) {
       this.view.reset();
       this.interpolator.clear();
+      this.boxes.clear();
     }
+    // A trade does not outlive its players' connections: the server voided
+    // it as this one dropped (and what it said of it was lost with it).
+    this.endTrade(Code.TRADE_LEFT);
     this.targetArea = area;
     if (resumed) {
       // The ones the server had are refused STALE_SEQ (their first copy's

@@ -6,7 +6,9 @@
 
 import {
   type AreaInfo,
+  CONTAINER_SLOT,
   Code,
+  ContainerFlag,
   Dir,
   DoorState,
   type EntityState,
@@ -16,12 +18,17 @@ import {
   type Intent,
   type IntentOutcome,
   type Message,
+  type ContainerState,
+  type Offered,
   type Recipe,
   RecordWriter,
   Session,
   type SessionOptions,
   type SessionState,
   type Stack,
+  type Trade,
+  TradeConfirmed,
+  TradeStatus,
 } from "../src/index.js";
 import { eq, ok, test, unhex } from "./harness.js";
 import { CaptureLogger, FakeClock, FakeDirector, FakeSocket, settle } from "./fakes.js";
@@ -82,6 +89,8 @@ function lastSocket(env: Env): FakeSocket {
   return ws;
 }
 
+const EMPTY_STACK: Stack = { id: 0n, kind: 0, count: 0 };
+
 const player = (id: number, x: number, y: number, hp = 100): EntityState => ({ id, kind: 0, look: 0, x, y, facing: 0, hp, flags: 0 });
 
 /** whole returns records that show every cell of INFO whole, with entities placed in theirs. */
@@ -108,7 +117,7 @@ async function bind(env: Env, first = true, at: [number, number] = [4, 4]): Prom
   const hello = ws.sent[0];
   if (hello === undefined || hello.type !== "hello") throw new Error(`first message ${hello?.type}; want hello`);
   env.clock.advance(12);
-  ws.deliver({ type: "hello_ack", joinId: hello.joinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 5 });
+  ws.deliver({ type: "hello_ack", joinId: hello.joinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 6 });
   ws.deliver(INFO);
   ws.deliver({ type: "presence", area: 5, players: [{ entity: 1, name: "ada" }] });
   ws.deliver({ type: "static", cell: 0, version: 1, floor: [Floor.Grass, 64], objects: [] });
@@ -131,8 +140,8 @@ test("session: ready is bound with the first snapshot applied, not the socket op
   ws.open();
   eq(env.s.state, "binding", "socket open is not ready");
   const hello = ws.sent[0];
-  eq(hello, { type: "hello", grant: "g1", joinId: env.dir.lastJoinId, versions: [5] }, "the hello");
-  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 5 });
+  eq(hello, { type: "hello", grant: "g1", joinId: env.dir.lastJoinId, versions: [6] }, "the hello");
+  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 6 });
   eq(env.s.state, "bound", "after hello_ack");
   ws.deliver(INFO);
   eq(env.s.ready, false, "not ready before a snapshot");
@@ -149,11 +158,11 @@ test("session: a hello_ack or error of another join is dropped", async () => {
   const ws = lastSocket(env);
   ws.open();
   const other = env.dir.lastJoinId + 1n;
-  ws.deliver({ type: "hello_ack", joinId: other, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 5 });
+  ws.deliver({ type: "hello_ack", joinId: other, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 6 });
   ws.deliver({ type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: other, detail: "stale" });
   eq(env.s.state, "binding", "still waiting for this join's answer");
   eq(env.s.dropped, 2, "both dropped");
-  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 5 });
+  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 6 });
   eq(env.s.state, "bound", "this join's answer settles it");
 });
 
@@ -235,7 +244,7 @@ test("session: a dropped socket resumes within the grace and sends again what wa
   ok(ws2 !== ws && ws2.url === ws.url, "a new socket to the same host");
   ws2.open();
   eq(ws2.sent[0], { type: "resume", token: "r1", joinId: env.dir.lastJoinId }, "resume");
-  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 5 });
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 6 });
   eq(
     intents(ws2).map((m) => m.seq),
     [1, 2],
@@ -358,10 +367,10 @@ test("session: portal_moved connects to the new Area with the grant given", asyn
   const ws2 = lastSocket(env);
   eq(ws2.url, "ws://h2.test/ws", "the new host");
   ws2.open();
-  eq(ws2.sent[0], { type: "hello", grant: "g-portal", joinId: 99n, versions: [5] }, "hello with the grant given");
+  eq(ws2.sent[0], { type: "hello", grant: "g-portal", joinId: 99n, versions: [6] }, "hello with the grant given");
   ws2.deliver({ type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: env.dir.lastJoinId, detail: "the old join" });
   eq(env.s.state, "binding", "an error of the old join is dropped");
-  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 5 });
+  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 6 });
   ws2.deliver({ ...INFO, area: 6 });
   ws2.deliver({ type: "snapshot", tick: 1, ackSeq: 0, flags: 1, records: whole([player(7, 2, 2)]) });
   eq([env.s.state, env.s.area, env.s.entity], ["ready", 6, 7], "in the new Area");
@@ -592,7 +601,7 @@ test("session: after a resume, a resent intent whose first copy's answer was los
   env.clock.advance(10_000);
   const ws2 = lastSocket(env);
   ws2.open();
-  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 100, area: 5, resumeToken: "r2", version: 5 });
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 100, area: 5, resumeToken: "r2", version: 6 });
   eq(intents(ws2).map((m) => m.seq), [1, 2], "both sent again");
   // The server had both: 1 was applied, 2 refused on the lost connection.
   ws2.deliver({ type: "intent_result", seq: 1, code: Code.STALE_SEQ });
@@ -631,7 +640,7 @@ test("session: a resume refused at the transport goes to the director at once, w
   eq(await lost, { status: "voided", seq: 1 }, "the old session's intent: not applied as far as anyone will say");
   eq(env.clock.t - t0, 300, "no wait beyond the one resume");
   ws2.open();
-  eq(ws2.sent[0], { type: "hello", grant: "g-new", joinId: 77n, versions: [5] }, "hello with the new grant");
+  eq(ws2.sent[0], { type: "hello", grant: "g-new", joinId: 77n, versions: [6] }, "hello with the new grant");
   eq(env.sockets.filter((w) => w.url === ws.url).length, 2, "the dead address tried once, never again");
 });
 
@@ -719,7 +728,7 @@ test("session: recipes are what the last recipes message said, whole, each with 
   eq(env.s.recipes, [], "none before the message");
   const events: (readonly Recipe[])[] = [];
   env.s.on("recipes", (e) => events.push(e.known));
-  const planks: Recipe = { code: 1, name: "planks", station: "cauldron", inputs: [{ kind: 13, count: 2 }], outputs: [{ kind: 15, count: 4 }] };
+  const planks: Recipe = { code: 1, name: "planks", station: "cauldron", inputs: [{ kind: 13, count: 2 }], outputs: [{ kind: 15, count: 4 }], seconds: 0 };
   const table: Recipe = {
     code: 3,
     name: "table",
@@ -729,6 +738,7 @@ test("session: recipes are what the last recipes message said, whole, each with 
       { kind: 15, count: 4 },
     ],
     outputs: [{ kind: 2, count: 1 }],
+    seconds: 0,
   };
   ws.deliver({ type: "recipes", known: [] });
   eq([env.s.recipes, events], [[], [[]]], "a bind's empty list: an event, none known");
@@ -738,7 +748,7 @@ test("session: recipes are what the last recipes message said, whole, each with 
   eq(env.s.recipes, [planks, table], "replaced whole, not added to");
   eq(events, [[], [planks], [planks, table]], "one event a message");
   const dropped = env.s.dropped;
-  ws.deliverRaw(unhex("8305181981818401" + "6170" + "6163" + "80")); // a recipe of four fields
+  ws.deliverRaw(unhex("8306181981818401" + "6170" + "6163" + "80")); // a recipe of four fields
   eq([env.s.dropped, env.s.recipes, events.length], [dropped + 1, [planks, table], 3], "a malformed recipes message is dropped and changes nothing");
 });
 
@@ -766,8 +776,170 @@ test("session: use sends the use intent of an inventory slot; a known recipe is 
   eq(await known, { status: "refused", seq: 1, code: Code.KNOWN }, "known already");
   eq(refusals, [[Code.KNOWN, "KNOWN"]], "the refusal, named");
   const learned = env.s.use(0);
-  ws.deliver({ type: "recipes", known: [{ code: 3, name: "table", station: "cauldron", inputs: [{ kind: 15, count: 4 }], outputs: [{ kind: 2, count: 1 }] }] });
+  ws.deliver({ type: "recipes", known: [{ code: 3, name: "table", station: "cauldron", inputs: [{ kind: 15, count: 4 }], outputs: [{ kind: 2, count: 1 }], seconds: 0 }] });
   ws.deliver(snapshot(2, 4, 4, false));
   eq(await learned, { status: "applied", seq: 2 }, "applied");
   eq(env.s.recipes.map((r) => r.name), ["table"], "the recipe learned came before the snapshot that acknowledged it");
+});
+
+/** A trade as the server sends it to player 1 (ada), with player 2 (bo). */
+function trade(rev: number, mine: Offered[], theirs: Offered[], confirmed = 0, status: number = TradeStatus.Open, reason: number = Code.OK): Trade {
+  return { type: "trade", id: 4, with: 2, rev, mine, theirs, confirmed, status, reason };
+}
+
+const PLANKS: Offered = { slot: 2, stack: { id: 30n, kind: 15, count: 4 } };
+const STONE: Offered = { slot: 0, stack: { id: 31n, kind: 14, count: 5 } };
+
+test("session: a trade opens toward a player, offers and confirms the revision it last saw, and ends done", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const events: Trade[] = [];
+  env.s.on("trade", (t) => events.push(t));
+  eq(env.s.trade, null, "no trade before one opens");
+  const opened = env.s.tradeWith(Dir.E);
+  ws.deliver(trade(0, [], []));
+  ws.deliver(snapshot(1, 4, 4, false));
+  eq(await opened, { status: "applied", seq: 1 }, "opened");
+  eq(env.s.trade, trade(0, [], []), "the open trade");
+  void env.s.offer(2, 4);
+  ws.deliver(trade(1, [PLANKS], []));
+  ws.deliver(trade(2, [PLANKS], [STONE]));
+  void env.s.confirmTrade();
+  ws.deliver(trade(2, [PLANKS], [STONE], TradeConfirmed.Mine));
+  void env.s.offer(2, 0);
+  eq(
+    intents(ws).map((m) => [m.kind, m.dir, m.item.from, m.item.count]),
+    [
+      [IntentKind.Trade, Dir.E, 0, 0],
+      [IntentKind.Offer, 0, 2, 4],
+      [IntentKind.Confirm, 0, 0, 2],
+      [IntentKind.Offer, 0, 2, 0],
+    ],
+    "trade toward the player, an offer, a confirm of the revision seen (2), the offer taken off",
+  );
+  eq(env.s.predicted, { x: 4, y: 4, facing: 0 }, "nothing predicted: trading neither moves nor turns the body");
+  ws.deliver({ type: "inventory", slots: Array.from({ length: 20 }, () => ({ id: 0n, kind: 0, count: 0 })), stash: [] });
+  ws.deliver(trade(2, [PLANKS], [STONE], TradeConfirmed.Mine | TradeConfirmed.Theirs, TradeStatus.Done));
+  eq(env.s.trade, null, "no open trade once it is done");
+  eq(
+    events.map((t) => [t.rev, t.confirmed, t.status]),
+    [
+      [0, 0, TradeStatus.Open],
+      [1, 0, TradeStatus.Open],
+      [2, 0, TradeStatus.Open],
+      [2, TradeConfirmed.Mine, TradeStatus.Open],
+      [2, TradeConfirmed.Mine | TradeConfirmed.Theirs, TradeStatus.Done],
+    ],
+    "one event a trade message, the last one done",
+  );
+});
+
+test("session: a confirm of a revision the server has passed is refused STALE; with no trade it names revision 0", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const none = env.s.confirmTrade();
+  eq(intents(ws)[0]?.item, { from: 0, to: 0, count: 0 }, "revision 0 with no trade known");
+  ws.deliver({ type: "intent_result", seq: 1, code: Code.NOT_TRADING });
+  eq(await none, { status: "refused", seq: 1, code: Code.NOT_TRADING }, "not trading");
+  ws.deliver(trade(3, [PLANKS], [STONE]));
+  const stale = env.s.confirmTrade();
+  eq(intents(ws)[1]?.item.count, 3, "the revision seen");
+  ws.deliver(trade(4, [PLANKS], []));
+  ws.deliver({ type: "intent_result", seq: 2, code: Code.STALE });
+  eq(await stale, { status: "refused", seq: 2, code: Code.STALE }, "the server had passed it");
+  const cancelled = env.s.cancelTrade();
+  eq(intents(ws)[2]?.kind, IntentKind.Cancel, "cancel");
+  ws.deliver(trade(4, [PLANKS], [], 0, TradeStatus.Void, Code.TRADE_CANCELLED));
+  ws.deliver(snapshot(3, 4, 4, false));
+  eq(await cancelled, { status: "applied", seq: 3 }, "cancelled");
+  eq(env.s.trade, null, "void: no open trade");
+});
+
+test("session: a trade open when the binding is lost ends void with it, once, unless the server said so first", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const ends: [number, number][] = [];
+  env.s.on("trade", (t) => {
+    if (t.status !== TradeStatus.Open) ends.push([t.status, t.reason]);
+  });
+  ws.deliver(trade(1, [PLANKS], [], TradeConfirmed.Theirs));
+  ws.drop();
+  eq(env.s.trade?.rev, 1, "still shown while the resume is under way");
+  env.clock.advance(10_000);
+  const ws2 = lastSocket(env);
+  ws2.open();
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 6 });
+  eq([env.s.trade, ends], [null, [[TradeStatus.Void, Code.TRADE_LEFT]]], "void, TRADE_LEFT, on the new binding");
+  ws2.deliver(INFO);
+  ws2.deliver(snapshot(0, 4, 4));
+  ws2.deliver(trade(0, [], []));
+  ws2.deliver({ type: "portal_moved", area: 6, wsUrl: "ws://h2.test/ws", grant: "g", joinId: 99n });
+  eq(ends.at(-1), [TradeStatus.Void, Code.TRADE_PORTAL], "a portal ends it: TRADE_PORTAL");
+  ws2.drop(1000);
+  const ws3 = lastSocket(env);
+  ws3.open();
+  ws3.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 6 });
+  ws3.deliver(trade(0, [], []));
+  ws3.deliver(trade(0, [], [], 0, TradeStatus.Void, Code.TRADE_FAR));
+  ws3.deliver({ type: "taken_over" });
+  eq(ends, [
+    [TradeStatus.Void, Code.TRADE_LEFT],
+    [TradeStatus.Void, Code.TRADE_PORTAL],
+    [TradeStatus.Void, Code.TRADE_FAR],
+  ], "the server's own end, and none made up after it");
+  const env2 = newEnv();
+  const w = await bind(env2);
+  const last: Trade[] = [];
+  env2.s.on("trade", (t) => last.push(t));
+  w.deliver(trade(2, [PLANKS], [STONE], TradeConfirmed.Mine));
+  w.deliver({ type: "taken_over" });
+  eq(last.map((t) => [t.status, t.reason, t.confirmed, t.mine.length]), [
+    [TradeStatus.Open, Code.OK, TradeConfirmed.Mine, 1],
+    [TradeStatus.Void, Code.TRADE_TAKEN_OVER, 0, 1],
+  ], "taken over: TRADE_TAKEN_OVER, the sides as they stood");
+});
+
+test("session: containers are kept by square with their prices, owner's flag and ready tick; a new Area forgets them", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  const seen: ContainerState[] = [];
+  env.s.on("container", (c) => seen.push(c));
+  const stock: Stack = { id: 40n, kind: 15, count: 8 };
+  ws.deliver({ type: "container", x: 4, y: 3, slots: [stock, EMPTY_STACK], prices: [{ kind: 14, count: 3 }, { kind: 0, count: 0 }], flags: ContainerFlag.Owned, ready: 0 });
+  ws.deliver({ type: "container", x: 5, y: 4, slots: [EMPTY_STACK, EMPTY_STACK], prices: [], flags: 0, ready: 120 });
+  eq(env.s.containerAt(4, 3), { x: 4, y: 3, slots: [stock, EMPTY_STACK], prices: [{ kind: 14, count: 3 }, { kind: 0, count: 0 }], flags: 1, owned: true, ready: 0 }, "the stall, to its owner");
+  eq([env.s.containerAt(5, 4)?.ready, env.s.containerAt(5, 4)?.owned], [120, false], "a working station");
+  eq(env.s.containerAt(1, 1), undefined, "none seen there");
+  eq(seen.map((c) => [c.x, c.y, c.owned]), [[4, 3, true], [5, 4, false]], "the events");
+  ws.deliver({ type: "portal_moved", area: 6, wsUrl: "ws://h2.test/ws", grant: "g", joinId: 99n });
+  ws.drop(1000);
+  const ws2 = lastSocket(env);
+  ws2.open();
+  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 6 });
+  eq(env.s.containerAt(4, 3), undefined, "another Area's containers are forgotten");
+});
+
+test("session: price names the stall's slot and the ask; buy says the stack and price of the last container seen there", async () => {
+  const env = newEnv();
+  const ws = await bind(env); // the body on (4, 4)
+  void env.s.price(Dir.N, 1, 14, 3);
+  eq(intents(ws)[0], { type: "intent", seq: 1, kind: IntentKind.Price, dir: Dir.N, target: { x: 14, y: 3 }, item: { from: CONTAINER_SLOT + 1, to: 0, count: 0 } }, "price");
+  ws.deliver({
+    type: "container",
+    x: 4,
+    y: 3,
+    slots: [EMPTY_STACK, { id: 41n, kind: 15, count: 8 }],
+    prices: [{ kind: 0, count: 0 }, { kind: 14, count: 3 }],
+    flags: 0,
+    ready: 0,
+  });
+  const bought = env.s.buy(Dir.N, 1);
+  eq(intents(ws)[1], { type: "intent", seq: 2, kind: IntentKind.Buy, dir: Dir.N, target: { x: 14, y: 3 }, item: { from: CONTAINER_SLOT + 1, to: 0, count: 8 } }, "buy: the stack and the price seen");
+  ws.deliver({ type: "intent_result", seq: 2, code: Code.STALE });
+  eq(await bought, { status: "refused", seq: 2, code: Code.STALE }, "the stall changed meanwhile");
+  void env.s.buy(Dir.E, 0);
+  eq(intents(ws)[2]?.target, { x: 0, y: 0 }, "no container seen east: no price said");
+  eq(intents(ws)[2]?.item, { from: CONTAINER_SLOT, to: 0, count: 0 }, "and no stack");
+  void env.s.buy(Dir.N, 0);
+  eq([intents(ws)[3]?.target, intents(ws)[3]?.item.count], [{ x: 0, y: 0 }, 0], "an empty slot of no price");
 });

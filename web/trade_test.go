@@ -1,0 +1,418 @@
+package web_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/web/internal/chrome"
+)
+
+// The item kinds of content/data/items.json the trade and stall tests
+// use (chairKind, tableKind and woodKind are build_test.go's).
+const (
+	stallKind   = 19
+	saplingKind = 20
+)
+
+// What the web client draws for a placed stall (web/app/src/looks.ts,
+// ITEM_COLORS.stallCounter, #8f6a3e): its counter.
+const stallRGB = "143,106,62"
+
+// setValue sets the value of the form control css selects, as a player's
+// choice would, and tells the page (input and change events).
+func (p *page) setValue(css, value string) {
+	p.t.Helper()
+	got := p.eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (e === null) return "none"; e.value = %q;
+		e.dispatchEvent(new Event("input", { bubbles: true })); e.dispatchEvent(new Event("change", { bubbles: true })); return e.value; })()`, css, value))
+	if got != value {
+		p.fail("%s: set to %q, reads %q", css, value, got)
+	}
+}
+
+// counts reads totals ("kind:count,..."): how many items of each kind.
+func counts(totals string) map[int]int {
+	out := map[int]int{}
+	for f := range strings.SplitSeq(totals, ",") {
+		var k, n int
+		if _, err := fmt.Sscanf(f, "%d:%d", &k, &n); err == nil {
+			out[k] = n
+		}
+	}
+	return out
+}
+
+// waitTotals waits until the page's SDK session holds want items of each
+// kind it names (kinds it does not name may hold anything; a count of 0:
+// none).
+func (p *page) waitTotals(what string, want map[int]int) {
+	p.t.Helper()
+	var conds []string
+	for k, n := range want {
+		conds = append(conds, fmt.Sprintf(`(m.get(%d) ?? 0) === %d`, k, n))
+	}
+	js := fmt.Sprintf(`(() => { const s = globalThis.__leySession; if (s === undefined) return false; const m = new Map();
+		for (const st of s.inventory) if (st.count > 0) m.set(st.kind, (m.get(st.kind) ?? 0) + st.count);
+		return %s; })()`, strings.Join(conds, " && "))
+	p.wait(what, js, 10*time.Second)
+}
+
+// trade is what this page's trade dialog shows: "status rev confirmed
+// with | mine | theirs", each side as kind×count lines.
+func (p *page) trade() string {
+	p.t.Helper()
+	return p.eval(`(() => { const d = document.getElementById("trade"); if (d.hidden) return "hidden";
+		const side = (id) => [...document.querySelectorAll("#" + id + " li[data-kind]")].map((e) => e.dataset.kind + "x" + e.dataset.count).join(",");
+		return [d.dataset.status, d.dataset.rev, d.dataset.confirmed, d.dataset.with].join(" ") + " | " + side("trade-mine") + " | " + side("trade-theirs"); })()`)
+}
+
+// waitTrade waits until the trade dialog shows want (see trade); a "*"
+// for the revision matches any.
+func (p *page) waitTrade(what, want string) {
+	p.t.Helper()
+	js := fmt.Sprintf(`(() => { const d = document.getElementById("trade"); if (d.hidden) return %q === "hidden";
+		const side = (id) => [...document.querySelectorAll("#" + id + " li[data-kind]")].map((e) => e.dataset.kind + "x" + e.dataset.count).join(",");
+		const got = [d.dataset.status, d.dataset.rev, d.dataset.confirmed, d.dataset.with].join(" ") + " | " + side("trade-mine") + " | " + side("trade-theirs");
+		const want = %q.split(" ");
+		const g = got.split(" ");
+		return g.length === want.length && want.every((w, i) => w === "*" || w === g[i]); })()`, want, want)
+	defer func() {
+		if p.t.Failed() {
+			p.t.Logf("%s: the trade dialog shows %q; want %q", p.name, p.trade(), want)
+		}
+	}()
+	p.wait(what, js, 10*time.Second)
+}
+
+// offerSlot offers count items of inventory slot i through the trade
+// dialog: the slot chosen, the count typed, Offer.
+func (p *page) offerSlot(i, count int) {
+	p.t.Helper()
+	p.setValue("#trade-slot", strconv.Itoa(i))
+	p.setValue("#trade-count", strconv.Itoa(count))
+	p.do(chromedp.Click(chromedp.ID("trade-offer")))
+}
+
+// TestWebClientTrade trades between two players in the browser, each in
+// a browser context of its own, in the demo village. Ann and Bo each
+// carry the starter kit (its sapling labelled as what it grows into).
+// Once Bo stands next to Ann, her page offers a "Trade with bo" button;
+// she opens a trade, and both pages show the dialog, from their own
+// sides. Ann offers two chairs, Bo his table: each page lists both
+// offers. Ann confirms (both pages say who has), then Bo: the trade is
+// done, both dialogs say so, and both inventories show the swapped items
+// (Ann two chairs fewer and a second table, Bo two chairs more and no
+// table). Then Bo opens a trade with Ann, she offers a chair, and he
+// cancels: both dialogs show it void, called off, in words, and nobody's
+// items moved.
+func TestWebClientTrade(t *testing.T) {
+	b := chrome.Start(t)
+	r := startRealm(t)
+	base := r.URL()
+	_, village, _ := demoAreas(t, base)
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
+	ann := &page{t: t, name: "ann", tab: b.Tab(t, sessionHook)}
+	bo := &page{t: t, name: "bo", tab: b.Tab(t, sessionHook)}
+	ann.signUp(base, "ann-"+stamp+"@t.local", "ann", password)
+	bo.signUp(base, "bo-"+stamp+"@t.local", "bo", password)
+	ann.join(village)
+	bo.join(village)
+	run := func(name string, f func(t *testing.T)) {
+		if !t.Run(name, func(t *testing.T) {
+			ann.t, bo.t = t, t
+			f(t)
+		}) {
+			t.FailNow()
+		}
+	}
+
+	var annKit, boKit map[int]int
+	run("both carry the starter kit; a sapling says what it grows into", func(t *testing.T) {
+		for _, p := range []*page{ann, bo} {
+			p.wait("the chairs and the table in the bar", fmt.Sprintf(`document.querySelector('#inventory .slot[data-kind="%d"]') !== null && document.querySelector('#inventory .slot[data-kind="%d"]') !== null`, chairKind, tableKind), 10*time.Second)
+		}
+		annKit, boKit = counts(ann.totals()), counts(bo.totals())
+		if annKit[chairKind] != 4 || annKit[tableKind] != 1 || boKit[chairKind] != 4 || boKit[tableKind] != 1 {
+			t.Fatalf("the kits: ann %v, bo %v; want 4 chairs and a table each", annKit, boKit)
+		}
+		sapling := ann.slotOf(saplingKind)
+		if sapling < 0 {
+			t.Fatalf("no sapling in ann's bar (the starter kit has one): %q", ann.totals())
+		}
+		if got := ann.eval(fmt.Sprintf(`document.querySelector('#inventory .slot[data-slot="%d"]').title`, sapling)); got != fmt.Sprintf("slot %d: Sapling (grows into Tree) × 1", sapling+1) {
+			t.Errorf("the sapling's slot is titled %q; want it to say it grows into a tree", got)
+		}
+	})
+
+	run("next to each other, each page offers a trade with the other", func(t *testing.T) {
+		sq := ann.freeNextTo()
+		bo.walkTo(sq[0], sq[1])
+		ann.wait("the Trade with bo button", `!document.getElementById("traders").hidden && document.querySelector('#traders button[data-name="bo"]')?.textContent === "Trade with bo"`, 10*time.Second)
+		bo.wait("the Trade with ann button", `document.querySelector('#traders button[data-name="ann"]') !== null`, 10*time.Second)
+		if got := ann.trade(); got != "hidden" {
+			t.Errorf("ann's trade dialog shows %q before any trade", got)
+		}
+	})
+
+	var chairs, table int // ann's chairs' slot, bo's table's
+	run("ann opens a trade with bo, and both pages show it", func(t *testing.T) {
+		chairs, table = ann.slotOf(chairKind), bo.slotOf(tableKind)
+		ann.do(chromedp.Click(chromedp.CSS(`#traders button[data-name="bo"]`)))
+		ann.waitTrade("ann's dialog open", "open 0 0 bo |  | ")
+		bo.waitTrade("bo's dialog open, opened by ann", "open 0 0 ann |  | ")
+		if got := ann.eval(`document.getElementById("trade-title").textContent`); got != "Trading with bo" {
+			t.Errorf("ann's dialog is titled %q", got)
+		}
+		ann.wait("no Trade button while trading", `document.getElementById("traders").hidden`, 5*time.Second)
+	})
+
+	run("both offer, each page lists both sides", func(t *testing.T) {
+		ann.offerSlot(chairs, 2)
+		ann.waitTrade("ann's two chairs on her side", fmt.Sprintf("open * 0 bo | %dx2 | ", chairKind))
+		bo.waitTrade("ann's two chairs on bo's other side", fmt.Sprintf("open * 0 ann |  | %dx2", chairKind))
+		bo.offerSlot(table, 1)
+		want := fmt.Sprintf("open * 0 ann | %dx1 | %dx2", tableKind, chairKind)
+		bo.waitTrade("both sides on bo's page", want)
+		ann.waitTrade("both sides on ann's page", fmt.Sprintf("open * 0 bo | %dx2 | %dx1", chairKind, tableKind))
+		if got := ann.eval(`document.querySelector('#trade-theirs-head').textContent`); got != "Bo offers" {
+			t.Errorf("ann's dialog heads bo's side %q", got)
+		}
+	})
+
+	run("both confirm, the dialogs say who has, and the items change hands", func(t *testing.T) {
+		ann.do(chromedp.Click(chromedp.ID("trade-confirm")))
+		ann.waitTrade("ann's confirmation on her page", fmt.Sprintf("open * 1 bo | %dx2 | %dx1", chairKind, tableKind))
+		bo.waitTrade("ann's confirmation on bo's page", fmt.Sprintf("open * 2 ann | %dx1 | %dx2", tableKind, chairKind))
+		bo.wait("bo told ann confirmed", `document.getElementById("trade-state").textContent === "Ann confirmed this: Confirm to trade."`, 5*time.Second)
+		ann.wait("ann told she waits for bo", `document.getElementById("trade-state").textContent === "You confirmed; waiting for bo to confirm." && document.getElementById("trade-confirm").disabled`, 5*time.Second)
+		bo.do(chromedp.Click(chromedp.ID("trade-confirm")))
+		ann.waitTrade("done on ann's page", fmt.Sprintf("done * * bo | %dx2 | %dx1", chairKind, tableKind))
+		bo.waitTrade("done on bo's page", fmt.Sprintf("done * * ann | %dx1 | %dx2", tableKind, chairKind))
+		if got := ann.eval(`document.getElementById("trade-end").textContent`); got != "Done: you gave Chair × 2 and got Table × 1." {
+			t.Errorf("ann's dialog ends %q", got)
+		}
+		if got := bo.eval(`document.getElementById("trade-end").textContent`); got != "Done: you gave Table × 1 and got Chair × 2." {
+			t.Errorf("bo's dialog ends %q", got)
+		}
+		ann.waitTotals("ann's inventory after the trade", map[int]int{chairKind: annKit[chairKind] - 2, tableKind: annKit[tableKind] + 1})
+		bo.waitTotals("bo's inventory after the trade", map[int]int{chairKind: boKit[chairKind] + 2, tableKind: 0})
+		// The bars show it too.
+		ann.waitSlot(chairs, chairKind, annKit[chairKind]-2)
+		bo.wait("bo's bar without a table", fmt.Sprintf(`document.querySelector('#inventory .slot[data-kind="%d"]') === null`, tableKind), 5*time.Second)
+		if got := ann.slotOf(tableKind); got < 0 || ann.slotCount(got) != fmt.Sprintf("%dx%d", tableKind, annKit[tableKind]+1) {
+			t.Errorf("ann's bar shows the tables as %q in slot %d; want %d", ann.slotCount(max(got, 0)), got+1, annKit[tableKind]+1)
+		}
+		if got := bo.slotOf(chairKind); got < 0 || bo.slotCount(got) != fmt.Sprintf("%dx%d", chairKind, boKit[chairKind]+2) {
+			t.Errorf("bo's bar shows the chairs as %q in slot %d; want %d", bo.slotCount(max(got, 0)), got+1, boKit[chairKind]+2)
+		}
+		ann.noExceptions()
+		bo.noExceptions()
+	})
+
+	run("a trade called off is void, said in words, and nobody's items move", func(t *testing.T) {
+		annBefore, boBefore := ann.totals(), bo.totals()
+		bo.wait("the Trade with ann button again", `document.querySelector('#traders button[data-name="ann"]') !== null`, 10*time.Second)
+		bo.do(chromedp.Click(chromedp.CSS(`#traders button[data-name="ann"]`)))
+		bo.waitTrade("bo's new trade open", "open 0 0 ann |  | ")
+		ann.waitTrade("the new trade replaces the done one on ann's page", "open 0 0 bo |  | ")
+		ann.offerSlot(ann.slotOf(chairKind), 1)
+		bo.waitTrade("ann's chair on bo's page", fmt.Sprintf("open * 0 ann |  | %dx1", chairKind))
+		bo.do(chromedp.Click(chromedp.ID("trade-cancel")))
+		for _, p := range []*page{ann, bo} {
+			p.wait("the trade void, called off", `document.getElementById("trade").dataset.status === "void" && document.getElementById("trade").dataset.reason === "TRADE_CANCELLED"`, 10*time.Second)
+			if got := p.eval(`document.getElementById("trade-end").textContent`); got != "Void: it was called off. Nobody's items moved." {
+				t.Errorf("%s's dialog ends %q", p.name, got)
+			}
+			if got := p.eval(`String(document.getElementById("trade-confirm").offsetParent === null && !document.getElementById("trade-close").hidden)`); got != "true" {
+				t.Errorf("%s's ended dialog: Confirm hidden and ✕ shown: %s", p.name, got)
+			}
+		}
+		if got := ann.totals(); got != annBefore {
+			t.Errorf("ann holds %q after the void trade; want %q, as before", got, annBefore)
+		}
+		if got := bo.totals(); got != boBefore {
+			t.Errorf("bo holds %q after the void trade; want %q, as before", got, boBefore)
+		}
+		ann.do(chromedp.Click(chromedp.ID("trade-close")))
+		ann.wait("ann's dialog closed", `document.getElementById("trade").hidden`, 5*time.Second)
+		ann.noExceptions()
+		bo.noExceptions()
+	})
+}
+
+// stallSpot finds, on the plots of the Area the page plays (a village),
+// three free squares in a row, west to east, nearest to the player: the
+// owner stands on the first, the stall on the second, the buyer on the
+// third.
+func (p *page) stallSpot() (x, y int) {
+	p.t.Helper()
+	s := p.sdk(`(() => { const v = s.view, me = s.confirmed; let best = "", bd = 1e9;
+		const on = (x, y) => s.plots.some((q) => x >= q.x && y >= q.y && x < q.x + q.w && y < q.y + q.h);
+		const free = (x, y) => on(x, y) && v.maps.size > 0 && v.walkable(x, y) && v.entityAt(x, y) === undefined && v.objectsAt(x, y).length === 0;
+		for (const q of s.plots) for (let y = q.y + 1; y < q.y + q.h - 1; y++) for (let x = q.x + 1; x + 2 < q.x + q.w - 1; x++) {
+			if (!free(x, y) || !free(x + 1, y) || !free(x + 2, y)) continue;
+			const d = Math.abs(x - me.x) + Math.abs(y - me.y);
+			if (d < bd) { bd = d; best = x + "," + y; } }
+		return best; })()`)
+	if _, err := fmt.Sscanf(s, "%d,%d", &x, &y); err != nil {
+		p.fail("no three free squares in a row on the plots: %q (plots %s)", s, p.sdk(`JSON.stringify(s.plots)`))
+	}
+	return x, y
+}
+
+// TestWebClientStall sells from a stall whose owner is offline. Sam
+// places his stall (from the starter kit) on a plot of the demo village,
+// opens it (his page calls it his), stocks it with his four chairs and
+// prices them at two wood; then he leaves. Tia walks up to the stall and
+// opens it: her page shows the chairs and their price, with a Buy
+// button, and no way to stock it. A purchase naming three chairs (not
+// what the stall holds) is refused STALE and changes nothing. She buys:
+// her inventory shows the four chairs more and two wood fewer, and the
+// stall's slot shows the two wood paid, no longer for sale. Sam comes
+// back, opens his stall, finds the two wood in the slot he sold from,
+// and takes them out. Last, he plants his sapling beside him: the line
+// beside the map says it grows into a tree.
+func TestWebClientStall(t *testing.T) {
+	b := chrome.Start(t)
+	r := startRealm(t)
+	base := r.URL()
+	_, village, _ := demoAreas(t, base)
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
+	sam := &page{t: t, name: "sam", tab: b.Tab(t, sessionHook)}
+	tia := &page{t: t, name: "tia", tab: b.Tab(t, sessionHook)}
+	sam.signUp(base, "sam-"+stamp+"@t.local", "sam", password)
+	tia.signUp(base, "tia-"+stamp+"@t.local", "tia", password)
+	sam.join(village)
+	run := func(name string, f func(t *testing.T)) {
+		if !t.Run(name, func(t *testing.T) {
+			sam.t, tia.t = t, t
+			f(t)
+		}) {
+			t.FailNow()
+		}
+	}
+
+	var x, y int // sam stands on (x, y), the stall on (x+1, y), tia comes to (x+2, y)
+	var samKit map[int]int
+	run("sam places his stall on a plot and opens it: his own", func(t *testing.T) {
+		sam.wait("the stall in the bar", fmt.Sprintf(`document.querySelector('#inventory .slot[data-kind="%d"]') !== null`, stallKind), 10*time.Second)
+		samKit = counts(sam.totals())
+		x, y = sam.stallSpot()
+		sam.walkTo(x, y)
+		stall := sam.slotOf(stallKind)
+		sam.pick(stall)
+		sam.click(x+1, y)
+		sam.waitPlaced("the stall placed", x+1, y, strconv.Itoa(stallKind))
+		sam.waitSlot(stall, 0, 0)
+		sam.waitPixel("the stall drawn", x+1, y, stallRGB)
+		sam.wait("facing the stall", `document.getElementById("facing").textContent.startsWith("You face a stall: Space opens it to see what it sells")`, 5*time.Second)
+		sam.click(x+1, y) // a placed container next to the body: acts on it
+		sam.wait("the stall's panel, his", fmt.Sprintf(`!document.getElementById("chest").hidden && document.getElementById("chest").dataset.x === "%d" && document.getElementById("chest").dataset.stall === "owner" && document.querySelectorAll("#chest-slots .slot").length === 4 && !document.getElementById("stall").hidden`, x+1), 10*time.Second)
+		if got := sam.eval(`document.getElementById("chest-title").textContent`); got != "Your stall" {
+			t.Errorf("the panel is titled %q; want Your stall", got)
+		}
+		if got := sam.eval(`String(document.getElementById("chest-put").hidden)`); got != "false" {
+			t.Errorf("the owner's panel hides Put in")
+		}
+	})
+
+	run("sam stocks it with his chairs and prices them at two wood", func(t *testing.T) {
+		sam.pick(sam.slotOf(chairKind))
+		sam.do(chromedp.Click(chromedp.ID("chest-put")))
+		sam.waitChest("the chairs in the stall", fmt.Sprintf("%dx%d,0x0,0x0,0x0", chairKind, samKit[chairKind]))
+		sam.wait("slot 1's line: the chairs, not for sale", fmt.Sprintf(`(() => { const e = document.querySelector('#stall-list li[data-slot="0"]'); return e !== null && e.dataset.kind === "%d" && e.dataset.priceCount === "0" && e.querySelector("button.set-price") !== null; })()`, chairKind), 5*time.Second)
+		sam.setValue(`#stall-list li[data-slot="0"] select.price-kind`, strconv.Itoa(woodKind))
+		sam.setValue(`#stall-list li[data-slot="0"] input.price-count`, "2")
+		sam.told("the price told in words", "Slot 1: for Wood × 2.", chromedp.Click(chromedp.CSS(`#stall-list li[data-slot="0"] button.set-price`)))
+		sam.wait("slot 1 priced at two wood", fmt.Sprintf(`(() => { const e = document.querySelector('#stall-list li[data-slot="0"]'); return e.dataset.priceKind === "%d" && e.dataset.priceCount === "2"; })()`, woodKind), 10*time.Second)
+		if got := sam.eval(`document.querySelector('#stall-list li[data-slot="0"] .what').textContent`); got != "1. Chair × 4 for Wood × 2" {
+			t.Errorf("slot 1's line says %q", got)
+		}
+		sam.noExceptions()
+	})
+
+	run("sam leaves", func(t *testing.T) {
+		sam.do(chromedp.Click(chromedp.ID("leave")), chromedp.WaitVisible(chromedp.ID("lobby")))
+		tia.join(village)
+		tia.waitPlaced("tia sees the stall", x+1, y, strconv.Itoa(stallKind))
+		tia.wait("sam gone from the players here", `document.querySelector('#players li[data-name="sam"]') === null && document.querySelector('#players li[data-name="tia"]') !== null`, 10*time.Second)
+	})
+
+	var tiaKit map[int]int
+	run("tia opens the stall: its chairs, their price, a Buy button", func(t *testing.T) {
+		tiaKit = counts(tia.totals())
+		if tiaKit[woodKind] < 2 {
+			t.Fatalf("tia carries %v; want the kit's wood to pay with", tiaKit)
+		}
+		tia.walkTo(x+2, y)
+		tia.click(x+1, y)
+		tia.wait("the stall's panel, a buyer's", fmt.Sprintf(`!document.getElementById("chest").hidden && document.getElementById("chest").dataset.x === "%d" && document.getElementById("chest").dataset.stall === "buyer"`, x+1), 10*time.Second)
+		tia.waitChest("the chairs in the stall", fmt.Sprintf("%dx%d,0x0,0x0,0x0", chairKind, samKit[chairKind]))
+		if got := tia.eval(`document.getElementById("chest-title").textContent + " | put in hidden: " + document.getElementById("chest-put").hidden + " | " + document.querySelector('#stall-list li[data-slot="0"] .what').textContent + " | " + document.querySelectorAll("#stall-list button.buy").length + " buy, " + document.querySelectorAll("#stall-list .price").length + " price forms"`); got != "A stall | put in hidden: true | 1. Chair × 4 for Wood × 2 | 1 buy, 0 price forms" {
+			t.Errorf("tia's panel: %q", got)
+		}
+	})
+
+	run("a purchase of what tia did not see is refused STALE, and nothing changes hands", func(t *testing.T) {
+		// As if her page had seen three chairs: the server has four.
+		tia.sdk(fmt.Sprintf(`(globalThis.__stale = "", s.intent({ kind: %d, dir: %d, target: { x: %d, y: 2 }, item: { from: 64, to: 0, count: 3 } })
+			.then((o) => (globalThis.__stale = o.status + ":" + (o.code ?? 0))), "")`, wire.IntentBuy, wire.DirW, woodKind))
+		tia.wait("the stale purchase answered", fmt.Sprintf(`globalThis.__stale === "refused:%d"`, wire.CodeStale), 10*time.Second)
+		if got := tia.totals(); counts(got)[chairKind] != tiaKit[chairKind] || counts(got)[woodKind] != tiaKit[woodKind] {
+			t.Errorf("tia holds %q after a refused purchase; want her kit, %v", got, tiaKit)
+		}
+		tia.waitChest("the chairs still in the stall", fmt.Sprintf("%dx%d,0x0,0x0,0x0", chairKind, samKit[chairKind]))
+	})
+
+	run("tia buys: the chairs are hers, the wood lies in the stall's slot", func(t *testing.T) {
+		tia.told("the purchase told in words", "You bought Chair × 4 for Wood × 2.", chromedp.Click(chromedp.CSS(`#stall-list li[data-slot="0"] button.buy`)))
+		tia.waitTotals("tia's inventory after the purchase", map[int]int{chairKind: tiaKit[chairKind] + samKit[chairKind], woodKind: tiaKit[woodKind] - 2})
+		tia.waitChest("the payment in the stall's slot", fmt.Sprintf("%dx2,0x0,0x0,0x0", woodKind))
+		tia.wait("the slot no longer for sale", `(() => { const e = document.querySelector('#stall-list li[data-slot="0"]'); return e.dataset.priceCount === "0" && e.querySelector("button.buy") === null; })()`, 5*time.Second)
+		if got := tia.slotOf(chairKind); got < 0 || tia.slotCount(got) != fmt.Sprintf("%dx%d", chairKind, tiaKit[chairKind]+samKit[chairKind]) {
+			t.Errorf("tia's bar shows the chairs as %q; want %d", tia.slotCount(max(got, 0)), tiaKit[chairKind]+samKit[chairKind])
+		}
+		tia.noExceptions()
+	})
+
+	run("sam comes back and finds the payment in his stall's till", func(t *testing.T) {
+		sam.join(village)
+		at := sam.pos()
+		if max(abs(at[0]-(x+1)), abs(at[1]-y)) != 1 {
+			// Not next to his stall: to his own square, or any free one beside it.
+			sam.walkTo(x, y)
+		}
+		sam.click(x+1, y)
+		sam.wait("his stall's panel", fmt.Sprintf(`!document.getElementById("chest").hidden && document.getElementById("chest").dataset.x === "%d" && document.getElementById("chest").dataset.stall === "owner"`, x+1), 10*time.Second)
+		sam.waitChest("the two wood paid in slot 1", fmt.Sprintf("%dx2,0x0,0x0,0x0", woodKind))
+		if got := sam.eval(`document.querySelector('#stall-list li[data-slot="0"] .what').textContent`); got != "1. Wood × 2, not for sale" {
+			t.Errorf("slot 1's line says %q", got)
+		}
+		sam.do(chromedp.Click(chromedp.CSS(`#chest-slots .slot[data-slot="0"]`)))
+		sam.waitChest("the stall empty", "0x0,0x0,0x0,0x0")
+		sam.waitTotals("the wood in sam's inventory", map[int]int{woodKind: samKit[woodKind] + 2, chairKind: 0})
+		sam.noExceptions()
+	})
+
+	run("a sapling placed says what it grows into", func(t *testing.T) {
+		sq := sam.sdk(`(() => { const v = s.view, me = s.confirmed;
+			const on = (x, y) => s.plots.some((q) => x >= q.x && y >= q.y && x < q.x + q.w && y < q.y + q.h);
+			for (const [dx, dy] of [[0, -1], [0, 1], [-1, 0]]) { const x = me.x + dx, y = me.y + dy;
+				if (on(x, y) && v.walkable(x, y) && v.entityAt(x, y) === undefined && v.objectsAt(x, y).length === 0) return x + "," + y; }
+			return ""; })()`)
+		var sx, sy int
+		if _, err := fmt.Sscanf(sq, "%d,%d", &sx, &sy); err != nil {
+			t.Skipf("no free square on the plot beside sam at %v", sam.pos())
+		}
+		sam.pick(sam.slotOf(saplingKind))
+		sam.click(sx, sy)
+		sam.waitPlaced("the sapling placed", sx, sy, strconv.Itoa(saplingKind))
+		sam.wait("facing the sapling, said to grow into a tree", `document.getElementById("facing").textContent.startsWith("You face a sapling (grows into a tree)")`, 5*time.Second)
+		sam.noExceptions()
+	})
+}
