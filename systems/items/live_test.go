@@ -1,8 +1,12 @@
 package items_test
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/systems/build"
 	"github.com/leyworks/ley/systems/persist"
@@ -118,10 +122,20 @@ func TestFurnaceWorks(t *testing.T) {
 	}
 }
 
-// livingArea is a 64x64 Area with n saplings growing in it (never done
-// within a test's ticks).
+// livingArea is a 64x64 Area with n saplings growing in it, of a content
+// whose saplings take a day (never done within a test's ticks).
 func livingArea(t testing.TB, n int) *world {
-	w := newWorld(t, "village", build.TemplateEmpty, 64, 64)
+	dir := t.TempDir()
+	slow := `{"items": [{"name": "sapling", "code": 20, "label": "Sapling", "stack": 10,
+		"placed": {"slot": "occupant", "blocks": true, "look": 20, "becomes": "tree", "grows": 86400}}]}`
+	if err := os.WriteFile(filepath.Join(dir, "items.json"), []byte(slow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib, err := content.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newWorldOf(t, lib, "village", build.TemplateEmpty, 64, 64)
 	sapling := code(t, "sapling")
 	it := &persist.Items{Next: uint32(n)}
 	for i := range n {
@@ -146,11 +160,16 @@ func TestLiveTickAllocatesNothing(t *testing.T) {
 	}
 }
 
-// BenchmarkLiveTick is one tick of an Area with 1,000 growing things.
+// BenchmarkLiveTick is one tick of a 64x64 Area with no growing thing
+// (the floor) and with 1,000.
 func BenchmarkLiveTick(b *testing.B) {
-	w := livingArea(b, 1000)
-	b.ReportAllocs()
-	for b.Loop() {
-		w.b.Area.Step()
+	for _, n := range []int{0, 1000} {
+		b.Run(fmt.Sprintf("things=%d", n), func(b *testing.B) {
+			w := livingArea(b, n)
+			b.ReportAllocs()
+			for b.Loop() {
+				w.b.Area.Step()
+			}
+		})
 	}
 }
