@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/web/internal/chrome"
@@ -16,6 +17,7 @@ import (
 // The item kinds of content/data/items.json the trade and stall tests
 // use (chairKind, tableKind and woodKind are build_test.go's).
 const (
+	lampKind    = 4
 	stallKind   = 19
 	saplingKind = 20
 )
@@ -101,13 +103,19 @@ func (p *page) offerSlot(i, count int) {
 // TestWebClientTrade trades between two players in the browser, each in
 // a browser context of its own, in the demo village. Ann and Bo each
 // carry the starter kit (its sapling labelled as what it grows into).
+// Ann places her cauldron (from the kit) on a plot of the village, puts
+// two of her wood in and crafts: planks show in the cauldron's panel,
+// and she takes them into her bar.
 // Once Bo stands next to Ann, her page offers a "Trade with bo" button;
 // she opens a trade, and both pages show the dialog, from their own
 // sides. Ann offers two chairs, Bo his table: each page lists both
 // offers. Ann confirms (both pages say who has), then Bo: the trade is
 // done, both dialogs say so, and both inventories show the swapped items
 // (Ann two chairs fewer and a second table, Bo two chairs more and no
-// table). Then Bo opens a trade with Ann, she offers a chair, and he
+// table). Ann opens a second trade and offers the planks she crafted,
+// Bo a lamp; both confirm, and both pages show the planks moved: none
+// left in Ann's bar, as many as she crafted in Bo's (and the lamp
+// Ann's). Then Bo opens a trade with Ann, she offers a chair, and he
 // cancels: both dialogs show it void, called off, in words, and nobody's
 // items moved.
 func TestWebClientTrade(t *testing.T) {
@@ -147,6 +155,57 @@ func TestWebClientTrade(t *testing.T) {
 		if got := ann.eval(fmt.Sprintf(`document.querySelector('#inventory .slot[data-slot="%d"]').title`, sapling)); got != fmt.Sprintf("slot %d: Sapling (grows into Tree) × 1", sapling+1) {
 			t.Errorf("the sapling's slot is titled %q; want it to say it grows into a tree", got)
 		}
+	})
+
+	var crafted int // how many planks ann's two wood made
+	run("ann places her cauldron on a plot, crafts planks of two wood and takes them", func(t *testing.T) {
+		if annKit[cauldronKind] != 1 || annKit[woodKind] != 4 {
+			t.Fatalf("ann's kit %v; want a cauldron and 4 wood", annKit)
+		}
+		// She stands on (x, y), the cauldron goes on (x+1, y): both on a plot.
+		x, y := ann.stallSpot()
+		ann.walkTo(x, y)
+		cauldron := ann.slotOf(cauldronKind)
+		ann.pick(cauldron)
+		ann.click(x+1, y)
+		ann.waitPlaced("the cauldron placed", x+1, y, strconv.Itoa(cauldronKind))
+		ann.waitSlot(cauldron, 0, 0)
+		ann.click(x+1, y) // a placed container next to the body: acts on it
+		ann.wait("the cauldron's panel", fmt.Sprintf(`!document.getElementById("chest").hidden && document.getElementById("chest").dataset.x === "%d" && document.getElementById("chest").dataset.station === "cauldron" && !document.getElementById("chest-craft").hidden`, x+1), 10*time.Second)
+		ann.waitChest("the cauldron empty", "0x0,0x0,0x0,0x0")
+
+		// Two of the four wood split off in the bar; the two picked go in.
+		wood := ann.slotOf(woodKind)
+		ann.pick(wood)
+		rest := ann.firstEmpty()
+		ann.do(chromedp.Click(chromedp.ID("split")))
+		ann.waitSlot(rest, woodKind, 2)
+		ann.waitSlot(wood, woodKind, 2)
+		ann.waitPicked("the other two wood still picked", wood)
+		ann.do(chromedp.Click(chromedp.ID("chest-put")))
+		ann.waitChest("two wood in the cauldron", fmt.Sprintf("%dx2,0x0,0x0,0x0", woodKind))
+		ann.waitSlot(wood, 0, 0)
+		ann.told("the craft told in words", "Planks: Wood × 2 made Plank × 4 in the cauldron.", chromedp.Click(chromedp.ID("chest-craft")))
+		ann.wait("planks in the cauldron", fmt.Sprintf(`document.querySelector('#chest-slots .slot[data-slot="0"]')?.dataset.kind === "%d"`, plankKind), 10*time.Second)
+		n, err := strconv.Atoi(ann.eval(`document.querySelector('#chest-slots .slot[data-slot="0"]').dataset.count`))
+		if err != nil || n != 4 {
+			t.Fatalf("the cauldron's first slot holds %d planks (%v); want 4, the recipe's", n, err)
+		}
+		crafted = n
+		ann.waitChest("the planks alone in the cauldron", fmt.Sprintf("%dx%d,0x0,0x0,0x0", plankKind, crafted))
+
+		// Out: into the picked slot, emptied by the put.
+		ann.do(chromedp.Click(chromedp.CSS(`#chest-slots .slot[data-slot="0"]`)))
+		ann.waitSlot(wood, plankKind, crafted)
+		ann.waitChest("the cauldron empty again", "0x0,0x0,0x0,0x0")
+		ann.waitTotals("ann's inventory after the craft", map[int]int{plankKind: crafted, woodKind: annKit[woodKind] - 2, cauldronKind: 0})
+		ann.do(chromedp.KeyEvent(kb.Escape))
+		ann.wait("the cauldron's panel closed", `document.getElementById("chest").hidden`, 5*time.Second)
+		if ann.picked() == wood {
+			ann.clickSlot(wood, false) // the picked slot again: put away
+		}
+		ann.waitPicked("nothing picked", -1)
+		ann.noExceptions()
 	})
 
 	run("next to each other, each page offers a trade with the other", func(t *testing.T) {
@@ -209,6 +268,47 @@ func TestWebClientTrade(t *testing.T) {
 		}
 		if got := bo.slotOf(chairKind); got < 0 || bo.slotCount(got) != fmt.Sprintf("%dx%d", chairKind, boKit[chairKind]+2) {
 			t.Errorf("bo's bar shows the chairs as %q in slot %d; want %d", bo.slotCount(max(got, 0)), got+1, boKit[chairKind]+2)
+		}
+		ann.noExceptions()
+		bo.noExceptions()
+	})
+
+	run("ann trades the planks she crafted to bo for his lamp", func(t *testing.T) {
+		annBefore, boBefore := counts(ann.totals()), counts(bo.totals())
+		if annBefore[plankKind] != crafted || boBefore[plankKind] != 0 || boBefore[lampKind] < 1 {
+			t.Fatalf("before the trade: ann %v, bo %v; want ann's %d planks, none of bo's, and a lamp of his", annBefore, boBefore, crafted)
+		}
+		planks, lamp := ann.slotOf(plankKind), bo.slotOf(lampKind)
+		ann.wait("the Trade with bo button again", `document.querySelector('#traders button[data-name="bo"]') !== null`, 10*time.Second)
+		ann.do(chromedp.Click(chromedp.CSS(`#traders button[data-name="bo"]`)))
+		ann.waitTrade("ann's new trade open", "open 0 0 bo |  | ")
+		bo.waitTrade("the new trade replaces the done one on bo's page", "open 0 0 ann |  | ")
+		ann.offerSlot(planks, crafted)
+		bo.waitTrade("ann's planks on bo's page", fmt.Sprintf("open * 0 ann |  | %dx%d", plankKind, crafted))
+		bo.offerSlot(lamp, 1)
+		ann.waitTrade("both sides on ann's page", fmt.Sprintf("open * 0 bo | %dx%d | %dx1", plankKind, crafted, lampKind))
+		bo.waitTrade("both sides on bo's page", fmt.Sprintf("open * 0 ann | %dx1 | %dx%d", lampKind, plankKind, crafted))
+		ann.do(chromedp.Click(chromedp.ID("trade-confirm")))
+		bo.waitTrade("ann's confirmation on bo's page", fmt.Sprintf("open * 2 ann | %dx1 | %dx%d", lampKind, plankKind, crafted))
+		bo.do(chromedp.Click(chromedp.ID("trade-confirm")))
+		ann.waitTrade("done on ann's page", fmt.Sprintf("done * * bo | %dx%d | %dx1", plankKind, crafted, lampKind))
+		bo.waitTrade("done on bo's page", fmt.Sprintf("done * * ann | %dx1 | %dx%d", lampKind, plankKind, crafted))
+		if got, want := ann.eval(`document.getElementById("trade-end").textContent`), fmt.Sprintf("Done: you gave Plank × %d and got Lamp × 1.", crafted); got != want {
+			t.Errorf("ann's dialog ends %q; want %q", got, want)
+		}
+		if got, want := bo.eval(`document.getElementById("trade-end").textContent`), fmt.Sprintf("Done: you gave Lamp × 1 and got Plank × %d.", crafted); got != want {
+			t.Errorf("bo's dialog ends %q; want %q", got, want)
+		}
+		ann.waitTotals("ann's inventory after the planks' trade", map[int]int{plankKind: 0, lampKind: annBefore[lampKind] + 1})
+		bo.waitTotals("bo's inventory after the planks' trade", map[int]int{plankKind: crafted, lampKind: boBefore[lampKind] - 1})
+		// The bars show it too: the planks gone from ann's, in bo's.
+		ann.wait("ann's bar without planks", fmt.Sprintf(`document.querySelector('#inventory .slot[data-kind="%d"]') === null`, plankKind), 5*time.Second)
+		bo.wait("bo's bar with the planks", fmt.Sprintf(`(() => { const b = document.querySelector('#inventory .slot[data-kind="%d"]'); return b !== null && b.dataset.count === "%d"; })()`, plankKind, crafted), 5*time.Second)
+		if got := bo.eval(fmt.Sprintf(`String(document.querySelectorAll('#inventory .slot[data-kind="%d"]').length)`, plankKind)); got != "1" {
+			t.Errorf("bo's bar shows planks in %s slots; want one stack of %d", got, crafted)
+		}
+		if got := ann.slotOf(lampKind); got < 0 || ann.slotCount(got) != fmt.Sprintf("%dx%d", lampKind, annBefore[lampKind]+1) {
+			t.Errorf("ann's bar shows the lamps as %q in slot %d; want %d", ann.slotCount(max(got, 0)), got+1, annBefore[lampKind]+1)
 		}
 		ann.noExceptions()
 		bo.noExceptions()
