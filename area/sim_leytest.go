@@ -157,12 +157,55 @@ func (s *Sim) MoveTo(account uint64, x, y int32) bool {
 }
 
 // Item has a simulated client's body carry out an item intent (place,
-// take, move_item, craft or use: its Kind, Dir, From, To and Count),
+// take, move_item, craft, use or a trade's: its Kind, Dir, From, To and
+// Count),
 // numbered as the session's next and applied by the Area's systems at its
 // next tick. It reports whether an Area of this host holds the account's
 // body.
 func (s *Sim) Item(account uint64, it ecs.Intent) bool {
 	return s.post(account, ecs.Intent{Kind: it.Kind, Dir: it.Dir, From: it.From, To: it.To, Count: it.Count})
+}
+
+// DirTo returns the direction from the account's body to other's when
+// the two stand side by side in one Area of this host.
+func (s *Sim) DirTo(account, other uint64) (d ecs.Dir, ok bool) {
+	for _, ha := range s.h.sortedAreas() {
+		ha.simRun(func() {
+			a, b := ha.bodies[account], ha.bodies[other]
+			if a == nil || b == nil {
+				return
+			}
+			pa, oka := ha.a.PositionOf(a.entity)
+			pb, okb := ha.a.PositionOf(b.entity)
+			if !oka || !okb {
+				return
+			}
+			for dir := range ecs.NumDirs {
+				if dx, dy := dir.Delta(); pa.X+dx == pb.X && pa.Y+dy == pb.Y {
+					d, ok = dir, true
+				}
+			}
+		})
+	}
+	return d, ok
+}
+
+// TradeRev reports the revision of the open trade of the account's body,
+// whether it has one, and whether the other player has confirmed it.
+func (s *Sim) TradeRev(account uint64) (rev uint16, open, theirs bool) {
+	for _, ha := range s.h.sortedAreas() {
+		ha.simRun(func() {
+			b := ha.bodies[account]
+			if b == nil {
+				return
+			}
+			if t := ha.eng.Items.OpenTrade(b.entity); t != nil {
+				me := t.Side(b.entity)
+				rev, open, theirs = t.Rev, true, t.Confirmed[1-me]
+			}
+		})
+	}
+	return rev, open, theirs
 }
 
 // post posts it for the account's body, numbered as its session's next

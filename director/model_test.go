@@ -162,13 +162,18 @@ func (m *model) randomStep(rt *rapid.T, actions []string) {
 			m.hello(p)
 		case pOnline:
 			// Walk to the portal, place or take back a chair (its
-			// inventory's first slot holds them until it is empty), or
-			// craft planks at its cauldron.
-			switch rapid.IntRange(0, 3).Draw(rt, "does") {
+			// inventory's first slot holds them until it is empty),
+			// craft planks at its cauldron, or trade a chair with a
+			// player beside it (open and offer, or confirm).
+			switch rapid.IntRange(0, 5).Draw(rt, "does") {
 			case 0:
 				m.walk(p)
 			case 3:
 				m.craft(p, ecs.Dir(rapid.IntRange(0, int(ecs.NumDirs)-1).Draw(rt, "dir")))
+			case 4:
+				m.trade(p)
+			case 5:
+				m.confirmTrade(p)
 			default:
 				m.build(p, rapid.Bool().Draw(rt, "take"), ecs.Dir(rapid.IntRange(0, int(ecs.NumDirs)-1).Draw(rt, "dir")))
 			}

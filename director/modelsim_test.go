@@ -119,6 +119,8 @@ type modelStats struct {
 	actions             map[string]int
 	placed              int   // item stacks the store held placed in an Area, the most at one check
 	crafted             int64 // planks the store's ledgers record made: a run's most at one check, summed over runs
+	tradeConfirms       int   // confirmations of open trades
+	tradesConfirmed     int   // confirm actions in which both players of a trade confirmed: swaps due at the next tick
 	counted             int   // store item counts checked
 }
 
@@ -141,6 +143,8 @@ func (s *modelStats) add(o *modelStats) {
 	s.maxBus = max(s.maxBus, o.maxBus)
 	s.placed = max(s.placed, o.placed)
 	s.crafted += o.crafted
+	s.tradesConfirmed += o.tradesConfirmed
+	s.tradeConfirms += o.tradeConfirms
 	s.counted += o.counted
 	if s.results == nil {
 		s.results, s.directorCrashes, s.actions = map[string]int{}, map[string]int{}, map[string]int{}
@@ -172,9 +176,9 @@ func (s *modelStats) String() string {
 		return b.String()
 	}
 	return fmt.Sprintf("runs=%d steps=%d crossings=%d arrivals=%d restored=%d joins=%d (failed %d) host_crashes=%d link_resets=%d "+
-		"expired_by_reconcile=%d rejected_past_window=%d max_queue=%d item_counts=%d most_placed=%d planks_crafted=%d\n  portal results:%s\n  director crashes:%s\n  actions:%s",
+		"expired_by_reconcile=%d rejected_past_window=%d max_queue=%d item_counts=%d most_placed=%d planks_crafted=%d trade_confirms=%d (both: %d)\n  portal results:%s\n  director crashes:%s\n  actions:%s",
 		s.runs, s.steps, s.crossings, s.arrivals, s.restored, s.joins, s.joinFailures, s.hostCrashes, s.linkResets,
-		s.expired, s.rejectedLate, s.maxBus, s.counted, s.placed, s.crafted, keys(s.results), keys(s.directorCrashes), keys(s.actions))
+		s.expired, s.rejectedLate, s.maxBus, s.counted, s.placed, s.crafted, s.tradeConfirms, s.tradesConfirmed, keys(s.results), keys(s.directorCrashes), keys(s.actions))
 }
 
 // modelArm is a director crash armed on a store write: at the n-th call
@@ -1031,6 +1035,63 @@ func (m *model) craft(p *mPlayer, dir ecs.Dir) {
 	p.host.sim.Item(acct, ecs.Intent{Kind: ecs.IntentPlace, Dir: dir, From: modelCauldronSlot})
 	p.host.sim.Item(acct, ecs.Intent{Kind: ecs.IntentMoveItem, Dir: dir, From: modelWoodSlot, To: ecs.ContainerSlot, Count: 2})
 	p.host.sim.Item(acct, ecs.Intent{Kind: ecs.IntentCraft, Dir: dir})
+	synctest.Wait()
+}
+
+// trade has an online player open a trade with another online player
+// standing beside it, if one does, and offer one of its chairs (refused,
+// changing nothing, when the player has no chair left or is in a trade).
+func (m *model) trade(p *mPlayer) {
+	if p.state != pOnline || p.transit {
+		return
+	}
+	for _, q := range m.players {
+		if q == p || q.state != pOnline || q.transit || q.host != p.host {
+			continue
+		}
+		dir, ok := p.host.sim.DirTo(uint64(p.acct), uint64(q.acct))
+		if !ok {
+			continue
+		}
+		m.tracef("player %d opens a trade with player %d, to its %v in area %d", p.acct, q.acct, dir, p.area)
+		acct := uint64(p.acct)
+		p.host.sim.Item(acct, ecs.Intent{Kind: ecs.IntentTrade, Dir: dir})
+		p.host.sim.Item(acct, ecs.Intent{Kind: ecs.IntentOffer, From: 0, Count: 1})
+		synctest.Wait()
+		return
+	}
+}
+
+// confirmTrade has the online players in open trades on p's host
+// confirm them as they stand now, as their two clients would at once:
+// where both players of a trade confirm, the chairs change hands at the
+// Area's next tick, unless a crossing, a drop or a crash ends the trade
+// first.
+func (m *model) confirmTrade(p *mPlayer) {
+	if p.state != pOnline || p.transit {
+		return
+	}
+	n := 0
+	for _, q := range m.players {
+		if q.state != pOnline || q.transit || q.host != p.host {
+			continue
+		}
+		rev, open, _ := q.host.sim.TradeRev(uint64(q.acct))
+		if !open {
+			continue
+		}
+		m.tracef("player %d confirms its trade at revision %d in area %d", q.acct, rev, q.area)
+		q.host.sim.Item(uint64(q.acct), ecs.Intent{Kind: ecs.IntentConfirm, Count: rev})
+		n++
+	}
+	if n > 0 {
+		m.count(func(s *modelStats) {
+			s.tradeConfirms += n
+			if n >= 2 {
+				s.tradesConfirmed++
+			}
+		})
+	}
 	synctest.Wait()
 }
 

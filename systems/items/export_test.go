@@ -72,6 +72,3 @@ func (s *System) Create(a *ecs.Area, e ecs.Entity, kind, count uint16) bool {
 	changed(a, e, ecs.NoCell)
 	return true
 }
-
-// OpenTrade returns body e's open trade, or nil.
-func (s *System) OpenTrade(e ecs.Entity) *Trade { return s.tradeOf(e) }

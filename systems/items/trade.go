@@ -68,6 +68,10 @@ func (s *System) tradeOf(e ecs.Entity) *Trade {
 	return t
 }
 
+// OpenTrade returns body e's open trade, or nil. The Trade belongs to
+// the System: read it on the Area's goroutine only.
+func (s *System) OpenTrade(e ecs.Entity) *Trade { return s.tradeOf(e) }
+
 // Trading reports whether body e is in an open trade (its items held).
 func (s *System) Trading(e ecs.Entity) bool { return s.tradeOf(e) != nil }
 
