@@ -717,6 +717,13 @@ func (s *System) Give(a *ecs.Area, e ecs.Entity, ys []content.Yield) bool {
 // Save returns the Area's items as its blob keeps them.
 func (s *System) Save() *persist.Items {
 	it := &persist.Items{Next: s.next}
+	var clocks map[uint32]*timer // by placed object
+	if len(s.timers) > 0 {
+		clocks = make(map[uint32]*timer, len(s.timers))
+		for i := range s.timers {
+			clocks[s.timers[i].obj] = &s.timers[i]
+		}
+	}
 	for _, o := range s.Map.Objects() {
 		if o.Item == 0 {
 			continue
@@ -737,10 +744,8 @@ func (s *System) Save() *persist.Items {
 				}
 			}
 		}
-		for i := range s.timers {
-			if t := &s.timers[i]; t.obj == o.ID {
-				p.LeftMS, p.Recipe = s.leftMS(t), t.recipe
-			}
+		if t := clocks[o.ID]; t != nil {
+			p.LeftMS, p.Recipe = s.leftMS(t), t.recipe
 		}
 		it.Placed = append(it.Placed, p)
 	}
