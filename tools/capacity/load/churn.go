@@ -503,7 +503,8 @@ func (c *churner) onFrame(ev cevent) error {
 		}
 		switch f.Type {
 		case wire.TypeTakenOver, wire.TypePortalMoved, wire.TypeRehello, wire.TypeSnapshot, wire.TypeIntentResult,
-			wire.TypePresence, wire.TypeStatic, wire.TypeAreaInfo, wire.TypeInventory, wire.TypeContainer, wire.TypeRecipes:
+			wire.TypePresence, wire.TypeStatic, wire.TypeAreaInfo, wire.TypeInventory, wire.TypeContainer, wire.TypeRecipes,
+			wire.TypeTrade:
 			return nil
 		}
 		return fmt.Errorf("an old connection got %s", f.Type)
