@@ -409,7 +409,7 @@ const crashTradeSeqs = 16
 // trade opens a trade with whoever stands on a side (it tries four, one
 // of each pair of neighbouring directions: the first that finds a player
 // opens it, the others are refused), offers one item of a random slot
-// once it is in a trade, and for up to a second confirms every
+// once it is in a trade, and for up to 600 ms confirms every
 // revision of any trade it is in (its own or one another player opened
 // with it), using seqs seq..seq+crashTradeSeqs-1. It counts the trades
 // it saw done. A trade it leaves open is voided when a player walks off
@@ -429,7 +429,7 @@ func (p *crashPlayer) trade(conn *gate.ClientConn, seq uint32, rng *rand.Rand) {
 		send(wire.Intent{Kind: wire.IntentTrade, Dir: wire.Dir(2*d + rng.IntN(2))})
 	}
 	offered := false
-	deadline := time.Now().Add(time.Second)
+	deadline := time.Now().Add(600 * time.Millisecond)
 	for time.Now().Before(deadline) {
 		m, err := readMsg(conn, time.Until(deadline))
 		if err != nil {
