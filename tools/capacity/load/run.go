@@ -297,24 +297,22 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	if cfg.Pattern == PatternBuild {
 		// The store is consistent at every instant (docs/items.md): its
-		// count needs no waiting for the last snapshots.
-		count, err := admin.Items(ctx)
-		if err != nil {
-			return res, fmt.Errorf("load: the director's count of the realm's items: %w", err)
-		}
-		res.Summary.Items = &count
-		if !count.OK {
-			return res, fmt.Errorf("%w: %d violations: %v", ErrItemsNotConserved, count.Violations, count.Problems)
-		}
-		// And what is in play now: the live Areas as their hosts hold
-		// them (the store may not have the run's last moves yet).
-		live, err := admin.LiveItems(ctx)
-		if err != nil {
-			return res, fmt.Errorf("load: the director's live count of the realm's items: %w", err)
-		}
-		res.Summary.LiveItems = &live
-		if !live.OK {
-			return res, fmt.Errorf("%w: in play: %d violations: %v", ErrItemsNotConserved, live.Violations, live.Problems)
+		// count needs no waiting for the last snapshots. And what is in
+		// play now: the live Areas as their hosts hold them (the store
+		// may not have the run's last moves yet).
+		for _, c := range []struct {
+			what  string
+			count func(context.Context) (dirclient.ItemCensus, error)
+			into  **dirclient.ItemCensus
+		}{{"stored", admin.Items, &res.Summary.Items}, {"in play", admin.LiveItems, &res.Summary.LiveItems}} {
+			count, err := c.count(ctx)
+			if err != nil {
+				return res, fmt.Errorf("load: the director's count of the realm's items %s: %w", c.what, err)
+			}
+			*c.into = &count
+			if !count.OK {
+				return res, fmt.Errorf("%w: %s: %d violations: %v", ErrItemsNotConserved, c.what, count.Violations, count.Problems)
+			}
 		}
 	}
 	return res, ctx.Err()
