@@ -219,7 +219,7 @@ func (s *System) item(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 	case ecs.IntentCancel:
 		return s.cancel(a, e)
 	}
-	if tradeHold() && s.Trading(e) {
+	if tradeHold() && s.held(e) {
 		return ecs.OutcomeTrading // what a trader offers stays as offered
 	}
 	switch it.Kind {
@@ -543,7 +543,7 @@ func (s *System) Gather(a *ecs.Area, e ecs.Entity, c ecs.Cell) (o ecs.Outcome, o
 	if s.settling(e) {
 		return ecs.OutcomePortalInProgress, true
 	}
-	if tradeHold() && s.Trading(e) {
+	if tradeHold() && s.held(e) {
 		return ecs.OutcomeTrading, true
 	}
 	if o := s.mayBuild(e); o != ecs.OutcomeApplied {

@@ -72,8 +72,17 @@ func (s *System) tradeOf(e ecs.Entity) *Trade {
 // the System: read it on the Area's goroutine only.
 func (s *System) OpenTrade(e ecs.Entity) *Trade { return s.tradeOf(e) }
 
-// Trading reports whether body e is in an open trade (its items held).
+// Trading reports whether body e is in an open trade.
 func (s *System) Trading(e ecs.Entity) bool { return s.tradeOf(e) != nil }
+
+// held reports whether body e's items are held: it is in an open trade
+// and has something on offer there. A player who has offered nothing
+// keeps the use of its things, so a trade another opens with it cannot
+// lock its inventory; what it offers stays as offered.
+func (s *System) held(e ecs.Entity) bool {
+	t := s.tradeOf(e)
+	return t != nil && len(t.Sides[t.Side(e)]) > 0
+}
 
 // Trade returns trade id, open or ended since the host was last told
 // (Told), or nil.

@@ -65,9 +65,13 @@ func TestTrade(t *testing.T) {
 	if o := w.do(bo, ecs.Intent{Kind: ecs.IntentTrade, Dir: ecs.West}); o != ecs.OutcomeTrading {
 		t.Fatalf("a second trade = %v; want TRADING", o)
 	}
-	// A trader's items are held.
-	if o := w.do(ada, ecs.Intent{Kind: ecs.IntentMoveItem, From: 0, To: 5}); o != ecs.OutcomeTrading {
-		t.Fatalf("moving an item while trading = %v; want TRADING", o)
+	// A trade another opened does not lock one's things: bo, who offers
+	// nothing yet, still sorts his.
+	if o := w.do(bo, ecs.Intent{Kind: ecs.IntentMoveItem, From: 1, To: 7}); o != ecs.OutcomeApplied {
+		t.Fatalf("moving an item with nothing on offer = %v; want APPLIED", o)
+	}
+	if o := w.do(bo, ecs.Intent{Kind: ecs.IntentMoveItem, From: 7, To: 1}); o != ecs.OutcomeApplied {
+		t.Fatalf("moving it back = %v; want APPLIED", o)
 	}
 	if o := w.do(ada, ecs.Intent{Kind: ecs.IntentOffer, From: 0, Count: 11}); o != ecs.OutcomeInvalid {
 		t.Fatalf("offer above the stack = %v; want INVALID", o)
@@ -80,6 +84,10 @@ func TestTrade(t *testing.T) {
 	}
 	if o := w.do(ada, ecs.Intent{Kind: ecs.IntentOffer, From: 0, Count: 4}); o != ecs.OutcomeApplied {
 		t.Fatalf("offer 4 planks = %v", o)
+	}
+	// Once she offers, her items are held: what she offers stays as offered.
+	if o := w.do(ada, ecs.Intent{Kind: ecs.IntentMoveItem, From: 0, To: 5}); o != ecs.OutcomeTrading {
+		t.Fatalf("moving an item with something on offer = %v; want TRADING", o)
 	}
 	if o := w.do(bo, ecs.Intent{Kind: ecs.IntentOffer, From: 1, Count: 1}); o != ecs.OutcomeApplied {
 		t.Fatalf("offer the chair = %v", o)

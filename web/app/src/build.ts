@@ -59,7 +59,7 @@ const REFUSALS: Partial<Record<number, string>> = {
   [Code.ITEM_CAP]: "This Area holds as many things as it may.",
   [Code.COOLDOWN]: "This was gathered too recently: give it time to grow back.",
   [Code.NOT_EMPTY]: "Empty the chest before taking it back.",
-  [Code.TRADING]: "You are trading: what you carry is held until the trade is done or called off.",
+  [Code.TRADING]: "You have something on offer in a trade: what you carry is held until the trade is done or called off.",
   [Code.WORKING]: "It is working: what it holds stays there until it is done.",
   [Code.NOT_OWNER]: "Only the stall's owner may do that.",
 };
