@@ -34,7 +34,7 @@ func (ha *hostArea) tellItems(a *ecs.Area) {
 				ha.sendRecipes(b)
 			}
 		case ecs.EventTrade:
-			if dupTrade(a.Events[:i], ev) {
+			if dup(a.Events[:i], ev) {
 				continue
 			}
 			if b := ha.route(ev.Entity); b != nil && b.peer != nil {
@@ -64,22 +64,12 @@ func (ha *hostArea) tellItems(a *ecs.Area) {
 	ha.eng.Items.Told()
 }
 
-// dupTrade reports whether earlier holds a trade event of ev's entity and
-// trade: its player is told a trade's state once a tick.
-func dupTrade(earlier []ecs.Event, ev *ecs.Event) bool {
-	for j := range earlier {
-		if e := &earlier[j]; e.Kind == ecs.EventTrade && e.Entity == ev.Entity && e.Ref == ev.Ref {
-			return true
-		}
-	}
-	return false
-}
-
 // dup reports whether earlier holds an event of ev's kind about the same
-// entity and square (and not an opening).
+// entity, square and reference (a trade), and not an opening: its player
+// is told once a tick.
 func dup(earlier []ecs.Event, ev *ecs.Event) bool {
 	for j := range earlier {
-		if e := &earlier[j]; e.Kind == ev.Kind && e.Entity == ev.Entity && e.Cell == ev.Cell && e.Amount == 0 {
+		if e := &earlier[j]; e.Kind == ev.Kind && e.Entity == ev.Entity && e.Cell == ev.Cell && e.Ref == ev.Ref && e.Amount == 0 {
 			return true
 		}
 	}

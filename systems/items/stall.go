@@ -160,41 +160,28 @@ func (s *System) buy(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcome {
 }
 
 // pay takes price p out of slots, from the last stacks of its kind
-// first, and returns it as one stack: named by the id of the stack it
-// took whole, if it took exactly one, or 0 (to be minted). ok is false
-// when slots hold fewer than p.Count of p.Kind; slots are then partly
-// changed, so callers pay from a copy.
+// first, and returns it as one stack: keeping the id of the stack it
+// took, when one stack held exactly the price, else with id 0 (to be
+// minted). ok is false when slots hold fewer than p.Count of p.Kind;
+// slots are then partly changed, so callers pay from a copy.
 func pay(slots []ecs.Stack, p Price) (till ecs.Stack, ok bool) {
-	have := 0
-	for _, st := range slots {
-		if st.Kind == p.Kind && !st.Empty() {
-			have += int(st.Count)
-		}
-	}
-	if have < int(p.Count) {
-		return ecs.Stack{}, false
-	}
 	till = ecs.Stack{Kind: p.Kind, Count: p.Count}
-	need, whole := p.Count, 0
+	need := p.Count
 	for i := len(slots) - 1; i >= 0 && need > 0; i-- {
 		st := &slots[i]
 		if st.Empty() || st.Kind != p.Kind {
 			continue
 		}
-		n := min(need, st.Count)
-		if n == st.Count && n == p.Count {
-			till.ID = st.ID
-			whole++
+		if st.Count == p.Count && need == p.Count {
+			till.ID = st.ID // the whole price in one stack: it moves as it is
 		}
+		n := min(need, st.Count)
 		need -= n
 		if st.Count -= n; st.Count == 0 {
 			*st = ecs.Stack{}
 		}
 	}
-	if whole != 1 {
-		till.ID = 0
-	}
-	return till, true
+	return till, need == 0
 }
 
 // Stall returns the owner (an account) and the prices of the stall on
