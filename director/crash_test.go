@@ -945,6 +945,11 @@ func TestCrashSoak(t *testing.T) {
 	for _, p := range ps {
 		trades += p.tradesDone.Load()
 	}
+	if kills >= 20 && trades == 0 {
+		// 20 kills draw a dozen or more: none means the players never met
+		// to trade, and the kills proved nothing about trades.
+		t.Errorf("no trade was seen done in %d kills", kills)
+	}
 	t.Logf("soak: %d players, %d kills (%s), %d checks after restarts, %d crossings completed, %d trades seen done (by each of their players), %d lost, %d doubled, %d item stacks conserved at the last check, in %v",
 		players, kills, strings.Join(kinds, ", "), checks, crossings.Load(), trades, lost, doubled, stacks, time.Since(start).Round(time.Second))
 }

@@ -332,6 +332,11 @@ func TestTransferModel(t *testing.T) {
 	if agg.runs >= 50 && agg.crafted == 0 {
 		t.Errorf("no crafted plank reached the store in %d runs", agg.runs)
 	}
+	// And trades: both players of one confirming, the swap due at the
+	// next tick (about one run in five draws it).
+	if agg.runs >= 50 && agg.tradesConfirmed == 0 {
+		t.Errorf("no trade was confirmed by both its players in %d runs", agg.runs)
+	}
 }
 
 // failRecorder is a rapid.TB that records a failure instead of failing
