@@ -1,12 +1,15 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -100,6 +103,45 @@ func (p *page) offerSlot(i, count int) {
 	p.do(chromedp.Click(chromedp.ID("trade-offer")))
 }
 
+// twoPlayers starts Chromium and a realm and signs two players up, named
+// nameA and nameB (their e-mail addresses new each run), each in a
+// browser tab of a context of its own: their pages, in the lobby, and the
+// demo village to join. The tab of each player named in phones is a
+// phone's (see playOnAPhone) from before its first page.
+func twoPlayers(t *testing.T, nameA, nameB string, phones ...string) (a, b *page, village uint32) {
+	t.Helper()
+	br := chrome.Start(t) // first: without Chromium there is no need for a realm
+	r := startRealm(t)
+	base := r.URL()
+	_, village, _ = demoAreas(t, base)
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
+	a = &page{t: t, name: nameA, tab: br.Tab(t, sessionHook)}
+	b = &page{t: t, name: nameB, tab: br.Tab(t, sessionHook)}
+	for _, p := range []*page{a, b} {
+		if slices.Contains(phones, p.name) {
+			p.playOnAPhone()
+		}
+		p.signUp(base, p.name+"-"+stamp+"@t.local", p.name, password)
+	}
+	return a, b, village
+}
+
+// runner runs the steps of a test its pages play: each step a subtest of
+// t, the pages' t the subtest's while it runs; a step that fails stops
+// the test.
+func runner(t *testing.T, pages ...*page) (run func(name string, f func(t *testing.T))) {
+	return func(name string, f func(t *testing.T)) {
+		if !t.Run(name, func(t *testing.T) {
+			for _, p := range pages {
+				p.t = t
+			}
+			f(t)
+		}) {
+			t.FailNow()
+		}
+	}
+}
+
 // TestWebClientTrade trades between two players in the browser, each in
 // a browser context of its own, in the demo village. Ann and Bo each
 // carry the starter kit (its sapling labelled as what it grows into).
@@ -119,25 +161,10 @@ func (p *page) offerSlot(i, count int) {
 // cancels: both dialogs show it void, called off, in words, and nobody's
 // items moved.
 func TestWebClientTrade(t *testing.T) {
-	b := chrome.Start(t)
-	r := startRealm(t)
-	base := r.URL()
-	_, village, _ := demoAreas(t, base)
-	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
-	ann := &page{t: t, name: "ann", tab: b.Tab(t, sessionHook)}
-	bo := &page{t: t, name: "bo", tab: b.Tab(t, sessionHook)}
-	ann.signUp(base, "ann-"+stamp+"@t.local", "ann", password)
-	bo.signUp(base, "bo-"+stamp+"@t.local", "bo", password)
+	ann, bo, village := twoPlayers(t, "ann", "bo")
 	ann.join(village)
 	bo.join(village)
-	run := func(name string, f func(t *testing.T)) {
-		if !t.Run(name, func(t *testing.T) {
-			ann.t, bo.t = t, t
-			f(t)
-		}) {
-			t.FailNow()
-		}
-	}
+	run := runner(t, ann, bo)
 
 	var annKit, boKit map[int]int
 	run("both carry the starter kit; a sapling says what it grows into", func(t *testing.T) {
@@ -378,24 +405,9 @@ func (p *page) stallSpot() (x, y int) {
 // and takes them out. Last, he plants his sapling beside him: the line
 // beside the map says it grows into a tree.
 func TestWebClientStall(t *testing.T) {
-	b := chrome.Start(t)
-	r := startRealm(t)
-	base := r.URL()
-	_, village, _ := demoAreas(t, base)
-	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
-	sam := &page{t: t, name: "sam", tab: b.Tab(t, sessionHook)}
-	tia := &page{t: t, name: "tia", tab: b.Tab(t, sessionHook)}
-	sam.signUp(base, "sam-"+stamp+"@t.local", "sam", password)
-	tia.signUp(base, "tia-"+stamp+"@t.local", "tia", password)
+	sam, tia, village := twoPlayers(t, "sam", "tia")
 	sam.join(village)
-	run := func(name string, f func(t *testing.T)) {
-		if !t.Run(name, func(t *testing.T) {
-			sam.t, tia.t = t, t
-			f(t)
-		}) {
-			t.FailNow()
-		}
-	}
+	run := runner(t, sam, tia)
 
 	var x, y int // sam stands on (x, y), the stall on (x+1, y), tia comes to (x+2, y)
 	var samKit map[int]int
@@ -514,5 +526,210 @@ func TestWebClientStall(t *testing.T) {
 		sam.waitPlaced("the sapling placed", sx, sy, strconv.Itoa(saplingKind))
 		sam.wait("facing the sapling, said to grow into a tree", `document.getElementById("facing").textContent.startsWith("You face a sapling (grows into a tree)")`, 5*time.Second)
 		sam.noExceptions()
+	})
+}
+
+// The phone a page plays on in playOnAPhone: its screen in CSS pixels,
+// as TestWebClientPhone's (an iPhone 12 or 13).
+const phoneW, phoneH = 390, 844
+
+// playOnAPhone makes the page's tab a phone's: a phoneW x phoneH screen,
+// three device pixels to a CSS pixel, touch.
+func (p *page) playOnAPhone() {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.tab.Ctx, 10*time.Second)
+	defer cancel()
+	_, err1 := chromedp.Call(ctx, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: phoneW, Height: phoneH, DeviceScaleFactor: 3, Mobile: true})
+	_, err2 := chromedp.Call(ctx, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 5})
+	if err1 != nil || err2 != nil {
+		p.fail("emulate a phone: %v, %v", err1, err2)
+	}
+}
+
+// offScreen says what of the element css selects, and of everything
+// shown in it, does not fit within the width of the page's screen: a part
+// that sticks out left or right, a part whose content is wider than it,
+// the page wider than the screen; "" when all fits.
+func (p *page) offScreen(css string) string {
+	p.t.Helper()
+	return p.eval(fmt.Sprintf(`(() => { const root = document.querySelector(%q); if (root === null || root.getClientRects().length === 0) return "not shown";
+		const w = document.documentElement.clientWidth, out = [];
+		const name = (e) => (e.id !== "" ? "#" + e.id : e.tagName.toLowerCase() + (e.className !== "" ? "." + e.className.split(" ").join(".") : "")) + ' "' + e.textContent.trim().slice(0, 30) + '"';
+		for (const e of [root, ...root.querySelectorAll("*")]) {
+			if (e.getClientRects().length === 0) continue;
+			const r = e.getBoundingClientRect();
+			if (r.left < -0.5 || r.right > w + 0.5) out.push(name(e) + " spans x " + r.left + " to " + r.right);
+			if (e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1) out.push(name(e) + " holds " + e.scrollWidth + " px of content in " + e.clientWidth);
+		}
+		if (document.documentElement.scrollWidth > w) out.push("the page is " + document.documentElement.scrollWidth + " px wide");
+		return out.length === 0 ? "" : "(the screen is " + w + " px wide) " + out.join("; "); })()`, css))
+}
+
+// reach scrolls the page until the control css selects shows (as a
+// finger would) and checks it shows whole, within the screen, enabled,
+// and nothing covers its middle: its box, left, top, right, bottom.
+func (p *page) reach(css string) [4]float64 {
+	p.t.Helper()
+	s := p.eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (e === null) return "none";
+		e.scrollIntoView({ block: "nearest", inline: "nearest" });
+		const r = e.getBoundingClientRect(), top = document.elementFromPoint((r.left + r.right) / 2, (r.top + r.bottom) / 2);
+		return [r.left, r.top, r.right, r.bottom, document.documentElement.clientWidth, window.innerHeight, top !== null && e.contains(top), e.disabled === true].join(","); })()`, css))
+	var b [4]float64
+	var w, h float64
+	var uncovered, disabled bool
+	if _, err := fmt.Sscanf(s, "%g,%g,%g,%g,%g,%g,%t,%t", &b[0], &b[1], &b[2], &b[3], &w, &h, &uncovered, &disabled); err != nil {
+		p.fail("%s: %q", css, s)
+	}
+	switch {
+	case b[2]-b[0] < 1 || b[3]-b[1] < 1:
+		p.fail("%s is not shown: its box is %v", css, b)
+	case b[0] < -0.5 || b[2] > w+0.5 || b[1] < -0.5 || b[3] > h+0.5: // layout boxes fall on fractions of a pixel
+		p.fail("%s is at %v (%g x %g px), not within the %g x %g screen", css, b, b[2]-b[0], b[3]-b[1], w, h)
+	case !uncovered:
+		p.fail("%s, at %v, is covered at its middle", css, b)
+	case disabled:
+		p.fail("%s is disabled", css)
+	}
+	return b
+}
+
+// tapControl taps the control css selects with a finger, once reach has
+// brought it into the screen.
+func (p *page) tapControl(css string) {
+	p.t.Helper()
+	p.tapXY(centre(p.reach(css)))
+}
+
+// tradeFits checks the trade dialog of the page fits its screen's width,
+// every part of it (see offScreen).
+func (p *page) tradeFits(what string) {
+	p.t.Helper()
+	if off := p.offScreen("#trade"); off != "" {
+		p.t.Errorf("%s does not fit the phone: %s", what, off)
+	}
+}
+
+// TestWebClientTradeOnAPhone trades with a player on a phone (390 x 844,
+// touch, as TestWebClientPhone's). Ann plays on the phone, Bo at a
+// desktop's window. Once Bo stands next to her, Ann's page offers a
+// "Trade with bo" button within the phone's screen; she taps it and the
+// dialog opens on both pages, Ann's within the phone's width. She offers
+// two chairs (Offer tapped), Bo his table: her dialog lists both sides,
+// all of it within the width. She taps Confirm, Bo confirms: both pages
+// show the trade done and the items moved, and Ann closes the dialog
+// with its ✕. Then Bo opens a trade: it shows on the phone, Ann offers a
+// chair and taps Cancel: both pages show it void, and nobody's items
+// moved.
+func TestWebClientTradeOnAPhone(t *testing.T) {
+	ann, bo, village := twoPlayers(t, "ann", "bo", "ann")
+	ann.join(village)
+	bo.join(village)
+	run := runner(t, ann, bo)
+
+	var annKit, boKit map[int]int
+	run("ann's page is a phone's; both carry the starter kit", func(t *testing.T) {
+		if got := ann.eval(`window.innerWidth + " x " + window.innerHeight + ", touch " + matchMedia("(pointer: coarse)").matches`); got != fmt.Sprintf("%d x %d, touch true", phoneW, phoneH) {
+			t.Fatalf("ann's page is %s; want a %d x %d phone's, touch", got, phoneW, phoneH)
+		}
+		for _, p := range []*page{ann, bo} {
+			p.wait("the chairs and the table in the bar", fmt.Sprintf(`document.querySelector('#inventory .slot[data-kind="%d"]') !== null && document.querySelector('#inventory .slot[data-kind="%d"]') !== null`, chairKind, tableKind), 10*time.Second)
+		}
+		annKit, boKit = counts(ann.totals()), counts(bo.totals())
+		if annKit[chairKind] != 4 || annKit[tableKind] != 1 || boKit[chairKind] != 4 || boKit[tableKind] != 1 {
+			t.Fatalf("the kits: ann %v, bo %v; want 4 chairs and a table each", annKit, boKit)
+		}
+	})
+
+	run("next to bo, ann taps Trade with bo on the phone, and both pages show the trade", func(t *testing.T) {
+		sq := ann.freeNextTo()
+		bo.walkTo(sq[0], sq[1])
+		ann.wait("the Trade with bo button", `!document.getElementById("traders").hidden && document.querySelector('#traders button[data-name="bo"]')?.textContent === "Trade with bo"`, 10*time.Second)
+		if off := ann.offScreen("#traders"); off != "" {
+			t.Errorf("the Trade with bo button does not fit the phone: %s", off)
+		}
+		ann.tapControl(`#traders button[data-name="bo"]`)
+		ann.waitTrade("ann's dialog open", "open 0 0 bo |  | ")
+		bo.waitTrade("bo's dialog open, opened by ann", "open 0 0 ann |  | ")
+		ann.tradeFits("ann's dialog, open")
+		t.Logf("ann's dialog, opened by her tap, is at %v on the %d x %d screen", ann.box("trade"), phoneW, phoneH)
+	})
+
+	run("both offer, ann with a tap on Offer: her dialog shows both sides within the phone's width", func(t *testing.T) {
+		chairs, table := ann.slotOf(chairKind), bo.slotOf(tableKind)
+		ann.reach("#trade-slot")
+		ann.reach("#trade-count")
+		ann.setValue("#trade-slot", strconv.Itoa(chairs))
+		ann.setValue("#trade-count", "2")
+		ann.tapControl("#trade-offer")
+		ann.waitTrade("ann's two chairs on her side", fmt.Sprintf("open * 0 bo | %dx2 | ", chairKind))
+		bo.waitTrade("ann's two chairs on bo's other side", fmt.Sprintf("open * 0 ann |  | %dx2", chairKind))
+		bo.offerSlot(table, 1)
+		ann.waitTrade("both sides on ann's page", fmt.Sprintf("open * 0 bo | %dx2 | %dx1", chairKind, tableKind))
+		ann.tradeFits("ann's dialog with both offers")
+		for _, css := range []string{"#trade-title", `#trade-mine li[data-kind]`, "#trade-theirs-head", `#trade-theirs li[data-kind]`, "#trade-state"} {
+			ann.reach(css)
+		}
+	})
+
+	run("ann taps Confirm, bo confirms: both pages show the trade done, and the items moved", func(t *testing.T) {
+		ann.tapControl("#trade-confirm")
+		ann.waitTrade("ann's confirmation on her page", fmt.Sprintf("open * 1 bo | %dx2 | %dx1", chairKind, tableKind))
+		bo.waitTrade("ann's confirmation on bo's page", fmt.Sprintf("open * 2 ann | %dx1 | %dx2", tableKind, chairKind))
+		ann.wait("ann told she waits for bo", `document.getElementById("trade-state").textContent === "You confirmed; waiting for bo to confirm." && document.getElementById("trade-confirm").disabled`, 5*time.Second)
+		ann.tradeFits("ann's dialog, confirmed")
+		bo.do(chromedp.Click(chromedp.ID("trade-confirm")))
+		ann.waitTrade("done on ann's page", fmt.Sprintf("done * * bo | %dx2 | %dx1", chairKind, tableKind))
+		bo.waitTrade("done on bo's page", fmt.Sprintf("done * * ann | %dx1 | %dx2", tableKind, chairKind))
+		if got := ann.eval(`document.getElementById("trade-end").textContent`); got != "Done: you gave Chair × 2 and got Table × 1." {
+			t.Errorf("ann's dialog ends %q", got)
+		}
+		if got := bo.eval(`document.getElementById("trade-end").textContent`); got != "Done: you gave Table × 1 and got Chair × 2." {
+			t.Errorf("bo's dialog ends %q", got)
+		}
+		ann.waitTotals("ann's inventory after the trade", map[int]int{chairKind: annKit[chairKind] - 2, tableKind: annKit[tableKind] + 1})
+		bo.waitTotals("bo's inventory after the trade", map[int]int{chairKind: boKit[chairKind] + 2, tableKind: 0})
+		ann.tradeFits("ann's dialog, done")
+		ann.reach("#trade-end")
+		ann.tapControl("#trade-close")
+		ann.wait("ann's dialog closed", `document.getElementById("trade").hidden`, 5*time.Second)
+		ann.noExceptions()
+		bo.noExceptions()
+	})
+
+	run("bo opens a trade: it shows on the phone, and ann calls it off with a tap on Cancel", func(t *testing.T) {
+		annBefore, boBefore := ann.totals(), bo.totals()
+		ann.eval(`(window.scrollTo(0, 0), "")`) // she looks at the map, the panel below it
+		bo.wait("the Trade with ann button", `document.querySelector('#traders button[data-name="ann"]') !== null`, 10*time.Second)
+		bo.do(chromedp.Click(chromedp.CSS(`#traders button[data-name="ann"]`)))
+		bo.waitTrade("bo's trade open", "open 0 0 ann |  | ")
+		ann.waitTrade("bo's trade open on the phone", "open 0 0 bo |  | ")
+		t.Logf("ann's dialog, opened by bo, is at %v on the %d x %d screen (page scrolled to %s)", ann.box("trade"), phoneW, phoneH, ann.eval(`String(window.scrollY)`))
+		// A trade another player opened comes into view by itself: the
+		// phone's player, who did nothing, sees it without scrolling.
+		ann.wait("ann's dialog brought into view", `(() => { const r = document.getElementById("trade").getBoundingClientRect(); return r.top >= -0.5 && r.bottom <= window.innerHeight + 0.5; })()`, 5*time.Second)
+		ann.tradeFits("ann's dialog, opened by bo")
+		ann.reach("#trade-count")
+		ann.setValue("#trade-slot", strconv.Itoa(ann.slotOf(chairKind)))
+		ann.setValue("#trade-count", "1")
+		ann.tapControl("#trade-offer")
+		bo.waitTrade("ann's chair on bo's page", fmt.Sprintf("open * 0 ann |  | %dx1", chairKind))
+		ann.tapControl("#trade-cancel")
+		for _, p := range []*page{ann, bo} {
+			p.wait("the trade void, called off", `document.getElementById("trade").dataset.status === "void" && document.getElementById("trade").dataset.reason === "TRADE_CANCELLED"`, 10*time.Second)
+			if got := p.eval(`document.getElementById("trade-end").textContent`); got != "Void: it was called off. Nobody's items moved." {
+				t.Errorf("%s's dialog ends %q", p.name, got)
+			}
+		}
+		if got := ann.totals(); got != annBefore {
+			t.Errorf("ann holds %q after the void trade; want %q, as before", got, annBefore)
+		}
+		if got := bo.totals(); got != boBefore {
+			t.Errorf("bo holds %q after the void trade; want %q, as before", got, boBefore)
+		}
+		ann.tradeFits("ann's dialog, void")
+		ann.tapControl("#trade-close")
+		ann.wait("ann's dialog closed", `document.getElementById("trade").hidden`, 5*time.Second)
+		ann.noExceptions()
+		bo.noExceptions()
 	})
 }
