@@ -242,6 +242,7 @@ export class Trader {
    */
   private draw(s: Session): void {
     const t = this.shown;
+    const appearing = this.panel.hidden && t !== null;
     this.panel.hidden = t === null;
     if (t === null) return;
     const kinds = s.itemKinds;
@@ -288,6 +289,11 @@ export class Trader {
     this.endEl.textContent = end;
     this.endEl.hidden = end === "";
     this.showSlots(s, open);
+    if (appearing) {
+      // On a phone the side panel sits under the map: bring a trade that
+      // opens (above all one another player opened) into view, drawn whole.
+      this.panel.scrollIntoView({ block: "nearest" });
+    }
   }
 
   private nothing(): HTMLLIElement {
