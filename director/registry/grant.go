@@ -25,12 +25,15 @@ type Answer struct {
 }
 
 // joinSeq numbers join attempts (their join ids), from a random start, so
-// that ids of two directors of a realm never meet.
+// that ids of two directors of a realm never meet. The start is always
+// above 2^53, where JavaScript's numbers round: a client that reads a join
+// id as a number fails on every join, not on one in 512 (the share of
+// random starts below 2^53 when it was drawn from [0, 2^62)).
 var joinSeq = func() *atomic.Uint64 {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	var s atomic.Uint64
-	s.Store(binary.LittleEndian.Uint64(b[:]) >> 2)
+	s.Store(1<<53 + binary.LittleEndian.Uint64(b[:])>>3)
 	return &s
 }()
 
