@@ -11,6 +11,7 @@ import (
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/systems/action"
 	"github.com/leyworks/ley/systems/items"
+	"github.com/leyworks/ley/systems/tell"
 )
 
 // seqVerdict is what the event loop makes of an intent's seq.
@@ -298,38 +299,7 @@ func (ha *hostArea) newSession(b *body) {
 // areaInfo is what a bound client is told of the Area.
 func (ha *hostArea) areaInfo() *wire.AreaInfo {
 	cfg := &ha.h.cfg
-	r := ha.a.Rules
-	info := &wire.AreaInfo{
-		Area: ha.id, Kind: ha.kind, W: uint32(ha.a.Grid.W()), H: uint32(ha.a.Grid.H()),
-		CellSize: uint16(ha.eng.Hash.Size()), TickHz: uint16(ha.a.TickRate),
-		SnapshotHz: uint16(ha.a.TickRate / cfg.SnapshotEvery),
-		StepMS:     uint32(int(r.StepPeriod(ha.a.TickRate)) * 1000 / ha.a.TickRate),
-		QueueLen:   ecs.QueueLen, InterestRadius: uint16(cfg.InterestRadius),
-		ResumeGraceMS: uint32(cfg.ResumeGrace.Milliseconds()),
-	}
-	if r.Diagonal {
-		info.Rules |= wire.RuleDiagonal
-	}
-	if r.PvP {
-		info.Rules |= wire.RulePvP
-	}
-	if r.CreaturesHuntPlayers {
-		info.Rules |= wire.RuleCreaturesHunt
-	}
-	if r.LineOfSight {
-		info.Rules |= wire.RuleLineOfSight
-	}
-	info.PlayerHP = r.FullHP()
-	for _, k := range ha.eng.Kinds {
-		info.Creatures = append(info.Creatures, wire.CreatureKind{Name: k.Name, HP: uint16(k.HP)})
-	}
-	info.Items = itemKinds(ha.eng.Items.Kinds)
-	if ha.eng.Items.Build == items.BuildPlots {
-		for _, p := range ha.eng.Items.Plots {
-			info.Plots = append(info.Plots, wire.Plot{X: p.X, Y: p.Y, W: uint16(p.W), H: uint16(p.H)})
-		}
-	}
-	return info
+	return tell.AreaInfo(ha.eng, ha.id, tell.Pacing{SnapshotEvery: cfg.SnapshotEvery, InterestRadius: cfg.InterestRadius, ResumeGrace: cfg.ResumeGrace})
 }
 
 func (ha *hostArea) setRoute(b *body) {

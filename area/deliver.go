@@ -4,6 +4,7 @@ import (
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/tell"
 )
 
 // arena returns a round's shared arena, recycled once no frame refers to
@@ -108,43 +109,9 @@ func (ha *hostArea) deliverAnswers(a *ecs.Area) {
 		if b == nil || b.peer == nil || b.session != ans.Tag {
 			continue // its session is over; nobody is left to tell
 		}
-		ha.answerBuf = wire.AppendIntentResult(ha.answerBuf[:0], ans.Seq, outcomeCode[ans.Outcome])
+		ha.answerBuf = wire.AppendIntentResult(ha.answerBuf[:0], ans.Seq, tell.Code(ans.Outcome))
 		b.peer.sent(len(ha.answerBuf))
 		_ = b.peer.conn.Send(ha.answerBuf)
 	}
 	a.Outbox = a.Outbox[:0]
-}
-
-// outcomeCode maps the engine's outcomes to wire codes.
-var outcomeCode = [...]wire.Code{
-	ecs.OutcomeApplied:          wire.CodeOK,
-	ecs.OutcomeSuperseded:       wire.CodeSuperseded,
-	ecs.OutcomeTooFast:          wire.CodeTooFast,
-	ecs.OutcomeEntityGone:       wire.CodeEntityGone,
-	ecs.OutcomePortalInProgress: wire.CodePortalInProgress,
-	ecs.OutcomeBlocked:          wire.CodeBlocked,
-	ecs.OutcomeOutOfBounds:      wire.CodeOutOfBounds,
-	ecs.OutcomeNoPath:           wire.CodeNoPath,
-	ecs.OutcomeInvalid:          wire.CodeMalformed,
-	ecs.OutcomeNotAllowed:       wire.CodeNotAllowed,
-	ecs.OutcomeClosing:          wire.CodeAreaClosing,
-	ecs.OutcomeNothingThere:     wire.CodeNothingThere,
-	ecs.OutcomeInventoryFull:    wire.CodeInventoryFull,
-	ecs.OutcomeNotBuilder:       wire.CodeNotBuilder,
-	ecs.OutcomeBudget:           wire.CodeBudget,
-	ecs.OutcomeCooldown:         wire.CodeCooldown,
-	ecs.OutcomeItemCap:          wire.CodeItemCap,
-	ecs.OutcomeOccupied:         wire.CodeOccupied,
-	ecs.OutcomeNotEmpty:         wire.CodeNotEmpty,
-	ecs.OutcomeOffPlot:          wire.CodeOffPlot,
-	ecs.OutcomeNoRecipe:         wire.CodeNoRecipe,
-	ecs.OutcomeKnown:            wire.CodeKnown,
-	ecs.OutcomeTrading:          wire.CodeTrading,
-	ecs.OutcomeNotTrading:       wire.CodeNotTrading,
-	ecs.OutcomeBusy:             wire.CodeBusy,
-	ecs.OutcomeStale:            wire.CodeStale,
-	ecs.OutcomeWorking:          wire.CodeWorking,
-	ecs.OutcomeNotOwner:         wire.CodeNotOwner,
-	ecs.OutcomeNotForSale:       wire.CodeNotForSale,
-	ecs.OutcomeCantPay:          wire.CodeCantPay,
 }

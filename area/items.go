@@ -1,10 +1,10 @@
 package area
 
 import (
-	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/systems/items"
+	"github.com/leyworks/ley/systems/tell"
 )
 
 // tellItems tells the players what this tick changed of their things: a
@@ -78,64 +78,23 @@ func dup(earlier []ecs.Event, ev *ecs.Event) bool {
 
 // sendInventory sends b's player its inventory and stash, whole.
 func (ha *hostArea) sendInventory(b *body) {
-	inv := ha.a.InventoryOf(b.entity)
-	if inv == nil {
-		return
+	if inv := ha.a.InventoryOf(b.entity); inv != nil {
+		b.peer.send(tell.Inventory(inv))
 	}
-	m := &wire.Inventory{Slots: make([]wire.Stack, len(inv.Slots)), Stash: make([]wire.Stack, len(inv.Stash))}
-	for i, st := range inv.Slots {
-		m.Slots[i] = wire.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count}
-	}
-	for i, st := range inv.Stash {
-		m.Stash[i] = wire.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count}
-	}
-	b.peer.send(m)
 }
 
 // sendRecipes sends b's player the recipes its character knows: its own,
 // and no other's (the content's recipes are the server's secret).
 func (ha *hostArea) sendRecipes(b *body) {
-	known := ha.eng.Items.Known(b.entity)
-	m := &wire.Recipes{Known: make([]wire.Recipe, len(known))}
-	for i, r := range known {
-		m.Known[i] = wire.Recipe{Code: r.Code, Name: r.Name, Station: r.Station, Inputs: amounts(r.Inputs), Outputs: amounts(r.Outputs),
-			Seconds: uint32(r.Seconds)}
-	}
-	b.peer.send(m)
-}
-
-// amounts is a recipe's inputs or outputs as the wire carries them.
-func amounts(as []items.Amount) []wire.Amount {
-	out := make([]wire.Amount, len(as))
-	for i, a := range as {
-		out[i] = wire.Amount{Kind: a.Kind, Count: a.Count}
-	}
-	return out
+	b.peer.send(tell.Recipes(ha.eng.Items.Known(b.entity)))
 }
 
 // sendContainer sends b's player the contents of the container on c (if
 // one still stands there).
 func (ha *hostArea) sendContainer(b *body, c ecs.Cell) {
-	slots := ha.eng.Items.Container(c)
-	if slots == nil {
-		return
+	if m := tell.Container(ha.eng.Items, ha.a, c, b.account); m != nil {
+		b.peer.send(m)
 	}
-	x, y := ha.a.Grid.XY(c)
-	m := &wire.Container{X: x, Y: y, Slots: make([]wire.Stack, len(slots)), Prices: []wire.Amount{},
-		Ready: ha.eng.Items.Ready(ha.a, c)}
-	for i, st := range slots {
-		m.Slots[i] = wire.Stack{ID: uint64(st.ID), Kind: st.Kind, Count: st.Count}
-	}
-	if owner, prices, ok := ha.eng.Items.Stall(c); ok {
-		m.Prices = make([]wire.Amount, len(prices))
-		for i, p := range prices {
-			m.Prices[i] = wire.Amount{Kind: p.Kind, Count: p.Count}
-		}
-		if owner == b.account {
-			m.Flags |= wire.ContainerOwned
-		}
-	}
-	b.peer.send(m)
 }
 
 // tradeReasons are the wire's reasons of the ends of a trade.
@@ -184,39 +143,6 @@ func offered(side []items.Offer) []wire.Offered {
 	out := make([]wire.Offered, len(side))
 	for i, o := range side {
 		out[i] = wire.Offered{Slot: o.Slot, Stack: wire.Stack{ID: uint64(o.Stack.ID), Kind: o.Stack.Kind, Count: o.Stack.Count}}
-	}
-	return out
-}
-
-// itemKinds is the realm's item kinds as area_info tells them.
-func itemKinds(kinds []content.Item) []wire.ItemKind {
-	out := make([]wire.ItemKind, len(kinds))
-	for i, k := range kinds {
-		out[i] = wire.ItemKind{Code: k.Code, Name: k.Name, Label: k.Label, Stack: uint16(k.Stack),
-			Slot: uint8(k.Placed.Slot), Look: k.Placed.Look, Container: uint8(k.Placed.Container), Station: k.Placed.Station,
-			Grows: uint32(k.Placed.Grows)}
-		for _, into := range kinds {
-			if k.Placed.Becomes != "" && into.Name == k.Placed.Becomes {
-				out[i].Becomes = into.Code
-			}
-		}
-		if k.Placed.Stall {
-			out[i].Flags |= wire.ItemStall
-		}
-		switch {
-		case k.Placed.Door:
-			out[i].Flags = wire.ItemDoor | wire.ItemBlocks | wire.ItemBlocksSight
-		default:
-			if k.Placed.Blocks {
-				out[i].Flags |= wire.ItemBlocks
-			}
-			if k.Placed.BlocksSight {
-				out[i].Flags |= wire.ItemBlocksSight
-			}
-		}
-		if k.Teaches != "" {
-			out[i].Flags |= wire.ItemTeaches
-		}
 	}
 	return out
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/leyworks/ley/area/areatest"
 	"github.com/leyworks/ley/content"
-	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/systems/build"
@@ -110,19 +109,6 @@ func TestACrossingCarriesWhatTheSnapshotHolds(t *testing.T) {
 	}
 	if snap.Seq != out.Seq || len(snap.Characters) != 1 || !bytes.Equal(snap.Characters[0].State, out.State) {
 		t.Fatalf("the portal snapshot %d holds %+v; portal_out (seq %d) carries %x", snap.Seq, snap.Characters, out.Seq, out.State)
-	}
-}
-
-// TestEveryOutcomeHasACode: every outcome the engine can answer maps to a
-// wire code (a gap would panic the Area that answers it).
-func TestEveryOutcomeHasACode(t *testing.T) {
-	for o := ecs.OutcomeApplied; o.String() != "OUTCOME?"; o++ {
-		if int(o) >= len(outcomeCode) {
-			t.Fatalf("outcome %v has no wire code", o)
-		}
-		if o != ecs.OutcomeApplied && outcomeCode[o] == wire.CodeOK {
-			t.Fatalf("outcome %v maps to OK", o)
-		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/tell"
 )
 
 // answers reads until every seq in want is answered (an intent_result, or
@@ -145,7 +146,7 @@ func TestJoinTellsTheArea(t *testing.T) {
 	info := expectMsg[*wire.AreaInfo](ada, 5*time.Second)
 	want := wire.AreaInfo{Area: 1, Kind: "village", W: 20, H: 12, CellSize: 8, TickHz: 20, SnapshotHz: 10, StepMS: 200, QueueLen: ecs.QueueLen,
 		InterestRadius: 0, ResumeGraceMS: uint32(h.cfg.ResumeGrace.Milliseconds()), Rules: wire.RuleDiagonal | wire.RuleMayBuild, PlayerHP: 100, Creatures: []wire.CreatureKind{},
-		Items: itemKinds(content.Default().Items()), Plots: []wire.Plot{}}
+		Items: tell.ItemKinds(content.Default().Items()), Plots: []wire.Plot{}}
 	if len(want.Items) == 0 || want.Items[0].Name != "chair" || want.Items[0].Flags != wire.ItemBlocks {
 		t.Fatalf("the item kinds told: %+v", want.Items)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/tell"
 )
 
 // closeCodeShutdown is the area_closing reason when the host itself stops.
@@ -142,41 +143,7 @@ func (p *peer) onIntent(payload []byte) {
 		p.sendResult(in.Seq, wire.CodeRateLimited)
 		return
 	}
-	it := ecs.Intent{Seq: in.Seq, Dir: ecs.Dir(in.Dir), X: in.Target.X, Y: in.Target.Y, Tag: bd.session,
-		From: in.Item.From, To: in.Item.To, Count: in.Item.Count}
-	switch in.Kind {
-	case wire.IntentStep:
-		it.Kind = ecs.IntentStep
-	case wire.IntentMoveTo:
-		it.Kind = ecs.IntentMoveTo
-	case wire.IntentStop:
-		it.Kind = ecs.IntentStop
-	case wire.IntentAction:
-		it.Kind = ecs.IntentAction
-	case wire.IntentPlace:
-		it.Kind = ecs.IntentPlace
-	case wire.IntentTake:
-		it.Kind = ecs.IntentTake
-	case wire.IntentMoveItem:
-		it.Kind = ecs.IntentMoveItem
-	case wire.IntentCraft:
-		it.Kind = ecs.IntentCraft
-	case wire.IntentUse:
-		it.Kind = ecs.IntentUse
-	case wire.IntentTrade:
-		it.Kind = ecs.IntentTrade
-	case wire.IntentOffer:
-		it.Kind = ecs.IntentOffer
-	case wire.IntentConfirm:
-		it.Kind = ecs.IntentConfirm
-	case wire.IntentCancel:
-		it.Kind = ecs.IntentCancel
-	case wire.IntentPrice:
-		it.Kind = ecs.IntentPrice
-	case wire.IntentBuy:
-		it.Kind = ecs.IntentBuy
-	default: // the engine answers an unknown kind (MALFORMED), in order
-	}
+	it := tell.Intent(in, bd.session)
 	if !bd.ha.a.Post(bd.entity, it) {
 		p.sendResult(in.Seq, wire.CodeTooFast)
 	}

@@ -1,17 +1,15 @@
 package content
 
 import (
-	"embed"
 	"io/fs"
 	"sync"
 )
 
-//go:embed data
-var embedded embed.FS
-
 // Embedded returns the content built into the binary (rules.json,
-// creatures.json, templates.json, items.json and maps/), a starting point
-// for an operator's own folder.
+// creatures.json, templates.json, items.json, recipes.json and maps/), a
+// starting point for an operator's own folder. In the browser's engine
+// (a js/wasm build) it holds no recipes.json: recipes are the server's
+// secret, and nothing shipped to a client may carry them.
 func Embedded() fs.FS {
 	sub, err := fs.Sub(embedded, "data")
 	if err != nil {

@@ -198,7 +198,12 @@ func (l *Library) buildRecipes(ix *index) error {
 	slices.SortFunc(l.recipes, func(a, b Recipe) int { return cmp.Compare(a.Code, b.Code) })
 	for _, name := range slices.Sorted(maps.Keys(ix.items)) {
 		it := ix.items[name]
-		if t := it.val.Teaches; t != "" {
+		if t := it.val.Teaches; t != "" && clientCopy {
+			// A client's copy knows no recipe: its blueprints teach nothing.
+			v := l.items[name]
+			v.Teaches = ""
+			l.items[name] = v
+		} else if t != "" {
 			if _, ok := ix.recipes[t]; !ok {
 				return &Error{Path: it.file, Name: name, Err: invalidf("teaches %q: no such recipe (known: %s)", t, list(ix.recipes))}
 			}

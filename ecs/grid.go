@@ -191,7 +191,7 @@ func (g *Grid) CheckStep(x0, y0, x1, y1 int32) Outcome {
 	if !g.Free(g.Cell(x1, y1)) {
 		return OutcomeBlocked
 	}
-	if x1 != x0 && y1 != y0 && (!g.Walkable(g.Cell(x1, y0)) || !g.Walkable(g.Cell(x0, y1))) {
+	if x1 != x0 && y1 != y0 && !cornersCut() && (!g.Walkable(g.Cell(x1, y0)) || !g.Walkable(g.Cell(x0, y1))) {
 		return OutcomeBlocked
 	}
 	return OutcomeApplied
