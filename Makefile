@@ -15,7 +15,8 @@ build:
 run: build
 	./bin/ley run
 
-## test: vet (release and leytest builds), the whole suite with the race
+## test: vet (release and leytest builds, and the browser's engine for
+## GOOS=js GOARCH=wasm: it must build there), the whole suite with the race
 ## detector, then the allocation tests again without it (the race detector
 ## empties sync.Pools at random). The suite is built with the leytest tag:
 ## the test machinery (failpoints, the area host's simulation harness, the
@@ -25,6 +26,7 @@ TESTTAGS ?= leytest
 test:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags $(TESTTAGS) $(PKGS)
+	GOOS=js GOARCH=wasm $(GO) vet ./web/engine/...
 	$(GO) test -race -tags $(TESTTAGS) -count=1 -timeout 14m $(PKGS)
 	$(GO) test -tags $(TESTTAGS) -count=1 -run 'Alloc' $(PKGS)
 
@@ -47,8 +49,10 @@ fuzz:
 lint:
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags $(TESTTAGS) $(PKGS)
+	GOOS=js GOARCH=wasm $(GO) vet ./web/engine/...
 	$(GO) tool staticcheck -tests=false $(PKGS)
 	$(GO) tool staticcheck -tags $(TESTTAGS) $(PKGS)
+	GOOS=js GOARCH=wasm $$($(GO) tool -n staticcheck) -tests=false ./web/engine/...
 	@test -z "$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))" || (gofmt -l $$(git ls-files -co --exclude-standard '*.go'); exit 1)
 
 ## ladder: the capacity ladder: starts a realm, climbs rungs of Areas x

@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"io/fs"
 	"mime"
 	"net/http"
@@ -18,14 +20,16 @@ import (
 )
 
 // webCSP is the Content-Security-Policy of the web client's pages: their
-// own scripts and styles only, no eval, and WebSockets to the area hosts
-// (other ports of this host or other machines, so any ws: or wss:).
-const webCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+// own scripts and styles only, no eval but the compiling of WebAssembly
+// (the engine, web/engine), and WebSockets to the area hosts (other ports
+// of this host or other machines, so any ws: or wss:).
+const webCSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // webFile is one file of the embedded web client, ready to serve: as it
 // is, and gzipped once at start (gz, nil when gzip would not make it
-// smaller), each with its own ETag.
+// smaller), each with its own ETag. A file stored gzipped (name.gz: the
+// engine) is served under its name without .gz, gz as stored.
 type webFile struct {
 	name   string
 	data   []byte
@@ -33,6 +37,9 @@ type webFile struct {
 	gz     []byte
 	gzEtag string
 	ctype  string
+	// immutable: its name changes with its contents (the engine), so a
+	// browser may keep it for ever.
+	immutable bool
 }
 
 // webFiles reads the embedded web client once.
@@ -45,6 +52,14 @@ var webFiles = sync.OnceValues(func() ([]webFile, error) {
 		b, err := fs.ReadFile(web.Files(), p)
 		if err != nil {
 			return err
+		}
+		if name, ok := strings.CutSuffix(p, ".gz"); ok {
+			f, err := storedGzip(name, b)
+			if err != nil {
+				return err
+			}
+			out = append(out, f)
+			return nil
 		}
 		sum := sha256.Sum256(b)
 		ctype := mime.TypeByExtension(path.Ext(p))
@@ -64,6 +79,27 @@ var webFiles = sync.OnceValues(func() ([]webFile, error) {
 	})
 	return out, err
 })
+
+// storedGzip is a file web/dist keeps gzipped (the engine): served
+// gzipped as it is, and unzipped once, at start, for a client that takes
+// no gzip.
+func storedGzip(name string, gz []byte) (webFile, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return webFile{}, fmt.Errorf("%s.gz: %w", name, err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return webFile{}, fmt.Errorf("%s.gz: %w", name, err)
+	}
+	sum := sha256.Sum256(raw)
+	ctype := mime.TypeByExtension(path.Ext(name))
+	if ctype == "" {
+		ctype = "application/octet-stream"
+	}
+	etag := hex.EncodeToString(sum[:12])
+	return webFile{name: name, data: raw, etag: `"` + etag + `"`, gz: gz, gzEtag: `"` + etag + `-gz"`, ctype: ctype, immutable: true}, nil
+}
 
 // webRoutes returns the routes of the web client (package web, bundled
 // in web/dist): index.html at /, the operator's console (console.html)
@@ -129,6 +165,9 @@ func serveWebFile(f webFile) http.Handler {
 		h := w.Header()
 		h.Set("Content-Type", f.ctype)
 		h.Set("Cache-Control", "no-cache")
+		if f.immutable {
+			h.Set("Cache-Control", "public, max-age=31536000, immutable")
+		}
 		body, etag := f.data, f.etag
 		if f.gz != nil {
 			h.Set("Vary", "Accept-Encoding")

@@ -158,3 +158,66 @@ func TestWebClientGzipped(t *testing.T) {
 		t.Errorf("GET /favicon.ico = %d %s; want 200 image/svg+xml", icon.StatusCode, icon.Header.Get("Content-Type"))
 	}
 }
+
+// TestEngineServed: the engine (web/dist keeps it gzipped) is served at
+// its name without .gz, as application/wasm: gzipped to a client that
+// takes gzip, unzipped to one that does not, the same bytes either way,
+// and cacheable for ever (its name changes with its contents); the
+// player's page may compile it (CSP 'wasm-unsafe-eval') and names it
+// nowhere but in its script, which the service worker keeps too.
+func TestEngineServed(t *testing.T) {
+	h := (&Director{}).routes()
+	get := func(path, accept string) (*http.Response, []byte) {
+		req := httptest.NewRequest("GET", path, nil)
+		if accept != "" {
+			req.Header.Set("Accept-Encoding", accept)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		body, _ := io.ReadAll(rec.Result().Body)
+		return rec.Result(), body
+	}
+	var name string
+	entries, err := fs.ReadDir(web.Files(), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "engine-") && strings.HasSuffix(e.Name(), ".wasm.gz") {
+			name = strings.TrimSuffix(e.Name(), ".gz")
+		}
+	}
+	if name == "" {
+		t.Fatal("web/dist holds no engine-<hash>.wasm.gz")
+	}
+	plain, raw := get("/"+name, "")
+	zipped, gz := get("/"+name, "gzip")
+	if plain.StatusCode != http.StatusOK || zipped.StatusCode != http.StatusOK {
+		t.Fatalf("GET /%s = %d / %d; want 200", name, plain.StatusCode, zipped.StatusCode)
+	}
+	for _, r := range []*http.Response{plain, zipped} {
+		if ct, cc := r.Header.Get("Content-Type"), r.Header.Get("Cache-Control"); ct != "application/wasm" || !strings.Contains(cc, "immutable") {
+			t.Errorf("Content-Type %q, Cache-Control %q; want application/wasm, immutable", ct, cc)
+		}
+	}
+	if zipped.Header.Get("Content-Encoding") != "gzip" || plain.Header.Get("Content-Encoding") != "" {
+		t.Errorf("Content-Encoding %q (gzip asked) and %q (not)", zipped.Header.Get("Content-Encoding"), plain.Header.Get("Content-Encoding"))
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unzipped, err := io.ReadAll(zr)
+	if err != nil || !bytes.Equal(unzipped, raw) || !bytes.HasPrefix(raw, []byte("\x00asm")) {
+		t.Fatalf("the gzipped engine unzips to %d bytes (%v); the plain one is %d bytes of WebAssembly: %v", len(unzipped), err, len(raw), bytes.HasPrefix(raw, []byte("\x00asm")))
+	}
+	index, _ := get("/", "")
+	if csp := index.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "'wasm-unsafe-eval'") || strings.Contains(csp, " 'unsafe-eval'") {
+		t.Errorf("the page's CSP %q does not let it compile the engine", csp)
+	}
+	for _, script := range []string{"/app.js", "/sw.js"} {
+		if _, js := get(script, ""); !bytes.Contains(js, []byte(name)) {
+			t.Errorf("%s does not name %s", script, name)
+		}
+	}
+}

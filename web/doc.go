@@ -7,11 +7,17 @@
 // # Outline
 //
 //   - [Files]: the bundled web client (index.html, app.js, app.css; the
-//     console's console.html, console.js, console.css), as
-//     committed in web/dist. `go generate ./web` rebuilds it with
-//     esbuild's Go API (package web/bundle), so building and running ley
+//     console's console.html, console.js, console.css; the service worker
+//     sw.js; the engine, engine-<hash>.wasm.gz), as committed in
+//     web/dist. `go generate ./web` rebuilds it with esbuild's Go API and
+//     the go command (package web/bundle), so building and running ley
 //     needs only Go; a test fails when web/dist is not what the sources
 //     bundle into.
+//   - The engine (web/engine, built for GOOS=js GOARCH=wasm by
+//     web/engine/wasm): the server's own Area simulation in the browser,
+//     for the SDK's prediction and for offline play (docs/offline.md).
+//     TestDivergence drives thousands of seeded intents through it in
+//     Chromium and through the server's Area here, tick by tick.
 //   - The SDK's tests and the web client's tests run in a real headless
 //     Chromium (Debian's chromium package) driven by chromedp from
 //     `go test ./web/...`: the SDK against the golden files of

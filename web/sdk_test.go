@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"io/fs"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +21,7 @@ import (
 
 	"github.com/leyworks/ley/net/view"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/web"
 	"github.com/leyworks/ley/web/bundle"
 	"github.com/leyworks/ley/web/internal/chrome"
 )
@@ -203,21 +208,46 @@ func buildFixtures(t *testing.T) fixtures {
 
 // sdkResult is one case of the SDK's tests, as the page reports it.
 type sdkResult struct {
-	Name  string  `json:"name"`
-	OK    bool    `json:"ok"`
-	Error string  `json:"error"`
-	MS    float64 `json:"ms"`
+	Name    string             `json:"name"`
+	OK      bool               `json:"ok"`
+	Error   string             `json:"error"`
+	MS      float64            `json:"ms"`
+	Figures map[string]float64 `json:"figures"`
 }
 
 const sdkPage = `<!doctype html><meta charset="utf-8"><title>ley SDK tests</title><script src="tests.js"></script>`
 
-// TestSDK bundles the SDK's tests (web/sdk/test) with esbuild and runs
-// them in headless Chromium: the codec against every golden message of
-// net/wire/testdata, the view against net/view on the worked sequence of
-// systems/interest/testdata/sequence, prediction and reconciliation with scripted
-// snapshots, and the session against a scripted server. Each case is a
-// subtest.
-func TestSDK(t *testing.T) {
+// sdkEngines returns the engines web/dist holds (engine-<hash>.wasm.gz),
+// gzipped, by the name the director serves each under (without .gz).
+func sdkEngines(t *testing.T) map[string][]byte {
+	t.Helper()
+	names, err := fs.Glob(web.Files(), "engine-*.wasm.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) == 0 {
+		t.Fatal("web/dist holds no engine-<hash>.wasm.gz (go generate ./web)")
+	}
+	out := map[string][]byte{}
+	for _, n := range names {
+		gz, err := fs.ReadFile(web.Files(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimSuffix(n, ".gz")] = gz
+	}
+	return out
+}
+
+// runSDK bundles the SDK's tests (web/sdk/test) with esbuild and runs
+// them in headless Chromium, on a page served with the fixtures and the
+// engine as web/dist ships it (LEY_ENGINE, which the bundle is built
+// with, names it), and returns what the page reports. query selects the
+// cases (run: a pattern of their names; measure: the measurements, which
+// run only then). The page is cross-origin isolated, for the finer clock
+// a measurement needs.
+func runSDK(t *testing.T, query string) []sdkResult {
+	t.Helper()
 	script, err := bundle.Tests(".")
 	if err != nil {
 		t.Fatal(err)
@@ -227,22 +257,44 @@ func TestSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
-	serve := func(path, ctype string, body []byte) {
+	serve := func(path, ctype string, body []byte, header map[string]string) {
 		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", ctype)
+			w.Header().Set("Cross-Origin-Opener-Policy", "same-origin")
+			w.Header().Set("Cross-Origin-Embedder-Policy", "require-corp")
+			for k, v := range header {
+				w.Header().Set(k, v)
+			}
 			_, _ = w.Write(body)
 		})
 	}
-	serve("/{$}", "text/html; charset=utf-8", []byte(sdkPage))
-	serve("/tests.js", "text/javascript", script)
-	serve("/fixtures.json", "application/json", fx)
+	serve("/{$}", "text/html; charset=utf-8", []byte(sdkPage), nil)
+	serve("/tests.js", "text/javascript", script, nil)
+	serve("/fixtures.json", "application/json", fx, nil)
+	engines := sdkEngines(t)
+	for name, gz := range engines {
+		serve("/"+name, "application/wasm", gz, map[string]string{"Content-Encoding": "gzip"})
+	}
+	// Another engine than web/dist's: web/dist is stale.
+	var missing sync.Map
+	mux.HandleFunc("GET /{name}", func(w http.ResponseWriter, r *http.Request) {
+		if name := r.PathValue("name"); strings.HasPrefix(name, "engine-") {
+			missing.Store(name, true)
+		}
+		http.NotFound(w, r)
+	})
+	defer func() {
+		for name := range missing.Range {
+			t.Errorf("the tests load the engine %s; web/dist holds %v (run go generate ./web)", name, slices.Sorted(maps.Keys(engines)))
+		}
+	}()
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
 	tab := chrome.Start(t).Tab(t)
 	ctx, cancel := context.WithTimeout(tab.Ctx, 60*time.Second)
 	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/"+query)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`window.__leyTests !== undefined && window.__leyTests.done`)); err != nil {
@@ -262,18 +314,52 @@ func TestSDK(t *testing.T) {
 	if res.Error != "" {
 		t.Fatalf("the test page failed: %s", res.Error)
 	}
-	if len(res.Results) < 40 {
-		t.Errorf("%d cases ran; the SDK has more (did a test file drop out of test/main.ts?)", len(res.Results))
+	if ex := tab.Exceptions(); len(ex) > 0 {
+		t.Errorf("uncaught exceptions in the page: %q", ex)
 	}
-	for _, r := range res.Results {
+	return res.Results
+}
+
+// TestSDK runs the SDK's tests (web/sdk/test) in headless Chromium: the
+// codec against every golden message of net/wire/testdata, the view
+// against net/view on the worked sequence of
+// systems/interest/testdata/sequence, prediction and reconciliation on
+// the engine (the server's own rules, as web/dist ships them) with
+// scripted snapshots, and the session against a scripted server. Each
+// case is a subtest.
+func TestSDK(t *testing.T) {
+	results := runSDK(t, "")
+	if len(results) < 40 {
+		t.Errorf("%d cases ran; the SDK has more (did a test file drop out of test/main.ts?)", len(results))
+	}
+	for _, r := range results {
 		t.Run(r.Name, func(t *testing.T) {
 			if !r.OK {
 				t.Error(r.Error)
 			}
 		})
 	}
-	if ex := tab.Exceptions(); len(ex) > 0 {
-		t.Errorf("uncaught exceptions in the page: %q", ex)
+}
+
+// TestSDKPredictionCost measures, in Chromium, what one prediction costs
+// the engine (EngineReplica.predict) with 1, 4 and 8 pending intents in a
+// 64 x 64 Area among about 50 other bodies, and logs the figures
+// (bench/RESULTS.md keeps them). It asserts nothing of them: it fails
+// only when the measurement cannot run.
+func TestSDKPredictionCost(t *testing.T) {
+	results := runSDK(t, "?measure=1&run="+url.QueryEscape("^prediction cost"))
+	if len(results) == 0 {
+		t.Fatal("no measurement ran")
+	}
+	for _, r := range results {
+		if !r.OK {
+			t.Errorf("%s: %s", r.Name, r.Error)
+			continue
+		}
+		t.Log(r.Name)
+		for _, k := range slices.Sorted(maps.Keys(r.Figures)) {
+			t.Logf("  %s: %.1f", k, r.Figures[k])
+		}
 	}
 }
 

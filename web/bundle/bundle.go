@@ -2,11 +2,15 @@ package bundle
 
 import (
 	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -33,8 +37,9 @@ var VendorFiles = []string{"LICENSE", "package.json", "index.js", "encode.js", "
 // console uses the SDK's HTTP client alone, without cbor-x).
 var banners = map[string]string{
 	"app": "/* ley web client: web/app and web/sdk bundled by web/cmd/bundle (go generate ./web). " +
-		"Includes cbor-x (MIT, Kris Zyp: web/third_party/cbor-x/LICENSE). */",
+		"Includes cbor-x (MIT, Kris Zyp: web/third_party/cbor-x/LICENSE) and Go's wasm_exec.js (BSD-3-Clause, The Go Authors: $GOROOT/LICENSE). */",
 	"console": "/* ley operator's console: web/app/src/console.ts and web/sdk bundled by web/cmd/bundle (go generate ./web). */",
+	"sw":      "/* ley web client's service worker: web/app/src/sw.ts bundled by web/cmd/bundle (go generate ./web). */",
 }
 
 // File is one output file, by its name in web/dist.
@@ -86,9 +91,83 @@ func buildErr(msgs []api.Message) error {
 	return fmt.Errorf("%w:%s", ErrBuild, b.String())
 }
 
-// entries are the pages of the web client: each TypeScript entry under
-// app/src, bundled with its CSS into <name>.js and <name>.css.
-var entries = []string{"app", "console"}
+// entries are the scripts of the web client: each TypeScript entry under
+// app/src, bundled with its CSS into <name>.js and <name>.css; sw is the
+// service worker that keeps the client (and its engine) for offline play.
+var entries = []string{"app", "console", "sw"}
+
+// EngineFile is the name of the engine in web/dist: engine-<hash>.wasm,
+// stored gzipped (the director serves it so, or unzipped to a client
+// that takes no gzip), the hash that of the unzipped file, so a new
+// engine is a new name and a browser may keep one for ever.
+func EngineFile(hash string) string { return "engine-" + hash + ".wasm.gz" }
+
+// Engine builds the browser's engine (web/engine/wasm, GOOS=js
+// GOARCH=wasm) with the go command on PATH, reproducibly (-trimpath, no
+// VCS stamp), and returns it gzipped, named by [EngineFile], with the
+// Go toolchain's wasm_exec.js that runs it.
+func Engine(web string) (engine File, wasmExec []byte, err error) {
+	root := filepath.Dir(web)
+	tmp, err := os.MkdirTemp("", "ley-engine-")
+	if err != nil {
+		return File{}, nil, err
+	}
+	defer os.RemoveAll(tmp)
+	out := filepath.Join(tmp, "engine.wasm")
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", out, "./web/engine/wasm")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm", "CGO_ENABLED=0", "GOFLAGS=")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return File{}, nil, fmt.Errorf("%w: go build ./web/engine/wasm: %v\n%s", ErrBuild, err, msg)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		return File{}, nil, err
+	}
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return File{}, nil, fmt.Errorf("bundle: go env GOROOT: %w", err)
+	}
+	wasmExec, err = os.ReadFile(filepath.Join(strings.TrimSpace(string(goroot)), "lib", "wasm", "wasm_exec.js"))
+	if err != nil {
+		return File{}, nil, fmt.Errorf("bundle: the Go toolchain's wasm_exec.js: %w", err)
+	}
+	sum := sha256.Sum256(raw)
+	var z bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression) // a valid level: no error
+	_, _ = zw.Write(raw)                                   // into memory: no error
+	_ = zw.Close()
+	return File{Name: EngineFile(hex.EncodeToString(sum[:6])), Data: z.Bytes()}, wasmExec, nil
+}
+
+// goPlugin resolves the bare import "go:wasm_exec" to the Go toolchain's
+// wasm_exec.js (which defines globalThis.Go, the engine's loader), so the
+// client runs the engine with the runtime support of the Go that built it.
+func goPlugin(wasmExec []byte) api.Plugin {
+	return api.Plugin{Name: "go-wasm-exec", Setup: func(b api.PluginBuild) {
+		b.OnResolve(api.OnResolveOptions{Filter: `^go:wasm_exec$`}, func(api.OnResolveArgs) (api.OnResolveResult, error) {
+			return api.OnResolveResult{Path: "wasm_exec.js", Namespace: "go"}, nil
+		})
+		b.OnLoad(api.OnLoadOptions{Filter: `.*`, Namespace: "go"}, func(api.OnLoadArgs) (api.OnLoadResult, error) {
+			s := string(wasmExec)
+			return api.OnLoadResult{Contents: &s, Loader: api.LoaderJS}, nil
+		})
+	}}
+}
+
+// defines are the constants the client's scripts are built with: the
+// engine's name (LEY_ENGINE) and, for the service worker, the files it
+// keeps (LEY_OFFLINE_FILES) under a cache named by them all
+// (LEY_OFFLINE_CACHE).
+func defines(engine string, files []string) map[string]string {
+	sum := sha256.Sum256([]byte(strings.Join(files, "\n")))
+	list, _ := json.Marshal(files) // strings: no error
+	return map[string]string{
+		"LEY_ENGINE":        fmt.Sprintf("%q", strings.TrimSuffix(engine, ".gz")),
+		"LEY_OFFLINE_FILES": string(list),
+		"LEY_OFFLINE_CACHE": fmt.Sprintf("%q", "ley-"+hex.EncodeToString(sum[:6])),
+	}
+}
 
 // pages are the files of app/ copied as they are.
 var pages = []string{"index.html", "console.html", "favicon.svg"}
@@ -104,7 +183,14 @@ func App(web string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	var files []File
+	engine, wasmExec, err := Engine(web)
+	if err != nil {
+		return nil, err
+	}
+	files := []File{engine}
+	// What the service worker keeps: the player's page and all it loads
+	// (the console is an operator's, online only).
+	offline := []string{"./", "app.js", "app.css", "favicon.svg", strings.TrimSuffix(engine.Name, ".gz")}
 	for _, name := range entries {
 		src := name
 		if name == "app" {
@@ -125,7 +211,8 @@ func App(web string) ([]File, error) {
 			Charset:           api.CharsetUTF8,
 			LegalComments:     api.LegalCommentsEndOfFile,
 			Banner:            map[string]string{"js": banners[name]},
-			Plugins:           []api.Plugin{vendorPlugin(web)},
+			Define:            defines(engine.Name, offline),
+			Plugins:           []api.Plugin{vendorPlugin(web), goPlugin(wasmExec)},
 			LogLevel:          api.LogLevelSilent,
 		})
 		if len(res.Errors) > 0 {
@@ -150,9 +237,14 @@ func App(web string) ([]File, error) {
 }
 
 // Tests bundles the SDK's tests (sdk/test/main.ts under web) into one
-// script for a browser page, unminified, with an inline source map.
+// script for a browser page, unminified, with an inline source map; the
+// page serves the engine as web/dist holds it (LEY_ENGINE names it).
 func Tests(web string) ([]byte, error) {
 	web, err := filepath.Abs(web)
+	if err != nil {
+		return nil, err
+	}
+	engine, wasmExec, err := Engine(web)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +258,8 @@ func Tests(web string) ([]byte, error) {
 		Platform:      api.PlatformBrowser,
 		Target:        api.ES2022,
 		Sourcemap:     api.SourceMapInline,
-		Plugins:       []api.Plugin{vendorPlugin(web)},
+		Define:        defines(engine.Name, nil),
+		Plugins:       []api.Plugin{vendorPlugin(web), goPlugin(wasmExec)},
 		LogLevel:      api.LogLevelSilent,
 	})
 	if len(res.Errors) > 0 {

@@ -26,6 +26,9 @@ const (
 	interestRadius = 24
 	// saveVersion is the version of an offline save's layout.
 	saveVersion = 1
+	// resumeToken is the offline Area's one resume token: nothing on the
+	// page's other side could steal a session.
+	resumeToken = "offline"
 )
 
 // ErrSave: an offline save that cannot be read (another version, or not
@@ -52,9 +55,10 @@ type Offline struct {
 	static wire.Static
 	out    [][]byte
 
-	player  uint32 // the body's entity id; 0 before the first hello
+	player  uint32 // the body's entity id
 	bound   bool
-	session uint32
+	session uint32 // the session's mark (0 before the first hello)
+	version uint16 // the protocol version of the session
 	lastSeq uint32 // the last seq of this session posted (0: none yet)
 	last    uint64 // the tick of the last snapshot
 }
@@ -115,13 +119,18 @@ func (o *Offline) Receive(frame []byte) {
 		return
 	}
 	switch t {
-	case wire.TypeHello:
+	case wire.TypeHello, wire.TypeResume:
 		m, err := wire.DecodeClient(frame)
 		if err != nil {
 			o.send(&wire.Error{Code: wire.CodeOf(err), Detail: wire.Detail(err)})
 			return
 		}
-		o.hello(m.(*wire.Hello))
+		switch m := m.(type) {
+		case *wire.Hello:
+			o.hello(m)
+		case *wire.Resume:
+			o.resume(m)
+		}
 	case wire.TypeIntent:
 		o.intent(frame)
 	case wire.TypeLeave:
@@ -132,8 +141,9 @@ func (o *Offline) Receive(frame []byte) {
 	}
 }
 
-// hello binds the client to the one player: a fresh session, told the
-// Area, its things, and the map of what it sees with its first snapshot.
+// hello binds the client to the one player: a fresh session (its seqs
+// start again), told the Area, its things, and the map of what it sees
+// with its first snapshot.
 func (o *Offline) hello(m *wire.Hello) {
 	v, ok := wire.Negotiate(m.Versions)
 	if !ok {
@@ -141,16 +151,33 @@ func (o *Offline) hello(m *wire.Hello) {
 		return
 	}
 	e, _ := o.sim.Entity(o.player)
-	a := o.sim.Area()
 	o.session++
-	o.bound = true
 	o.lastSeq = 0
 	if pl := o.sim.players.Get(e); pl != nil {
 		pl.AckSeq, pl.Session = 0, o.session
 	}
+	o.version = v
+	o.bind(m.JoinID)
+}
+
+// resume binds the client again to the session it had (its seqs go on),
+// as a host does for a resume token it gave.
+func (o *Offline) resume(m *wire.Resume) {
+	if m.Token != resumeToken || o.session == 0 {
+		o.send(&wire.Error{Code: wire.CodeBadToken, JoinID: m.JoinID, Detail: "unknown or expired resume token"})
+		return
+	}
+	o.bind(m.JoinID)
+}
+
+// bind tells the client it is bound, the Area and its things.
+func (o *Offline) bind(joinID uint64) {
+	e, _ := o.sim.Entity(o.player)
+	a := o.sim.Area()
+	o.bound = true
 	o.view.Reset()
 	b := o.sim.Built()
-	o.send(&wire.HelloAck{JoinID: m.JoinID, Entity: o.player, Tick: a.Tick, Area: 1, ResumeToken: "offline", Version: v})
+	o.send(&wire.HelloAck{JoinID: joinID, Entity: o.player, Tick: a.Tick, Area: 1, ResumeToken: resumeToken, Version: o.version})
 	info := tell.AreaInfo(b, 1, tell.Pacing{SnapshotEvery: snapshotEvery, InterestRadius: interestRadius})
 	if b.Items.MayBuild(e) {
 		info.Rules |= wire.RuleMayBuild
@@ -237,7 +264,7 @@ func (o *Offline) tellItems(a *ecs.Area, e ecs.Entity) {
 	items := o.sim.Built().Items
 	told := [3]bool{}
 	var containers []ecs.Cell
-	for _, ev := range a.Events {
+	for _, ev := range o.sim.Events() {
 		switch ev.Kind {
 		case ecs.EventInventory:
 			told[0] = told[0] || ev.Entity == e

@@ -103,6 +103,29 @@ func TestOfflinePlaysAndKeeps(t *testing.T) {
 	if moved == 0 {
 		t.Fatalf("40 steps: none moved the body (%d refused)", refused)
 	}
+	// Placing the first slot's item (the starter kit's) tells the player its
+	// inventory again, with one item fewer, or refuses the intent.
+	e0, _ := o.Sim().Entity(id)
+	before := o.Sim().Area().InventoryOf(e0).Slots[0]
+	told := false
+	for d := wire.Dir(0); d < 8 && !told; d++ {
+		seq := uint32(100 + d)
+		o.Receive(wire.AppendIntent(nil, &wire.Intent{Seq: seq, Kind: wire.IntentPlace, Dir: d, Item: wire.ItemSlots{From: 0}}))
+		for range 4 {
+			o.Step()
+		}
+		for _, m := range take(t, o) {
+			if inv, ok := m.(*wire.Inventory); ok {
+				if inv.Slots[0].Count != before.Count-1 {
+					t.Fatalf("after a place, the inventory's first slot holds %d; it held %d", inv.Slots[0].Count, before.Count)
+				}
+				told = true
+			}
+		}
+	}
+	if !told {
+		t.Fatal("8 places around the body: none told the player its inventory")
+	}
 	e1, _ := o.Sim().Entity(id)
 	inv := *o.Sim().Area().InventoryOf(e1)
 	saved, err := o.Save()
@@ -126,5 +149,76 @@ func TestOfflinePlaysAndKeeps(t *testing.T) {
 	}
 	if _, err := NewOffline(content.Default(), []byte("not a save")); err == nil {
 		t.Fatal("a save of garbage was taken")
+	}
+}
+
+// TestOfflineAnswersAsAHost: before hello an intent is refused NOT_HELLO;
+// a resume with a token the Area did not give is refused BAD_TOKEN; a
+// resume keeps the session's seqs (an old seq is STALE_SEQ), a hello
+// starts them again; a garbled intent is answered by its seq; leave is
+// answered left.
+func TestOfflineAnswersAsAHost(t *testing.T) {
+	o, err := NewOffline(content.Default(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := func(seq uint32) []byte {
+		return wire.AppendIntent(nil, &wire.Intent{Seq: seq, Kind: wire.IntentStep, Dir: wire.DirS})
+	}
+	code := func(want wire.Code) {
+		t.Helper()
+		o.Step()
+		for _, m := range take(t, o) {
+			switch m := m.(type) {
+			case *wire.Error:
+				if m.Code == want {
+					return
+				}
+			case *wire.IntentResult:
+				if m.Code == want {
+					return
+				}
+			}
+		}
+		t.Fatalf("no answer %v", want)
+	}
+	o.Receive(step(1))
+	code(wire.CodeNotHello)
+	resume, _ := wire.Encode(&wire.Resume{Token: "offline", JoinID: 3})
+	o.Receive(resume)
+	code(wire.CodeBadToken) // no session to resume yet
+	hello(t, o)
+	o.Receive(step(5))
+	o.Step()
+	take(t, o)
+	o.Receive(resume)
+	if msgs := take(t, o); len(msgs) == 0 {
+		t.Fatal("a resume of the session was not answered")
+	} else if ack, ok := msgs[0].(*wire.HelloAck); !ok || ack.JoinID != 3 {
+		t.Fatalf("a resume answered %#v", msgs[0])
+	}
+	o.Receive(step(5))
+	code(wire.CodeStaleSeq)
+	hello(t, o)
+	o.Receive(step(1)) // a new session's seqs start again
+	o.Step()
+	for _, m := range take(t, o) {
+		if r, ok := m.(*wire.IntentResult); ok && r.Code == wire.CodeStaleSeq {
+			t.Fatal("a fresh session's first seq was refused STALE_SEQ")
+		}
+	}
+	garbled := step(9)
+	garbled = garbled[:len(garbled)-1]
+	take(t, o)
+	o.Receive(garbled)
+	if msgs := take(t, o); len(msgs) != 1 {
+		t.Fatalf("a garbled intent was answered with %d messages; want one refusal", len(msgs))
+	}
+	leave, _ := wire.Encode(&wire.Leave{})
+	o.Receive(leave)
+	if msgs := take(t, o); len(msgs) == 0 {
+		t.Fatal("leave was not answered")
+	} else if _, ok := msgs[len(msgs)-1].(*wire.Left); !ok {
+		t.Fatalf("leave answered %#v", msgs[len(msgs)-1])
 	}
 }

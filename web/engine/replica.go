@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/wire"
@@ -49,6 +50,12 @@ type Replica struct {
 	// toggled are the doors a prediction opened or closed, put back after
 	// it: the replica's map is what the server told, never a guess.
 	toggled []ecs.Cell
+	// place's scratch: per square, the generation that wants a body there
+	// (gen) or has one (gen+1); the squares wanted; bodies to move.
+	want    []uint32
+	gen     uint32
+	squares []ecs.Cell
+	spare   []ecs.Entity
 }
 
 // NewReplica builds the Area an area_info describes: its size, cells and
@@ -135,28 +142,81 @@ func (r *Replica) Predict(self Pose, others []int32, pending []Pending) (Pose, e
 // order (OutcomeApplied for an intent it does not replay).
 func (r *Replica) Outcomes() []ecs.Outcome { return r.outcomes }
 
-// place puts the bodies on their squares: the player's, then the others'
-// (one on the player's own square, or off the map's ground, is left out).
+// place puts the bodies on their squares: the player's, and the others'
+// (one on the player's own square, or twice on one, is left out). Bodies
+// already standing where one is wanted stay, the rest move there, and
+// only what is missing is spawned or what is left over despawned: a
+// snapshot moves few of them.
 func (r *Replica) place(self Pose, others []int32) {
 	a := r.a
+	g := a.Grid
 	if a.Alive(r.self) {
 		a.Despawn(r.self)
 	}
+	r.self = ecs.Entity{}
+	if len(r.want) != g.Len() {
+		r.want = make([]uint32, g.Len())
+	}
+	if r.gen >= math.MaxUint32-2 { // a generation past any left in want
+		clear(r.want)
+		r.gen = 0
+	}
+	r.gen++
+	gen := r.gen
+	selfCell := ecs.NoCell
+	if g.In(self.X, self.Y) {
+		selfCell = g.Cell(self.X, self.Y)
+	}
+	// want[c] == gen: a body is wanted on c; gen+1 once one stands there.
+	r.squares = r.squares[:0]
+	for i := 0; i+1 < len(others); i += 2 {
+		x, y := others[i], others[i+1]
+		if !g.In(x, y) {
+			continue
+		}
+		c := g.Cell(x, y)
+		if c == selfCell || r.want[c] == gen {
+			continue
+		}
+		r.want[c] = gen
+		r.squares = append(r.squares, c)
+	}
+	r.gen++ // gen+1 marks a square served
+	kept := r.others[:0]
+	r.spare = r.spare[:0]
 	for _, e := range r.others {
+		p := r.pos.Get(e)
+		if c := g.Cell(p.X, p.Y); r.want[c] == gen {
+			r.want[c] = gen + 1
+			kept = append(kept, e)
+		} else {
+			r.spare = append(r.spare, e)
+		}
+	}
+	for _, c := range r.squares {
+		if r.want[c] != gen {
+			continue // served by a body already there
+		}
+		r.want[c] = gen + 1
+		x, y := g.XY(c)
+		if n := len(r.spare); n > 0 {
+			e := r.spare[n-1]
+			r.spare = r.spare[:n-1]
+			a.MoveBody(e, r.pos.Get(e), x, y)
+			kept = append(kept, e)
+		} else if e, err := a.SpawnPlayer(0, x, y); err == nil {
+			kept = append(kept, e)
+		}
+	}
+	for _, e := range r.spare {
 		a.Despawn(e)
 	}
-	r.others = r.others[:0]
-	g := a.Grid
-	r.self = ecs.Entity{}
-	if g.In(self.X, self.Y) {
+	r.others = kept
+	if selfCell != ecs.NoCell {
 		if e, err := a.SpawnPlayer(1, self.X, self.Y); err == nil {
 			r.self = e
 			r.body.Get(e).Facing = self.Facing
 		}
 	}
-	for i := 0; i+1 < len(others); i += 2 {
-		if e, err := a.SpawnPlayer(0, others[i], others[i+1]); err == nil {
-			r.others = append(r.others, e)
-		}
-	}
+	a.Moves, a.Events = a.Moves[:0], a.Events[:0] // placing is no tick's doing
 }

@@ -40,6 +40,7 @@ type Sim struct {
 	byID    map[uint32]ecs.Entity
 	joins   int
 	answers []Answer
+	events  []ecs.Event
 }
 
 // Answer is the engine's answer to one intent, as the tick that answered
@@ -71,10 +72,11 @@ func NewSim(lib *content.Library, template string, seed uint64, blob []byte) (*S
 	s := &Sim{built: b, a: a, byID: make(map[uint32]ecs.Entity),
 		pos: ecs.NewMap[ecs.Position](&a.World), body: ecs.NewMap[ecs.Body](&a.World),
 		health: ecs.NewMap[ecs.Health](&a.World), players: ecs.NewMap[ecs.Player](&a.World)}
-	a.AfterTick = func(a *ecs.Area) {
+	a.AfterTick = func(a *ecs.Area) { // the tick's answers and events, which the Area forgets when it ends
 		for _, ans := range a.Outbox {
 			s.answers = append(s.answers, Answer{Body: ans.Entity.ID(), Seq: ans.Seq, Outcome: ans.Outcome})
 		}
+		s.events = append(s.events, a.Events...)
 	}
 	a.Wake()
 	return s, nil
@@ -142,9 +144,13 @@ func (s *Sim) Post(id uint32, it ecs.Intent) (bool, error) {
 
 // Step runs one tick, as the host's clock does.
 func (s *Sim) Step() {
-	s.answers = s.answers[:0]
+	s.answers, s.events = s.answers[:0], s.events[:0]
 	s.a.Step()
 }
+
+// Events are what the last tick did that players may be told (ecs.Event),
+// in order. The slice is reused by the next Step.
+func (s *Sim) Events() []ecs.Event { return s.events }
 
 // Answers are the answers the last tick gave, in the order it gave them.
 // The slice is reused by the next Step.

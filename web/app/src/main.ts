@@ -9,19 +9,42 @@
  * played) is cleared at every log out and log in, and every timer belongs
  * to a screen: the realm line is asked again only while the auth or lobby
  * screen shows, by one interval, stopped when play starts.
+ *
+ * Offline play: the landing and the lobby offer it (first of all when the
+ * realm does not answer), and it plays the offline Area (the engine's,
+ * in the page) on the same play screen, from the save this browser keeps
+ * (offlinesave.ts). The engine loads in the background as the page
+ * starts; online play needs none, and predicts with it once it is here.
+ * A service worker (sw.ts) keeps the page and the engine, so that the
+ * page loads, and plays offline, without the realm.
  */
 
+import "go:wasm_exec"; // Go's runtime support, which the engine needs (it defines globalThis.Go)
 import "./style.css";
 
-import { ApiError, Director, type Area, type Me, type Member, type MyInvites, type RealmInfo } from "@leyworks/ley-sdk";
+import {
+  ApiError,
+  Director,
+  type Engine,
+  loadEngine,
+  OfflineRealm,
+  type Area,
+  type Me,
+  type Member,
+  type MyInvites,
+  type RealmInfo,
+} from "@leyworks/ley-sdk";
 
 import { button, byId, field, li, show } from "./dom.js";
 import { realmRefreshMs } from "./hooks.js";
+import { loadSave, SaveError, storeSave } from "./offlinesave.js";
 import { Play } from "./play.js";
 
 const TOKEN_KEY = "ley.token";
-/** The Area being played, kept while the play screen shows, so that a reload goes back to play. */
+/** What is being played (an Area's id, or OFFLINE), kept while the play screen shows, so that a reload goes back to play. */
 const PLAYING_KEY = "ley.playing";
+/** PLAYING_KEY's value while the offline Area is played. */
+const OFFLINE = "offline";
 
 const auth = byId("auth", HTMLElement);
 const lobby = byId("lobby", HTMLElement);
@@ -46,6 +69,13 @@ const buildersTitle = byId("builders-title", HTMLElement);
 const membersList = byId("members", HTMLUListElement);
 const buildersNote = byId("builders-note", HTMLElement);
 const buildersError = byId("builders-error", HTMLElement);
+const offer = byId("offline-offer", HTMLElement);
+const offerTitle = byId("offline-title", HTMLElement);
+const offerText = byId("offline-text", HTMLElement);
+const offlineBtn = byId("play-offline", HTMLButtonElement);
+const freshBtn = byId("offline-fresh", HTMLButtonElement);
+const offlineError = byId("offline-error", HTMLElement);
+const offlineSaved = byId("offline-saved", HTMLElement);
 
 const director = new Director("", { token: sessionStorage.getItem(TOKEN_KEY) });
 const names = new Map<number, string>();
@@ -59,13 +89,37 @@ let buildersOf: Area | null = null;
 
 const player = new Play(
   director,
-  () => void toLobby(),
+  () => back(),
   (message, keepEmail) => toAuth(message, keepEmail ? accountEmail : ""),
-  (area) => {
-    if (area === null) sessionStorage.removeItem(PLAYING_KEY);
-    else sessionStorage.setItem(PLAYING_KEY, String(area));
+  (playing) => {
+    if (playing === null) sessionStorage.removeItem(PLAYING_KEY);
+    else sessionStorage.setItem(PLAYING_KEY, String(playing));
   },
 );
+
+/** engine loads the engine: once per page, a failed load being tried again at the next call. */
+function engine(): Promise<Engine> {
+  return loadEngine(LEY_ENGINE);
+}
+
+// The engine loads in the background: online play predicts with it once
+// it is here, and offline play waits for it.
+engine().then(
+  (e) => (player.engine = e),
+  (e: unknown) => console.warn("the engine did not load (offline play tries again):", e),
+);
+
+// The service worker keeps the page and the engine, so that the page
+// loads and plays offline when the realm cannot be reached.
+if ("serviceWorker" in navigator) {
+  navigator.serviceWorker.register("sw.js").catch((e: unknown) => console.warn("no service worker:", e));
+}
+
+/** screen shows one of the three screens; the offer of offline play shows with the landing and the lobby. */
+function screen(s: HTMLElement): void {
+  show(s, ...[auth, lobby, play].filter((o) => o !== s));
+  offer.hidden = s === play;
+}
 
 /** words turns any failure of the API into a sentence for people. */
 function words(e: unknown): string {
@@ -108,7 +162,19 @@ function toAuth(message = "", email = ""): void {
   authError.textContent = message;
   const input = loginForm.elements.namedItem("email");
   if (input instanceof HTMLInputElement) input.value = email;
-  show(auth, lobby, play);
+  screen(auth);
+  startRealmLine();
+}
+
+/** back shows, after play, the lobby, or the landing when logged out (offline play needs no login). */
+function back(): void {
+  if (director.token !== null) {
+    void toLobby();
+    return;
+  }
+  epoch++;
+  player.stop();
+  screen(auth);
   startRealmLine();
 }
 
@@ -117,7 +183,7 @@ async function toLobby(): Promise<void> {
   player.stop();
   sessionStorage.removeItem(PLAYING_KEY);
   lobbyError.textContent = "";
-  show(lobby, auth, play);
+  screen(lobby);
   startRealmLine();
   try {
     const [me, areas, inv] = await Promise.all([director.me(), director.areas(), director.myInvites()]);
@@ -127,8 +193,10 @@ async function toLobby(): Promise<void> {
     logoutBtn.hidden = false;
     renderAreas(areas, me);
     renderInvites(inv);
+    reachable(true);
   } catch (e) {
     if (mine !== epoch) return;
+    if (e instanceof ApiError && e.status === 0) reachable(false);
     if (e instanceof ApiError && e.status === 401) {
       toAuth(e.code === "SESSION_EXPIRED" ? "Your login ended (a login elsewhere ends this one). Log in again." : "");
       return;
@@ -300,9 +368,97 @@ function toPlay(area: number): void {
   closeBuilders();
   stopRealmLine();
   realm.textContent = "";
-  show(play, auth, lobby);
+  screen(play);
   window.scrollTo(0, 0);
   player.start(area, names);
+}
+
+/** The words of the offer of offline play, when the realm answers and when it does not. */
+const OFFER_WORDS = "Your own home, kept in this browser: walk, build and gather with no realm at all. Nothing made offline reaches the realm.";
+const UNREACHABLE_WORDS =
+  "The realm does not answer (it may be restarting, or this device may be offline). You can still play offline: your own home, kept in this browser. Nothing made offline reaches the realm.";
+
+/** reachable says whether the realm answered its last ask: when not, offline play is offered first, and says why. */
+function reachable(yes: boolean): void {
+  offer.dataset["unreachable"] = String(!yes);
+  offerTitle.textContent = yes ? "Play offline" : "The realm cannot be reached";
+  offerText.textContent = yes ? OFFER_WORDS : UNREACHABLE_WORDS;
+  offlineBtn.classList.toggle("primary", !yes);
+}
+
+/** UnreadableSave: the offline save kept in this browser is none this engine reads (another version's, or damaged). */
+class UnreadableSave extends Error {
+  override name = "UnreadableSave";
+}
+
+/**
+ * playOffline plays the offline Area from the save this browser keeps (a
+ * new home when there is none, or when fresh): the play screen shows at
+ * once, saying it is starting while the engine and the save load. What
+ * fails is said on the offer, back on the landing or the lobby.
+ */
+async function playOffline(fresh = false): Promise<void> {
+  const mine = ++epoch;
+  closeBuilders();
+  stopRealmLine();
+  realm.textContent = "";
+  offlineError.textContent = "";
+  freshBtn.hidden = true;
+  screen(play);
+  window.scrollTo(0, 0);
+  player.startingOffline();
+  try {
+    const [e, save] = await Promise.all([engine(), fresh ? undefined : loadSave()]);
+    if (mine !== epoch) return;
+    player.engine = e;
+    let r: OfflineRealm;
+    try {
+      r = new OfflineRealm(e, { save, onSave: keep });
+    } catch (err) {
+      throw save === undefined ? err : new UnreadableSave(err instanceof Error ? err.message : String(err));
+    }
+    player.startOffline(r);
+  } catch (e) {
+    if (mine !== epoch) return;
+    offlineError.textContent = offlineWords(e);
+    freshBtn.hidden = !(e instanceof UnreadableSave);
+    back();
+  }
+}
+
+/** offlineWords says why offline play could not start, in words. */
+function offlineWords(e: unknown): string {
+  const why = e instanceof Error ? e.message : String(e);
+  if (e instanceof UnreadableSave) {
+    return `The offline home kept in this browser cannot be read by this version of the game (${why}). Start a new one in its place (the old one is lost), or try again after an update.`;
+  }
+  if (e instanceof SaveError) return e.message;
+  return `Offline play cannot start: ${why}. Try again in a moment.`;
+}
+
+/** How many saves of the offline Area were made, and the number of the last one kept in the browser (on #offline-saved). */
+let savesMade = 0;
+let savesKept = 0;
+
+/** keep keeps a save of the offline Area in this browser, and says when it was kept, or why it was not. */
+function keep(save: Uint8Array): void {
+  const n = ++savesMade;
+  offlineSaved.dataset["made"] = String(n);
+  storeSave(save).then(
+    () => {
+      if (n <= savesKept) return;
+      savesKept = n;
+      offlineSaved.dataset["kept"] = String(n);
+      offlineSaved.dataset["failed"] = "false";
+      offlineSaved.textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
+    },
+    (e: unknown) => {
+      const words = e instanceof Error ? e.message : String(e);
+      offlineSaved.dataset["failed"] = "true";
+      offlineSaved.textContent = words;
+      offlineError.textContent = words;
+    },
+  );
 }
 
 /** loggedIn logs in, forgetting whatever the last account left, and goes to the lobby. */
@@ -361,6 +517,9 @@ demoBtn.addEventListener("click", () => {
 });
 
 byId("builders-close", HTMLButtonElement).addEventListener("click", closeBuilders);
+offlineBtn.addEventListener("click", () => void playOffline());
+freshBtn.addEventListener("click", () => void playOffline(true));
+reachable(true);
 
 logoutBtn.addEventListener("click", () => {
   player.stop();
@@ -368,9 +527,15 @@ logoutBtn.addEventListener("click", () => {
 });
 
 // Leaving the page (closing the tab, navigating away, a reload) leaves
-// the Area, best effort; a reload finds the Area it played in
-// sessionStorage and goes back to it.
+// the Area, best effort (the offline Area's socket closing saves it); a
+// reload finds what it played in sessionStorage and goes back to it.
 window.addEventListener("pagehide", () => player.unload());
+// A page hidden (another tab, a phone's home screen) may never come
+// back: the offline Area is saved then too.
+document.addEventListener("visibilitychange", () => {
+  const r = player.offlineRealm;
+  if (document.visibilityState === "hidden" && r !== null) keep(r.save());
+});
 window.addEventListener("pageshow", (ev) => {
   if (ev.persisted) resume();
 });
@@ -399,12 +564,20 @@ function refreshRealm(): void {
       realm.textContent = `${i.open ? "open" : "closed"} · ${i.players} playing${i.message === "" ? "" : ` · ${i.message}`}`;
       demo = i.demo ?? null;
       demoOffer.hidden = demo === null;
+      reachable(true);
     })
-    .catch(() => (realm.textContent = "the realm does not answer"));
+    .catch(() => {
+      realm.textContent = "the realm does not answer";
+      reachable(false);
+    });
 }
 
-/** resume shows the screen the page was on: play if it was playing, else the lobby, or the landing when logged out. */
+/** resume shows the screen the page was on: play (offline, or an Area of the realm) if it was playing, else the lobby, or the landing when logged out. */
 function resume(): void {
+  if (sessionStorage.getItem(PLAYING_KEY) === OFFLINE) {
+    void playOffline();
+    return;
+  }
   if (director.token === null) {
     toAuth();
     return;

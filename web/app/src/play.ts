@@ -9,6 +9,11 @@
  * words for what ends or interrupts play. While the session is not live
  * the map is dimmed and says so, and the banner counts down to the next
  * attempt.
+ *
+ * It plays an Area of the realm, or the offline Area of this browser (an
+ * OfflineRealm: the same session, map and controls, with a bar that says
+ * nothing of it reaches the realm). Once the engine has loaded, every
+ * session predicts with it.
  */
 
 import {
@@ -18,13 +23,16 @@ import {
   type Death,
   type Director,
   DoorState,
+  type Engine,
   EntityFlag,
   EntityKind,
   type EndReason,
   type Hit,
   IntentKind,
   ItemFlag,
+  OFFLINE_AREA,
   ObjectKind,
+  type OfflineRealm,
   Session,
   type SessionState,
 } from "@leyworks/ley-sdk";
@@ -78,9 +86,21 @@ const LOG_LINES = 6;
 /** A walk that has not moved the body for this long has stopped short, in ms. */
 const STUCK_MS = 3000;
 
+/** What is played: an Area of the realm (its id), or the offline Area. */
+export type Playing = number | "offline";
+
+/** The names of the offline Area's one Area, for the HUD. */
+function offlineNames(): Map<number, string> {
+  return new Map([[OFFLINE_AREA, "Your offline home"]]);
+}
+
 /** Play runs the play screen. */
 export class Play {
+  /** The engine, once loaded: every session started after predicts with it. */
+  engine: Engine | undefined;
   private session: Session | null = null;
+  /** The offline Area being played (null: an Area of the realm, or none). */
+  private realm: OfflineRealm | null = null;
   private readonly renderer: Renderer;
   private readonly input: Input;
   private readonly builder: Builder;
@@ -130,17 +150,19 @@ export class Play {
   private readonly takeBtn = byId("take", HTMLButtonElement);
   private readonly hint = byId("hint", HTMLElement);
   private readonly buildHint = byId("build-hint", HTMLElement);
+  private readonly offlineBar = byId("offline-bar", HTMLElement);
 
   /**
-   * onLeave goes back to the lobby; onLoggedOut to the login, with words
-   * (and the account's email filled in, if keepEmail); onPlaying is told the Area being played
-   * (null: none), so that a reload can come back to it.
+   * onLeave goes back to the lobby (or the landing); onLoggedOut to the
+   * login, with words (and the account's email filled in, if keepEmail);
+   * onPlaying is told what is being played (null: nothing), so that a
+   * reload can come back to it.
    */
   constructor(
     private readonly director: Director,
     private readonly onLeave: () => void,
     private readonly onLoggedOut: (message: string, keepEmail: boolean) => void,
-    private readonly onPlaying: (area: number | null) => void,
+    private readonly onPlaying: (playing: Playing | null) => void,
   ) {
     this.renderer = new Renderer(this.canvas);
     const focusMap = (): void => this.canvas.focus({ preventScroll: true });
@@ -215,10 +237,64 @@ export class Play {
     });
   }
 
-  /** start plays Area area; names are the Areas' names, for the HUD. */
+  /** start plays Area area of the realm; names are the Areas' names, for the HUD. */
   start(area: number, names: Map<number, string>): void {
+    this.begin(area, names, null);
+  }
+
+  /** startOffline plays the offline Area of realm. */
+  startOffline(realm: OfflineRealm): void {
+    this.begin(OFFLINE_AREA, offlineNames(), realm);
+  }
+
+  /**
+   * startingOffline shows the offline play screen with no session yet,
+   * its map dimmed and saying so, while the engine and the save load.
+   */
+  startingOffline(): void {
     this.stop();
+    this.clear();
+    this.names = offlineNames();
+    this.showArea(OFFLINE_AREA);
+    this.offlineBar.hidden = false;
+    this.conn.dataset["state"] = "idle";
+    this.conn.textContent = "starting";
+    this.conn.title = "";
+    this.offline.textContent = "Starting offline play…";
+  }
+
+  /** The offline Area being played, or null. */
+  get offlineRealm(): OfflineRealm | null {
+    return this.realm;
+  }
+
+  /** begin plays area: of the realm (realm null) or the offline Area of realm. */
+  private begin(area: number, names: Map<number, string>, realm: OfflineRealm | null): void {
+    this.stop();
+    this.clear();
     this.names = names;
+    this.realm = realm;
+    this.offlineBar.hidden = realm === null;
+    const s =
+      realm === null
+        ? new Session({ director: this.director, area, socket: (url) => new WebSocket(socketUrl(url)), engine: this.engine })
+        : new Session({ director: realm, socket: realm.socket, area, engine: this.engine });
+    this.session = s;
+    this.wire(s);
+    sessionStarted(s);
+    this.showArea(area);
+    this.onPlaying(this.playing(area));
+    s.start();
+    this.canvas.focus({ preventScroll: true });
+    const frame = (now: number): void => {
+      this.frame(now);
+      this.raf = requestAnimationFrame(frame);
+    };
+    this.raf = requestAnimationFrame(frame);
+  }
+
+  /** clear clears the screen of whatever the last session showed. */
+  private clear(): void {
     this.hideBanner();
     this.closingAt = null;
     this.warn = null;
@@ -247,19 +323,11 @@ export class Play {
     this.trader.reset();
     this.showBuilding(null);
     this.setLive("joining");
-    const s = new Session({ director: this.director, area, socket: (url) => new WebSocket(socketUrl(url)) });
-    this.session = s;
-    this.wire(s);
-    sessionStarted(s);
-    this.showArea(area);
-    this.onPlaying(area);
-    s.start();
-    this.canvas.focus({ preventScroll: true });
-    const frame = (now: number): void => {
-      this.frame(now);
-      this.raf = requestAnimationFrame(frame);
-    };
-    this.raf = requestAnimationFrame(frame);
+  }
+
+  /** playing is what onPlaying is told while area is played. */
+  private playing(area: number): Playing {
+    return this.realm === null ? area : "offline";
   }
 
   /** stop leaves the Area (if in one), stops drawing and every timer of the screen. */
@@ -271,7 +339,8 @@ export class Play {
   /**
    * unload leaves the Area (if in one) and stops drawing, but keeps the
    * Area as the one being played: the page is going away (pagehide), and
-   * a reload comes back to it.
+   * a reload comes back to it. Leaving the offline Area closes its
+   * socket, which saves it (OfflineRealm's onSave).
    */
   unload(): void {
     cancelAnimationFrame(this.raf);
@@ -280,8 +349,11 @@ export class Play {
     window.clearTimeout(this.hurtTimer);
     this.view.classList.remove("hurt");
     const s = this.session;
+    const realm = this.realm;
     this.session = null;
+    this.realm = null;
     s?.leave();
+    realm?.close(); // saved as its socket closed; the engine forgets it
   }
 
   private wire(s: Session): void {
@@ -307,7 +379,7 @@ export class Play {
       this.warn = null;
       if (this.banner.dataset["kind"] !== "bad") this.hideBanner();
       this.showArea(e.area);
-      this.onPlaying(e.area);
+      this.onPlaying(this.playing(e.area));
     });
     s.on("rtt", (e) => {
       if (current()) this.rtt.textContent = `rtt ${Math.round(e.smoothedMs)} ms`;
@@ -436,7 +508,8 @@ export class Play {
         return;
       }
       if (e.reason !== "taken_over") {
-        this.showBanner(ENDINGS[e.reason], "bad", "Try again", () => this.start(s.area, this.names));
+        const realm = this.realm;
+        this.showBanner(ENDINGS[e.reason], "bad", "Try again", () => (realm === null ? this.start(s.area, this.names) : this.startOffline(realm)));
       }
     });
   }

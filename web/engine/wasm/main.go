@@ -3,15 +3,31 @@
 // Command wasm is ley's engine for the browser: package engine built for
 // GOOS=js GOARCH=wasm, with the content built into it (no recipes: they
 // are the server's secret). Run by Go's wasm_exec.js, it sets
-// globalThis.leyEngine (its surface is documented in web/sdk/src/engine.ts
-// and web/sdk/README.md) and then waits for calls for as long as the page
-// lives. A method that fails returns a JavaScript Error instead of its
-// result. `go generate ./web` builds it into web/dist.
+// globalThis.leyEngine and then waits for calls for as long as the page
+// lives. Its surface (typed in web/sdk/src/engine.ts, whose loadEngine
+// wraps it; web/sdk/README.md shows its use):
+//
+//   - leyEngine.sim(template, seed): an Area of a template of the
+//     built-in content (join, intent, step, bodies, answers, free);
+//   - leyEngine.replica(areaInfoFrame): the Area an area_info describes,
+//     for prediction (static, walkable, free, and a handle);
+//   - leyEngine.offline(save?): the offline Area behind the client
+//     protocol (receive, step, take, save, free);
+//   - the instance's exports leyBuffer and leyPredict: a replica's
+//     prediction, its arguments and result in the engine's memory, called
+//     with no syscall/js call (one of those costs tens of µs).
+//
+// A method that fails returns a JavaScript Error instead of its result
+// (a Go callback cannot throw); loadEngine throws it. `go generate ./web` builds it into web/dist.
 package main
 
+//lint:file-ignore U1000 the go:wasmexport functions (and what they use) are called by JavaScript, not Go
+
 import (
+	"encoding/binary"
 	"fmt"
 	"syscall/js"
+	"unsafe"
 
 	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/ecs"
@@ -57,34 +73,108 @@ func uint8Array(b []byte) js.Value {
 	return u
 }
 
-// int32Array returns vals as a new Int32Array.
+// int32Array returns vals as a new Int32Array, copied in one call.
 func int32Array(vals []int32) js.Value {
-	u := js.Global().Get("Int32Array").New(len(vals))
+	b := make([]byte, 4*len(vals))
 	for i, v := range vals {
-		u.SetIndex(i, v)
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(v))
 	}
-	return u
+	u := uint8Array(b)
+	return js.Global().Get("Int32Array").New(u.Get("buffer"), 0, len(vals))
 }
 
-// int32s reads an Int32Array (or an array of numbers) argument.
+// int32s reads an Int32Array argument, copied in one call (an array of
+// numbers, one by one).
 func int32s(v js.Value) []int32 {
 	if v.IsUndefined() || v.IsNull() {
 		return nil
 	}
-	out := make([]int32, v.Get("length").Int())
+	n := v.Get("length").Int()
+	out := make([]int32, n)
+	if !v.InstanceOf(js.Global().Get("Int32Array")) {
+		for i := range out {
+			out[i] = int32(v.Index(i).Int())
+		}
+		return out
+	}
+	b := make([]byte, 4*n)
+	js.CopyBytesToGo(b, js.Global().Get("Uint8Array").New(v.Get("buffer"), v.Get("byteOffset"), 4*n))
 	for i := range out {
-		out[i] = int32(v.Index(i).Int())
+		out[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return out
 }
 
-// object makes a JavaScript object of methods.
-func object(methods map[string]func(args []js.Value) any) js.Value {
+// object makes a JavaScript object of methods, with a free() that runs
+// drop, which forgets what they hold: a method called after free()
+// returns an Error. (The methods' js.Funcs stay, a few bytes each: one
+// released would answer a later call with undefined.)
+func object(methods map[string]func(args []js.Value) any, drop func()) js.Value {
 	o := js.Global().Get("Object").New()
+	freed := false
 	for name, fn := range methods {
-		o.Set(name, js.FuncOf(func(_ js.Value, args []js.Value) any { return fn(args) }))
+		o.Set(name, js.FuncOf(func(_ js.Value, args []js.Value) any {
+			if freed {
+				return fail(fmt.Errorf("%s: called after free()", name))
+			}
+			return fn(args)
+		}))
 	}
+	o.Set("free", js.FuncOf(func(js.Value, []js.Value) any {
+		if !freed {
+			freed = true
+			drop()
+		}
+		return nil
+	}))
 	return o
+}
+
+// buf is the memory the fast calls share with JavaScript (leyBuffer,
+// leyPredict): JavaScript writes their arguments there and reads their
+// results, which costs no call of syscall/js (one costs tens of µs).
+var buf []int32
+
+// leyBuffer makes buf hold at least n values and returns its address in
+// the engine's memory (the instance's exports.mem).
+//
+//go:wasmexport leyBuffer
+func leyBuffer(n int32) uint32 {
+	if int(n) > len(buf) {
+		buf = make([]int32, max(int(n), 2*len(buf), 256))
+	}
+	return uint32(uintptr(unsafe.Pointer(&buf[0])))
+}
+
+// replicas are the live replicas, by handle (nil: freed).
+var replicas []*engine.Replica
+
+// pending is leyPredict's scratch.
+var pending []engine.Pending
+
+// leyPredict predicts on replica handle: the body at (x, y) facing
+// facing, the others' squares in buf[0:2*others], the pending intents'
+// (wire kind, dir) pairs after them. It writes x, y, facing to buf[0:3]
+// and returns 0, or -1 for a handle that names no replica (or buffers
+// too short).
+//
+//go:wasmexport leyPredict
+func leyPredict(handle, x, y, facing, others, npending int32) int32 {
+	if handle < 0 || int(handle) >= len(replicas) || replicas[handle] == nil || others < 0 || npending < 0 || int(2*(others+npending)) > len(buf) {
+		return -1
+	}
+	pending = pending[:0]
+	for i := 2 * others; i < 2*(others+npending); i += 2 {
+		in := wire.Intent{Kind: wire.IntentKind(buf[i]), Dir: wire.Dir(buf[i+1])}
+		it := tell.Intent(&in, 0)
+		pending = append(pending, engine.Pending{Kind: it.Kind, Dir: it.Dir})
+	}
+	pose, err := replicas[handle].Predict(engine.Pose{X: x, Y: y, Facing: ecs.Dir(facing)}, buf[:2*others], pending)
+	if err != nil {
+		return -1
+	}
+	buf[0], buf[1], buf[2] = pose.X, pose.Y, int32(pose.Facing)
+	return 0
 }
 
 // newSim: leyEngine.sim(template, seed) builds an Area of the embedded
@@ -127,11 +217,12 @@ func newSim(_ js.Value, args []js.Value) any {
 			}
 			return int32Array(out)
 		},
-	})
+	}, func() { s = nil })
 }
 
 // newReplica: leyEngine.replica(areaInfoFrame) builds the Area an
-// area_info frame describes, for prediction.
+// area_info frame describes, for prediction: an object with static,
+// walkable, free and its handle, which leyPredict takes.
 func newReplica(_ js.Value, args []js.Value) any {
 	if len(args) < 1 {
 		return fail(fmt.Errorf("replica(areaInfoFrame)"))
@@ -148,8 +239,9 @@ func newReplica(_ js.Value, args []js.Value) any {
 	if err != nil {
 		return fail(err)
 	}
-	var pending []engine.Pending
-	return object(map[string]func([]js.Value) any{
+	handle := len(replicas)
+	replicas = append(replicas, r)
+	o := object(map[string]func([]js.Value) any{
 		// static(frame) lays the map of one cell.
 		"static": func(a []js.Value) any {
 			m, err := wire.Decode(bytesOf(a[0]))
@@ -165,25 +257,12 @@ func newReplica(_ js.Value, args []js.Value) any {
 			}
 			return nil
 		},
-		// predict(x, y, facing, others, pending): others are x, y pairs;
-		// pending kind, dir pairs (wire kinds). It returns [x, y, facing].
-		"predict": func(a []js.Value) any {
-			p := int32s(a[4])
-			pending = pending[:0]
-			for i := 0; i+1 < len(p); i += 2 {
-				in := wire.Intent{Kind: wire.IntentKind(p[i]), Dir: wire.Dir(p[i+1])}
-				it := tell.Intent(&in, 0)
-				pending = append(pending, engine.Pending{Kind: it.Kind, Dir: it.Dir})
-			}
-			pose, err := r.Predict(engine.Pose{X: int32(a[0].Int()), Y: int32(a[1].Int()), Facing: ecs.Dir(a[2].Int())}, int32s(a[3]), pending)
-			if err != nil {
-				return fail(err)
-			}
-			return int32Array([]int32{pose.X, pose.Y, int32(pose.Facing)})
-		},
 		// walkable(x, y): the map lets a body stand there, bodies aside.
 		"walkable": func(a []js.Value) any { return r.Walkable(int32(a[0].Int()), int32(a[1].Int())) },
-	})
+	}, func() { replicas[handle], r = nil, nil })
+	// predict goes through leyPredict (the SDK's loadEngine wraps it).
+	o.Set("handle", handle)
+	return o
 }
 
 // newOffline: leyEngine.offline(save?) builds the offline Area (from a
@@ -219,5 +298,5 @@ func newOffline(_ js.Value, args []js.Value) any {
 			}
 			return uint8Array(b)
 		},
-	})
+	}, func() { o = nil })
 }

@@ -20,7 +20,7 @@ export { decodeMessage, decodeClientMessage, encodeMessage } from "./codec.js";
 export { Op, readRecords, RecordWriter, type EntityState, type SnapshotRecord } from "./records.js";
 export { seqAfter, seqAtOrBefore, nextSeq } from "./seq.js";
 export { AreaView, ViewError, type CellMap } from "./view.js";
-export { Predictor, actionPose, stepPose, type PendingIntent, type Pose, type Terrain } from "./prediction.js";
+export { Predictor, type PendingIntent, type Pose, type PredictorOptions } from "./prediction.js";
 export { Interpolator, type Point } from "./interpolation.js";
 export { inferCombat, type Combat, type Death, type Hit } from "./combat.js";
 export { Emitter, type Listener } from "./emitter.js";
@@ -70,3 +70,5 @@ export {
   type SessionState,
 } from "./session.js";
 export { Spectator, type SpectatorEvents, type SpectatorOptions, type SpectatorState } from "./spectator.js";
+export { loadEngine, type Engine, type EngineOffline, type EngineReplica, type EngineSim } from "./engine.js";
+export { OFFLINE_AREA, OfflineRealm, type OfflineOptions } from "./offline.js";

@@ -1,17 +1,24 @@
 /**
  * Client-side prediction with server reconciliation for the player's own
- * body. The player's steps move the predicted pose at once, and actions
- * turn it; the intents sent and not yet answered are kept by seq; every
- * snapshot resets the prediction to the server's pose of the body and
- * replays the intents still pending after its `ack_seq`; a refused intent
- * is dropped and the rest replayed, so a refused step rolls back, and a
- * snapshot that never came (latest-wins) changes nothing, since the next
- * one settles the same seqs.
+ * body. The intents sent and not yet answered are kept by seq; the
+ * predicted pose is the server's pose of the body with every pending
+ * intent replayed on it by the engine ({@link EngineReplica.predict}: the
+ * server's own movement rules, on a replica of the Area as the client was
+ * told of it), so it moves and turns exactly as the server will, as far
+ * as the world the client knows stays still. Every snapshot re-bases the
+ * prediction on the server's pose and replays the intents still pending
+ * after its `ack_seq`; a refused intent is dropped and the rest replayed,
+ * so a refused step rolls back, and a snapshot that never came
+ * (latest-wins) changes nothing, since the next one settles the same seqs.
+ *
+ * Without a replica (no engine, or the Area's not built yet) nothing is
+ * predicted: the predicted pose is the server's.
  *
  * @module
  */
 
-import { type Cell, DIR_DELTA, type Dir, IntentKind, type ItemSlots, isDiagonal } from "./protocol.js";
+import type { EngineReplica } from "./engine.js";
+import type { Cell, Dir, IntentKind, ItemSlots } from "./protocol.js";
 import { seqAtOrBefore } from "./seq.js";
 
 /** Where a body stands and which way it faces. */
@@ -41,82 +48,64 @@ export interface PendingIntent {
   stale: boolean;
 }
 
-/** Terrain is what a prediction asks of the world. */
-export interface Terrain {
-  /** passable reports whether the body could step onto (x, y) now: on the grid, walkable, no other body there. */
-  passable(x: number, y: number): boolean;
+/** PredictorOptions configure a {@link Predictor}. */
+export interface PredictorOptions {
   /**
-   * walkable, when given, reports whether the map lets a body stand on
-   * (x, y), bodies aside. A diagonal step is then blocked (the body turns
-   * without moving) when either square beside it, (x1, y0) or (x0, y1),
-   * is not walkable: bodies do not cut the corners of walls and objects.
+   * others returns the squares of every other body in view (players and
+   * creatures), as x, y pairs: they stop the body as the server's do.
+   * None by default.
    */
-  walkable?(x: number, y: number): boolean;
+  others?: () => Int32Array;
   /**
-   * onGrid, when given, reports whether (x, y) is a square of the Area. A
-   * step off the grid leaves the pose as it is (the server refuses it
-   * OUT_OF_BOUNDS without turning the body); without onGrid such a step
-   * turns the body like any blocked one.
+   * onError is told of a replica that threw; the predictor drops it (see
+   * {@link Predictor.replica}) and predicts nothing until it is given
+   * another.
    */
-  onGrid?(x: number, y: number): boolean;
-  /** diagonal reports whether the Area allows diagonal steps. */
-  readonly diagonal: boolean;
+  onError?: (err: unknown) => void;
 }
 
-/**
- * stepPose returns the pose after a step in dir as the server would apply
- * it: the body moves when the square is passable (and, for a diagonal, the
- * two squares beside it are walkable), and faces dir; a step into a wall,
- * an object or a body turns it without moving it. A diagonal where the
- * Area allows none (refused NOT_ALLOWED) and a step off the grid (refused
- * OUT_OF_BOUNDS) change nothing.
- */
-export function stepPose(p: Pose, dir: Dir, t: Terrain): Pose {
-  if (isDiagonal(dir) && !t.diagonal) return { ...p };
-  const [dx, dy] = DIR_DELTA[dir] as readonly [number, number];
-  const x = p.x + dx;
-  const y = p.y + dy;
-  if (t.onGrid !== undefined && !t.onGrid(x, y)) return { ...p };
-  if (!t.passable(x, y)) return { ...p, facing: dir };
-  if (dx !== 0 && dy !== 0 && t.walkable !== undefined && (!t.walkable(x, p.y) || !t.walkable(p.x, y))) {
-    return { ...p, facing: dir };
-  }
-  return { x, y, facing: dir };
-}
-
-/**
- * actionPose returns the pose after an action in dir: the body turns to
- * face the square it acts on, and does not move. What the action does (a
- * door opened, a creature hurt) is not predicted: it shows in the next
- * static or snapshot. A diagonal where the Area allows none (refused
- * NOT_ALLOWED) changes nothing.
- */
-export function actionPose(p: Pose, dir: Dir, t: Terrain): Pose {
-  if (isDiagonal(dir) && !t.diagonal) return { ...p };
-  return { ...p, facing: dir };
-}
-
-/** predict applies one intent to a pose: steps and actions; move-tos and stops are the server's to carry out. */
-function predict(p: Pose, q: Pick<PendingIntent, "kind" | "dir">, t: Terrain): Pose {
-  switch (q.kind) {
-    case IntentKind.Step:
-      return stepPose(p, q.dir, t);
-    case IntentKind.Action:
-      return actionPose(p, q.dir, t);
-    default:
-      return p;
-  }
-}
+const NO_BODIES = new Int32Array(0);
 
 /**
  * Predictor keeps the pending intents of one session and the predicted
- * pose of its body. It belongs to one session; every method is O(pending),
- * and pending is at most the Area's queue length in practice.
+ * pose of its body. It belongs to one session; every method but a
+ * prediction is O(pending), and a prediction is one call of the engine
+ * (pending is at most the Area's queue length in practice).
  */
 export class Predictor {
+  private current: EngineReplica | null = null;
+
   private readonly pending: PendingIntent[] = [];
+  private readonly others: () => Int32Array;
+  private readonly onError: (err: unknown) => void;
   private server: Pose | null = null;
   private pose: Pose | null = null;
+
+  constructor(opts: PredictorOptions = {}) {
+    this.others = opts.others ?? (() => NO_BODIES);
+    this.onError = opts.onError ?? (() => {});
+  }
+
+  /**
+   * replica is the engine's replica of the Area the predictions run on,
+   * or null: nothing is predicted (the predicted pose is the server's).
+   * A new one is used from the next prediction on (sent, reconcile,
+   * replay); the one it replaces is freed.
+   */
+  get replica(): EngineReplica | null {
+    return this.current;
+  }
+
+  set replica(r: EngineReplica | null) {
+    const old = this.current;
+    this.current = r;
+    if (old === null || old === r) return;
+    try {
+      old.free();
+    } catch {
+      // An engine that stopped has nothing left to free.
+    }
+  }
 
   /** predicted is the body's predicted pose; null until a snapshot showed the body. */
   get predicted(): Pose | null {
@@ -138,10 +127,10 @@ export class Predictor {
     return this.pending.find((p) => p.seq === seq);
   }
 
-  /** sent records an intent just sent; a step moves the prediction at once, an action turns it. */
-  sent(p: PendingIntent, t: Terrain): void {
+  /** sent records an intent just sent, and predicts it at once (a step moves the body, an action turns it). */
+  sent(p: PendingIntent): void {
     this.pending.push(p);
-    if (this.pose !== null) this.pose = predict(this.pose, p, t);
+    this.replay();
   }
 
   /**
@@ -172,22 +161,41 @@ export class Predictor {
 
   /**
    * reconcile takes the server's pose of the body (null when the snapshot
-   * does not show it) and replays the pending steps on it.
+   * does not show it) and replays the pending intents on it.
    */
-  reconcile(server: Pose | null, t: Terrain): void {
+  reconcile(server: Pose | null): void {
     this.server = server === null ? null : { ...server };
-    this.replay(t);
+    this.replay();
   }
 
-  /** replay recomputes the prediction: the server's pose, then every pending step in order. */
-  replay(t: Terrain): void {
-    if (this.server === null) {
+  /**
+   * replay recomputes the prediction: the server's pose, with every
+   * pending intent answered in order by the engine's replica (without
+   * one, the server's pose as it is).
+   */
+  replay(): void {
+    const server = this.server;
+    if (server === null) {
       this.pose = null;
       return;
     }
-    let p: Pose = { ...this.server };
-    for (const q of this.pending) p = predict(p, q, t);
-    this.pose = p;
+    this.pose = { ...server };
+    const r = this.replica;
+    if (r === null || this.pending.length === 0) return;
+    const intents = new Int32Array(2 * this.pending.length);
+    this.pending.forEach((p, i) => {
+      intents[2 * i] = p.kind;
+      intents[2 * i + 1] = p.dir;
+    });
+    try {
+      const got: unknown = r.predict(server.x, server.y, server.facing, this.others(), intents);
+      // (An engine whose Go program died answers undefined.)
+      if (!(got instanceof Int32Array) || got.length !== 3) throw new Error(`the engine's predict answered ${String(got)}`);
+      this.pose = { x: got[0] as number, y: got[1] as number, facing: got[2] as number };
+    } catch (e) {
+      this.replica = null;
+      this.onError(e);
+    }
   }
 
   /**

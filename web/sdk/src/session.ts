@@ -14,9 +14,10 @@ import { Code, codeName } from "./codes.js";
 import { decodeMessage, encodeMessage } from "./codec.js";
 import { ApiError, type Director, type JoinAnswer } from "./director.js";
 import { Emitter } from "./emitter.js";
+import type { Engine, EngineReplica } from "./engine.js";
 import { Interpolator } from "./interpolation.js";
 import { type Logger, consoleLogger } from "./log.js";
-import { type PendingIntent, Predictor, type Pose, type Terrain } from "./prediction.js";
+import { type PendingIntent, Predictor, type Pose } from "./prediction.js";
 import {
   type Amount,
   type AreaInfo,
@@ -34,7 +35,6 @@ import {
   type Plot,
   PROTOCOL_VERSION,
   type Recipe,
-  Rule,
   SNAPSHOT_RESET,
   type Stack,
   type Trade,
@@ -207,8 +207,8 @@ export type GameSocket = Pick<WebSocket, "binaryType" | "onopen" | "onmessage" |
 
 /** SessionOptions configure a {@link Session}. */
 export interface SessionOptions {
-  /** The director, logged in. */
-  director: Director;
+  /** The director, logged in (or an OfflineRealm: what a session asks of a realm is a join and who it is). */
+  director: Pick<Director, "join" | "me">;
   /** The Area to join. */
   area: number;
   logger?: Logger;
@@ -230,6 +230,14 @@ export interface SessionOptions {
    * such events turns it off and emits its own of the same shapes.
    */
   inferCombat?: boolean;
+  /**
+   * The engine ({@link loadEngine}): with it the session predicts its
+   * player's steps and actions by the server's own rules, on a replica of
+   * each Area built from its area_info and statics. Without it nothing is
+   * predicted: `predicted` is the last snapshot's pose, and a step shows
+   * once the server applied it.
+   */
+  engine?: Engine;
 }
 
 const RTT_ALPHA = 0.25;
@@ -288,8 +296,9 @@ export class Session {
   readonly interpolator = new Interpolator();
 
   private readonly events: Emitter<SessionEvents>;
-  private readonly predictor = new Predictor();
-  private readonly director: Director;
+  private readonly predictor: Predictor;
+  private readonly engine: Engine | null;
+  private readonly director: Pick<Director, "join" | "me">;
   private readonly log: Logger;
   private readonly clock: Clock;
   private readonly random: () => number;
@@ -342,6 +351,10 @@ export class Session {
   private plotList: readonly Plot[] = [];
   private resumeTick = -1; // hello_ack's tick of the last resume, while resent intents may be in doubt
   private readonly resentSeqs = new Set<number>(); // seqs sent again after the last resume
+  // The last static frame of each cell, as received: a replica built
+  // anew for the same Area (a resume's area_info) is laid with those the
+  // view keeps, which the server does not send again.
+  private readonly staticFrames = new Map<number, Uint8Array>();
 
   constructor(opts: SessionOptions) {
     this.director = opts.director;
@@ -355,6 +368,11 @@ export class Session {
     this.graceMarginMs = opts.graceMarginMs ?? 500;
     this.bindTimeoutMs = opts.bindTimeoutMs ?? 10_000;
     this.inferCombat = opts.inferCombat ?? true;
+    this.engine = opts.engine ?? null;
+    this.predictor = new Predictor({
+      others: () => this.others(),
+      onError: (err) => this.log.error("the engine's prediction failed; predicting nothing", { err: String(err) }),
+    });
     this.events = new Emitter((event, err) => this.log.error("a listener threw", { event, err }));
   }
 
@@ -1062,22 +1080,23 @@ export class Session {
     }
   }
 
-  private terrain(): Terrain {
-    const v = this.view;
-    const self = this.ownEntity;
-    return {
-      diagonal: ((v.info?.rules ?? 0) & Rule.Diagonal) !== 0,
-      passable: (x, y) => v.walkable(x, y) && v.entityAt(x, y, self) === undefined,
-      walkable: (x, y) => v.walkable(x, y),
-      onGrid: (x, y) => v.onGrid(x, y),
-    };
+  /** others lists the squares of every body in view but the player's own, as x, y pairs (what a prediction steps around). */
+  private others(): Int32Array {
+    const out = new Int32Array(2 * this.view.entities.size);
+    let n = 0;
+    for (const e of this.view.entities.values()) {
+      if (e.id === this.ownEntity) continue;
+      out[n++] = e.x;
+      out[n++] = e.y;
+    }
+    return out.subarray(0, n);
   }
 
   private send(o: Outgoing): void {
     this.seq = nextSeq(this.seq);
     const p: PendingIntent = { seq: this.seq, ...o.req, sentAt: this.clock.now(), resent: false, stale: false };
     this.outgoing.set(p.seq, o);
-    this.predictor.sent(p, this.terrain());
+    this.predictor.sent(p);
     this.sendRaw({ type: "intent", seq: p.seq, kind: p.kind, dir: p.dir, target: p.target, item: p.item ?? NO_ITEM });
   }
 
@@ -1116,22 +1135,24 @@ export class Session {
       this.drop("a text frame");
       return;
     }
+    const frame = new Uint8Array(data);
     let m: Message;
     try {
-      m = decodeMessage(new Uint8Array(data));
+      m = decodeMessage(frame);
     } catch (e) {
       this.drop(e instanceof MalformedError ? e.message : String(e), { bytes: data.byteLength });
       return;
     }
     try {
-      this.handle(m);
+      this.handle(m, frame);
     } catch (e) {
       // A bug of ours must not take the page down with it either.
       this.log.error("handling a message failed", { type: m.type, err: String(e) });
     }
   }
 
-  private handle(m: Message): void {
+  /** handle acts on one message of the server; frame is its bytes as received (the engine's replica takes area_info and static so). */
+  private handle(m: Message, frame: Uint8Array): void {
     switch (m.type) {
       case "hello_ack":
         this.onHelloAck(m.joinId, m.entity, m.tick, m.area, m.resumeToken);
@@ -1167,6 +1188,7 @@ export class Session {
         this.kinds = new Map(m.items.map((k) => [k.code, k]));
         this.plotList = m.plots;
         this.view.applyAreaInfo(m);
+        this.buildReplica(frame);
         this.interpolator.durationMs = m.stepMs;
         this.events.emit("areaInfo", m);
         return;
@@ -1177,6 +1199,8 @@ export class Session {
           this.drop(String(e));
           return;
         }
+        this.staticFrames.set(m.cell, frame);
+        this.layStatic(frame);
         this.events.emit("static", { cell: m.cell });
         return;
       case "presence":
@@ -1245,6 +1269,42 @@ export class Session {
     }
   }
 
+  /**
+   * buildReplica builds the engine's replica of the Area an area_info
+   * frame describes, laid with the maps the view keeps of it (none in a
+   * new Area): the predictions run on it from the next one on. Without
+   * an engine, or when it fails, nothing is predicted.
+   */
+  private buildReplica(areaInfo: Uint8Array): void {
+    this.predictor.replica = null;
+    for (const cell of this.staticFrames.keys()) {
+      if (!this.view.maps.has(cell)) this.staticFrames.delete(cell);
+    }
+    if (this.engine === null) return;
+    let r: EngineReplica;
+    try {
+      r = this.engine.replica(areaInfo);
+    } catch (e) {
+      this.log.error("the engine could not build the Area; predicting nothing", { err: String(e) });
+      return;
+    }
+    this.predictor.replica = r;
+    for (const frame of this.staticFrames.values()) this.layStatic(frame);
+  }
+
+  /** layStatic lays a static frame on the replica; one that fails drops the replica (and the prediction with it). */
+  private layStatic(frame: Uint8Array): void {
+    const r = this.predictor.replica;
+    if (r === null) return;
+    try {
+      r.static(frame);
+    } catch (e) {
+      this.log.error("the engine could not lay a cell's map; predicting nothing", { err: String(e) });
+      this.predictor.replica = null;
+      this.predictor.replay();
+    }
+  }
+
   private onHelloAck(joinId: bigint, entity: number, tick: number, area: number, token: string): void {
     if (this.st !== "binding") {
       this.drop(`hello_ack in state ${this.st}`);
@@ -1265,6 +1325,8 @@ export class Session {
       this.view.reset();
       this.interpolator.clear();
       this.boxes.clear();
+      this.staticFrames.clear();
+      this.predictor.replica = null; // the new Area's area_info builds its own
     }
     // A trade does not outlive its players' connections: the server voided
     // it as this one dropped (and what it said of it was lost with it).
@@ -1338,7 +1400,7 @@ export class Session {
       for (const d of c.deaths) this.events.emit("death", d);
     }
     this.noticeRespawn(pose, own);
-    this.predictor.reconcile(own === undefined ? null : { x: own.x, y: own.y, facing: own.facing }, this.terrain());
+    this.predictor.reconcile(own === undefined ? null : { x: own.x, y: own.y, facing: own.facing });
     for (const e of this.view.entities.values()) {
       if (e.id !== this.ownEntity) this.interpolator.observe(e.id, e.x, e.y, now);
     }
@@ -1408,7 +1470,7 @@ export class Session {
       return;
     }
     this.predictor.take(seq);
-    this.predictor.replay(this.terrain());
+    this.predictor.replay();
     if (!p.resent) this.sampleRtt(this.clock.now() - p.sentAt);
     const o = this.outgoing.get(seq);
     this.outgoing.delete(seq);

@@ -2,7 +2,8 @@
  * A small test harness for the SDK's tests, which run in a browser: test
  * registers a case, the assertions throw on a mismatch, and run reports
  * every case to the page (window.__leyTests) for the Go test that drives
- * the browser.
+ * the browser. measure registers a measurement: it runs only when asked
+ * for, and its figures go back to the Go test, which logs them.
  *
  * @module
  */
@@ -25,22 +26,39 @@ export interface Fixtures {
   };
 }
 
+/** What a measurement found, by what was measured. */
+export type Figures = Record<string, number>;
+
 /** The result of one case. */
 export interface Result {
   name: string;
   ok: boolean;
   error: string;
   ms: number;
+  /** A measurement's figures (none for a test). */
+  figures: Figures;
 }
 
-type Case = { name: string; fn: (fx: Fixtures) => void | Promise<void> };
+type Case = { name: string; measure: boolean; fn: (fx: Fixtures) => void | Figures | Promise<void | Figures> };
 
 const cases: Case[] = [];
 
+function register(c: Case): void {
+  if (cases.some((o) => o.name === c.name)) throw new Error(`case ${c.name} registered twice`);
+  cases.push(c);
+}
+
 /** test registers a case; fn gets the fixtures. */
 export function test(name: string, fn: (fx: Fixtures) => void | Promise<void>): void {
-  if (cases.some((c) => c.name === name)) throw new Error(`test ${name} registered twice`);
-  cases.push({ name, fn });
+  register({ name, measure: false, fn });
+}
+
+/**
+ * measure registers a measurement: fn returns its figures. Measurements
+ * run only when run is asked for them, and never with the tests.
+ */
+export function measure(name: string, fn: (fx: Fixtures) => Figures | Promise<Figures>): void {
+  register({ name, measure: true, fn });
 }
 
 /** AssertionError is a failed assertion. */
@@ -110,18 +128,21 @@ export function throws<E extends Error>(fn: () => unknown, cls: abstract new (..
   throw new AssertionError(`${what}: did not throw; want a ${cls.name}`);
 }
 
-/** run runs every case in order and returns the results. */
-export async function run(fx: Fixtures, only?: RegExp): Promise<Result[]> {
+/**
+ * run runs every test (or, with measurements, every measurement) whose
+ * name only matches, in order, and returns the results.
+ */
+export async function run(fx: Fixtures, only: RegExp | undefined, measurements: boolean): Promise<Result[]> {
   const out: Result[] = [];
   for (const c of cases) {
-    if (only !== undefined && !only.test(c.name)) continue;
+    if (c.measure !== measurements || (only !== undefined && !only.test(c.name))) continue;
     const t0 = performance.now();
     try {
-      await c.fn(fx);
-      out.push({ name: c.name, ok: true, error: "", ms: performance.now() - t0 });
+      const figures = (await c.fn(fx)) ?? {};
+      out.push({ name: c.name, ok: true, error: "", ms: performance.now() - t0, figures });
     } catch (e) {
       const msg = e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e);
-      out.push({ name: c.name, ok: false, error: msg, ms: performance.now() - t0 });
+      out.push({ name: c.name, ok: false, error: msg, ms: performance.now() - t0, figures: {} });
     }
   }
   return out;

@@ -1,7 +1,8 @@
 /**
  * The session against a scripted server: join correlation, states,
- * prediction and reconciliation through real messages, the reconnect
- * coordinator, takeover, closing Areas, portals, and garbage.
+ * prediction and reconciliation through real messages (on the engine, the
+ * server's own rules), the reconnect coordinator, takeover, closing
+ * Areas, portals, and garbage.
  */
 
 import {
@@ -11,6 +12,8 @@ import {
   ContainerFlag,
   Dir,
   DoorState,
+  type Engine,
+  type EngineReplica,
   type EntityState,
   Floor,
   IntentKind,
@@ -29,7 +32,9 @@ import {
   type Trade,
   TradeConfirmed,
   TradeStatus,
+  encodeMessage,
 } from "../src/index.js";
+import { engine } from "./engine.js";
 import { eq, ok, test, unhex } from "./harness.js";
 import { CaptureLogger, FakeClock, FakeDirector, FakeSocket, settle } from "./fakes.js";
 
@@ -60,6 +65,7 @@ interface Env {
   states: SessionState[];
 }
 
+/** newEnv makes a session on fakes, predicting with the engine unless opts say otherwise. */
 function newEnv(opts: Partial<SessionOptions> = {}): Env {
   const clock = new FakeClock();
   const dir = new FakeDirector();
@@ -76,6 +82,7 @@ function newEnv(opts: Partial<SessionOptions> = {}): Env {
       sockets.push(ws);
       return ws;
     },
+    engine: engine(),
     ...opts,
   });
   const states: SessionState[] = [];
@@ -524,7 +531,7 @@ test("session: the inventory keeps its stash, and area_info's plots show", async
   eq(env.s.plots, [], "an area_info without plots");
 });
 
-test("session: prediction walks where the map lets it: a closed door stops it until its static says it is open", async () => {
+test("session: prediction walks where the map lets it: a closed door stops it unless an action opens it, or its static says it is open", async () => {
   const env = newEnv();
   const ws = await bind(env);
   // A closed door east of the body, at (5, 4); water south of it, at (4, 5).
@@ -544,7 +551,9 @@ test("session: prediction walks where the map lets it: a closed door stops it un
   ws.deliver({ type: "intent_result", seq: 2, code: Code.BLOCKED });
   void env.s.action(Dir.E);
   void env.s.step(Dir.E);
-  eq(env.s.predicted, { x: 4, y: 4, facing: Dir.E }, "the action that opens it is not predicted: the step still stops");
+  eq(env.s.predicted, { x: 5, y: 4, facing: Dir.E }, "the action opens it, as the server's does: the step goes through");
+  ws.deliver({ type: "intent_result", seq: 3, code: Code.NOT_ALLOWED });
+  eq(env.s.predicted, { x: 4, y: 4, facing: Dir.E }, "the action refused: the door stays closed, the step stops");
   ws.deliver(door(DoorState.Open, 3));
   ws.deliver(snapshot(3, 4, 4, false));
   eq(env.s.predicted, { x: 5, y: 4, facing: Dir.E }, "the door's static came: the pending step replays through it");
@@ -942,4 +951,94 @@ test("session: price names the stall's slot and the ask; buy says the stack and 
   eq(intents(ws)[2]?.item, { from: CONTAINER_SLOT, to: 0, count: 0 }, "and no stack");
   void env.s.buy(Dir.N, 0);
   eq([intents(ws)[3]?.target, intents(ws)[3]?.item.count], [{ x: 0, y: 0 }, 0], "an empty slot of no price");
+});
+
+/** A cell 0 of INFO with a wall at (5, 4), east of where bind puts the body. */
+const WALLED: Message = { type: "static", cell: 0, version: 2, floor: [Floor.Grass, 37, Floor.Wall, 1, Floor.Grass, 26], objects: [] };
+
+test("session: without an engine nothing is predicted: a step shows once a snapshot has it", async () => {
+  const env = newEnv({ engine: undefined });
+  const ws = await bind(env);
+  void env.s.step(Dir.E);
+  eq([env.s.predicted, env.s.confirmed], [{ x: 4, y: 4, facing: 0 }, { x: 4, y: 4, facing: 0 }], "neither moved nor turned");
+  ws.deliver(snapshot(1, 5, 4, false));
+  eq(env.s.predicted, { x: 5, y: 4, facing: 0 }, "the server's pose");
+});
+
+test("session: a resume's area_info rebuilds the replica with the maps the view keeps; a new Area's starts bare", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  ws.deliver(WALLED);
+  void env.s.step(Dir.E);
+  eq(env.s.predicted, { x: 4, y: 4, facing: Dir.E }, "the wall: turned, not moved");
+  ws.deliver({ type: "intent_result", seq: 1, code: Code.BLOCKED });
+  ws.drop();
+  env.clock.advance(10_000);
+  const ws2 = lastSocket(env);
+  ws2.open();
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 6 });
+  ws2.deliver(INFO); // the cell's static is not sent again: it did not change
+  ws2.deliver(snapshot(1, 4, 4));
+  void env.s.step(Dir.E);
+  eq(env.s.predicted, { x: 4, y: 4, facing: Dir.E }, "the wall is still known after the resume");
+  ws2.deliver({ type: "portal_moved", area: 6, wsUrl: "ws://h2.test/ws", grant: "g-portal", joinId: 99n });
+  const ws3 = lastSocket(env);
+  ws3.open();
+  ws3.deliver({ type: "hello_ack", joinId: 99n, entity: 1, tick: 1, area: 6, resumeToken: "r6", version: 6 });
+  ws3.deliver({ ...INFO, area: 6 });
+  ws3.deliver({ type: "snapshot", tick: 1, ackSeq: 0, flags: 1, records: whole([player(1, 4, 4)]) });
+  void env.s.step(Dir.E);
+  eq(env.s.predicted, { x: 5, y: 4, facing: Dir.E }, "Area 6 has no wall there (nor any map yet: open ground until a static says)");
+});
+
+/** spyEngine is the engine with a replica that records the frames it is given before it lays them. */
+function spyEngine(frames: Uint8Array[]): Engine {
+  const real = engine();
+  return {
+    ...real,
+    replica: (info: Uint8Array): EngineReplica => {
+      frames.push(info);
+      const r = real.replica(info);
+      return {
+        ...r,
+        static: (f) => {
+          frames.push(f);
+          r.static(f);
+        },
+      };
+    },
+  };
+}
+
+test("session: the replica is given area_info and static frames as received; one it cannot lay is logged and prediction stops, play goes on", async () => {
+  const frames: Uint8Array[] = [];
+  const env = newEnv({ engine: spyEngine(frames) });
+  const ws = await bind(env);
+  eq(
+    frames,
+    [encodeMessage(INFO), encodeMessage({ type: "static", cell: 0, version: 1, floor: [Floor.Grass, 64], objects: [] })],
+    "area_info, then the static, byte for byte",
+  );
+  void env.s.step(Dir.E);
+  eq(env.s.predicted, { x: 5, y: 4, facing: Dir.E }, "predicted");
+  // The view takes it (it keeps objects as told); the engine refuses an object outside its cell.
+  ws.deliver({ type: "static", cell: 1, version: 1, floor: [Floor.Grass, 64], objects: [{ id: 3, kind: ObjectKind.Tree, x: 0, y: 0, state: 0, text: "", item: 0 }] });
+  ok(env.log.lines.some((l) => l.level === "error" && l.msg.startsWith("the engine could not lay")), "logged");
+  eq(env.s.predicted, { x: 4, y: 4, facing: 0 }, "no prediction: the server's pose");
+  void env.s.step(Dir.E);
+  eq(env.s.predicted, { x: 4, y: 4, facing: 0 }, "nor for the next step");
+  ws.deliver(snapshot(2, 6, 4, false));
+  eq([env.s.state, env.s.predicted, env.s.pending], ["ready", { x: 6, y: 4, facing: 0 }, 0], "play goes on");
+  eq(env.s.view.maps.has(1), true, "the view took the static");
+});
+
+test("session: an area_info the engine cannot build is logged, and nothing is predicted", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  ws.deliver({ ...INFO, tickHz: 0 }); // the view takes it; the engine does not
+  ok(env.log.lines.some((l) => l.level === "error" && l.msg.startsWith("the engine could not build the Area")), "logged");
+  void env.s.step(Dir.E);
+  eq(env.s.predicted, { x: 4, y: 4, facing: 0 }, "the server's pose");
+  ws.deliver(snapshot(1, 5, 4, false));
+  eq([env.s.state, env.s.predicted], ["ready", { x: 5, y: 4, facing: 0 }], "play goes on");
 });
