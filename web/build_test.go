@@ -67,7 +67,7 @@ func (p *page) freeNextTo() [2]int {
 	p.t.Helper()
 	s := p.sdk(`(() => { const v = s.view, me = s.confirmed;
 		for (const [dx, dy] of [[1, 0], [0, 1], [-1, 0], [0, -1]]) { const x = me.x + dx, y = me.y + dy;
-			if (v.walkable(x, y) && v.entityAt(x, y) === undefined && v.objectsAt(x, y).length === 0) return x + "," + y; }
+			if (s.walkable(x, y) && v.entityAt(x, y) === undefined && v.objectsAt(x, y).length === 0) return x + "," + y; }
 		return ""; })()`)
 	var xy [2]int
 	if _, err := fmt.Sscanf(s, "%d,%d", &xy[0], &xy[1]); err != nil {
@@ -565,7 +565,7 @@ func TestWebClientBuild(t *testing.T) {
 		spot := ann.sdk(`(() => { const v = s.view, me = s.confirmed; let best = "", bd = 1e9;
 			for (const m of v.maps.values()) for (const o of m.objects) { if (o.kind !== 2) continue;
 				for (const [dx, dy] of [[1, 0], [0, 1], [-1, 0], [0, -1]]) { const x = o.x + dx, y = o.y + dy;
-					if (!v.walkable(x, y) || v.entityAt(x, y) !== undefined) continue; const d = Math.abs(x - me.x) + Math.abs(y - me.y);
+					if (!s.walkable(x, y) || v.entityAt(x, y) !== undefined) continue; const d = Math.abs(x - me.x) + Math.abs(y - me.y);
 					if (d < bd) { bd = d; best = [x, y, o.x, o.y].join(","); } } }
 			return best; })()`)
 		var x, y, tx, ty int

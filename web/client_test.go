@@ -118,6 +118,11 @@ func (p *page) state() string {
 func (p *page) waitReady() {
 	p.t.Helper()
 	p.wait("ready", `document.getElementById("conn").dataset.state === "ready" && document.getElementById("pos").dataset.x !== undefined`, 20*time.Second)
+	// The tests' moves and the squares they pick go by the engine's
+	// prediction and map: wait for it (it loads beside the session).
+	// (A tab without sessionHook sees the engine loaded, which the page
+	// gives its session at once.)
+	p.wait("the engine to predict", `((s) => s === undefined ? globalThis.leyEngine !== undefined : s.predicting)(globalThis.__leySession)`, 20*time.Second)
 }
 
 // pos is the player's position as the server last confirmed it.
@@ -637,7 +642,7 @@ func TestWebClient(t *testing.T) {
 			if (a === undefined) return "";
 			for (const [dx, dy] of [[1, 0], [-1, 0], [0, 1], [0, -1], [1, 1], [-1, -1], [1, -1], [-1, 1]]) {
 				const x = a.x + dx, y = a.y + dy;
-				if (v.walkable(x, y) && v.entityAt(x, y, s.entity) === undefined) return x + "," + y + "," + a.x + "," + a.y;
+				if (s.walkable(x, y) && v.entityAt(x, y, s.entity) === undefined) return x + "," + y + "," + a.x + "," + a.y;
 			}
 			return ""; })()`)
 		var bx, by, ax, ay int

@@ -410,7 +410,7 @@ func TestWebClientPhone(t *testing.T) {
 				// A free square next to it, on the body's side.
 				free := cy.sdk(fmt.Sprintf(`(() => { const v = s.view; let best = "", bd = 1e9; const me = s.confirmed;
 					for (const [dx, dy] of [[0, 1], [1, 0], [-1, 0], [0, -1]]) { const x = %d + dx, y = %d + dy;
-						if (!v.walkable(x, y) || v.entityAt(x, y) !== undefined) continue; const d = Math.abs(x - me.x) + Math.abs(y - me.y); if (d < bd) { bd = d; best = x + "," + y; } }
+						if (!s.walkable(x, y) || v.entityAt(x, y) !== undefined) continue; const d = Math.abs(x - me.x) + Math.abs(y - me.y); if (d < bd) { bd = d; best = x + "," + y; } }
 					return best; })()`, ex, ey))
 				var fx, fy int
 				if _, err := fmt.Sscanf(free, "%d,%d", &fx, &fy); err == nil {

@@ -380,7 +380,7 @@ func (p *page) stallSpot() (x, y int) {
 	p.t.Helper()
 	s := p.sdk(`(() => { const v = s.view, me = s.confirmed; let best = "", bd = 1e9;
 		const on = (x, y) => s.plots.some((q) => x >= q.x && y >= q.y && x < q.x + q.w && y < q.y + q.h);
-		const free = (x, y) => on(x, y) && v.maps.size > 0 && v.walkable(x, y) && v.entityAt(x, y) === undefined && v.objectsAt(x, y).length === 0;
+		const free = (x, y) => on(x, y) && v.maps.size > 0 && s.walkable(x, y) && v.entityAt(x, y) === undefined && v.objectsAt(x, y).length === 0;
 		for (const q of s.plots) for (let y = q.y + 1; y < q.y + q.h - 1; y++) for (let x = q.x + 1; x + 2 < q.x + q.w - 1; x++) {
 			if (!free(x, y) || !free(x + 1, y) || !free(x + 2, y)) continue;
 			const d = Math.abs(x - me.x) + Math.abs(y - me.y);
@@ -515,7 +515,7 @@ func TestWebClientStall(t *testing.T) {
 		sq := sam.sdk(`(() => { const v = s.view, me = s.confirmed;
 			const on = (x, y) => s.plots.some((q) => x >= q.x && y >= q.y && x < q.x + q.w && y < q.y + q.h);
 			for (const [dx, dy] of [[0, -1], [0, 1], [-1, 0]]) { const x = me.x + dx, y = me.y + dy;
-				if (on(x, y) && v.walkable(x, y) && v.entityAt(x, y) === undefined && v.objectsAt(x, y).length === 0) return x + "," + y; }
+				if (on(x, y) && s.walkable(x, y) && v.entityAt(x, y) === undefined && v.objectsAt(x, y).length === 0) return x + "," + y; }
 			return ""; })()`)
 		var sx, sy int
 		if _, err := fmt.Sscanf(sq, "%d,%d", &sx, &sy); err != nil {

@@ -574,7 +574,7 @@ export class Builder {
   /** free reports whether, as far as the view knows, an item of kind may be placed on (x, y): its slot there empty, no body there. */
   private free(s: Session, x: number, y: number, kind: ItemKind): boolean {
     const v = s.view;
-    if (!v.walkable(x, y) || v.entityAt(x, y, s.entity) !== undefined) return false;
+    if (!s.walkable(x, y) || v.entityAt(x, y, s.entity) !== undefined) return false;
     const floor = kind.slot === ItemSlot.Floor;
     return !v.objectsAt(x, y).some((o) => isFloorItem(v.itemKind(o.item)) === floor);
   }

@@ -96,8 +96,17 @@ function offlineNames(): Map<number, string> {
 
 /** Play runs the play screen. */
 export class Play {
-  /** The engine, once loaded: every session started after predicts with it. */
-  engine: Engine | undefined;
+  private loaded: Engine | undefined;
+
+  /** The engine, once loaded: the session being played and every one started after predict with it. */
+  get engine(): Engine | undefined {
+    return this.loaded;
+  }
+
+  set engine(e: Engine | undefined) {
+    this.loaded = e;
+    if (e !== undefined) this.session?.useEngine(e);
+  }
   private session: Session | null = null;
   /** The offline Area being played (null: an Area of the realm, or none). */
   private realm: OfflineRealm | null = null;

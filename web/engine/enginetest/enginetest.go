@@ -8,6 +8,7 @@ package enginetest
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/net/wire"
@@ -115,7 +116,7 @@ func Compare(a, b []Tick) (mismatches int, first string) {
 		return max(len(a), len(b)), fmt.Sprintf("%d ticks against %d", len(a), len(b))
 	}
 	for t := range a {
-		if equal(a[t].Bodies, b[t].Bodies) && equal(a[t].Answers, b[t].Answers) {
+		if slices.Equal(a[t].Bodies, b[t].Bodies) && slices.Equal(a[t].Answers, b[t].Answers) {
 			continue
 		}
 		if mismatches == 0 {
@@ -127,16 +128,4 @@ func Compare(a, b []Tick) (mismatches int, first string) {
 		mismatches++
 	}
 	return mismatches, first
-}
-
-func equal(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

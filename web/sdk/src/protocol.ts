@@ -167,20 +167,6 @@ export const Floor = { Void: 0, Grass: 1, Dirt: 2, Stone: 3, Sand: 4, Wood: 5, W
 /** The name of each floor kind, by code. */
 export const FLOOR_NAMES: readonly string[] = ["void", "grass", "dirt", "stone", "sand", "wood", "water", "wall"];
 
-/**
- * floorWalkable reports whether a body may stand on a square of floor kind
- * k: not on void, water or a wall. A kind this SDK does not know is taken
- * as walkable (only the server knows; a prediction it refuses rolls back).
- */
-export function floorWalkable(k: number): boolean {
-  return k !== Floor.Void && k !== Floor.Water && k !== Floor.Wall;
-}
-
-/** floorOpaque reports whether floor kind k stops line of sight: only a wall. */
-export function floorOpaque(k: number): boolean {
-  return k === Floor.Wall;
-}
-
 /** Static object kinds: the content's object classes (content/doc.go). Codes are stable. */
 export const ObjectKind = { Door: 1, Tree: 2, Sign: 3, Rock: 4, Chest: 5, Portal: 6, Item: 7 } as const;
 
@@ -189,34 +175,6 @@ export const OBJECT_NAMES: readonly string[] = ["none", "door", "tree", "sign", 
 
 /** A door's states (`StaticObject.state`). */
 export const DoorState = { Closed: 0, Open: 1 } as const;
-
-/**
- * objectBlocks reports whether static object o stops bodies: a closed
- * door, a tree, a sign, a rock, a chest, a placed item whose kind (item,
- * from area_info) says so. An open door and a portal square do not; nor
- * does a kind this SDK does not know (the server decides).
- */
-export function objectBlocks(o: Pick<StaticObject, "kind" | "state">, item?: ItemKind): boolean {
-  switch (o.kind) {
-    case ObjectKind.Door:
-      return o.state === DoorState.Closed;
-    case ObjectKind.Item:
-      return item !== undefined && (item.flags & ItemFlag.Blocks) !== 0;
-    case ObjectKind.Tree:
-    case ObjectKind.Sign:
-    case ObjectKind.Rock:
-    case ObjectKind.Chest:
-      return true;
-    default:
-      return false;
-  }
-}
-
-/** objectBlocksSight reports whether static object o stops line of sight: a closed door, a tree, a placed item whose kind says so. */
-export function objectBlocksSight(o: Pick<StaticObject, "kind" | "state">, item?: ItemKind): boolean {
-  if (o.kind === ObjectKind.Item) return item !== undefined && (item.flags & ItemFlag.BlocksSight) !== 0;
-  return o.kind === ObjectKind.Tree || (o.kind === ObjectKind.Door && o.state === DoorState.Closed);
-}
 
 /** Snapshot flag bit 0: drop the whole view before applying the records. */
 export const SNAPSHOT_RESET = 1;

@@ -297,7 +297,8 @@ export class Session {
 
   private readonly events: Emitter<SessionEvents>;
   private readonly predictor: Predictor;
-  private readonly engine: Engine | null;
+  private engine: Engine | null;
+  private infoFrame: Uint8Array | null = null; // the last area_info, as received: what useEngine builds a replica from
   private readonly director: Pick<Director, "join" | "me">;
   private readonly log: Logger;
   private readonly clock: Clock;
@@ -1080,6 +1081,42 @@ export class Session {
     }
   }
 
+  /**
+   * useEngine gives the session the engine (when it was started before the
+   * engine loaded): it predicts from now on, on a replica of the Area it
+   * plays built from the area_info and the maps it was told. A session
+   * given one already keeps it.
+   */
+  useEngine(engine: Engine): void {
+    if (this.engine !== null) return;
+    this.engine = engine;
+    if (this.infoFrame !== null) this.buildReplica(this.infoFrame);
+    this.predictor.replay();
+  }
+
+  /** predicting reports whether the session predicts: it has the engine, and the engine a replica of the Area. */
+  get predicting(): boolean {
+    return this.predictor.replica !== null;
+  }
+
+  /**
+   * walkable reports whether the map, as the engine's replica of it knows
+   * it (the server's own rule), lets a body stand on (x, y): a square of
+   * the grid, of a floor bodies stand on, with no object that stops
+   * bodies. Bodies are not counted (see {@link AreaView.entityAt}).
+   * Without the engine, or on a square whose cell's map has not come, it
+   * answers true: the server decides.
+   */
+  walkable(x: number, y: number): boolean {
+    const r = this.predictor.replica;
+    if (r === null) return true;
+    try {
+      return r.walkable(x, y);
+    } catch {
+      return true;
+    }
+  }
+
   /** others lists the squares of every body in view but the player's own, as x, y pairs (what a prediction steps around). */
   private others(): Int32Array {
     const out = new Int32Array(2 * this.view.entities.size);
@@ -1188,6 +1225,7 @@ export class Session {
         this.kinds = new Map(m.items.map((k) => [k.code, k]));
         this.plotList = m.plots;
         this.view.applyAreaInfo(m);
+        this.infoFrame = frame;
         this.buildReplica(frame);
         this.interpolator.durationMs = m.stepMs;
         this.events.emit("areaInfo", m);

@@ -20,8 +20,6 @@ import {
   type Snapshot,
   type Static,
   type StaticObject,
-  floorWalkable,
-  objectBlocks,
 } from "./protocol.js";
 import { type EntityState, type SnapshotRecord, readRecords } from "./records.js";
 
@@ -294,24 +292,6 @@ export class AreaView {
   objectAt(x: number, y: number): StaticObject | undefined {
     if (!this.onGrid(x, y)) return undefined;
     return this.maps.get(this.cellOf(x, y))?.objects.find((o) => o.x === x && o.y === y);
-  }
-
-  /**
-   * walkable reports whether the map, as far as the view knows it, lets a
-   * body stand on (x, y): a square of the grid, of a floor bodies stand on
-   * (not void, water or a wall), with no object that stops bodies (a
-   * closed door, a tree, a sign, a rock, a chest). Bodies are not counted
-   * (see {@link AreaView.entityAt}). A square whose cell's map has not come (a
-   * line-of-sight Area sends a cell's map once it is seen) is taken as
-   * walkable: the server decides.
-   */
-  walkable(x: number, y: number): boolean {
-    if (!this.onGrid(x, y)) return false;
-    const m = this.maps.get(this.cellOf(x, y));
-    if (m === undefined) return true;
-    if (!floorWalkable(m.floor[(y - m.y) * m.w + (x - m.x)] as number)) return false;
-    for (const o of m.objects) if (o.x === x && o.y === y && objectBlocks(o, this.itemKind(o.item))) return false;
-    return true;
   }
 
   /** itemKind returns the item kind of code (`area_info.items`), or undefined for 0 or an unknown code. */

@@ -36,11 +36,22 @@ const SQUARES: Record<string, { floor: number; object?: Omit<StaticObject, "id" 
   D: { floor: Floor.Grass, object: { kind: ObjectKind.Door, state: DoorState.Closed, text: "", item: 0 } },
   O: { floor: Floor.Grass, object: { kind: ObjectKind.Door, state: DoorState.Open, text: "", item: 0 } },
   T: { floor: Floor.Grass, object: { kind: ObjectKind.Tree, state: 0, text: "", item: 0 } },
+  v: { floor: Floor.Void },
+  d: { floor: Floor.Dirt },
+  s: { floor: Floor.Stone },
+  a: { floor: Floor.Sand },
+  w: { floor: Floor.Wood },
+  S: { floor: Floor.Grass, object: { kind: ObjectKind.Sign, state: 0, text: "Inn", item: 0 } },
+  R: { floor: Floor.Grass, object: { kind: ObjectKind.Rock, state: 0, text: "", item: 0 } },
+  C: { floor: Floor.Grass, object: { kind: ObjectKind.Chest, state: 0, text: "", item: 0 } },
+  P: { floor: Floor.Grass, object: { kind: ObjectKind.Portal, state: 0, text: "", item: 0 } },
 };
 
 /**
  * drawArea makes the Area of rows (one string a row of squares: "." grass,
- * "#" wall, "~" water, "D" a closed door, "O" an open one, "T" a tree),
+ * "#" wall, "~" water, "v" void, "d" dirt, "s" stone, "a" sand, "w" wood;
+ * on grass "D" a closed door, "O" an open one, "T" a tree, "S" a sign,
+ * "R" a rock, "C" a chest, "P" a portal square),
  * in cells of cellSize squares, allowing diagonal steps or not.
  */
 export function drawArea(rows: readonly string[], opts: { diagonal: boolean; cellSize?: number }): DrawnArea {

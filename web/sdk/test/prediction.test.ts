@@ -288,6 +288,21 @@ test("prediction: a replica that throws is dropped and told, and nothing is pred
   ok(threw, "a replica replaced is freed (once: setting it again frees nothing), and the engine refuses it after");
 });
 
+test("prediction: the engine says where a body may stand, by the server's rule (session.walkable asks it)", () => {
+  const r = replicaOf(drawArea(["vd.saw~#", "DOTSRCP."], { diagonal: true }));
+  eq(
+    [0, 1, 2, 3, 4, 5, 6, 7].map((x) => r.walkable(x, 0)),
+    [false, true, true, true, true, true, false, false],
+    "void, dirt, grass, stone, sand, wood: water and walls stop bodies",
+  );
+  eq(
+    [0, 1, 2, 3, 4, 5, 6, 7].map((x) => r.walkable(x, 1)),
+    [false, true, false, false, false, false, true, true],
+    "a closed door, a tree, a sign, a rock and a chest stop bodies; an open door and a portal do not",
+  );
+  eq([r.walkable(-1, 0), r.walkable(8, 0)], [false, false], "off the grid");
+});
+
 /** COST_AREA is 64 x 64 squares: grass, a wall across with gaps, trees here and there. */
 const COST_AREA = Array.from({ length: 64 }, (_, y) =>
   Array.from({ length: 64 }, (_, x) => (y === 40 && x % 10 !== 0 ? "#" : (x * 7 + y * 13) % 29 === 0 ? "T" : ".")).join(""),

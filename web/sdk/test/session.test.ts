@@ -963,12 +963,28 @@ test("session: without an engine nothing is predicted: a step shows once a snaps
   eq([env.s.predicted, env.s.confirmed], [{ x: 4, y: 4, facing: 0 }, { x: 4, y: 4, facing: 0 }], "neither moved nor turned");
   ws.deliver(snapshot(1, 5, 4, false));
   eq(env.s.predicted, { x: 5, y: 4, facing: 0 }, "the server's pose");
+  ws.deliver(WALLED);
+  eq(env.s.walkable(5, 4), true, "nor does it say where a body may stand: the server decides");
+});
+
+test("session: the engine given after the session started predicts from then on, on what the session was told", async () => {
+  const env = newEnv({ engine: undefined });
+  await bind(env);
+  lastSocket(env).deliver(WALLED);
+  eq([env.s.predicting, env.s.walkable(5, 4)], [false, true], "without it: no replica, and the server decides");
+  env.s.useEngine(engine());
+  eq([env.s.predicting, env.s.walkable(5, 4)], [true, false], "with it: a replica of the area_info and the maps told before");
+  void env.s.step(Dir.E);
+  eq(env.s.predicted, { x: 4, y: 4, facing: Dir.E }, "the wall: turned, not moved");
+  void env.s.step(Dir.S);
+  eq(env.s.predicted, { x: 4, y: 5, facing: Dir.S }, "a step south moves at once");
 });
 
 test("session: a resume's area_info rebuilds the replica with the maps the view keeps; a new Area's starts bare", async () => {
   const env = newEnv();
   const ws = await bind(env);
   ws.deliver(WALLED);
+  eq([env.s.walkable(5, 4), env.s.walkable(3, 4)], [false, true], "walkable is the engine's answer: the wall stops bodies");
   void env.s.step(Dir.E);
   eq(env.s.predicted, { x: 4, y: 4, facing: Dir.E }, "the wall: turned, not moved");
   ws.deliver({ type: "intent_result", seq: 1, code: Code.BLOCKED });

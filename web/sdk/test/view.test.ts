@@ -129,7 +129,7 @@ test("view: area_info of another Area starts the view over", () => {
   eq(v.info?.stepMs, 100, "same Area: updated");
 });
 
-test("view: walkable follows floor kinds and the objects that stop bodies", () => {
+test("view: each cell's map keeps its floor kinds and static objects, and a new static replaces it", () => {
   const v = new AreaView();
   v.apply(info);
   // Cell 0, row 0: void, grass, dirt, stone, sand, wood, water, wall; row 1: grass.
@@ -140,24 +140,17 @@ test("view: walkable follows floor kinds and the objects that stop bodies", () =
     floor: [Floor.Void, 1, Floor.Grass, 1, Floor.Dirt, 1, Floor.Stone, 1, Floor.Sand, 1, Floor.Wood, 1, Floor.Water, 1, Floor.Wall, 1, Floor.Grass, 56],
     objects: [
       { id: 1, kind: ObjectKind.Door, x: 0, y: 1, state: DoorState.Closed, text: "", item: 0 },
-      { id: 2, kind: ObjectKind.Door, x: 1, y: 1, state: DoorState.Open, text: "", item: 0 },
-      { id: 3, kind: ObjectKind.Tree, x: 2, y: 1, state: 0, text: "", item: 0 },
       { id: 4, kind: ObjectKind.Sign, x: 3, y: 1, state: 0, text: "Inn", item: 0 },
-      { id: 5, kind: ObjectKind.Rock, x: 4, y: 1, state: 0, text: "", item: 0 },
-      { id: 6, kind: ObjectKind.Chest, x: 5, y: 1, state: 0, text: "", item: 0 },
-      { id: 7, kind: ObjectKind.Portal, x: 6, y: 1, state: 0, text: "", item: 0 },
     ],
   });
-  eq([0, 1, 2, 3, 4, 5, 6, 7].map((x) => v.walkable(x, 0)), [false, true, true, true, true, true, false, false], "floor kinds of row 0");
-  eq([0, 1, 2, 3, 4, 5, 6, 7].map((x) => v.walkable(x, 1)), [false, true, false, false, false, false, true, true], "objects of row 1");
+  eq([0, 1, 2, 3, 4, 5, 6, 7].map((x) => v.floorAt(x, 0)), [0, 1, 2, 3, 4, 5, 6, 7], "floor kinds of row 0");
   eq(v.objectAt(3, 1)?.text, "Inn", "the sign's words");
   eq(v.objectAt(7, 1), undefined, "no object");
-  eq([v.walkable(-1, 0), v.walkable(20, 0)], [false, false], "off the grid");
-  eq(v.walkable(10, 2), true, "a cell whose map has not come: the server decides");
+  eq([v.floorAt(-1, 0), v.floorAt(10, 2)], [undefined, undefined], "off the grid, and a cell whose map has not come");
   // The door opens: its cell's static comes again.
   v.apply({ type: "static", cell: 0, version: 2, floor: [Floor.Grass, 64], objects: [{ id: 1, kind: ObjectKind.Door, x: 0, y: 1, state: DoorState.Open, text: "", item: 0 }] });
-  eq(v.walkable(0, 1), true, "an open door");
   eq(v.objectAt(0, 1)?.state, DoorState.Open, "its state");
+  eq([v.floorAt(0, 0), v.objectAt(3, 1)], [Floor.Grass, undefined], "the new map, whole");
 });
 
 test("view: entities carry their look; creature kinds and full health come from area_info", () => {
