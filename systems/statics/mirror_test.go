@@ -92,3 +92,42 @@ func TestMirrorIsTheServersMap(t *testing.T) {
 		t.Fatal("a static of a cell past the map was taken")
 	}
 }
+
+// FuzzMirror: whatever static a client is sent (any floor runs, any
+// objects, any cell), Mirror refuses it or lays it, never panics, and
+// leaves the grid whole: every floor value a wall or open ground, every
+// sight value 0 or 1.
+func FuzzMirror(f *testing.F) {
+	f.Add(uint32(0), []byte{1, 64}, uint32(1), uint16(wire.ObjectDoor), int32(3), int32(4), uint8(1), uint16(0))
+	f.Add(uint32(3), []byte{7, 10, 6, 54}, uint32(9), uint16(wire.ObjectItem), int32(30), int32(2), uint8(0), uint16(2))
+	f.Add(uint32(1), []byte{1, 0, 1, 64, 0, 0}, uint32(2), uint16(wire.ObjectPortal), int32(-1), int32(0), uint8(0), uint16(0))
+	lib := content.Default()
+	kinds := tell.ItemKinds(lib.Items())
+	f.Fuzz(func(t *testing.T, cell uint32, runs []byte, id uint32, kind uint16, x, y int32, state uint8, item uint16) {
+		g, err := ecs.NewGrid(20, 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := spatial.New(20, 12, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := statics.New(g, h)
+		st := wire.Static{Cell: cell, Version: 2}
+		for _, b := range runs {
+			st.Floor = append(st.Floor, uint32(b))
+		}
+		st.Objects = []wire.Object{{ID: id, Kind: kind, X: x, Y: y, State: state, Item: item}, {ID: id + 1, Kind: kind, X: x, Y: y, Item: item}}
+		_ = m.Mirror(&st, kinds)
+		for i, v := range g.Layer(ecs.LayerFloor) {
+			if v != ecs.FloorWall && v != ecs.FloorOpen {
+				t.Fatalf("square %d: floor %d", i, v)
+			}
+		}
+		for i, v := range g.Layer(ecs.LayerSight) {
+			if v != 0 && v != 1 {
+				t.Fatalf("square %d: sight %d", i, v)
+			}
+		}
+	})
+}

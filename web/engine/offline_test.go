@@ -222,3 +222,33 @@ func TestOfflineAnswersAsAHost(t *testing.T) {
 		t.Fatalf("leave answered %#v", msgs[len(msgs)-1])
 	}
 }
+
+// FuzzOfflineSave: whatever bytes a browser hands back as a save (its
+// storage is the user's to edit), NewOffline refuses them or builds an
+// Area a client can play: it never panics.
+func FuzzOfflineSave(f *testing.F) {
+	o, err := NewOffline(content.Default(), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for range 10 {
+		o.Step()
+	}
+	saved, err := o.Save()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(saved)
+	f.Add([]byte{})
+	f.Add([]byte{0x85, 0x01, 0x40, 0x40, 0x00, 0x00})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		o, err := NewOffline(content.Default(), b)
+		if err != nil {
+			return
+		}
+		hello(t, o)
+		o.Step()
+		o.Step()
+		take(t, o)
+	})
+}
