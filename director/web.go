@@ -29,10 +29,12 @@ const webCSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-
 // webFile is one file of the embedded web client, ready to serve: as it
 // is, and gzipped once at start (gz, nil when gzip would not make it
 // smaller), each with its own ETag. A file stored gzipped (name.gz: the
-// engine) is served under its name without .gz, gz as stored.
+// engine) is served under its name without .gz, gz as stored, and
+// unzipped only for a client that takes no gzip (plain).
 type webFile struct {
 	name   string
 	data   []byte
+	plain  func() ([]byte, error) // a stored-gzipped file's unzipped bytes, made on first need
 	etag   string
 	gz     []byte
 	gzEtag string
@@ -62,11 +64,7 @@ var webFiles = sync.OnceValues(func() ([]webFile, error) {
 			return nil
 		}
 		sum := sha256.Sum256(b)
-		ctype := mime.TypeByExtension(path.Ext(p))
-		if ctype == "" {
-			ctype = "application/octet-stream"
-		}
-		f := webFile{name: p, data: b, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, ctype: ctype}
+		f := webFile{name: p, data: b, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, ctype: contentType(p)}
 		var z bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression) // a valid level: no error
 		_, _ = zw.Write(b)                                     // into memory: no error
@@ -80,25 +78,32 @@ var webFiles = sync.OnceValues(func() ([]webFile, error) {
 	return out, err
 })
 
-// storedGzip is a file web/dist keeps gzipped (the engine): served
-// gzipped as it is, and unzipped once, at start, for a client that takes
-// no gzip.
+// storedGzip is a file web/dist keeps gzipped (the engine, 1.8 MB):
+// served gzipped as it is, and unzipped the first time a client that
+// takes no gzip asks (most browsers do take it: a director keeps 7 MB
+// less for nothing).
 func storedGzip(name string, gz []byte) (webFile, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
+	if _, err := gzip.NewReader(bytes.NewReader(gz)); err != nil {
 		return webFile{}, fmt.Errorf("%s.gz: %w", name, err)
 	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		return webFile{}, fmt.Errorf("%s.gz: %w", name, err)
-	}
-	sum := sha256.Sum256(raw)
-	ctype := mime.TypeByExtension(path.Ext(name))
-	if ctype == "" {
-		ctype = "application/octet-stream"
-	}
+	sum := sha256.Sum256(gz)
 	etag := hex.EncodeToString(sum[:12])
-	return webFile{name: name, data: raw, etag: `"` + etag + `"`, gz: gz, gzEtag: `"` + etag + `-gz"`, ctype: ctype, immutable: true}, nil
+	plain := sync.OnceValues(func() ([]byte, error) {
+		zr, err := gzip.NewReader(bytes.NewReader(gz))
+		if err != nil {
+			return nil, err
+		}
+		return io.ReadAll(zr)
+	})
+	return webFile{name: name, plain: plain, etag: `"` + etag + `"`, gz: gz, gzEtag: `"` + etag + `-gz"`, ctype: contentType(name), immutable: true}, nil
+}
+
+// contentType is the Content-Type of a web file, by its extension.
+func contentType(name string) string {
+	if ctype := mime.TypeByExtension(path.Ext(name)); ctype != "" {
+		return ctype
+	}
+	return "application/octet-stream"
 }
 
 // webRoutes returns the routes of the web client (package web, bundled
@@ -174,6 +179,13 @@ func serveWebFile(f webFile) http.Handler {
 			if acceptsGzip(r) {
 				body, etag = f.gz, f.gzEtag
 				h.Set("Content-Encoding", "gzip")
+			}
+		}
+		if body == nil && f.plain != nil {
+			var err error
+			if body, err = f.plain(); err != nil { // web/dist is embedded and checked: only a broken build gets here
+				http.Error(w, "the embedded "+f.name+" does not unzip: "+err.Error(), http.StatusInternalServerError)
+				return
 			}
 		}
 		h.Set("ETag", etag)
