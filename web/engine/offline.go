@@ -262,14 +262,14 @@ func (o *Offline) Step() {
 // host does (the events of one tick, each told once).
 func (o *Offline) tellItems(a *ecs.Area, e ecs.Entity) {
 	items := o.sim.Built().Items
-	told := [3]bool{}
+	var inventory, recipes bool
 	var containers []ecs.Cell
 	for _, ev := range o.sim.Events() {
 		switch ev.Kind {
 		case ecs.EventInventory:
-			told[0] = told[0] || ev.Entity == e
+			inventory = inventory || ev.Entity == e
 		case ecs.EventRecipes:
-			told[1] = told[1] || ev.Entity == e
+			recipes = recipes || ev.Entity == e
 		case ecs.EventContainer:
 			if ev.Amount == 1 && ev.By != e {
 				continue
@@ -282,12 +282,12 @@ func (o *Offline) tellItems(a *ecs.Area, e ecs.Entity) {
 			}
 		}
 	}
-	if told[0] {
+	if inventory {
 		if inv := a.InventoryOf(e); inv != nil {
 			o.send(tell.Inventory(inv))
 		}
 	}
-	if told[1] {
+	if recipes {
 		o.send(tell.Recipes(items.Known(e)))
 	}
 	for _, c := range containers {

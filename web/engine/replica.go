@@ -112,11 +112,11 @@ func (r *Replica) Walkable(x, y int32) bool {
 // standing on the squares of others (x, y pairs) and the map as the
 // replica knows it. Steps and actions are replayed; move-tos and stops are
 // the server's to carry out, and change nothing here.
-func (r *Replica) Predict(self Pose, others []int32, pending []Pending) (Pose, error) {
+func (r *Replica) Predict(self Pose, others []int32, pending []Pending) Pose {
 	a := r.a
 	r.place(self, others)
 	if !a.Alive(r.self) {
-		return self, nil // no square for the body: nothing to predict on
+		return self // no square for the body: nothing to predict on
 	}
 	r.outcomes = r.outcomes[:0]
 	seq := uint32(0)
@@ -135,7 +135,7 @@ func (r *Replica) Predict(self Pose, others []int32, pending []Pending) (Pose, e
 		r.m.Toggle(r.toggled[i])
 	}
 	r.toggled = r.toggled[:0]
-	return pose, nil
+	return pose
 }
 
 // Outcomes are the last prediction's answers, one per pending intent, in

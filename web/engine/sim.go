@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -41,6 +42,7 @@ type Sim struct {
 	joins   int
 	answers []Answer
 	events  []ecs.Event
+	bodies  [][5]int32 // Bodies' scratch
 }
 
 // Answer is the engine's answer to one intent, as the tick that answered
@@ -160,7 +162,7 @@ func (s *Sim) Answers() []Answer { return s.answers }
 // five values each: id, x, y, facing, hp. It is the state a divergence
 // check compares and a view draws.
 func (s *Sim) Bodies(dst []int32) []int32 {
-	start := len(dst)
+	s.bodies = s.bodies[:0]
 	s.a.EachBody(func(e ecs.Entity, p ecs.Position) bool {
 		var facing, hp int32
 		if b := s.body.Get(e); b != nil {
@@ -169,21 +171,13 @@ func (s *Sim) Bodies(dst []int32) []int32 {
 		if h := s.health.Get(e); h != nil {
 			hp = int32(h.HP)
 		}
-		dst = append(dst, int32(e.ID()), p.X, p.Y, facing, hp)
+		s.bodies = append(s.bodies, [5]int32{int32(e.ID()), p.X, p.Y, facing, hp})
 		return true
 	})
-	bodies := dst[start:]
-	n := len(bodies) / 5
-	idx := make([]int, n)
-	for i := range idx {
-		idx[i] = i
+	slices.SortFunc(s.bodies, func(a, b [5]int32) int { return cmp.Compare(a[0], b[0]) })
+	for _, b := range s.bodies {
+		dst = append(dst, b[:]...)
 	}
-	slices.SortFunc(idx, func(i, j int) int { return int(bodies[i*5] - bodies[j*5]) })
-	sorted := make([]int32, 0, len(bodies))
-	for _, i := range idx {
-		sorted = append(sorted, bodies[i*5:i*5+5]...)
-	}
-	copy(bodies, sorted)
 	return dst
 }
 

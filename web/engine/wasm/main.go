@@ -39,9 +39,9 @@ import (
 func main() {
 	api := js.Global().Get("Object").New()
 	api.Set("protocol", int(wire.Version))
-	api.Set("sim", js.FuncOf(newSim))
-	api.Set("replica", js.FuncOf(newReplica))
-	api.Set("offline", js.FuncOf(newOffline))
+	api.Set("sim", guard("sim", newSim))
+	api.Set("replica", guard("replica", newReplica))
+	api.Set("offline", guard("offline", newOffline))
 	js.Global().Set("leyEngine", api)
 	if cb := js.Global().Get("leyEngineReady"); cb.Type() == js.TypeFunction {
 		cb.Invoke(api)
@@ -106,14 +106,14 @@ func int32s(v js.Value) []int32 {
 }
 
 // object makes a JavaScript object of methods, with a free() that runs
-// drop, which forgets what they hold: a method called after free()
-// returns an Error. (The methods' js.Funcs stay, a few bytes each: one
+// drop, which forgets what they hold: a method called after free(), or
+// one that panics (too few arguments), returns an Error. (The methods' js.Funcs stay, a few bytes each: one
 // released would answer a later call with undefined.)
 func object(methods map[string]func(args []js.Value) any, drop func()) js.Value {
 	o := js.Global().Get("Object").New()
 	freed := false
 	for name, fn := range methods {
-		o.Set(name, js.FuncOf(func(_ js.Value, args []js.Value) any {
+		o.Set(name, guard(name, func(_ js.Value, args []js.Value) any {
 			if freed {
 				return fail(fmt.Errorf("%s: called after free()", name))
 			}
@@ -130,6 +130,20 @@ func object(methods map[string]func(args []js.Value) any, drop func()) js.Value 
 	return o
 }
 
+// guard makes fn a JavaScript function whose panics (too few arguments,
+// or a bug) fail the call alone, with an Error: a panic would end the
+// engine for the page.
+func guard(name string, fn func(js.Value, []js.Value) any) js.Func {
+	return js.FuncOf(func(this js.Value, args []js.Value) (ret any) {
+		defer func() {
+			if p := recover(); p != nil {
+				ret = fail(fmt.Errorf("%s: %v", name, p))
+			}
+		}()
+		return fn(this, args)
+	})
+}
+
 // buf is the memory the fast calls share with JavaScript (leyBuffer,
 // leyPredict): JavaScript writes their arguments there and reads their
 // results, which costs no call of syscall/js (one costs tens of µs).
@@ -140,7 +154,7 @@ var buf []int32
 //
 //go:wasmexport leyBuffer
 func leyBuffer(n int32) uint32 {
-	if int(n) > len(buf) {
+	if int(n) > len(buf) || len(buf) == 0 {
 		buf = make([]int32, max(int(n), 2*len(buf), 256))
 	}
 	return uint32(uintptr(unsafe.Pointer(&buf[0])))
@@ -156,10 +170,15 @@ var pending []engine.Pending
 // facing, the others' squares in buf[0:2*others], the pending intents'
 // (wire kind, dir) pairs after them. It writes x, y, facing to buf[0:3]
 // and returns 0, or -1 for a handle that names no replica (or buffers
-// too short).
+// too short), -2 for a call the engine failed (a panic, recovered).
 //
 //go:wasmexport leyPredict
-func leyPredict(handle, x, y, facing, others, npending int32) int32 {
+func leyPredict(handle, x, y, facing, others, npending int32) (rc int32) {
+	defer func() {
+		if p := recover(); p != nil {
+			rc = -2 // a bug of the engine's: this call fails, the engine lives on
+		}
+	}()
 	if handle < 0 || int(handle) >= len(replicas) || replicas[handle] == nil || others < 0 || npending < 0 || int(2*(others+npending)) > len(buf) {
 		return -1
 	}
@@ -169,10 +188,7 @@ func leyPredict(handle, x, y, facing, others, npending int32) int32 {
 		it := tell.Intent(&in, 0)
 		pending = append(pending, engine.Pending{Kind: it.Kind, Dir: it.Dir})
 	}
-	pose, err := replicas[handle].Predict(engine.Pose{X: x, Y: y, Facing: ecs.Dir(facing)}, buf[:2*others], pending)
-	if err != nil {
-		return -1
-	}
+	pose := replicas[handle].Predict(engine.Pose{X: x, Y: y, Facing: ecs.Dir(facing)}, buf[:2*others], pending)
 	buf[0], buf[1], buf[2] = pose.X, pose.Y, int32(pose.Facing)
 	return 0
 }

@@ -132,9 +132,8 @@ function withFastPredict(r: EngineReplica & { handle: number }, fast: FastCalls)
     const args = new Int32Array(fast.mem.buffer, at, n);
     args.set(others, 0);
     args.set(pending, others.length);
-    if (fast.leyPredict(r.handle, x, y, facing, others.length >> 1, pending.length >> 1) !== 0) {
-      throw new Error("the engine's replica is gone (freed, or the engine stopped)");
-    }
+    const rc = fast.leyPredict(r.handle, x, y, facing, others.length >> 1, pending.length >> 1);
+    if (rc !== 0) throw new Error(rc === -1 ? "the engine's replica is gone (freed)" : "the engine failed this prediction");
     return new Int32Array(fast.mem.buffer, at, 3).slice(); // the memory may be reused or grow
   };
   return r;

@@ -17,6 +17,7 @@ import {
   seqAtOrBefore,
 } from "../src/index.js";
 import { drawArea, replicaOf } from "./areas.js";
+import { engine } from "./engine.js";
 import { eq, ok, measure, test } from "./harness.js";
 
 const stepOf = (seq: number, dir: Dir): PendingIntent => ({
@@ -301,6 +302,28 @@ test("prediction: the engine says where a body may stand, by the server's rule (
     "a closed door, a tree, a sign, a rock and a chest stop bodies; an open door and a portal do not",
   );
   eq([r.walkable(-1, 0), r.walkable(8, 0)], [false, false], "off the grid");
+});
+
+test("the engine: a call it cannot serve throws, and the engine lives on", () => {
+  const throws = (what: string, fn: () => unknown): void => {
+    let threw = false;
+    try {
+      fn();
+    } catch (e) {
+      threw = e instanceof Error;
+    }
+    ok(threw, `${what} throws an Error`);
+  };
+  const sim = engine().sim("home", 1);
+  throws("an intent with no arguments", () => (sim.intent as unknown as () => boolean)());
+  throws("a template the content has not", () => engine().sim("no such template", 1));
+  throws("an area_info that is no frame", () => engine().replica(new Uint8Array([1, 2, 3])));
+  const id = sim.join(1);
+  ok(sim.intent(id, IntentKind.Step, Dir.E, 0, 0, 1), "after them, the same Sim takes an intent");
+  sim.step();
+  eq(sim.answers().length % 3, 0, "and answers as a Sim does");
+  const r = replicaOf(drawArea(["...."], { diagonal: true }));
+  eq(Array.from(r.predict(0, 0, Dir.N, new Int32Array(0), new Int32Array([IntentKind.Step, Dir.E]))), [1, 0, Dir.E], "and predicts");
 });
 
 /** COST_AREA is 64 x 64 squares: grass, a wall across with gaps, trees here and there. */
