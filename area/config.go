@@ -184,3 +184,16 @@ func (c *Config) validate() error {
 	}
 	return nil
 }
+
+// SnapshotKeepAlive is the longest a bound session goes without a
+// snapshot: a round with nothing new for it (no record, no map, the same
+// ack_seq) sends none, unless its last one is this old (docs/protocol.md,
+// "Snapshots").
+const SnapshotKeepAlive = time.Second
+
+// KeepAliveRounds is [SnapshotKeepAlive] in snapshot rounds at c's rates
+// (at least one).
+func (c *Config) KeepAliveRounds() int {
+	perRound := time.Second * time.Duration(c.SnapshotEvery) / time.Duration(max(c.TickRate, 1))
+	return max(int(SnapshotKeepAlive/perRound), 1)
+}

@@ -55,6 +55,7 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	if ha.interest, err = interest.New(a, eng.Hash, eng.Map, h.cfg.InterestRadius); err != nil {
 		return nil, err
 	}
+	ha.interest.SetKeepAlive(h.cfg.KeepAliveRounds())
 	a.AfterTick = ha.afterTick
 	a.OnTimer = func(_ *ecs.Area, now time.Time) { ha.chores(now) }
 	a.OnPanic = func(_ *ecs.Area, p ecs.Panic) { ha.fail(p) }

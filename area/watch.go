@@ -86,7 +86,7 @@ func (ha *hostArea) povFrame(sp *spectator, arena []byte, sh *gate.Shared) ([]by
 	f.Parts, f.Buf = out.Parts, out.Buf
 	if len(f.Parts) == 0 {
 		f.Release()
-		return arena, false
+		return arena, out.Quiet // quiet: nothing new this round
 	}
 	if sp.needReset {
 		sp.needReset, sp.resetAt = false, out.Round

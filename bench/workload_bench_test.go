@@ -24,19 +24,23 @@ import (
 )
 
 // workload is one host workload of issue 16: Areas x players each, all
-// stepping 5 times a second (the movement budget), everyone seeing radius
-// squares (0: the whole Area), players only (no creatures).
+// stepping 5 times a second (the movement budget), or standing still
+// (idle), everyone seeing radius squares (0: the whole Area), players only
+// (no creatures).
 type workload struct {
 	name           string
 	areas, perArea int
 	w, h           int
 	kind           string
 	radius         int
+	idle           bool
 }
 
 var workloads = []workload{
 	{name: "villages", areas: 25, perArea: 20, w: 64, h: 64, kind: "village", radius: 0},
 	{name: "homes", areas: 500, perArea: 1, w: 32, h: 32, kind: "home", radius: 0},
+	{name: "villages-idle", areas: 25, perArea: 20, w: 64, h: 64, kind: "village", radius: 0, idle: true},
+	{name: "homes-idle", areas: 500, perArea: 1, w: 32, h: 32, kind: "home", radius: 0, idle: true},
 }
 
 // BenchmarkHostWorkload runs one `ley areahost` process (director: the
@@ -51,9 +55,14 @@ var workloads = []workload{
 //     the same total from perf's task-clock, exact;
 //   - syscalls per player-second (perf's raw_syscalls tracepoint), and
 //     writev, read, epoll_pwait, futex and nanosleep ones;
-//   - bytes per client per second received (payload and WebSocket frame
-//     headers);
-//   - the snapshot gap's p50 and p99 as clients saw them.
+//   - bytes and frames per client per second received (payload and
+//     WebSocket frame headers);
+//   - the snapshot gap's p50 and p99 as clients saw them, less the rounds
+//     that sent nothing (a round with nothing new for a session sends no
+//     snapshot; the ticks say how many passed).
+//
+// The -idle workloads are the same players standing still: what a player
+// costs who is connected and does nothing.
 //
 // LEY_WORKLOAD_CPUPROFILE=dir also saves the host's CPU profile over the
 // window as dir/<workload>.pprof (go tool pprof -top <file>).
@@ -121,7 +130,12 @@ func runWorkload(b *testing.B, bin string, wl workload, hold time.Duration) {
 	for _, p := range players {
 		wg.Add(2)
 		go func() { defer wg.Done(); p.read() }()
-		go func() { defer wg.Done(); p.walk(ctx) }()
+		go func() {
+			defer wg.Done()
+			if !wl.idle {
+				p.walk(ctx)
+			}
+		}()
 	}
 	time.Sleep(3 * time.Second) // every player walking, every view settled
 	for _, p := range players {
@@ -139,11 +153,12 @@ func runWorkload(b *testing.B, bin string, wl workload, hold time.Duration) {
 	ut1, st1 := procTimes(b, pid)
 	window := time.Since(wall0)
 	counts := perf.wait(b)
-	var bytes int64
+	var bytes, frames int64
 	var gaps []time.Duration
 	for _, p := range players {
 		p.mu.Lock()
 		bytes += p.bytes
+		frames += p.frames
 		gaps = append(gaps, p.gaps...)
 		p.mu.Unlock()
 	}
@@ -165,6 +180,7 @@ func runWorkload(b *testing.B, bin string, wl workload, hold time.Duration) {
 	b.ReportMetric(float64((ut1-ut0+st1-st0).Microseconds())/ps, "cpu-µs/player-s")
 	b.ReportMetric(100*(ut1-ut0+st1-st0).Seconds()/window.Seconds(), "host-cpu-%")
 	b.ReportMetric(float64(bytes)/ps, "B/client-s")
+	b.ReportMetric(float64(frames)/ps, "frames/client-s")
 	b.ReportMetric(pct(0.5), "gap-p50-ms")
 	b.ReportMetric(pct(0.99), "gap-p99-ms")
 	if counts != nil {
@@ -187,11 +203,25 @@ type loadPlayer struct {
 	rng *rand.Rand
 	buf []byte
 
-	mu    sync.Mutex
-	last  time.Time
-	gaps  []time.Duration
-	bytes int64
-	on    atomic.Bool
+	mu       sync.Mutex
+	snap     wire.Snapshot
+	last     time.Time
+	lastTick uint64
+	gaps     []time.Duration
+	bytes    int64
+	frames   int64
+	on       atomic.Bool
+}
+
+// gapLessQuiet is the gap between two snapshots ticks apart, less the
+// rounds between them that sent nothing (a round with nothing new for a
+// session sends no snapshot): the host's defaults, 2 ticks a round of
+// 100 ms.
+func gapLessQuiet(gap time.Duration, ticks uint64) time.Duration {
+	if ticks <= 2 {
+		return gap
+	}
+	return max(gap-time.Duration(ticks/2-1)*100*time.Millisecond, 0)
 }
 
 func newLoadPlayer(ctx context.Context, url, grant string, join uint64) (*loadPlayer, error) {
@@ -220,7 +250,7 @@ func newLoadPlayer(ctx context.Context, url, grant string, join uint64) (*loadPl
 // window starts the measured window.
 func (p *loadPlayer) window() {
 	p.mu.Lock()
-	p.gaps, p.bytes = p.gaps[:0], 0
+	p.gaps, p.bytes, p.frames = p.gaps[:0], 0, 0
 	p.mu.Unlock()
 	p.on.Store(true)
 }
@@ -258,11 +288,12 @@ func (p *loadPlayer) read() {
 		t, _ := wire.Peek(m)
 		p.mu.Lock()
 		p.bytes += n
-		if t == wire.TypeSnapshot {
-			if !p.last.IsZero() {
-				p.gaps = append(p.gaps, now.Sub(p.last))
+		p.frames++
+		if t == wire.TypeSnapshot && wire.DecodeSnapshotHead(m, &p.snap) == nil {
+			if !p.last.IsZero() && p.snap.Tick > p.lastTick {
+				p.gaps = append(p.gaps, gapLessQuiet(now.Sub(p.last), p.snap.Tick-p.lastTick))
 			}
-			p.last = now
+			p.last, p.lastTick = now, p.snap.Tick
 		}
 		p.mu.Unlock()
 	}

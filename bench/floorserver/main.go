@@ -3,7 +3,7 @@
 // this machine can do to move a workload's bytes. One goroutine, raw epoll
 // over non-blocking sockets, no WebSocket handshake, no parsing: every
 // 100 ms it writes each connection one frame of -frame bytes (one write
-// each), and it reads what clients send (one read per arriving batch).
+// each; with -every n, each connection in one round of n), and it reads what clients send (one read per arriving batch).
 // Every system call bypasses the Go scheduler (RawSyscall), as a C
 // server's would; the goroutine blocks in epoll_wait holding its thread, so
 // run it with GODEBUG=asyncpreemptoff=1 (BenchmarkFloor does), or the
@@ -24,18 +24,23 @@ import (
 
 func main() {
 	size := flag.Int("frame", 33, "bytes of the frame written to every connection every 100 ms (2..127)")
+	every := flag.Int("every", 1, "write each connection in one round of this many (its rounds spread evenly): 2 is 5 frames a second")
 	flag.Parse()
+	if *every < 1 {
+		fmt.Fprintln(os.Stderr, "floorserver: -every must be at least 1")
+		os.Exit(2)
+	}
 	if *size < 2 || *size > 127 {
 		fmt.Fprintln(os.Stderr, "floorserver: -frame must be 2..127")
 		os.Exit(2)
 	}
-	err := serve(*size) // serves until killed
+	err := serve(*size, *every) // serves until killed
 	fmt.Fprintln(os.Stderr, "floorserver:", err)
 	os.Exit(1)
 }
 
 // serve listens on a loopback port and serves until an error stops it.
-func serve(size int) error {
+func serve(size, every int) error {
 	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -64,6 +69,7 @@ func serve(size int) error {
 	events := make([]unix.EpollEvent, 256)
 	var conns []int
 	next := time.Now().Add(100 * time.Millisecond)
+	round := 0
 	for {
 		wait := max(int((time.Until(next)+time.Millisecond-1)/time.Millisecond), 0) // rounded up: no spinning
 		r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(wait), 0, 0)
@@ -93,9 +99,12 @@ func serve(size int) error {
 			}
 		}
 		if !time.Now().Before(next) {
-			for _, c := range conns {
-				rawIO(unix.SYS_WRITE, c, frame)
+			for i, c := range conns {
+				if (round+i)%every == 0 {
+					rawIO(unix.SYS_WRITE, c, frame)
+				}
 			}
+			round++
 			next = next.Add(100 * time.Millisecond)
 		}
 	}

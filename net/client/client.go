@@ -142,6 +142,7 @@ type conn struct {
 	resumed  bool      // bound by a resume: its first snapshot settles as Unseen
 	snapped  bool      // a snapshot came on it
 	lastSnap time.Time // the last snapshot's arrival
+	lastTick uint64    // the last snapshot's tick
 	done     bool      // the client closed or dropped it: its reader stops quietly
 	ended    bool      // the server ended the session on it: its close is expected
 	out      []Answer  // the reader's scratch

@@ -68,13 +68,16 @@ type Frame struct {
 	At    time.Time
 	// Tick, AckSeq and Flags are a snapshot's header (zero for another
 	// type); First is set on the first snapshot of the connection (after
-	// its hello or resume), and Gap is the time since the connection's
-	// previous snapshot (0 for the first).
+	// its hello or resume), Gap is the time since the connection's
+	// previous snapshot and Ticks the ticks between the two (both 0 for
+	// the first). A server sends no snapshot in a round with nothing new
+	// for the session, so Ticks may span several rounds.
 	Tick   uint64
 	AckSeq uint32
 	Flags  wire.SnapshotFlags
 	First  bool
 	Gap    time.Duration
+	Ticks  uint64
 }
 
 // EventKind says what an [Event] reports.

@@ -77,8 +77,11 @@ func (c *Client) frame(k *conn, b []byte, now time.Time) (follow *wire.PortalMov
 		f.First = !k.snapped
 		if k.snapped {
 			f.Gap = now.Sub(k.lastSnap)
+			if snap.Tick > k.lastTick {
+				f.Ticks = snap.Tick - k.lastTick
+			}
 		}
-		k.snapped, k.lastSnap = true, now
+		k.snapped, k.lastSnap, k.lastTick = true, now, snap.Tick
 		s.tick = snap.Tick
 		s.snapshots++
 		outcome := Applied

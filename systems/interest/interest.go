@@ -80,6 +80,11 @@ type System struct {
 	radius int32 // -1: everything
 	rnd    uint64
 
+	// keepAlive is the most rounds a client goes without a frame: a
+	// round with nothing new for it sends none, unless this many rounds
+	// passed since its last one.
+	keepAlive uint64
+
 	last     []last   // per entity ID
 	touchRnd []uint64 // per entity ID: the round it was last touched in (+1 for the next)
 	touched  []int32  // IDs touched since the last round
@@ -112,7 +117,7 @@ type System struct {
 // in their line of sight within it where a's rules say so. It attaches
 // itself to a as a body index.
 func New(a *ecs.Area, h *spatial.Hash, m *statics.Map, radius int) (*System, error) {
-	s := &System{a: a, hash: h, m: m, radius: int32(radius)}
+	s := &System{a: a, hash: h, m: m, radius: int32(radius), keepAlive: DefaultKeepAlive}
 	if s.radius == 0 {
 		s.radius = -1 // everything
 	}
@@ -137,6 +142,19 @@ func New(a *ecs.Area, h *spatial.Hash, m *statics.Map, radius int) (*System, err
 	}
 	a.AddIndex(s)
 	return s, nil
+}
+
+// DefaultKeepAlive is the keep-alive of a new System, in rounds: one
+// second at the default 10 rounds a second.
+const DefaultKeepAlive = 10
+
+// SetKeepAlive sets the most rounds a client goes without a frame (at
+// least 1: a frame every round). A round that has nothing new for a client
+// (no record, no map, the same ack_seq) sends it no frame, unless its last
+// frame is this many rounds old: then it gets a frame of the header alone,
+// which keeps its tick, its ack_seq and its liveness honest.
+func (s *System) SetKeepAlive(rounds int) {
+	s.keepAlive = uint64(max(rounds, 1))
 }
 
 // Hash is the spatial hash whose cells the rounds are made of.
@@ -387,10 +405,13 @@ func (s *System) forget(hc int32, arena []byte) ([]byte, []byte) {
 // header first, in f (see Frame). It returns the arena, which may have
 // grown (a cell's whole form or a forget record encoded for the first
 // time this round). ackSeq is the session's ack_seq the header carries.
-// A body that is gone gets no frame (f.Parts empty).
+// A body that is gone gets no frame (f.Parts empty); nor does a client
+// with nothing new this round (f.Parts empty, f.Quiet set: no record, no
+// map, the same ack_seq as its last frame, which was written whole), until
+// its last frame is the keep-alive's rounds old (SetKeepAlive).
 func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Frame) []byte {
 	v.size(s.hash.Cells())
-	f.Parts, f.Buf, f.Statics, f.Len = f.Parts[:0], f.Buf[:0], f.Statics[:0], 0
+	f.Parts, f.Buf, f.Statics, f.Len, f.Quiet = f.Parts[:0], f.Buf[:0], f.Statics[:0], 0, false
 	rnd := s.rnd
 	f.Round = rnd
 	if v.round != 0 && v.Written.Load() != v.round {
@@ -496,11 +517,22 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 		}
 	}
 	v.forgot, v.forgotNow = v.forgotNow, v.forgot
+	if n == 0 && !v.fresh && len(f.Statics) == 0 && ackSeq == v.ackSent &&
+		v.Written.Load() == v.sent && rnd-v.sent < s.keepAlive {
+		// Nothing new for this client, and its last frame was written
+		// whole: no frame. Nothing is in flight, so the next round has no
+		// frame of this one to doubt.
+		f.Parts, f.Quiet = f.Parts[:0], true
+		v.inflight = v.inflight[:0]
+		v.round = rnd
+		return arena
+	}
 	var flags wire.SnapshotFlags
 	if v.fresh {
 		flags |= wire.SnapshotReset
 		v.fresh = false
 	}
+	v.sent, v.ackSent = rnd, ackSeq
 	own := len(f.Buf)
 	n += own
 	f.Buf = wire.AppendSnapshotHeader(f.Buf, s.a.Tick, ackSeq, flags, n)

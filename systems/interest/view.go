@@ -24,7 +24,9 @@ type View struct {
 	inflight  []int32  // cells whose records the last frame carried
 	forgot    []int32  // cells the last frame forgot (forgotten again if it never arrived)
 	forgotNow []int32  // this frame's
-	round     uint64   // the round of the last frame
+	round     uint64   // the round of the last frame built (or found quiet)
+	sent      uint64   // the round of the last frame built
+	ackSent   uint32   // the ack_seq it carried
 	fresh     bool     // the next frame resets the client's view
 	cells     []int32  // this round's cells within interest
 	prev      []int32  // last round's
@@ -49,7 +51,7 @@ func (v *View) Reset() {
 	v.inflight = v.inflight[:0]
 	v.forgot = v.forgot[:0]
 	v.cells = v.cells[:0]
-	v.round = 0
+	v.round, v.sent, v.ackSent = 0, 0, 0
 	v.fresh = true
 	v.los.at = ecs.NoCell
 	clear(v.held)
@@ -88,4 +90,7 @@ type Frame struct {
 	// Round is the round the frame belongs to; Len its length in bytes.
 	Round uint64
 	Len   int
+	// Quiet: the round had nothing new for the client, so Build made no
+	// frame (Parts is empty).
+	Quiet bool
 }

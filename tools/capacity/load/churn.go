@@ -515,8 +515,11 @@ func (c *churner) onFrame(ev cevent) error {
 	if err := c.v.Apply(ev.m); err != nil {
 		return fmt.Errorf("%w: the server broke the protocol: %v", errSession, err)
 	}
-	if s, ok := ev.m.(*wire.Snapshot); ok {
-		c.snapshot(f, s)
+	switch m := ev.m.(type) {
+	case *wire.Snapshot:
+		c.snapshot(f, m)
+	case *wire.AreaInfo:
+		c.p.noteRound(m)
 	}
 	return nil
 }
@@ -529,18 +532,7 @@ func (c *churner) snapshot(f client.Frame, _ *wire.Snapshot) {
 	if !f.First {
 		sh := c.p.sh
 		sh.mu.Lock()
-		us := max(f.Gap.Microseconds(), histMin)
-		_ = sh.gapSec.RecordValue(us)
-		stutter := f.Gap > StutterGap
-		if stutter {
-			sh.stutters++
-		}
-		if c.p.st.measuring.Load() {
-			_ = sh.gap.RecordValue(us)
-			if stutter {
-				sh.steadyStutters++
-			}
-		}
+		c.p.recordGap(f, c.p.st.measuring.Load())
 		sh.mu.Unlock()
 	}
 	c.snapN++

@@ -20,8 +20,10 @@
 //     the driver measures for [Config.Duration], then stops sending, waits
 //     [Config.Drain] for the last answers and closes every connection.
 //
-// Each client measures the gap between snapshots, stutters (gaps over
-// [StutterGap]), the round trip of each intent (send to the first snapshot
+// Each client measures the gap between snapshots (less the rounds between
+// them that sent nothing: a round with nothing new for a session sends it
+// no snapshot, and the snapshots' ticks say how many rounds passed),
+// stutters (gaps over [StutterGap]), the round trip of each intent (send to the first snapshot
 // whose ack_seq reaches it, or its intent_result) and answers per intent:
 // a seq is answered exactly once, by the first intent_result naming it or
 // the first snapshot whose ack_seq reaches it. Histograms are HdrHistograms

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/leyworks/ley/net/client"
@@ -46,6 +47,11 @@ type player struct {
 	hops     chan bool          // pattern portal: a crossing followed (true) or failed (false)
 	hopped   func(time.Duration)
 	trade    wire.Trade // the last trade message (pattern build)
+
+	// The snapshot round of its Areas, from the first area_info: its
+	// ticks and its length (ns).
+	roundTicks atomic.Uint64
+	roundLen   atomic.Int64
 }
 
 // newClient gives the player its session client for pattern.
@@ -84,12 +90,52 @@ func (p *player) onFrame(f client.Frame) {
 	defer p.sh.mu.Unlock()
 	p.sh.frames++
 	p.sh.bytes += int64(len(f.Bytes))
+	if f.Type == wire.TypeAreaInfo && p.roundTicks.Load() == 0 {
+		if m, err := wire.Decode(f.Bytes); err == nil {
+			p.noteRound(m.(*wire.AreaInfo))
+		}
+	}
 	if f.Type != wire.TypeSnapshot || f.First {
 		return
 	}
-	us := max(f.Gap.Microseconds(), histMin)
+	p.recordGap(f, measuring)
+}
+
+// noteRound keeps the snapshot round of the player's Area (its ticks and
+// its length) from its area_info, once: every Area of a realm has the
+// same rates.
+func (p *player) noteRound(ai *wire.AreaInfo) {
+	if ai.TickHz == 0 || ai.SnapshotHz == 0 {
+		return
+	}
+	p.roundLen.Store(int64(time.Second / time.Duration(ai.SnapshotHz)))
+	p.roundTicks.Store(uint64(max(ai.TickHz/ai.SnapshotHz, 1)))
+}
+
+// gapOf is a snapshot's gap as the SLO counts it: the time since the
+// connection's previous snapshot, less the rounds between the two that
+// sent nothing (a round with nothing new for the session sends no
+// snapshot: docs/protocol.md, "When a snapshot is sent"). The snapshot's
+// tick says how many rounds passed. A late host's skipped clock slots
+// count as rounds too, so a host stall shows in the intents' round trip,
+// not here.
+func (p *player) gapOf(f client.Frame) time.Duration {
+	rt, rl := p.roundTicks.Load(), time.Duration(p.roundLen.Load())
+	if rt == 0 || f.Ticks <= rt {
+		return f.Gap
+	}
+	quiet := time.Duration(f.Ticks/rt-1) * rl
+	return max(f.Gap-quiet, 0)
+}
+
+// recordGap counts a snapshot's gap (gapOf) in the player's shard, whose
+// lock the caller holds: in the current second's histogram, and in the
+// steady phase's while measuring.
+func (p *player) recordGap(f client.Frame, measuring bool) {
+	gap := p.gapOf(f)
+	us := max(gap.Microseconds(), histMin)
 	_ = p.sh.gapSec.RecordValue(us)
-	stutter := f.Gap > StutterGap
+	stutter := gap > StutterGap
 	if stutter {
 		p.sh.stutters++
 	}

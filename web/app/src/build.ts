@@ -421,16 +421,17 @@ export class Builder {
 
   /**
    * showReady says, in the open station's panel, when the recipe it works
-   * on is done: "Working: ready in 7 s", counted from the Area's tick as
-   * the last snapshot gave it (the station's clock runs only while the
-   * Area ticks). Hidden while it is idle. Call it every frame.
+   * on is done: "Working: ready in 7 s", counted from the Area's tick now
+   * (Session.tickNow: the last snapshot's, counted on; the station's clock
+   * runs only while the Area ticks). Hidden while it is idle. Call it every
+   * frame.
    */
   showReady(s: Session): void {
     const ready = this.chestState?.ready ?? 0;
     const hz = s.view.info?.tickHz ?? 0;
     let text = "";
     if (this.chest !== null && ready > 0 && hz > 0) {
-      const left = Math.ceil((ready - s.view.tick) / hz);
+      const left = Math.ceil((ready - s.tickNow()) / hz);
       text = left > 0 ? `Working: ready in ${left} s.` : "Working: ready any moment now.";
       this.chestReady.dataset["left"] = String(Math.max(0, left));
     }

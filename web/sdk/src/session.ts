@@ -302,6 +302,8 @@ export class Session {
   private readonly director: Pick<Director, "join" | "me">;
   private readonly log: Logger;
   private readonly clock: Clock;
+  /** When the last snapshot came (clock ms); -1 before one. */
+  private snapshotAt = -1;
   private readonly random: () => number;
   private readonly socketFactory: (url: string) => GameSocket;
   private readonly backoff: BackoffPolicy;
@@ -1094,6 +1096,20 @@ export class Session {
     this.predictor.replay();
   }
 
+  /**
+   * tickNow is the Area's tick now, as far as the client can tell: the
+   * last snapshot's tick counted on at `tick_hz` since it came. A server
+   * sends no snapshot in a round with nothing new for the player (at least
+   * one a second), so the last snapshot's tick ({@link AreaView.tick}) may
+   * be up to a second old: count down to a tick (`container.ready`)
+   * against this.
+   */
+  tickNow(): number {
+    const hz = this.view.info?.tickHz ?? 0;
+    if (hz === 0 || this.snapshotAt < 0) return this.view.tick;
+    return this.view.tick + Math.floor(((this.clock.now() - this.snapshotAt) * hz) / 1000);
+  }
+
   /** predicting reports whether the session predicts: it has the engine, and the engine a replica of the Area. */
   get predicting(): boolean {
     return this.predictor.replica !== null;
@@ -1412,6 +1428,7 @@ export class Session {
       throw e;
     }
     const now = this.clock.now();
+    this.snapshotAt = now;
     const actions: Dir[] = [];
     for (const p of this.predictor.acked(ackSeq)) {
       const o = this.outgoing.get(p.seq);

@@ -158,6 +158,18 @@ test("session: ready is bound with the first snapshot applied, not the socket op
   eq(env.s.predicted, { x: 4, y: 4, facing: 0 }, "own pose");
 });
 
+test("session: tickNow counts on from the last snapshot's tick at tick_hz", async () => {
+  const env = newEnv();
+  const ws = await bind(env);
+  eq(env.s.tickNow(), 2, "the first snapshot's tick, at once");
+  env.clock.advance(1000); // a second with nothing new: no snapshot came
+  eq(env.s.tickNow(), 2 + INFO.tickHz, "a second later, tick_hz ticks on");
+  ws.deliver({ type: "snapshot", tick: 40, ackSeq: 0, flags: 0, records: new Uint8Array() });
+  eq(env.s.tickNow(), 40, "a snapshot sets it again");
+  env.clock.advance(149);
+  eq(env.s.tickNow(), 42, "whole ticks only");
+});
+
 test("session: a hello_ack or error of another join is dropped", async () => {
   const env = newEnv();
   env.s.start();
