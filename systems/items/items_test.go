@@ -368,7 +368,7 @@ func merge(ms ...any) map[uint16]bool {
 // Area saved (its blob and its characters' states) and restored into a
 // fresh Area holds exactly the same items.
 func TestConservation(t *testing.T) {
-	seeds := 20
+	seeds := 40
 	if testing.Short() {
 		seeds = 5
 	}
@@ -446,7 +446,11 @@ func conservation(t *testing.T, seed uint64) {
 				post(w, e, it, kinds)
 				continue
 			}
-			switch r := rng.IntN(14); {
+			r := rng.IntN(14)
+			if _, ok := stallDir(w, e); ok && r < 3 && rng.IntN(2) == 0 {
+				r = 13 // by a stall, a walker stops to buy now and then
+			}
+			switch {
 			case r == 11:
 				it.Kind = ecs.IntentTrade
 				if d, ok := playerDir(w, e); ok {

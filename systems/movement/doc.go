@@ -19,7 +19,8 @@
 // arrival is answered at once, possibly before older queued ones.
 //
 // A step waits at the head of the queue until the body's budget allows it
-// (Mover.Period ticks between steps); a move-to is applied when its path is
+// (Mover.Period ticks between steps; a step intent's turns keep their pace,
+// Mover.Paced: a late step does not delay the next); a move-to is applied when its path is
 // planned (A*, a bounded number of searches per tick) and the body then
 // walks it one step per budget, re-planning around bodies in its way. A step
 // or a stop cancels the walk.

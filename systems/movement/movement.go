@@ -103,7 +103,7 @@ func (s *Movement) drain(a *ecs.Area, e ecs.Entity, pos *ecs.Position, m *ecs.Mo
 			a.Answer(e, &it, o)
 			if o == ecs.OutcomeApplied {
 				path.Clear()
-				m.Stepped(a.Tick)
+				m.Paced(a.Tick)
 				return true
 			}
 		case ecs.IntentAction:

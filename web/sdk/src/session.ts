@@ -225,6 +225,14 @@ export interface SessionOptions {
   /** How long a socket may take to open and be answered hello_ack (or a refusal), in ms (10000). */
   bindTimeoutMs?: number;
   /**
+   * How long a bound session may hear nothing from its host before the
+   * connection counts as dead and is dropped (then resumed), in ms (5000;
+   * 0: never). A host sends a snapshot at least once a second (its
+   * keep-alive), so silence this long is a host or a network gone, not a
+   * quiet Area.
+   */
+  silenceMs?: number;
+  /**
    * Whether the session infers hit and death events from the snapshots'
    * health changes and gone records (true). A game whose server sends
    * such events turns it off and emits its own of the same shapes.
@@ -310,6 +318,10 @@ export class Session {
   private readonly maxJoinAttempts: number;
   private readonly graceMarginMs: number;
   private readonly bindTimeoutMs: number;
+  private readonly silenceMs: number;
+  /** When the current socket last brought a message (clock ms). */
+  private heardAt = 0;
+  private silenceTimer: TimerHandle | null = null;
   private readonly inferCombat: boolean;
 
   private st: SessionState = "idle";
@@ -370,6 +382,7 @@ export class Session {
     this.maxJoinAttempts = opts.maxJoinAttempts ?? 8;
     this.graceMarginMs = opts.graceMarginMs ?? 500;
     this.bindTimeoutMs = opts.bindTimeoutMs ?? 10_000;
+    this.silenceMs = opts.silenceMs ?? 5_000;
     this.inferCombat = opts.inferCombat ?? true;
     this.engine = opts.engine ?? null;
     this.predictor = new Predictor({
@@ -778,6 +791,37 @@ export class Session {
     this.clearBindTimer();
   }
 
+  /**
+   * watchSilence drops the bound connection once it has brought nothing
+   * for silenceMs (a host keeps a session alive with a snapshot a second,
+   * so it is gone), and resumes or joins again as for any drop.
+   */
+  private watchSilence(): void {
+    this.clearSilence();
+    if (this.silenceMs <= 0) return;
+    const gen = this.gen;
+    const check = (): void => {
+      this.silenceTimer = null;
+      if (gen !== this.gen || this.ws === null) return;
+      const quiet = this.clock.now() - this.heardAt;
+      if (quiet < this.silenceMs) {
+        this.silenceTimer = this.clock.setTimeout(check, this.silenceMs - quiet);
+        return;
+      }
+      this.log.warn("nothing heard from the host in time; dropping the connection", { ms: quiet });
+      this.detach(4000, "silent");
+      this.onClose(4003, "silent", true);
+    };
+    this.silenceTimer = this.clock.setTimeout(check, this.silenceMs);
+  }
+
+  private clearSilence(): void {
+    if (this.silenceTimer !== null) {
+      this.clock.clearTimeout(this.silenceTimer);
+      this.silenceTimer = null;
+    }
+  }
+
   private clearBindTimer(): void {
     if (this.bindTimer !== null) {
       this.clock.clearTimeout(this.bindTimer);
@@ -904,6 +948,7 @@ export class Session {
     };
     ws.onmessage = (ev: MessageEvent) => {
       if (gen !== this.gen) return;
+      this.heardAt = this.clock.now();
       this.onFrame(ev.data);
     };
     ws.onclose = (ev: CloseEvent) => {
@@ -916,6 +961,7 @@ export class Session {
   /** detach forgets the current socket: its events are ignored from now on; it is closed (code 1000 unless told). */
   private detach(code = 1000, reason?: string): void {
     this.clearBindTimer();
+    this.clearSilence();
     const ws = this.ws;
     this.ws = null;
     if (ws === null) return;
@@ -1369,6 +1415,7 @@ export class Session {
       return;
     }
     this.clearBindTimer();
+    this.watchSilence();
     this.sampleRtt(this.clock.now() - this.helloSentAt);
     const resumed = this.resuming;
     this.resumeToken = token;

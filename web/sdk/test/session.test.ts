@@ -444,6 +444,25 @@ test("session: a host that never answers hello is dropped after the bind timeout
   ok(lastSocket(env) !== silent, "with a new socket");
 });
 
+test("session: a bound connection that brings nothing for silenceMs is dropped, and resumed", async () => {
+  const env = newEnv({ silenceMs: 3000 });
+  const ws = await bind(env);
+  env.clock.advance(2500);
+  ws.deliver(snapshot(0, 4, 4, false)); // a keep-alive: the host is there
+  env.clock.advance(2500);
+  eq(ws.closed, null, "heard from 2.5 s ago: kept");
+  const states: string[] = [];
+  env.s.on("state", (e) => states.push(e.state));
+  env.clock.advance(500);
+  eq(ws.closed?.code, 4000, "3 s of silence: dropped");
+  eq(states, ["reconnecting"], "as any dropped connection");
+  env.clock.advance(10_000);
+  const again = lastSocket(env);
+  ok(again !== ws, "a new socket");
+  again.open();
+  eq(again.sent[0]?.type, "resume", "which resumes the session");
+});
+
 test("session: a portal crossing says which square it left from", async () => {
   const env = newEnv();
   const ws = await bind(env, true, [9, 3]);
