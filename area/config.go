@@ -188,7 +188,7 @@ func (c *Config) validate() error {
 // SnapshotKeepAlive is the longest a bound session goes without a
 // snapshot: a round with nothing new for it (no record, no map, the same
 // ack_seq) sends none, unless its last one is this old (docs/protocol.md,
-// "Snapshots").
+// "When a snapshot is sent").
 const SnapshotKeepAlive = time.Second
 
 // KeepAliveRounds is [SnapshotKeepAlive] in snapshot rounds at c's rates

@@ -111,8 +111,6 @@ func TestLeaveWhileAnotherStays(t *testing.T) {
 	}
 }
 
-// waitSnapshot reads snapshots (skipping other messages) until one
-// satisfies ok.
 // waitView waits until ok holds of cl's view: at once if it does now (a
 // round with nothing new sends no snapshot, so the view the last one left
 // is the world's), else after the first snapshot that makes it hold.
@@ -124,6 +122,8 @@ func waitView(t *testing.T, cl *client, ok func() bool) {
 	waitSnapshot(t, cl, func(*wire.Snapshot) bool { return ok() })
 }
 
+// waitSnapshot reads snapshots (skipping other messages) until one
+// satisfies ok.
 func waitSnapshot(t *testing.T, cl *client, ok func(*wire.Snapshot) bool) *wire.Snapshot {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/systems"
 	"github.com/leyworks/ley/systems/action"
 	"github.com/leyworks/ley/systems/spatial"
@@ -100,6 +101,20 @@ func (f *fanout) round() {
 			c.v.Written.Store(f.frame.Round)
 		}
 	}
+}
+
+// inView is what the client whose body is e must hold: every entity
+// standing in the cells within its interest, as the world has it.
+func (f *fanout) inView(e ecs.Entity) map[uint32]wire.EntityState {
+	pos := f.s.pos.Get(e)
+	want := map[uint32]wire.EntityState{}
+	for _, hc := range f.hash.CellsWithin(pos.X, pos.Y, f.s.radius, nil) {
+		for id := f.hash.First(hc); id >= 0; id = f.hash.Next(id) {
+			o := f.hash.Entity(id)
+			want[o.ID()] = f.s.State(o, f.hash.Square(id))
+		}
+	}
+	return want
 }
 
 // message is a frame's bytes, as its writev puts them on the wire.

@@ -60,14 +60,7 @@ func TestClientViewTellsTheTruth(t *testing.T) {
 				if !slices.Contains(f.clients, c) {
 					continue // left this round
 				}
-				pos := f.s.pos.Get(c.e)
-				want := map[uint32]wire.EntityState{}
-				for _, hc := range f.hash.CellsWithin(pos.X, pos.Y, f.s.radius, nil) {
-					for id := f.hash.First(hc); id >= 0; id = f.hash.Next(id) {
-						e := f.hash.Entity(id)
-						want[e.ID()] = f.s.State(e, f.hash.Square(id))
-					}
-				}
+				want := f.inView(c.e)
 				if got := views[c].Entities; !reflect.DeepEqual(got, want) {
 					for id, w := range want {
 						if got[id] != w {

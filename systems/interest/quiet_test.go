@@ -128,14 +128,7 @@ func TestQuietRoundsTellTheTruth(t *testing.T) {
 			if c.lost {
 				continue // the next round repairs it
 			}
-			pos := f.s.pos.Get(c.e)
-			want := map[uint32]wire.EntityState{}
-			for _, hc := range f.hash.CellsWithin(pos.X, pos.Y, f.s.radius, nil) {
-				for id := f.hash.First(hc); id >= 0; id = f.hash.Next(id) {
-					e := f.hash.Entity(id)
-					want[e.ID()] = f.s.State(e, f.hash.Square(id))
-				}
-			}
+			want := f.inView(c.e)
 			if len(c.v.Entities) != len(want) {
 				t.Fatalf("round %d: the client sees %d entities; %d are in its view", round, len(c.v.Entities), len(want))
 			}

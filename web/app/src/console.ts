@@ -814,15 +814,20 @@ async function membership(take: boolean): Promise<void> {
     membershipNote.textContent = "Name an account and an Area by their ids.";
     return;
   }
+  let note: string;
   try {
     if (take) await director.takeMembership(area, account);
     else await director.giveMembership(area, account, role);
-    membershipNote.textContent = take ? `Account ${account} is no longer a member of area ${area}.` : `Account ${account} is a ${role} of area ${area}.`;
+    note = take ? `Account ${account} is no longer a member of area ${area}.` : `Account ${account} is a ${role} of area ${area}.`;
   } catch (e) {
     if (isAuthEnd(e)) return toAuth(words(e));
-    membershipNote.textContent = `${words(e)} Nothing changed.`;
+    note = `${words(e)} Nothing changed.`;
   }
+  // The accounts are shown again first, and the note says the act is done
+  // only then: a button armed after the note (End sessions' first click)
+  // is not replaced under the operator's hand by a late redraw.
   if (lastQuery !== "" || accountsBody.rows.length > 0) await find(lastQuery);
+  membershipNote.textContent = note;
 }
 
 membershipForm.addEventListener("submit", (ev) => {

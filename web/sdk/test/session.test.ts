@@ -287,7 +287,8 @@ test("session: a dropped socket resumes within the grace and sends again what wa
 test("session: reconnect delays back off with jitter", async () => {
   const draws = [0.999, 0.999, 0.999, 0.999, 0, 0.5];
   const bindTimeoutMs = 77_777;
-  const env = newEnv({ random: () => draws.shift() ?? 0.5, backoff: { baseMs: 100, maxMs: 500, minMs: 20 }, bindTimeoutMs });
+  // silenceMs 0: no silence watch, whose timers would mix with the backoffs.
+  const env = newEnv({ random: () => draws.shift() ?? 0.5, backoff: { baseMs: 100, maxMs: 500, minMs: 20 }, bindTimeoutMs, silenceMs: 0 });
   const ws = await bind(env);
   const backoffs = (): number[] => env.clock.delays.filter((d) => d !== bindTimeoutMs);
   ws.drop();
