@@ -92,16 +92,16 @@ func (m *Mover) Ready(now uint64) bool { return now >= m.ReadyAt }
 // takes, crafts and buys spend theirs this way.
 func (m *Mover) Stepped(now uint64) { m.ReadyAt = now + uint64(m.Period) }
 
-// Paced spends the budget of one step a client asked for (a step intent),
-// taken in tick now: the next is due a Period after this one's due tick (ReadyAt), not
-// after now, up to one Period of credit. A step that came late (its intent
-// delayed on the network, or read a tick late) then does not push every
-// later step back: a client that sends at the budget's rate is kept at
-// it, where with Stepped each late arrival would add to a wait that never
-// drains (the queue fills while the host has time to spare). The credit
-// is capped at one step: after a pause two steps may come a tick apart,
-// and over any span a body takes at most one step more than the span's
-// Periods allow.
+// Paced spends the budget of one step a client asked for (a step
+// intent), taken in tick now: the next is due a Period after this one's
+// due tick (ReadyAt), not after now, with at most one Period of credit. A
+// step that came late (its intent delayed on the network, or read a tick
+// late) then does not push every later step back: a client that sends at
+// the budget's rate is kept at it, where with Stepped each late arrival
+// would add to a wait that never drains (the queue fills while the host
+// has time to spare). With the credit capped at one step, two steps may
+// come a tick apart after a pause, and over any span a body takes at most
+// one step more than the span's Periods allow.
 func (m *Mover) Paced(now uint64) {
 	p := uint64(m.Period)
 	due := m.ReadyAt

@@ -92,7 +92,9 @@ func (p *player) onFrame(f client.Frame) {
 	p.sh.bytes += int64(len(f.Bytes))
 	if f.Type == wire.TypeAreaInfo && p.roundTicks.Load() == 0 {
 		if m, err := wire.Decode(f.Bytes); err == nil {
-			p.noteRound(m.(*wire.AreaInfo))
+			if ai, ok := m.(*wire.AreaInfo); ok {
+				p.noteRound(ai)
+			}
 		}
 	}
 	if f.Type != wire.TypeSnapshot || f.First {
