@@ -3,7 +3,8 @@
 // this machine can do to move a workload's bytes. One goroutine, raw epoll
 // over non-blocking sockets, no WebSocket handshake, no parsing: every
 // 100 ms it writes each connection one frame of -frame bytes (one write
-// each; with -every n, each connection in one round of n), and it reads what clients send (one read per arriving batch).
+// each; with -every n, each connection in one round of n), and it reads
+// what clients send (one read per arriving batch).
 // Every system call bypasses the Go scheduler (RawSyscall), as a C
 // server's would; the goroutine blocks in epoll_wait holding its thread, so
 // run it with GODEBUG=asyncpreemptoff=1 (BenchmarkFloor does), or the

@@ -287,7 +287,7 @@ export class Play {
     const s =
       realm === null
         ? new Session({ director: this.director, area, socket: (url) => new WebSocket(socketUrl(url)), engine: this.engine })
-        : new Session({ director: realm, socket: realm.socket, area, engine: this.engine });
+        : new Session({ director: realm, socket: realm.socket, area, engine: this.engine, silenceMs: 0 }); // no network to go silent
     this.session = s;
     this.wire(s);
     sessionStarted(s);

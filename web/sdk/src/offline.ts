@@ -35,7 +35,9 @@ export const OFFLINE_AREA = 1;
 /**
  * OfflineRealm is an offline Area and the realm around it, for one
  * {@link Session}: `new Session({ director: realm, socket: realm.socket,
- * area: OFFLINE_AREA, engine })` (the engine also predicts, as online).
+ * area: OFFLINE_AREA, engine, silenceMs: 0 })` (the engine also predicts,
+ * as online; no network can go silent, and a page in the background ticks
+ * the Area on throttled timers, so the silence watch is off).
  * The Area ticks while a socket is open.
  */
 export class OfflineRealm {
