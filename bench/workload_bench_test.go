@@ -18,7 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leyworks/ley/area"
 	"github.com/leyworks/ley/area/areatest"
+	"github.com/leyworks/ley/net/client"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
 )
@@ -213,15 +215,16 @@ type loadPlayer struct {
 	on       atomic.Bool
 }
 
-// gapLessQuiet is the gap between two snapshots ticks apart, less the
-// rounds between them that sent nothing (a round with nothing new for a
-// session sends no snapshot): the host's defaults, 2 ticks a round of
-// 100 ms.
+// The host's default snapshot round: its ticks and its length.
+var roundTicks, roundLen = func() (uint64, time.Duration) {
+	cfg := area.DefaultConfig()
+	return uint64(cfg.SnapshotEvery), time.Second * time.Duration(cfg.SnapshotEvery) / time.Duration(cfg.TickRate)
+}()
+
+// gapLessQuiet is the gap between two snapshots ticks apart as the SLO
+// counts it (client.GapLessQuiet), at the host's default rates.
 func gapLessQuiet(gap time.Duration, ticks uint64) time.Duration {
-	if ticks <= 2 {
-		return gap
-	}
-	return max(gap-time.Duration(ticks/2-1)*100*time.Millisecond, 0)
+	return client.GapLessQuiet(gap, ticks, roundTicks, roundLen)
 }
 
 func newLoadPlayer(ctx context.Context, url, grant string, join uint64) (*loadPlayer, error) {

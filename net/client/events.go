@@ -260,3 +260,18 @@ type Stats struct {
 	// Protocol counts messages that broke the protocol (EventProtocol).
 	Protocol int64
 }
+
+// GapLessQuiet is a snapshot's gap as a capacity SLO counts it: gap, the
+// time since the connection's previous snapshot, less the rounds between
+// the two that sent nothing (a round with nothing new for a session sends
+// it no snapshot: docs/protocol.md, "When a snapshot is sent"). ticks is
+// [Frame.Ticks]; a round is roundTicks ticks long and lasts round. A late
+// host's skipped clock slots count as rounds too, so a host stall shows in
+// the intents' round trip, not here. With roundTicks 0 (the rates not yet
+// known) it is gap.
+func GapLessQuiet(gap time.Duration, ticks, roundTicks uint64, round time.Duration) time.Duration {
+	if roundTicks == 0 || ticks <= roundTicks {
+		return gap
+	}
+	return max(gap-time.Duration(ticks/roundTicks-1)*round, 0)
+}

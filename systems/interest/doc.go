@@ -14,6 +14,10 @@
 //     then slices of the arena (the records of the cells it is in sync
 //     with, whole cells it is not, forgets), in a [Frame] written with one
 //     writev, and the cells whose map it must get first.
+//   - A round with nothing new for a client (no record, no map, the same
+//     ack_seq, its last frame written whole) makes it no frame
+//     ([Frame].Quiet), until its last frame is the keep-alive's rounds old
+//     ([System.SetKeepAlive]).
 //   - In line-of-sight Areas a client is sent only what symmetric
 //     shadowcasting from its square lets it see (los.go).
 //

@@ -114,20 +114,10 @@ func (p *player) noteRound(ai *wire.AreaInfo) {
 	p.roundTicks.Store(uint64(max(ai.TickHz/ai.SnapshotHz, 1)))
 }
 
-// gapOf is a snapshot's gap as the SLO counts it: the time since the
-// connection's previous snapshot, less the rounds between the two that
-// sent nothing (a round with nothing new for the session sends no
-// snapshot: docs/protocol.md, "When a snapshot is sent"). The snapshot's
-// tick says how many rounds passed. A late host's skipped clock slots
-// count as rounds too, so a host stall shows in the intents' round trip,
-// not here.
+// gapOf is a snapshot's gap as the SLO counts it (client.GapLessQuiet),
+// at the rates of the player's Areas.
 func (p *player) gapOf(f client.Frame) time.Duration {
-	rt, rl := p.roundTicks.Load(), time.Duration(p.roundLen.Load())
-	if rt == 0 || f.Ticks <= rt {
-		return f.Gap
-	}
-	quiet := time.Duration(f.Ticks/rt-1) * rl
-	return max(f.Gap-quiet, 0)
+	return client.GapLessQuiet(f.Gap, f.Ticks, p.roundTicks.Load(), time.Duration(p.roundLen.Load()))
 }
 
 // recordGap counts a snapshot's gap (gapOf) in the player's shard, whose
