@@ -89,8 +89,9 @@ type System struct {
 	touchRnd []uint64 // per entity ID: the round it was last touched in (+1 for the next)
 	touched  []int32  // IDs touched since the last round
 
-	cells   []cell // per hash cell
-	origins []int32
+	cells      []cell // per hash cell
+	origins    []int32
+	changedRnd uint64 // the last round any cell's content changed in
 
 	// Line of sight (los.go), in Areas whose rules ask for it.
 	los      bool
@@ -254,6 +255,7 @@ func (s *System) diff(arena []byte) []byte {
 			}
 			s.cells[l.cell].changed = rnd
 			s.cells[cell].changed = rnd
+			s.changedRnd = rnd
 			if encode {
 				s.relRecord(l, &st)
 				if cell != l.cell {
@@ -263,12 +265,14 @@ func (s *System) diff(arena []byte) []byte {
 		default:
 			if l.e != (ecs.Entity{}) { // gone (or its ID reused)
 				s.cells[l.cell].changed = rnd
+				s.changedRnd = rnd
 				if encode {
 					s.addRec(l.cell, partRel, -1, func(b []byte) []byte { return wire.AppendGone(b, uint32(id)) })
 				}
 			}
 			if cur != (ecs.Entity{}) { // new to the world
 				s.cells[cell].changed = rnd
+				s.changedRnd = rnd
 				if encode {
 					s.addRec(cell, partSpawn, -1, func(b []byte) []byte { return wire.AppendEnter(b, &st) })
 				}
@@ -426,6 +430,18 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 	if pos == nil {
 		return arena
 	}
+	if s.unchanged(v, ackSeq) {
+		// What a walk of the cells would find, without it: nothing new.
+		// Every cell in view is still current as of this round.
+		for _, hc := range v.cells {
+			v.seen[hc] = rnd
+		}
+		f.Quiet = true
+		v.inflight = v.inflight[:0]
+		v.round = rnd
+		return arena
+	}
+	v.walked, v.gen = rnd, s.m.Generation()
 	v.prev, v.cells = v.cells, v.prev
 	if s.los {
 		s.sightCells(v, pos.X, pos.Y)
@@ -543,6 +559,21 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 	f.Len = n + len(f.Parts[0])
 	v.round = rnd
 	return arena
+}
+
+// unchanged reports whether a round is quiet for the client viewing
+// through v, from the round alone, without walking its cells: nothing in
+// the Area changed since its cells were last walked (no cell's content,
+// which a body that moved changes, and no map), and the quiet conditions
+// of Build hold (not a new session, the same ack_seq, its last frame
+// written whole, the keep-alive not due). A walk would then find every
+// cell in view in sync and unchanged, nothing to forget (a frame written
+// whole leaves nothing to forget again) and no map to send. Views with
+// line of sight always walk: what they see of a cell in part is not
+// covered by this reasoning, and an arena is seldom at rest.
+func (s *System) unchanged(v *View, ackSeq uint32) bool {
+	return !s.los && !v.fresh && s.changedRnd <= v.walked && s.m.Generation() == v.gen &&
+		ackSeq == v.ackSent && v.Written.Load() == v.sent && s.rnd-v.sent < s.keepAlive
 }
 
 // needsEntrants reports whether the client must get hash cell hc's

@@ -8,6 +8,7 @@ import (
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/view"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/action"
 	"github.com/leyworks/ley/systems/statics"
 )
 
@@ -28,12 +29,16 @@ type quietClient struct {
 // its view as it stands, and its ack_seq. A frame that never arrived, a
 // changed ack_seq (an applied intent that moved nothing), a map that
 // changed in view (its static goes before the frame) or a keep-alive that
-// is due always sends one. Players mostly stand still, so most of
-// their rounds are quiet.
+// is due always sends one, and so does a new session. Players mostly
+// stand still, so most of their rounds are quiet; half the time all of
+// them do, and the rounds are found quiet without walking the cells
+// (System.unchanged), which must change none of this: nor a body that
+// comes and goes while the others stand.
 func TestQuietRoundsTellTheTruth(t *testing.T) {
 	const keepAlive = 10
 	f := newFanout(t, 30, 12)
 	f.s.SetKeepAlive(keepAlive)
+	f.a.Rules.MaxPlayers++ // room for a visitor
 	rng := rand.New(rand.NewPCG(7, 8))
 	info := &wire.AreaInfo{Area: 1, W: uint32(f.a.Grid.W()), H: uint32(f.a.Grid.H()), CellSize: uint16(f.hash.Size())}
 	var cs []*quietClient
@@ -44,13 +49,19 @@ func TestQuietRoundsTellTheTruth(t *testing.T) {
 		}
 		cs = append(cs, &quietClient{client: c, v: v})
 	}
-	var quiet, frames, keepAlives, ackOnly, placed int
+	var quiet, frames, keepAlives, ackOnly, placed, resets, visits int
+	var visitor ecs.Entity
+	var err error
 	seq := uint32(0)
 	for round := 1; round <= 600; round++ {
+		// Half of every 100 rounds nobody moves: a round then has nothing
+		// new for anyone, unless its map changed, its session is new or
+		// its ack_seq moved.
+		still := round%100 >= 50
 		for range 2 { // two ticks a round; a player steps now and then
 			seq++
 			for _, c := range cs {
-				if rng.IntN(25) == 0 {
+				if !still && rng.IntN(25) == 0 {
 					f.a.Post(c.e, ecs.Intent{Seq: seq, Kind: ecs.IntentStep, Dir: ecs.Dir(rng.IntN(8))})
 				}
 			}
@@ -62,13 +73,37 @@ func TestQuietRoundsTellTheTruth(t *testing.T) {
 			}
 		}
 		placedAt := int32(-1)
-		if round%40 == 0 { // a floor tile laid under the first player: its cell's map changes
+		if round%40 == 0 || round%100 == 70 { // a floor tile laid under the first player: its cell's map changes
 			pos := f.s.pos.Get(cs[0].e)
 			if f.m.Free(f.a.Grid.Cell(pos.X, pos.Y), true) {
 				f.m.Place(statics.Object{Kind: wire.ObjectItem, X: pos.X, Y: pos.Y, Item: 1, Floor: true})
 				placedAt = f.hash.CellAt(pos.X, pos.Y)
 				placed++
 			}
+		}
+		switch round % 100 {
+		case 60: // a body comes to stand next to the first player, and goes
+			pos := f.s.pos.Get(cs[0].e)
+			x, y, ok := action.NearestFree(f.a.Grid, pos.X+1, pos.Y)
+			if !ok {
+				t.Fatal("no free square for a visitor")
+			}
+			if visitor, err = f.a.SpawnPlayer(uint64(1000+round), x, y); err != nil {
+				t.Fatal(err)
+			}
+			visits++
+		case 65:
+			f.a.Despawn(visitor)
+		}
+		if round%100 == 80 { // a new session for the second player: its client holds nothing
+			c := cs[1]
+			c.client.v.Reset()
+			c.v = view.New()
+			if err := c.v.Apply(info); err != nil {
+				t.Fatal(err)
+			}
+			c.heard, c.lost = 0, false
+			resets++
 		}
 		f.arena = f.s.Round(f.arena[:0])
 		for i, c := range cs {
@@ -143,7 +178,7 @@ func TestQuietRoundsTellTheTruth(t *testing.T) {
 	if quiet < frames {
 		t.Fatalf("%d quiet rounds for %d frames: players who mostly stand still should mostly get none", quiet, frames)
 	}
-	if keepAlives == 0 || ackOnly == 0 || placed == 0 {
-		t.Fatalf("%d keep-alives, %d ack-only frames, %d maps changed: the test missed a case it is for", keepAlives, ackOnly, placed)
+	if keepAlives == 0 || ackOnly == 0 || placed == 0 || resets == 0 || visits == 0 {
+		t.Fatalf("%d keep-alives, %d ack-only frames, %d maps changed, %d new sessions, %d visits: the test missed a case it is for", keepAlives, ackOnly, placed, resets, visits)
 	}
 }

@@ -28,6 +28,8 @@ type View struct {
 	sent      uint64   // the round of the last frame built
 	ackSent   uint32   // the ack_seq it carried
 	fresh     bool     // the next frame resets the client's view
+	walked    uint64   // the round its cells were last walked
+	gen       uint64   // the map's generation then
 	cells     []int32  // this round's cells within interest
 	prev      []int32  // last round's
 	delta     []bool   // per hash cell, this frame: sent as a delta (not whole)
