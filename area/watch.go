@@ -80,12 +80,8 @@ func (ha *hostArea) povFrame(sp *spectator, arena []byte, sh *gate.Shared) ([]by
 		sp.view.Reset() // its next frame has the reset flag, every cell whole
 	}
 	out := &ha.snaps.frame
-	f := gate.NewFrame()
-	out.Parts, out.Buf = f.Parts[:0], f.Buf[:0]
-	arena = ha.interest.Build(&sp.view, sp.watch, 0, arena, out)
-	f.Parts, f.Buf = out.Parts, out.Buf
-	if len(f.Parts) == 0 {
-		f.Release()
+	f, arena := ha.build(&sp.view, sp.watch, 0, arena)
+	if f == nil {
 		return arena, out.Quiet // quiet: nothing new this round
 	}
 	if sp.needReset {
