@@ -467,7 +467,7 @@ func (a *Area) Defer(fn func(*Area)) { a.deferred = append(a.deferred, fn) }
 func (a *Area) Step() {
 	a.run.Lock()
 	now := time.Now()
-	a.step(now, now, 0)
+	a.step(now, now, 0, 0, 0)
 	a.run.Unlock()
 	a.runControlNow() // what PostNow queued meanwhile
 }
@@ -480,11 +480,17 @@ const systemSampleEvery = 8
 // step runs one tick begun at start, skipped ticks after the last one
 // (slots its Clock could not run in time); now is the tick's time for the
 // timer and for Now (the Clock passes its slot time, so simulated time
-// drives timers too).
-func (a *Area) step(now, start time.Time, skipped uint64) {
+// drives timers too); late is how long after its slot it began, period
+// the slot's length (0: not run by a Clock), for its statistics.
+func (a *Area) step(now, start time.Time, skipped uint64, late, period time.Duration) {
 	a.Now = now
 	a.Tick += skipped
-	a.drainInbox()
+	if a.inbox.pending.Load() {
+		a.drainInbox()
+	} else { // nothing posted: no lock to take
+		a.Intents = a.Intents[:0]
+		a.barrier()
+	}
 	sample := a.steps%systemSampleEvery == 0
 	a.steps++
 	t := start
@@ -505,7 +511,7 @@ func (a *Area) step(now, start time.Time, skipped uint64) {
 	a.Outbox = a.Outbox[:0]
 	a.Moves = a.Moves[:0]
 	a.Events = a.Events[:0]
-	a.stats.record(time.Since(start), a, sample)
+	a.stats.record(time.Since(start), late, period, a, sample)
 }
 
 // poll is a frozen Area's slot: drain control work and fire a due timer.

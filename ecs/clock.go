@@ -315,7 +315,6 @@ func (c *Clock) runAreaLocked(d dueArea) {
 		if d.tick {
 			start := time.Now()
 			late := start.Sub(c.slotAt)
-			a.stats.lateness(late, c.period)
 			for {
 				w := c.worstLate.Load()
 				if int64(late) <= w || c.worstLate.CompareAndSwap(w, int64(late)) {
@@ -329,7 +328,7 @@ func (c *Clock) runAreaLocked(d dueArea) {
 				skipped = c.skipped
 			}
 			a.lastSlot, a.slotted = c.slot, true
-			a.guard(func() { a.step(c.slotNow, start, skipped) })
+			a.guard(func() { a.step(c.slotNow, start, skipped, late, c.period) })
 		} else {
 			a.guard(func() { a.poll(c.slotNow) })
 		}

@@ -39,7 +39,7 @@ type tickStats struct {
 	players  int
 }
 
-func (s *tickStats) record(d time.Duration, a *Area, systems bool) {
+func (s *tickStats) record(d, late, period time.Duration, a *Area, systems bool) {
 	s.mu.Lock()
 	if systems {
 		for i, d := range a.sysLast {
@@ -52,15 +52,10 @@ func (s *tickStats) record(d time.Duration, a *Area, systems bool) {
 	if s.n < StatsWindow {
 		s.n++
 	}
-	s.mu.Unlock()
-}
-
-func (s *tickStats) lateness(d, period time.Duration) {
-	s.mu.Lock()
-	if d > s.worst {
-		s.worst = d
+	if late > s.worst {
+		s.worst = late
 	}
-	if d >= period {
+	if period > 0 && late >= period {
 		s.late++
 	}
 	s.mu.Unlock()

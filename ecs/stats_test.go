@@ -22,9 +22,28 @@ func TestTickP99MatchesStats(t *testing.T) {
 		if round%7 == 0 {
 			d = time.Duration(rng.IntN(5000)) * time.Microsecond
 		}
-		a.stats.record(d, a, true)
+		a.stats.record(d, 0, 0, a, true)
 		if got, want := a.TickP99(), a.Stats().P99; got != want {
 			t.Fatalf("after %d ticks: TickP99 = %v, Stats().P99 = %v", round+1, got, want)
 		}
+	}
+}
+
+// TestLatenessIsCounted: a tick that began a whole slot or more after its
+// slot counts as late, and the worst delay is kept; an Area stepped
+// outside a Clock (no period) is never late.
+func TestLatenessIsCounted(t *testing.T) {
+	a, err := NewArea(Config{ID: 1, W: 8, H: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const period = 50 * time.Millisecond
+	now := time.Now()
+	for _, late := range []time.Duration{time.Millisecond, period, 3 * period, 2 * time.Millisecond} {
+		a.step(now, now, 0, late, period)
+	}
+	a.step(now, now, 0, 10*period, 0)
+	if st := a.Stats(); st.Late != 2 || st.WorstLate != 10*period {
+		t.Fatalf("late %d, worst %v; want 2 and %v", st.Late, st.WorstLate, 10*period)
 	}
 }

@@ -90,6 +90,9 @@ func (s *System) Trade(id uint32) *Trade { return s.trades[id] }
 
 // Told forgets the trades that ended: the host has told their players.
 func (s *System) Told() {
+	if len(s.trades) == 0 {
+		return // most ticks: no iterator to start over an empty map
+	}
 	for id, t := range s.trades {
 		if t.End != TradeOpen {
 			delete(s.trades, id)
