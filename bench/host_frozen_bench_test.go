@@ -16,7 +16,8 @@ import (
 // process holds, and what each costs. The scripted director makes N 32x32
 // home Areas live on one host (nobody joins, so each freezes at once),
 // then the host idles for 10 s: its RSS and CPU, from /proc, are divided
-// by N. LEY_FROZEN_AREAS sets N (default 10,000).
+// by N. LEY_FROZEN_AREAS sets N (default 10,000); LEY_FROZEN_HEAPPROFILE=file
+// saves the host's heap profile after the window (go tool pprof -top file).
 //
 //	go test -run '^$' -bench HostFrozenAreas -benchtime 1x ./bench/
 func BenchmarkHostFrozenAreas(b *testing.B) {
@@ -39,8 +40,13 @@ func BenchmarkHostFrozenAreas(b *testing.B) {
 			b.Fatal(err)
 		}
 		d.AutoAck.Store(true)
+		heapProfile := os.Getenv("LEY_FROZEN_HEAPPROFILE")
+		pprofAddr := ""
+		if heapProfile != "" {
+			pprofAddr = freeLoopbackAddr(b)
+		}
 		host := exec.Command(bin, "areahost", "--director", d.Addr(), "--listen", "127.0.0.1:0",
-			"--log-level", "warn", "--pool-size", strconv.Itoa(n), "--pprof", "")
+			"--log-level", "warn", "--pool-size", strconv.Itoa(n), "--pprof", pprofAddr)
 		host.Env = append(os.Environ(), "LEY_SPAWN_TOKEN=bench") // ley refuses a spawn token on the command line
 		host.Stderr = os.Stderr
 		if err := host.Start(); err != nil {
@@ -73,6 +79,10 @@ func BenchmarkHostFrozenAreas(b *testing.B) {
 		time.Sleep(10 * time.Second)
 		cpu1, t1 := procCPU(b, pid), time.Now()
 		rss := procRSSKiB(b, pid)
+		if heapProfile != "" { // after the measured window: fetching it costs CPU
+			saveProfile(b, "http://"+pprofAddr+"/debug/pprof/heap?gc=1", heapProfile)
+			b.Logf("host heap profile: %s", heapProfile)
+		}
 		host.Process.Signal(os.Interrupt)
 		host.Wait()
 		d.Close()

@@ -410,13 +410,19 @@ func freeLoopbackAddr(b *testing.B) string {
 // saveCPUProfile fetches a CPU profile of d from the host's /debug/pprof
 // at addr and writes it to path.
 func saveCPUProfile(b *testing.B, addr string, d time.Duration, path string) {
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+	saveProfile(b, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())), path)
+	b.Logf("host CPU profile: %s", path)
+}
+
+// saveProfile fetches the profile at url and writes it to path.
+func saveProfile(b *testing.B, url, path string) {
+	resp, err := http.Get(url)
 	if err != nil {
-		b.Fatalf("cpu profile: %v", err)
+		b.Fatalf("profile: %v", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		b.Fatalf("cpu profile: %s", resp.Status)
+		b.Fatalf("profile %s: %s", url, resp.Status)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -424,7 +430,6 @@ func saveCPUProfile(b *testing.B, addr string, d time.Duration, path string) {
 	}
 	defer f.Close()
 	if _, err := io.Copy(f, resp.Body); err != nil {
-		b.Fatalf("cpu profile: %v", err)
+		b.Fatalf("profile %s: %v", url, err)
 	}
-	b.Logf("host CPU profile: %s", path)
 }
