@@ -170,8 +170,11 @@ type Area struct {
 
 	mode    atomic.Uint32
 	failed  atomic.Bool
-	run     sync.Mutex // held while the Area runs: a tick, a poll, control work taken in at once
-	removed bool       // taken out of its Clock after failing (the Clock's, under run)
+	clock   atomic.Pointer[Clock] // the Clock driving it, told when it wakes or fails
+	phase   uint64                // its poll phase in that Clock (the Clock's, under its mu)
+	listed  bool                  // on that Clock's active list (likewise)
+	run     sync.Mutex            // held while the Area runs: a tick, a poll, control work taken in at once
+	removed bool                  // taken out of its Clock after failing (the Clock's, under run)
 	// lastSlot is the Clock slot the Area last ticked in, and slotted
 	// whether it has (both the Clock's, under run).
 	lastSlot uint64
@@ -339,6 +342,7 @@ func (a *Area) guard(fn func()) {
 			stack := debug.Stack()
 			a.failed.Store(true)
 			a.Freeze()
+			a.alertClock() // out of its Clock at the next slot, even frozen
 			if a.OnPanic != nil {
 				a.OnPanic(a, Panic{Value: p, Stack: stack})
 			}
@@ -406,7 +410,18 @@ func (a *Area) Mode() Mode { return Mode(a.mode.Load()) }
 
 // Wake makes a frozen Area tick again from the clock's next slot. Safe from
 // any goroutine; waking an active Area does nothing.
-func (a *Area) Wake() { a.mode.Store(uint32(Active)) }
+func (a *Area) Wake() {
+	if Mode(a.mode.Swap(uint32(Active))) != Active {
+		a.alertClock()
+	}
+}
+
+// alertClock has the Clock driving a, if any, look at it in its next slot.
+func (a *Area) alertClock() {
+	if c := a.clock.Load(); c != nil {
+		c.alert(a)
+	}
+}
 
 // Freeze stops the Area's simulation from the clock's next slot; it is then
 // only polled. Safe from any goroutine.

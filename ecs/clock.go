@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,7 +54,11 @@ type dueArea struct {
 // next.
 //
 // A frozen Area that has nothing posted and no timer due costs one atomic
-// load and a time comparison per poll, on the clock's goroutine.
+// load and a time comparison per poll, on the clock's goroutine, and
+// nothing in the slots between its polls: the clock keeps the Areas in
+// one list per poll phase and the active ones in a list of their own
+// (an Area that wakes tells its Clock), so a slot visits the active Areas
+// and one phase's frozen ones, never all of them.
 //
 // Each Area is a fault boundary: a panic in its tick or poll (a system, a
 // control function, its timer, its AfterTick) is recovered, the Area is
@@ -65,11 +70,13 @@ type Clock struct {
 	period    time.Duration
 	pollEvery uint64
 
-	mu      sync.Mutex // guards areas, adds, removes
-	areas   []*Area
-	phase   []uint64 // per area: the slot residue of its frozen polls
+	mu      sync.Mutex // guards phases, active, n, adds, removes, alerts and the Areas' phase and listed
+	phases  [][]*Area  // per poll phase (a slot's number modulo pollEvery): the Areas polled in it
+	active  []*Area    // the Areas that woke since they were last seen frozen (listed)
+	n       int        // the Areas driven
 	adds    []*Area
 	removes []*Area
+	alerts  []*Area // Areas that woke or failed since the last slot
 	nextPh  uint64
 
 	slot      uint64    // the running slot's number, the ones skipped counted
@@ -113,6 +120,7 @@ func NewClock(cfg ClockConfig) (*Clock, error) {
 		pollEvery: uint64(cfg.TickRate / cfg.FrozenPollRate),
 		quit:      make(chan struct{}),
 	}
+	c.phases = make([][]*Area, c.pollEvery)
 	for range cfg.Workers {
 		ch := make(chan struct{}, 1)
 		c.start = append(c.start, ch)
@@ -144,7 +152,15 @@ func (c *Clock) Remove(a *Area) {
 func (c *Clock) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.areas)
+	return c.n
+}
+
+// alert has the next slot look at a, which woke or failed. Safe from any
+// goroutine.
+func (c *Clock) alert(a *Area) {
+	c.mu.Lock()
+	c.alerts = append(c.alerts, a)
+	c.mu.Unlock()
 }
 
 // LateSlots counts slots Run started a whole period or more after their
@@ -196,22 +212,34 @@ func (c *Clock) run(at, sched time.Time) SlotReport {
 	c.slotAt, c.slotNow, c.lastNow = sched, at, at
 	c.mu.Lock()
 	c.applyChanges()
-	polled := 0
 	var failed []*Area
-	for i, a := range c.areas {
-		if a.failed.Load() { // failed in control work taken in at once
+	// The active Areas tick; those found frozen leave the list.
+	keep := c.active[:0]
+	for _, a := range c.active {
+		switch {
+		case a.failed.Load(): // failed in control work taken in at once
+			failed = append(failed, a)
+		case a.Mode() == Active:
+			c.due = append(c.due, dueArea{a: a, tick: true})
+			keep = append(keep, a)
+		default:
+			a.listed = false
+		}
+	}
+	clear(c.active[len(keep):])
+	c.active = keep
+	// The frozen Areas of this slot's phase are polled: no dispatch for
+	// one with nothing to do.
+	polled := 0
+	for _, a := range c.phases[c.slot%c.pollEvery] {
+		if a.listed {
+			continue // active: ticked above
+		}
+		if a.failed.Load() {
 			failed = append(failed, a)
 			continue
 		}
-		if a.Mode() == Active {
-			c.due = append(c.due, dueArea{a: a, tick: true})
-			continue
-		}
-		if (c.slot+c.phase[i])%c.pollEvery != 0 {
-			continue
-		}
 		polled++
-		// Polled here when idle: no dispatch for an Area with nothing to do.
 		if a.inbox.pending.Load() || a.timerDue(at) {
 			c.due = append(c.due, dueArea{a: a})
 		}
@@ -252,28 +280,59 @@ func (c *Clock) run(at, sched time.Time) SlotReport {
 	return rep
 }
 
-// applyChanges folds pending adds and removes into areas; c.mu is held.
+// applyChanges folds pending adds, alerts and removes into the phase
+// lists and the active list; c.mu is held.
 func (c *Clock) applyChanges() {
 	for _, a := range c.adds {
-		c.areas = append(c.areas, a)
-		c.phase = append(c.phase, c.nextPh%c.pollEvery)
+		a.phase = c.nextPh % c.pollEvery
 		c.nextPh++
+		c.phases[a.phase] = append(c.phases[a.phase], a)
+		c.n++
+		// After the store, a Wake sees this clock and alerts it; before
+		// it, the mode read here sees the Wake (both are atomic).
+		a.clock.Store(c)
+		if a.Mode() == Active || a.failed.Load() {
+			c.list(a)
+		}
 	}
-	clear(c.adds) // the Areas are in areas now; the scratch keeps none
+	clear(c.adds) // the Areas are in the phase lists now; the scratch keeps none
 	c.adds = c.adds[:0]
+	for _, a := range c.alerts {
+		if a.clock.Load() == c {
+			c.list(a)
+		}
+	}
+	clear(c.alerts)
+	c.alerts = c.alerts[:0]
 	for _, r := range c.removes {
-		for i, a := range c.areas {
-			if a == r {
-				last := len(c.areas) - 1
-				c.areas[i], c.phase[i] = c.areas[last], c.phase[last]
-				c.areas[last] = nil
-				c.areas, c.phase = c.areas[:last], c.phase[:last]
-				break
+		if r.clock.Load() != c {
+			continue // removed already, or never added
+		}
+		r.clock.Store(nil)
+		c.n--
+		l := c.phases[r.phase]
+		if i := slices.Index(l, r); i >= 0 {
+			last := len(l) - 1
+			l[i], l[last] = l[last], nil
+			c.phases[r.phase] = l[:last]
+		}
+		if r.listed {
+			r.listed = false
+			if i := slices.Index(c.active, r); i >= 0 {
+				c.active = slices.Delete(c.active, i, i+1)
 			}
 		}
 	}
 	clear(c.removes) // nor the Areas it let go
 	c.removes = c.removes[:0]
+}
+
+// list puts a on the active list, once; c.mu is held.
+func (c *Clock) list(a *Area) {
+	if !a.listed {
+		a.listed = true
+		c.active = append(c.active, a)
+	}
 }
 
 func (c *Clock) worker(start chan struct{}) {

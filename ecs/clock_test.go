@@ -2,6 +2,7 @@ package ecs
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -391,5 +392,105 @@ func TestSkippedSlotsCountInTicks(t *testing.T) {
 	}
 	if want := []uint64{0, 4}; !sb.equal(want) {
 		t.Fatalf("the woken Area's systems saw ticks %v; want %v", sb.ticks, want)
+	}
+}
+
+// TestClockFollowsWakesAndFreezes: however Areas wake and freeze between
+// slots (before their Clock knows them, twice over, back and forth), a
+// slot ticks exactly the Areas active when it starts, each once, and
+// polls only frozen ones; a frozen Area that fails in work taken in at
+// once is out at the next slot.
+func TestClockFollowsWakesAndFreezes(t *testing.T) {
+	c := newTestClock(t, 2)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var areas []*Area
+	var counts []*countingSystem
+	for i := range 40 {
+		a := newTestArea(t, 8, 8)
+		s := &countingSystem{}
+		if err := a.Use(s); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			a.Wake() // before its clock knows it
+		}
+		c.Add(a)
+		areas, counts = append(areas, a), append(counts, s)
+	}
+	now := time.Unix(1000, 0)
+	before := make([]int64, len(areas))
+	for slot := range 400 {
+		for _, a := range areas {
+			switch rng.IntN(12) {
+			case 0:
+				a.Wake()
+			case 1:
+				a.Freeze()
+			case 2:
+				a.Freeze()
+				a.Wake()
+			case 3:
+				a.Wake()
+				a.Freeze()
+			case 4:
+				a.Wake()
+				a.Wake()
+			}
+		}
+		active := 0
+		for i, a := range areas {
+			before[i] = counts[i].n.Load()
+			if a.Mode() == Active {
+				active++
+			}
+		}
+		rep := c.Step(now)
+		now = now.Add(c.Period())
+		for i, a := range areas {
+			want := int64(0)
+			if a.Mode() == Active {
+				want = 1
+			}
+			if got := counts[i].n.Load() - before[i]; got != want {
+				t.Fatalf("slot %d: Area %d (%v) ticked %d times; want %d", slot, i, a.Mode(), got, want)
+			}
+		}
+		if rep.Ticked != active {
+			t.Fatalf("slot %d: report says %d ticked; %d were active", slot, rep.Ticked, active)
+		}
+	}
+	// Half frozen, half active, for one poll period: every frozen Area is
+	// polled once, and no active one.
+	for i, a := range areas {
+		if i%2 == 0 {
+			a.Freeze()
+		} else {
+			a.Wake()
+		}
+	}
+	polled := 0
+	for range 5 {
+		polled += c.Step(now).Polled
+		now = now.Add(c.Period())
+	}
+	if polled != len(areas)/2 {
+		t.Fatalf("%d polls in a poll period; want %d, one per frozen Area", polled, len(areas)/2)
+	}
+	// Frozen Areas of every phase fail in work taken in at once: all are
+	// out at the next slot.
+	for _, a := range areas[:10:10] {
+		a.Freeze()
+	}
+	c.Step(now)
+	now = now.Add(c.Period())
+	for _, a := range areas[:10] {
+		a.PostNow(func(*Area) { panic("boom") })
+		if !a.Failed() {
+			t.Fatal("the Area did not fail")
+		}
+	}
+	c.Step(now)
+	if c.Len() != len(areas)-10 {
+		t.Fatalf("the clock drives %d Areas; want %d, the failed frozen ones out", c.Len(), len(areas)-10)
 	}
 }
