@@ -500,12 +500,7 @@ const systemSampleEvery = 8
 func (a *Area) step(now, start time.Time, skipped uint64, late, period time.Duration) {
 	a.Now = now
 	a.Tick += skipped
-	if a.inbox.pending.Load() {
-		a.drainInbox()
-	} else { // nothing posted: no lock to take
-		a.Intents = a.Intents[:0]
-		a.barrier()
-	}
+	a.drainInbox()
 	sample := a.steps%systemSampleEvery == 0
 	a.steps++
 	t := start
@@ -532,15 +527,13 @@ func (a *Area) step(now, start time.Time, skipped uint64, late, period time.Dura
 // poll is a frozen Area's slot: drain control work and fire a due timer.
 func (a *Area) poll(now time.Time) {
 	a.Now = now
-	if a.inbox.pending.Load() {
-		a.drainInbox()
-		// A frozen Area runs no intake system: answer intents that arrived
-		// anyway, so that none goes unanswered.
-		for i := range a.Intents {
-			a.Answer(a.Intents[i].Entity, &a.Intents[i].Intent, OutcomeEntityGone)
-		}
-		a.Intents = a.Intents[:0]
+	a.drainInbox()
+	// A frozen Area runs no intake system: answer intents that arrived
+	// anyway, so that none goes unanswered.
+	for i := range a.Intents {
+		a.Answer(a.Intents[i].Entity, &a.Intents[i].Intent, OutcomeEntityGone)
 	}
+	a.Intents = a.Intents[:0]
 	a.fireTimer(now)
 	if len(a.Outbox) > 0 {
 		if a.AfterTick != nil {
@@ -560,7 +553,15 @@ func (a *Area) fireTimer(now time.Time) {
 	a.OnTimer(a, now)
 }
 
+// drainInbox takes in what was posted since the last drain: the intents
+// into a.Intents, the control work run now. With nothing posted (most
+// ticks of a quiet Area) it takes no lock.
 func (a *Area) drainInbox() {
+	if !a.inbox.pending.Load() {
+		a.Intents = a.Intents[:0]
+		a.barrier()
+		return
+	}
 	var control []func(*Area)
 	a.Intents, control = a.inbox.drain(a.Intents[:0])
 	for i, fn := range control {

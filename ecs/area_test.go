@@ -3,6 +3,7 @@ package ecs
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -149,5 +150,33 @@ func TestOutcomeNames(t *testing.T) {
 	}
 	if s := OutcomeNothingThere.String(); s != "NOTHING_THERE" {
 		t.Errorf("OutcomeNothingThere is %q", s)
+	}
+}
+
+// intentsSeen records how many intents each tick took in.
+type intentsSeen struct{ n []int }
+
+func (s *intentsSeen) Name() string     { return "intents" }
+func (s *intentsSeen) Init(*Area) error { return nil }
+func (s *intentsSeen) Update(a *Area)   { s.n = append(s.n, len(a.Intents)) }
+
+// TestIntentsAreTakenInOnce: a tick takes in what was posted since the
+// last one, and a tick with nothing posted (which takes no lock) takes in
+// nothing, not the last tick's intents again.
+func TestIntentsAreTakenInOnce(t *testing.T) {
+	a := newTestArea(t, 8, 8)
+	seen := &intentsSeen{}
+	if err := a.Use(seen); err != nil {
+		t.Fatal(err)
+	}
+	a.Post(Entity{}, Intent{Seq: 1})
+	a.Post(Entity{}, Intent{Seq: 2})
+	a.Step()
+	a.Step()
+	a.Post(Entity{}, Intent{Seq: 3})
+	a.Step()
+	a.Step()
+	if want := []int{2, 0, 1, 0}; !slices.Equal(seen.n, want) {
+		t.Fatalf("intents taken in per tick: %v; want %v", seen.n, want)
 	}
 }

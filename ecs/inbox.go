@@ -33,16 +33,16 @@ func (b *inbox) post(e Entity, it Intent) bool {
 		return false
 	}
 	b.intents = append(b.intents, IntentInput{Entity: e, Intent: it})
+	b.pending.Store(true) // under the lock: a post done is seen by the next drain
 	b.mu.Unlock()
-	b.pending.Store(true)
 	return true
 }
 
 func (b *inbox) postControl(fn func(*Area)) {
 	b.mu.Lock()
 	b.control = append(b.control, fn)
-	b.mu.Unlock()
 	b.pending.Store(true)
+	b.mu.Unlock()
 }
 
 // drain hands the consumer the posted intents (swapped with dst, whose
