@@ -173,6 +173,7 @@ type Area struct {
 	clock   atomic.Pointer[Clock] // the Clock driving it, told when it wakes or fails
 	phase   uint64                // its poll phase in that Clock (the Clock's, under its mu)
 	listed  bool                  // on that Clock's active list (likewise)
+	polled  bool                  // in its phase's poll list (likewise): frozen with work or a timer
 	run     sync.Mutex            // held while the Area runs: a tick, a poll, control work taken in at once
 	removed bool                  // taken out of its Clock after failing (the Clock's, under run)
 	// lastSlot is the Clock slot the Area last ticked in, and slotted
@@ -191,7 +192,8 @@ type Area struct {
 	players   int
 	wanderers int
 	creatures int
-	entities  int // bodies spawned and not despawned
+	entities  int     // bodies spawned and not despawned
+	census    *Census // counts them too, if the Area joined one
 
 	systems []System
 	sysLast []time.Duration // this tick's time per system, folded into stats at its end
@@ -359,6 +361,8 @@ func (a *Area) guard(fn func()) {
 // the tick. If the Area is running, fn runs at its next tick or poll. It
 // never blocks. Safe from any goroutine.
 func (a *Area) PostNow(fn func(*Area)) {
+	// No need to tell a frozen Area's Clock: the work runs now, or when
+	// the run holding the Area lets go of it.
 	a.inbox.postControl(fn)
 	a.runControlNow()
 }
@@ -439,7 +443,19 @@ func (a *Area) SetTimer(t time.Time) {
 	if at == 0 {
 		at = 1 // 0 means none
 	}
-	a.timer.Store(at)
+	if a.timer.Swap(at) == 0 {
+		a.alertIfFrozen()
+	}
+}
+
+// alertIfFrozen tells a frozen Area's Clock that it has work or a timer
+// again: the Clock polls only the frozen Areas that have (see Clock). The
+// caller stored what it has first; the Clock, dropping an Area, reads the
+// mode first and what it has after, so one of the two sees the other.
+func (a *Area) alertIfFrozen() {
+	if a.Mode() == Frozen {
+		a.alertClock()
+	}
 }
 
 // timerEpoch is the origin of timerAt.
@@ -462,13 +478,23 @@ func (a *Area) timerDue(now time.Time) bool {
 // Post queues an intent for entity e for the next tick. It reports false,
 // queueing nothing, when the inbox holds its limit for this tick already;
 // the caller answers the client itself then. Safe from any goroutine.
-func (a *Area) Post(e Entity, it Intent) bool { return a.inbox.post(e, it) }
+func (a *Area) Post(e Entity, it Intent) bool {
+	ok, first := a.inbox.post(e, it)
+	if first {
+		a.alertIfFrozen()
+	}
+	return ok
+}
 
 // PostControl queues fn to run on the ticking goroutine before the next
 // tick's systems (or at the next poll of a frozen Area). Control functions
 // are for control-rate work (spawning a joining player, a grant, a
 // snapshot request); they may allocate. Safe from any goroutine.
-func (a *Area) PostControl(fn func(*Area)) { a.inbox.postControl(fn) }
+func (a *Area) PostControl(fn func(*Area)) {
+	if a.inbox.postControl(fn) {
+		a.alertIfFrozen()
+	}
+}
 
 // Defer runs fn at the next barrier: after the running system returns.
 // Systems use it for structural changes (spawns, despawns) that arche
@@ -692,7 +718,7 @@ func (a *Area) spawnBody(ids []arche.ID, x, y int32) (Entity, error) {
 		return Entity{}, fmt.Errorf("%w: (%d,%d)", ErrSquareTaken, x, y)
 	}
 	e := a.World.NewEntity(ids...)
-	a.entities++
+	a.counted(1)
 	*a.posMap.Get(e) = Position{X: x, Y: y}
 	a.occupy(e, c)
 	a.Moves = append(a.Moves, Move{Entity: e, From: NoCell, To: c})
@@ -738,7 +764,7 @@ func (a *Area) Despawn(e Entity) {
 		a.creatures--
 	}
 	if a.bodyMap.Has(e) {
-		a.entities--
+		a.counted(-1)
 	}
 	for _, ix := range a.indexes {
 		ix.Remove(e)

@@ -180,3 +180,48 @@ func TestIntentsAreTakenInOnce(t *testing.T) {
 		t.Fatalf("intents taken in per tick: %v; want %v", seen.n, want)
 	}
 }
+
+// A census counts the bodies of the Areas that joined it, those they had
+// when they joined included, through spawns and despawns, until they
+// leave.
+func TestCensusCountsBodiesOfItsAreas(t *testing.T) {
+	var c Census
+	a, b := newTestArea(t, 8, 8), newTestArea(t, 8, 8)
+	early, err := a.SpawnPlayer(1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.JoinCensus(&c)
+	b.JoinCensus(&c)
+	if got := c.Entities(); got != 1 {
+		t.Fatalf("census %d after joining with one body; want 1", got)
+	}
+	var bodies []Entity
+	for i := range 5 {
+		e, err := b.SpawnPlayer(uint64(10+i), int32(i), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, e)
+	}
+	if _, err := a.SpawnWanderer(3, 3, 1, 4, 1); err != nil {
+		t.Fatal(err)
+	}
+	b.Despawn(bodies[0])
+	b.Despawn(bodies[0]) // a dead one: nothing changes
+	a.Despawn(early)
+	if got, want := c.Entities(), 5; got != want {
+		t.Fatalf("census %d; want %d", got, want)
+	}
+	b.LeaveCensus()
+	b.LeaveCensus()
+	if got, want := c.Entities(), 1; got != want {
+		t.Fatalf("census %d after one Area left; want %d, the other's", got, want)
+	}
+	if _, err := b.SpawnPlayer(20, 6, 6); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Entities(); got != 1 {
+		t.Fatalf("census %d: an Area that left still counts", got)
+	}
+}

@@ -33,7 +33,11 @@ func DefaultClockConfig() ClockConfig {
 type SlotReport struct {
 	Slot   uint64
 	Ticked int // active Areas ticked
-	Polled int // frozen Areas polled
+	// Polled counts the frozen Areas the slot looked at: those of its
+	// poll phase with control work, intents or a timer, and those that
+	// froze since their phase last came (looked at once, then left
+	// alone until they have work again).
+	Polled int
 	// Busy is the slot's wall time from its start to its last Area done.
 	Busy time.Duration
 	// WorstLate is the largest delay between the slot's scheduled time and
@@ -48,17 +52,18 @@ type dueArea struct {
 
 // Clock drives many Areas from one loop and a small worker pool: every slot
 // (1/TickRate) it ticks each active Area once and polls each frozen Area
-// whose turn it is (every TickRate/FrozenPollRate slots, spread evenly over
-// the slots). A slot ends when every Area in it is done, so an Area is never
-// run by two goroutines at once, and one Area's tick happens-before its
-// next.
+// with work whose turn it is (every TickRate/FrozenPollRate slots, spread
+// evenly over the slots). A slot ends when every Area in it is done, so an
+// Area is never run by two goroutines at once, and one Area's tick
+// happens-before its next.
 //
-// A frozen Area that has nothing posted and no timer due costs one atomic
-// load and a time comparison per poll, on the clock's goroutine, and
-// nothing in the slots between its polls: the clock keeps the Areas in
-// one list per poll phase and the active ones in a list of their own
-// (an Area that wakes tells its Clock), so a slot visits the active Areas
-// and one phase's frozen ones, never all of them.
+// A frozen Area costs the clock nothing while it has nothing posted and no
+// timer set: the clock keeps the active Areas in one list and, per poll
+// phase, the frozen Areas that have work or a timer; the rest are in no
+// list. An Area tells its Clock when it wakes, when something is posted to
+// it while frozen and nothing was pending, and when it sets a timer while
+// frozen and none was set; a slot visits the active Areas and one phase's
+// frozen Areas with work, never all of them.
 //
 // Each Area is a fault boundary: a panic in its tick or poll (a system, a
 // control function, its timer, its AfterTick) is recovered, the Area is
@@ -70,8 +75,8 @@ type Clock struct {
 	period    time.Duration
 	pollEvery uint64
 
-	mu      sync.Mutex // guards phases, active, n, adds, removes, alerts and the Areas' phase and listed
-	phases  [][]*Area  // per poll phase (a slot's number modulo pollEvery): the Areas polled in it
+	mu      sync.Mutex // guards phases, active, n, adds, removes, alerts and the Areas' phase, listed and polled
+	phases  [][]*Area  // per poll phase (a slot's number modulo pollEvery): the frozen Areas with work polled in it (polled)
 	active  []*Area    // the Areas that woke since they were last seen frozen (listed)
 	n       int        // the Areas driven
 	adds    []*Area
@@ -155,12 +160,21 @@ func (c *Clock) Len() int {
 	return c.n
 }
 
-// alert has the next slot look at a, which woke or failed. Safe from any
-// goroutine.
+// alert has the next slot look at a, which woke, failed, or has work while
+// frozen. Safe from any goroutine.
 func (c *Clock) alert(a *Area) {
 	c.mu.Lock()
 	c.alerts = append(c.alerts, a)
 	c.mu.Unlock()
+}
+
+// Active appends to dst the Areas the clock ticks and returns it: those
+// that woke since it last saw them frozen (one may have frozen since; its
+// Mode says). Safe from any goroutine.
+func (c *Clock) Active(dst []*Area) []*Area {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append(dst, c.active...)
 }
 
 // LateSlots counts slots Run started a whole period or more after their
@@ -224,26 +238,42 @@ func (c *Clock) run(at, sched time.Time) SlotReport {
 			keep = append(keep, a)
 		default:
 			a.listed = false
+			c.poll(a) // looked at in its phase, once at least
 		}
 	}
 	clear(c.active[len(keep):])
 	c.active = keep
 	// The frozen Areas of this slot's phase are polled: no dispatch for
-	// one with nothing to do.
+	// one with nothing due; one with nothing posted and no timer set
+	// leaves the list until it tells the clock it has work.
 	polled := 0
-	for _, a := range c.phases[c.slot%c.pollEvery] {
-		if a.listed {
-			continue // active: ticked above
-		}
-		if a.failed.Load() {
+	ph := c.slot % c.pollEvery
+	list := c.phases[ph]
+	stay := list[:0]
+	for _, a := range list {
+		switch {
+		case a.listed: // active: ticked above, and back here when it freezes
+			a.polled = false
+		case a.failed.Load():
+			a.polled = false
 			failed = append(failed, a)
-			continue
-		}
-		polled++
-		if a.inbox.pending.Load() || a.timerDue(at) {
-			c.due = append(c.due, dueArea{a: a})
+		default:
+			polled++
+			// The mode was read (frozen) before these: something posted
+			// or a timer set after is told to the clock (alertIfFrozen).
+			pending, timer := a.inbox.pending.Load(), a.timer.Load()
+			if !pending && timer == 0 {
+				a.polled = false
+				continue
+			}
+			if pending || a.timerDue(at) {
+				c.due = append(c.due, dueArea{a: a})
+			}
+			stay = append(stay, a)
 		}
 	}
+	clear(list[len(stay):])
+	c.phases[ph] = stay
 	if len(failed) > 0 {
 		c.removes = append(c.removes, failed...)
 		c.applyChanges()
@@ -286,20 +316,18 @@ func (c *Clock) applyChanges() {
 	for _, a := range c.adds {
 		a.phase = c.nextPh % c.pollEvery
 		c.nextPh++
-		c.phases[a.phase] = append(c.phases[a.phase], a)
 		c.n++
-		// After the store, a Wake sees this clock and alerts it; before
-		// it, the mode read here sees the Wake (both are atomic).
+		// After the store, a Wake (or a post, or a timer) sees this clock
+		// and alerts it; before it, what is read here sees it (all are
+		// atomic).
 		a.clock.Store(c)
-		if a.Mode() == Active || a.failed.Load() {
-			c.list(a)
-		}
+		c.place(a)
 	}
 	clear(c.adds) // the Areas are in the phase lists now; the scratch keeps none
 	c.adds = c.adds[:0]
 	for _, a := range c.alerts {
 		if a.clock.Load() == c {
-			c.list(a)
+			c.place(a)
 		}
 	}
 	clear(c.alerts)
@@ -310,11 +338,14 @@ func (c *Clock) applyChanges() {
 		}
 		r.clock.Store(nil)
 		c.n--
-		l := c.phases[r.phase]
-		if i := slices.Index(l, r); i >= 0 {
-			last := len(l) - 1
-			l[i], l[last] = l[last], nil
-			c.phases[r.phase] = l[:last]
+		if r.polled {
+			r.polled = false
+			l := c.phases[r.phase]
+			if i := slices.Index(l, r); i >= 0 {
+				last := len(l) - 1
+				l[i], l[last] = l[last], nil
+				c.phases[r.phase] = l[:last]
+			}
 		}
 		if r.listed {
 			r.listed = false
@@ -325,6 +356,26 @@ func (c *Clock) applyChanges() {
 	}
 	clear(c.removes) // nor the Areas it let go
 	c.removes = c.removes[:0]
+}
+
+// place puts a where its state says: on the active list if it is active
+// or failed (the next slot ticks it or takes it out), else in its phase's
+// poll list, where it is looked at and left there only while it has work
+// or a timer; c.mu is held.
+func (c *Clock) place(a *Area) {
+	if a.Mode() == Active || a.failed.Load() {
+		c.list(a)
+	} else {
+		c.poll(a)
+	}
+}
+
+// poll puts a in its phase's poll list, once; c.mu is held.
+func (c *Clock) poll(a *Area) {
+	if !a.polled {
+		a.polled = true
+		c.phases[a.phase] = append(c.phases[a.phase], a)
+	}
 }
 
 // list puts a on the active list, once; c.mu is held.

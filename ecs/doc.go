@@ -27,7 +27,8 @@
 //     Area's Outbox; the host maps outcomes to wire codes.
 //   - [Clock]: one loop for all of a host's Areas. Active Areas tick at
 //     20 Hz; frozen ones (nobody bound, nobody coming) only have their
-//     inbox drained and their timer checked, 4 times a second.
+//     inbox drained and their timer checked, 4 times a second, and only
+//     while something is posted or a timer set: the rest cost nothing.
 //   - [Area.Stats]: p50/p95/p99/max tick time over the last [StatsWindow]
 //     ticks, time per system, lateness, entity counts, mode.
 //

@@ -26,23 +26,29 @@ type inbox struct {
 	pending atomic.Bool
 }
 
-func (b *inbox) post(e Entity, it Intent) bool {
+// post queues an intent; ok is false when the inbox is full. first
+// reports that nothing was pending before it (the Area's Clock may have to
+// be told).
+func (b *inbox) post(e Entity, it Intent) (ok, first bool) {
 	b.mu.Lock()
 	if len(b.intents) >= b.limit {
 		b.mu.Unlock()
-		return false
+		return false, false
 	}
 	b.intents = append(b.intents, IntentInput{Entity: e, Intent: it})
-	b.pending.Store(true) // under the lock: a post done is seen by the next drain
+	first = !b.pending.Swap(true) // under the lock: a post done is seen by the next drain
 	b.mu.Unlock()
-	return true
+	return true, first
 }
 
-func (b *inbox) postControl(fn func(*Area)) {
+// postControl queues fn and reports, as post does, whether it is the first
+// thing pending.
+func (b *inbox) postControl(fn func(*Area)) (first bool) {
 	b.mu.Lock()
 	b.control = append(b.control, fn)
-	b.pending.Store(true)
+	first = !b.pending.Swap(true)
 	b.mu.Unlock()
+	return first
 }
 
 // drain hands the consumer the posted intents (swapped with dst, whose
