@@ -309,6 +309,10 @@ func (h *Host) spawnArea(m *control.SpawnArea) error {
 		return nil
 	}
 	h.areas[m.Area] = ha
+	// Under h.mu, before anyone can reach the Area: nothing spawns in it
+	// while it joins.
+	ha.a.JoinCensus(&h.census)
+	h.areaBytes.Add(ha.bytes)
 	h.mu.Unlock()
 	h.clock.Add(ha.a)
 	h.log.Info("area live", "area", m.Area, "epoch", m.Epoch, "kind", m.Kind, "size", fmt.Sprintf("%dx%d", m.W, m.H), "hydrated", len(m.Blob) > 0)
@@ -378,29 +382,33 @@ func (h *Host) relinked() {
 	}
 }
 
-// heartbeat builds the periodic heartbeat (link writer goroutine).
-func (h *Host) heartbeat() *control.Heartbeat {
+// heartbeat builds the periodic heartbeat (link writer goroutine); active
+// is the writer's scratch list.
+func (h *Host) heartbeat(active *[]*ecs.Area) *control.Heartbeat {
 	hb := &control.Heartbeat{UnixMS: time.Now().UnixMilli(), Peers: int(h.peers.Load()), RSSKiB: procself.RSSBytes() / 1024,
 		BytesOut: h.bytesOut.Load(), FramesOut: h.framesOut.Load(), AreaFailures: h.areaFailures.Load()}
 	h.mu.Lock()
 	hb.Areas = len(h.areas)
+	h.mu.Unlock()
+	// Totals kept as Areas come, go and spawn: a host of thousands of
+	// frozen Areas visits none of them here.
+	hb.Entities, hb.AreaBytes = h.census.Entities(), h.areaBytes.Load()
 	// The heartbeat tells the slowest active Area's ticks: find it by its
-	// p99 (no sort), then ask it alone for the full figures.
+	// p99 (no sort) among those the clock ticks, then ask it alone for the
+	// full figures.
 	var slowest *ecs.Area
 	worst := time.Duration(-1)
-	for _, ha := range h.areas {
-		n, _ := ha.a.Counts()
-		hb.Entities += n
-		hb.AreaBytes += ha.bytes
-		if ha.a.Mode() != ecs.Active {
-			continue
+	*active = h.clock.Active((*active)[:0])
+	for _, a := range *active {
+		if a.Mode() != ecs.Active {
+			continue // froze since the clock's last slot
 		}
 		hb.Active++
-		if p99 := ha.a.TickP99(); p99 > worst {
-			slowest, worst = ha.a, p99
+		if p99 := a.TickP99(); p99 > worst {
+			slowest, worst = a, p99
 		}
 	}
-	h.mu.Unlock()
+	clear(*active) // keeps no Area alive until the next beat
 	if slowest != nil {
 		st := slowest.Stats()
 		hb.TickP50, hb.TickP95, hb.TickP99, hb.TickMax = st.P50.Microseconds(), st.P95.Microseconds(), st.P99.Microseconds(), st.Max.Microseconds()
@@ -612,13 +620,14 @@ func (l *link) session(ctx context.Context, addr string, onRegistered func()) er
 		hb := time.NewTicker(l.h.cfg.HeartbeatEvery)
 		defer hb.Stop()
 		batch := make([]control.Message, 0, maxBatch)
+		var active []*ecs.Area // the heartbeat's scratch
 		for {
 			var msg control.Message
 			select {
 			case <-done:
 				return
 			case <-hb.C:
-				beat := l.h.heartbeat()
+				beat := l.h.heartbeat(&active)
 				l.sentHeartbeat(beat)
 				msg = beat
 			case msg = <-l.out:

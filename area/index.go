@@ -45,8 +45,12 @@ func newToken() string {
 func (h *Host) unload(ha *hostArea) {
 	ha.unloaded = true
 	h.clock.Remove(ha.a)
+	ha.a.LeaveCensus()
 	h.mu.Lock()
-	delete(h.areas, ha.id)
+	if h.areas[ha.id] == ha {
+		delete(h.areas, ha.id)
+		h.areaBytes.Add(-ha.bytes)
+	}
 	for tok, x := range h.grants {
 		if x == ha {
 			delete(h.grants, tok)

@@ -72,6 +72,29 @@ func TestUnloadedAreasFreeTheirMemory(t *testing.T) {
 		t.Errorf("heartbeat area_bytes %d MiB for Areas that hold %d MiB; want within 20%%", hb.AreaBytes>>20, grown>>20)
 	}
 	t.Logf("heartbeat area_bytes %d MiB for the %d Areas", hb.AreaBytes>>20, areas)
+	// Its bodies and active Areas are kept as totals, not counted Area by
+	// Area: they must still tell what the Areas hold.
+	tally := func() (entities, active int) {
+		for i := uint32(1); i <= areas; i++ {
+			a := h.area(i).a
+			n, _ := a.Counts()
+			entities += n
+			if a.Mode() == ecs.Active {
+				active++
+			}
+		}
+		return entities, active
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		hb := heartbeatWith(t, d, areas)
+		entities, active := tally()
+		if hb.Entities == entities && hb.Active == active && active == areas/2 && entities > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("heartbeat tells %d bodies in %d active Areas; the Areas hold %d in %d (want %d active: those with a player still bound)", hb.Entities, hb.Active, entities, active, areas/2)
+		}
+	}
 	for i := uint32(1); i <= areas; i++ {
 		d.send(&control.CloseArea{Area: i, Reason: uint16(wire.CodeAreaClosing)})
 	}
@@ -95,8 +118,8 @@ func TestUnloadedAreasFreeTheirMemory(t *testing.T) {
 		}
 		f.Close()
 	}
-	if hb := heartbeatWith(t, d, 0); hb.AreaBytes != 0 {
-		t.Errorf("heartbeat area_bytes %d with no Area live; want 0", hb.AreaBytes)
+	if hb := heartbeatWith(t, d, 0); hb.AreaBytes != 0 || hb.Entities != 0 || hb.Active != 0 {
+		t.Errorf("heartbeat area_bytes %d, %d bodies, %d active Areas with no Area live; want none", hb.AreaBytes, hb.Entities, hb.Active)
 	}
 	for i, w := range worlds {
 		if w.Value() != nil {

@@ -34,6 +34,10 @@ type Host struct {
 	peers     atomic.Int64 // connected peers
 	bytesOut  atomic.Uint64
 	framesOut atomic.Uint64
+	// census counts the bodies of the host's Areas, areaBytes their
+	// memory estimates (areaBytes), for the heartbeat.
+	census    ecs.Census
+	areaBytes atomic.Int64
 	// areaFailures counts Areas that panicked and were failed alone;
 	// helloTimeouts connections closed for not saying hello in time.
 	areaFailures  atomic.Uint64

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,8 +17,13 @@ import (
 // process holds, and what each costs. The scripted director makes N 32x32
 // home Areas live on one host (nobody joins, so each freezes at once),
 // then the host idles for 10 s: its RSS and CPU, from /proc, are divided
-// by N. LEY_FROZEN_AREAS sets N (default 10,000); LEY_FROZEN_HEAPPROFILE=file
-// saves the host's heap profile after the window (go tool pprof -top file).
+// by N. LEY_FROZEN_AREAS sets N (default 10,000); LEY_FROZEN_SECONDS the
+// window (default 10: the CPU figure's grain is a 10 ms clock tick over
+// the window, 0.1 µs per Area-second at the defaults);
+// LEY_FROZEN_HEAPPROFILE=file saves the host's heap profile after the
+// window, LEY_FROZEN_CPUPROFILE=file its CPU profile over the window (the
+// profiler's own cost then counts in the CPU figure): go tool pprof -top
+// file.
 //
 //	go test -run '^$' -bench HostFrozenAreas -benchtime 1x ./bench/
 func BenchmarkHostFrozenAreas(b *testing.B) {
@@ -26,6 +32,13 @@ func BenchmarkHostFrozenAreas(b *testing.B) {
 		var err error
 		if n, err = strconv.Atoi(s); err != nil {
 			b.Fatalf("LEY_FROZEN_AREAS=%q: %v", s, err)
+		}
+	}
+	window := 10
+	if s := os.Getenv("LEY_FROZEN_SECONDS"); s != "" {
+		var err error
+		if window, err = strconv.Atoi(s); err != nil || window < 1 {
+			b.Fatalf("LEY_FROZEN_SECONDS=%q: want a whole number of seconds, 1 or more", s)
 		}
 	}
 	bin := filepath.Join(b.TempDir(), "ley")
@@ -40,9 +53,9 @@ func BenchmarkHostFrozenAreas(b *testing.B) {
 			b.Fatal(err)
 		}
 		d.AutoAck.Store(true)
-		heapProfile := os.Getenv("LEY_FROZEN_HEAPPROFILE")
+		heapProfile, cpuProfile := os.Getenv("LEY_FROZEN_HEAPPROFILE"), os.Getenv("LEY_FROZEN_CPUPROFILE")
 		pprofAddr := ""
-		if heapProfile != "" {
+		if heapProfile != "" || cpuProfile != "" {
 			pprofAddr = freeLoopbackAddr(b)
 		}
 		host := exec.Command(bin, "areahost", "--director", d.Addr(), "--listen", "127.0.0.1:0",
@@ -76,7 +89,12 @@ func BenchmarkHostFrozenAreas(b *testing.B) {
 		spawnTime := time.Since(start)
 		time.Sleep(2 * time.Second) // settle
 		cpu0, t0 := procCPU(b, pid), time.Now()
-		time.Sleep(10 * time.Second)
+		if cpuProfile != "" {
+			saveProfile(b, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, window), cpuProfile)
+			b.Logf("host CPU profile: %s", cpuProfile)
+		} else {
+			time.Sleep(time.Duration(window) * time.Second)
+		}
 		cpu1, t1 := procCPU(b, pid), time.Now()
 		rss := procRSSKiB(b, pid)
 		if heapProfile != "" { // after the measured window: fetching it costs CPU
