@@ -167,6 +167,19 @@ type Area struct {
 	// once, on the goroutine that ran it: the host delivers the answers
 	// that work made (Outbox), which is emptied after.
 	OnControl func(a *Area)
+	// Rest, when set, lets the Area rest through ticks its Clock would
+	// run while nothing can change in it: nothing posted, no control work
+	// taken in at once since its last tick, no body with an intent queued
+	// or a walk planned, no timer due, and every system an idle Idler.
+	// Then Rest is asked, with the number the tick would have and Now its
+	// slot's time: it returns the last tick through which its owner has
+	// nothing to do either (a tick before tick: it has work at tick). The
+	// Area rests through those ticks (fewer if its timer comes first), and
+	// its Clock does not visit it in them unless something is posted to
+	// it or control work is taken in at once. A rested tick runs no system
+	// and no AfterTick; the tick numbers go on as if they had run (Tick).
+	// Unset, the Area never rests. Area.Step never rests.
+	Rest func(a *Area, tick uint64) (until uint64)
 
 	mode    atomic.Uint32
 	failed  atomic.Bool
@@ -195,9 +208,17 @@ type Area struct {
 	entities  int     // bodies spawned and not despawned
 	census    *Census // counts them too, if the Area joined one
 
-	systems []System
-	sysLast []time.Duration // this tick's time per system, folded into stats at its end
-	stats   tickStats
+	systems  []System
+	idlers   []Idler         // the systems, as Idlers; nil if one is not
+	rested   atomic.Uint64   // ticks rested through (Rest)
+	stirred  atomic.Bool     // control work was taken in at once since the last tick (PostNow)
+	asleep   atomic.Bool     // resting in its Clock's wheel, not visited until wakeSlot or an alert
+	doze     uint64          // slots more it may rest through after the one it rested in (run's; read by the Clock at the next slot)
+	dozed    bool            // it slept in the wheel: its next tick counts the slots since (the Clock's)
+	wakeSlot uint64          // the slot it wakes in (the Clock's, under its mu)
+	wheelAt  int             // its index in that slot's bucket (likewise)
+	sysLast  []time.Duration // this tick's time per system, folded into stats at its end
+	stats    tickStats
 
 	posMap       Map[Position]
 	bodyMap      Map[Body]
@@ -277,6 +298,11 @@ func (a *Area) Use(systems ...System) error {
 		}
 		a.systems = append(a.systems, s)
 		a.sysLast = append(a.sysLast, 0)
+		if id, ok := s.(Idler); ok && (len(a.idlers) > 0 || len(a.systems) == 1) {
+			a.idlers = append(a.idlers, id)
+		} else {
+			a.idlers = nil
+		}
 		a.stats.mu.Lock()
 		a.stats.systems = append(a.stats.systems, systemStat{name: s.Name()})
 		a.stats.mu.Unlock()
@@ -394,6 +420,10 @@ func (a *Area) controlLocked() (ran bool) {
 			return // a query is open: impossible outside a run, but never break it
 		}
 		ran = true
+		a.stirred.Store(true) // whatever it changed, the next tick runs
+		if a.asleep.Load() {  // and the Clock must come to it
+			a.alertClock()
+		}
 		ctl := a.inbox.drainControl()
 		for i, fn := range ctl {
 			fn(a)
@@ -444,16 +474,17 @@ func (a *Area) SetTimer(t time.Time) {
 		at = 1 // 0 means none
 	}
 	if a.timer.Swap(at) == 0 {
-		a.alertIfFrozen()
+		a.alertIfIdle()
 	}
 }
 
-// alertIfFrozen tells a frozen Area's Clock that it has work or a timer
-// again: the Clock polls only the frozen Areas that have (see Clock). The
-// caller stored what it has first; the Clock, dropping an Area, reads the
-// mode first and what it has after, so one of the two sees the other.
-func (a *Area) alertIfFrozen() {
-	if a.Mode() == Frozen {
+// alertIfIdle tells the Clock of a frozen Area, or of one asleep (Rest),
+// that it has work or a timer again: the Clock visits neither unless it
+// has (see Clock). The caller stored what it has first; the Clock,
+// dropping an Area or putting it to sleep, reads the mode or stores asleep
+// first and reads what it has after, so one of the two sees the other.
+func (a *Area) alertIfIdle() {
+	if a.Mode() == Frozen || a.asleep.Load() {
 		a.alertClock()
 	}
 }
@@ -481,7 +512,7 @@ func (a *Area) timerDue(now time.Time) bool {
 func (a *Area) Post(e Entity, it Intent) bool {
 	ok, first := a.inbox.post(e, it)
 	if first {
-		a.alertIfFrozen()
+		a.alertIfIdle()
 	}
 	return ok
 }
@@ -492,7 +523,7 @@ func (a *Area) Post(e Entity, it Intent) bool {
 // snapshot request); they may allocate. Safe from any goroutine.
 func (a *Area) PostControl(fn func(*Area)) {
 	if a.inbox.postControl(fn) {
-		a.alertIfFrozen()
+		a.alertIfIdle()
 	}
 }
 
@@ -526,6 +557,7 @@ const systemSampleEvery = 8
 func (a *Area) step(now, start time.Time, skipped uint64, late, period time.Duration) {
 	a.Now = now
 	a.Tick += skipped
+	a.stirred.Store(false)
 	a.drainInbox()
 	sample := a.steps%systemSampleEvery == 0
 	a.steps++
@@ -548,6 +580,40 @@ func (a *Area) step(now, start time.Time, skipped uint64, late, period time.Dura
 	a.Moves = a.Moves[:0]
 	a.Events = a.Events[:0]
 	a.stats.record(time.Since(start), late, period, a, sample)
+}
+
+// maxDoze bounds the slots an Area sleeps through at once (under the
+// Clock's wheel size).
+const maxDoze = wheelSlots - 2
+
+// rests reports whether the Area may rest through the tick that would be
+// the next after skipped slots, at now, its Clock's slots period long
+// (see Rest); when it does, the tick number goes on as if the tick had
+// run, and doze tells the Clock how many slots more it may sleep through.
+func (a *Area) rests(now time.Time, skipped uint64, period time.Duration) bool {
+	if a.Rest == nil || a.idlers == nil || a.stirred.Load() || a.MovesPending > 0 || len(a.deferred) > 0 || // a body to bury is deferred work
+		a.inbox.pending.Load() || a.timerDue(now) {
+		return false
+	}
+	for _, id := range a.idlers {
+		if !id.Idle(a) {
+			return false
+		}
+	}
+	a.Now = now
+	tick := a.Tick + skipped + 1
+	until := a.Rest(a, tick)
+	if until < tick {
+		return false
+	}
+	until = min(until, tick+maxDoze)
+	if at := a.timer.Load(); at != 0 && period > 0 { // due after now (timerDue): wake in its slot
+		slots := (at - timerAt(now) + int64(period) - 1) / int64(period)
+		until = min(until, tick+uint64(max(slots, 1))-1)
+	}
+	a.Tick, a.doze = tick, until-tick
+	a.rested.Add(1)
+	return true
 }
 
 // poll is a frozen Area's slot: drain control work and fire a due timer.

@@ -83,6 +83,10 @@ type Clock struct {
 	removes []*Area
 	alerts  []*Area // Areas that woke or failed since the last slot
 	nextPh  uint64
+	// wheel holds the active Areas asleep (Area.Rest), each in the bucket
+	// of the slot it wakes in (modulo wheelSlots).
+	wheel   [wheelSlots][]*Area
+	drained uint64 // the slot whose bucket was last drained, plus one
 
 	slot      uint64    // the running slot's number, the ones skipped counted
 	skipped   uint64    // the slots skipped just before the running one
@@ -134,6 +138,10 @@ func NewClock(cfg ClockConfig) (*Clock, error) {
 	return c, nil
 }
 
+// wheelSlots is the number of buckets of a Clock's wheel of sleeping
+// Areas: the most slots an Area sleeps at once is a little less.
+const wheelSlots = 256
+
 // Period is the length of one slot.
 func (c *Clock) Period() time.Duration { return c.period }
 
@@ -174,7 +182,11 @@ func (c *Clock) alert(a *Area) {
 func (c *Clock) Active(dst []*Area) []*Area {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append(dst, c.active...)
+	dst = append(dst, c.active...)
+	for _, b := range c.wheel {
+		dst = append(dst, b...) // asleep, resting: active all the same
+	}
+	return dst
 }
 
 // LateSlots counts slots Run started a whole period or more after their
@@ -226,14 +238,19 @@ func (c *Clock) run(at, sched time.Time) SlotReport {
 	c.slotAt, c.slotNow, c.lastNow = sched, at, at
 	c.mu.Lock()
 	c.applyChanges()
+	c.wake()
 	var failed []*Area
-	// The active Areas tick; those found frozen leave the list.
+	// The active Areas tick; those found frozen leave the list, and those
+	// that rested with slots to sleep through go to the wheel.
 	keep := c.active[:0]
 	for _, a := range c.active {
 		switch {
 		case a.failed.Load(): // failed in control work taken in at once
 			failed = append(failed, a)
 		case a.Mode() == Active:
+			if a.doze > 0 && c.sleep(a) {
+				continue
+			}
 			c.due = append(c.due, dueArea{a: a, tick: true})
 			keep = append(keep, a)
 		default:
@@ -260,7 +277,7 @@ func (c *Clock) run(at, sched time.Time) SlotReport {
 		default:
 			polled++
 			// The mode was read (frozen) before these: something posted
-			// or a timer set after is told to the clock (alertIfFrozen).
+			// or a timer set after is told to the clock (alertIfIdle).
 			pending, timer := a.inbox.pending.Load(), a.timer.Load()
 			if !pending && timer == 0 {
 				a.polled = false
@@ -338,6 +355,7 @@ func (c *Clock) applyChanges() {
 		}
 		r.clock.Store(nil)
 		c.n--
+		c.unsleep(r)
 		if r.polled {
 			r.polled = false
 			l := c.phases[r.phase]
@@ -363,11 +381,76 @@ func (c *Clock) applyChanges() {
 // poll list, where it is looked at and left there only while it has work
 // or a timer; c.mu is held.
 func (c *Clock) place(a *Area) {
+	c.unsleep(a)
 	if a.Mode() == Active || a.failed.Load() {
 		c.list(a)
 	} else {
+		a.dozed = false // a frozen Area's time stands still
 		c.poll(a)
 	}
+}
+
+// sleep puts active Area a, which rested with a.doze slots more to rest
+// through, in the wheel until then, and reports whether it did; c.mu is
+// held. An Area with something posted or control work taken in since it
+// rested stays awake: it stores asleep first and reads those after, and a
+// poster stores them first and reads asleep after (alertIfIdle), so one
+// of the two sees the other.
+func (c *Clock) sleep(a *Area) bool {
+	wake := a.lastSlot + a.doze + 1
+	a.doze = 0
+	if wake <= c.slot {
+		return false // the slots it could rest through went by (a late clock)
+	}
+	a.asleep.Store(true)
+	if a.inbox.pending.Load() || a.stirred.Load() {
+		a.asleep.Store(false)
+		return false
+	}
+	a.listed, a.dozed, a.wakeSlot = false, true, wake
+	b := &c.wheel[wake%wheelSlots]
+	a.wheelAt = len(*b)
+	*b = append(*b, a)
+	return true
+}
+
+// unsleep takes a out of the wheel, if it is asleep there; c.mu is held.
+func (c *Clock) unsleep(a *Area) {
+	if !a.asleep.Load() {
+		return
+	}
+	a.asleep.Store(false)
+	b := &c.wheel[a.wakeSlot%wheelSlots]
+	i, last := a.wheelAt, len(*b)-1
+	(*b)[i] = (*b)[last]
+	(*b)[i].wheelAt = i
+	(*b)[last] = nil
+	*b = (*b)[:last]
+}
+
+// wake puts the Areas whose sleep ends by this slot (the slots skipped
+// just before it included) back on the active list; c.mu is held.
+func (c *Clock) wake() {
+	from := c.drained
+	if c.slot+1-from > wheelSlots {
+		from = c.slot + 1 - wheelSlots // every bucket, once
+	}
+	for s := from; s <= c.slot; s++ {
+		b := &c.wheel[s%wheelSlots]
+		stay := (*b)[:0]
+		for _, a := range *b {
+			if a.wakeSlot > c.slot {
+				a.wheelAt = len(stay)
+				stay = append(stay, a) // a later lap (cannot be: sleeps are shorter than the wheel)
+				continue
+			}
+			a.asleep.Store(false)
+			c.list(a)
+		}
+		clear((*b)[len(stay):])
+		*b = stay
+	}
+	c.drained = c.slot + 1
 }
 
 // poll puts a in its phase's poll list, once; c.mu is held.
@@ -432,13 +515,22 @@ func (c *Clock) runAreaLocked(d dueArea) {
 				}
 			}
 			// The slots skipped count in its ticks if it ticked in the
-			// slot before them; an Area that was frozen or new starts on.
+			// slot before them, and the slots it slept through; an Area
+			// that was frozen or new starts on.
 			skipped := uint64(0)
-			if a.slotted && a.lastSlot+1+c.skipped == c.slot {
+			switch {
+			case a.dozed:
+				skipped, a.dozed = c.slot-a.lastSlot-1, false
+				a.rested.Add(skipped)
+			case a.slotted && a.lastSlot+1+c.skipped == c.slot:
 				skipped = c.skipped
 			}
 			a.lastSlot, a.slotted = c.slot, true
-			a.guard(func() { a.step(c.slotNow, start, skipped, late, c.period) })
+			a.guard(func() {
+				if !a.rests(c.slotNow, skipped, c.period) {
+					a.step(c.slotNow, start, skipped, late, c.period)
+				}
+			})
 		} else {
 			a.guard(func() { a.poll(c.slotNow) })
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -631,4 +632,351 @@ func TestFrozenAreasWithoutWorkAreLeftAlone(t *testing.T) {
 		t.Fatalf("%d of %d control functions posted from another goroutine ran within a poll period of the last", got, posted.Load())
 	}
 	quiet()
+}
+
+// idler is a test system that counts its updates and says it is idle when
+// told to; restless is one that is no Idler.
+type idler struct {
+	countingSystem
+	idle bool
+}
+
+func (s *idler) Idle(*Area) bool { return s.idle }
+
+type restless struct{ countingSystem }
+
+// An active Area under a Clock rests through a tick (no system, no
+// AfterTick, the tick number going on) only when nothing can change in
+// it: nothing posted, no control work taken in at once since its last
+// tick, no move pending, no timer due, every system an idle Idler, and
+// its owner's Rest agreeing; its tick numbers are those of an Area that
+// never rests, skipped slots included.
+func TestAreaRestsOnlyWhenNothingCanChange(t *testing.T) {
+	c := newTestClock(t, 1)
+	a, ref := newTestArea(t, 8, 8), newTestArea(t, 8, 8)
+	e, err := a.SpawnPlayer(1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys, other := &idler{idle: true}, &idler{idle: true}
+	if err := a.Use(sys, other); err != nil {
+		t.Fatal(err)
+	}
+	owner := true
+	var asked []uint64
+	a.Rest = func(a *Area, tick uint64) uint64 {
+		asked = append(asked, tick)
+		if !owner {
+			return tick - 1
+		}
+		return tick // this tick only: the Clock visits it every slot
+	}
+	after := 0
+	var setMoves, setTimer, setDefer, setDying bool // what the next tick's AfterTick leaves behind
+	a.AfterTick = func(a *Area) {
+		after++
+		a.MovesPending = 0 // no movement system here to count them
+		if setMoves {
+			a.MovesPending, setMoves = 1, false
+		}
+		if setTimer {
+			a.SetTimer(a.Now.Add(c.Period() / 2))
+			setTimer = false
+		}
+		if setDefer {
+			a.Defer(func(*Area) {})
+			setDefer = false
+		}
+		if setDying {
+			a.Hurt(e, 1000) // buried at the next barrier
+			setDying = false
+		}
+	}
+	a.OnTimer = func(*Area, time.Time) {}
+	for _, x := range []*Area{a, ref} {
+		c.Add(x)
+		x.Wake()
+	}
+	now := time.Unix(1000, 0)
+	// slot runs one slot (gap periods after the last) and reports whether
+	// a ran its tick.
+	slot := func(gap int) bool {
+		t.Helper()
+		now = now.Add(time.Duration(gap) * c.Period())
+		before, afterBefore := sys.n.Load(), after
+		c.Step(now)
+		if a.Tick != ref.Tick {
+			t.Fatalf("tick %d; an Area that never rests is at %d", a.Tick, ref.Tick)
+		}
+		ran := sys.n.Load() != before
+		if ran != (after != afterBefore) {
+			t.Fatalf("systems ran %v, AfterTick ran %v: a tick runs both or neither", ran, after != afterBefore)
+		}
+		return ran
+	}
+	slot(1)
+	rested := a.Stats().Rested
+	asked = asked[:0]
+	for i := range 5 {
+		if slot(1 + i%3) { // skipped slots count too
+			t.Fatalf("slot %d: the Area ticked with nothing that can change", i)
+		}
+	}
+	if got := a.Stats().Rested - rested; got != 5 || len(asked) != 5 || asked[4] != a.Tick {
+		t.Fatalf("%d ticks rested, owner asked %v (tick now %d); want 5, the last at the tick", got, asked, a.Tick)
+	}
+	cases := []struct {
+		name string
+		stir func()
+	}{
+		{"an intent posted", func() { a.Post(e, Intent{Seq: 1, Kind: IntentStep, Dir: East}) }},
+		{"control work posted", func() { a.PostControl(func(*Area) {}) }},
+		{"control work taken in at once", func() { a.PostNow(func(*Area) {}) }},
+		{"a system not idle", func() { other.idle = false }},
+		{"the owner busy", func() { owner = false }},
+	}
+	for _, tc := range cases {
+		tc.stir()
+		if !slot(1) {
+			t.Fatalf("%s: the Area rested", tc.name)
+		}
+		a.MovesPending, other.idle, owner = 0, true, true
+		slot(1) // settles what the tick left (a step taken, a timer fired)
+		if slot(1) {
+			t.Fatalf("after %s: the Area ticked again with nothing that can change", tc.name)
+		}
+	}
+	// What a tick leaves behind, with nothing posted or taken in since: a
+	// move pending, a timer due by the next slot, deferred work, a body
+	// to bury (the last).
+	for i, left := range []*bool{&setMoves, &setTimer, &setDefer, &setDying} {
+		*left, other.idle = true, false
+		slot(1) // ticks, and leaves it behind
+		other.idle = true
+		if !slot(1) {
+			t.Fatalf("the Area rested with what a tick left behind (%d)", i)
+		}
+		slot(1)
+		if slot(1) {
+			t.Fatal("the Area ticked again with nothing that can change")
+		}
+	}
+	// A system that is no Idler, before or after idle ones: never rests,
+	// and the owner is not asked. No owner's Rest: never rests.
+	var never []*Area
+	for _, use := range [][]System{{&idler{idle: true}, &restless{}}, {&restless{}, &idler{idle: true}}, {&idler{idle: true}}} {
+		b := newTestArea(t, 8, 8)
+		if err := b.Use(use...); err != nil {
+			t.Fatal(err)
+		}
+		if len(use) > 1 {
+			b.Rest = func(*Area, uint64) uint64 {
+				t.Fatal("the owner of an Area with a system that is no Idler was asked")
+				return ^uint64(0)
+			}
+		}
+		c.Add(b)
+		b.Wake()
+		never = append(never, b)
+	}
+	for range 3 {
+		slot(1)
+	}
+	for i, b := range never {
+		if b.Stats().Rested != 0 || b.Tick != 3 || b.Failed() {
+			t.Fatalf("Area %d: rested %d ticks, at tick %d, failed %v; want none rested, 3 ticks", i, b.Stats().Rested, b.Tick, b.Failed())
+		}
+	}
+}
+
+// An Area whose owner rests it for several ticks sleeps in its Clock's
+// wheel: the Clock does not visit it until its sleep ends, its timer is
+// due, something is posted to it or control work is taken in at once; it
+// wakes in the very next slot then, its tick numbers those of an Area that
+// never slept (skipped slots included), its slept ticks counted as rested.
+// It stays among the Clock's active Areas; frozen, its time stands still;
+// removed, it is gone from the wheel.
+func TestRestingAreasSleepUntilTheirWork(t *testing.T) {
+	c := newTestClock(t, 2)
+	a, ref := newTestArea(t, 8, 8), newTestArea(t, 8, 8)
+	e, err := a.SpawnPlayer(1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := &idler{idle: true}
+	if err := a.Use(sys); err != nil {
+		t.Fatal(err)
+	}
+	const sleep = 9
+	var asked int
+	a.Rest = func(a *Area, tick uint64) uint64 { asked++; return tick + sleep }
+	var fired int
+	a.OnTimer = func(*Area, time.Time) { fired++ }
+	var setTimer bool
+	a.AfterTick = func(a *Area) {
+		if setTimer {
+			a.SetTimer(a.Now.Add(5 * c.Period()))
+			setTimer = false
+		}
+	}
+	for _, x := range []*Area{a, ref} {
+		c.Add(x)
+		x.Wake()
+	}
+	now := time.Unix(1000, 0)
+	step := func(gap int) {
+		now = now.Add(time.Duration(gap) * c.Period())
+		c.Step(now)
+	}
+	ticked := func(gap int) bool {
+		t.Helper()
+		before := sys.n.Load()
+		step(gap)
+		return sys.n.Load() != before
+	}
+	// same holds a to the ticks of ref once it has run in this slot.
+	same := func(what string) {
+		t.Helper()
+		if a.Tick != ref.Tick || a.Stats().Rested+uint64(sys.n.Load()) != a.Tick {
+			t.Fatalf("%s: tick %d (%d rested, %d run); an Area that never rests is at %d", what, a.Tick, a.Stats().Rested, sys.n.Load(), ref.Tick)
+		}
+	}
+	step(1)
+	asked = 0
+	for range 10 * (sleep + 1) {
+		step(1)
+	}
+	if asked != 10 {
+		t.Fatalf("over %d slots the Clock visited the Area %d times; want 10, once per sleep of %d slots", 10*(sleep+1), asked, sleep+1)
+	}
+	step(1)
+	if in := c.Active(nil); !a.asleep.Load() || !slices.Contains(in, a) {
+		t.Fatalf("asleep %v, among the Clock's active Areas %v; want both", a.asleep.Load(), slices.Contains(in, a))
+	}
+	wakes := []struct {
+		name string
+		do   func()
+	}{
+		{"an intent posted", func() { a.Post(e, Intent{Seq: 1, Kind: IntentStep, Dir: East}) }},
+		{"control work posted", func() { a.PostControl(func(*Area) {}) }},
+		{"control work taken in at once", func() { a.PostNow(func(*Area) {}) }},
+	}
+	for _, w := range wakes {
+		step(1)
+		step(1) // asleep by now
+		if !a.asleep.Load() {
+			t.Fatalf("before %s: the Area is not asleep", w.name)
+		}
+		w.do()
+		if !ticked(1) {
+			t.Fatalf("%s: the Area did not tick in the next slot", w.name)
+		}
+		same(w.name)
+	}
+	// A timer set in a tick: the Area sleeps until it is due, not longer.
+	sys.idle, setTimer = false, true
+	ticked(1)
+	sys.idle = true
+	for i := 0; fired == 0; i++ {
+		if i > 6 {
+			t.Fatal("the timer did not fire within a slot of its time: the Area slept through it")
+		}
+		step(1)
+	}
+	// A late clock: the slots it skips end sleeps too.
+	step(1)
+	step(1)
+	if !a.asleep.Load() {
+		t.Fatal("the Area is not asleep")
+	}
+	step(3 * sleep) // slots skipped beyond the end of its sleep
+	if a.asleep.Load() {
+		t.Fatal("the Area sleeps on after skipped slots took it past the end of its sleep")
+	}
+	a.PostNow(func(*Area) {})
+	ticked(1)
+	same("after skipped slots")
+	// Frozen while asleep: its time stands still; woken, it goes on.
+	step(1)
+	step(1)
+	a.PostNow(func(a *Area) { a.Freeze() })
+	frozenAt := a.Tick
+	for range 3 * sleep {
+		step(1)
+	}
+	if a.Tick != frozenAt || a.asleep.Load() {
+		t.Fatalf("frozen: tick %d -> %d, asleep %v; want its time to stand still, out of the wheel", frozenAt, a.Tick, a.asleep.Load())
+	}
+	a.Wake()
+	a.PostNow(func(*Area) {})
+	if !ticked(1) || a.Tick != frozenAt+1 {
+		t.Fatalf("woken: ticked at %d; want %d", a.Tick, frozenAt+1)
+	}
+	// Removed while asleep: gone from the wheel, never visited again.
+	step(1)
+	step(1)
+	c.Remove(a)
+	step(1)
+	asked = 0
+	for range 3 * sleep {
+		step(1)
+	}
+	if asked != 0 || slices.Contains(c.Active(nil), a) || a.asleep.Load() {
+		t.Fatalf("removed: visited %d times, among the active %v, asleep %v", asked, slices.Contains(c.Active(nil), a), a.asleep.Load())
+	}
+}
+
+// Many Areas asleep in one bucket of the wheel, woken one by one in any
+// order: each ticks in the next slot, the others sleep on.
+func TestSleepersWokenInAnyOrder(t *testing.T) {
+	c := newTestClock(t, 2)
+	const n = 12
+	var areas []*Area
+	var counts []*idler
+	for range n {
+		a := newTestArea(t, 8, 8)
+		s := &idler{idle: true}
+		if err := a.Use(s); err != nil {
+			t.Fatal(err)
+		}
+		a.Rest = func(a *Area, tick uint64) uint64 { return tick + 100 }
+		c.Add(a)
+		a.Wake()
+		areas, counts = append(areas, a), append(counts, s)
+	}
+	now := time.Unix(1000, 0)
+	step := func() {
+		now = now.Add(c.Period())
+		c.Step(now)
+	}
+	step()
+	step() // all asleep now, in one bucket
+	for i, a := range areas {
+		if !a.asleep.Load() {
+			t.Fatalf("Area %d is not asleep", i)
+		}
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, i := range rng.Perm(n) {
+		before := make([]int64, n)
+		for j := range counts {
+			before[j] = counts[j].n.Load()
+		}
+		areas[i].PostControl(func(*Area) {})
+		step()
+		for j := range areas {
+			ran := counts[j].n.Load() != before[j]
+			if ran != (j == i) {
+				t.Fatalf("woke Area %d: Area %d ticked %v", i, j, ran)
+			}
+		}
+		step() // back to sleep
+	}
+	for b := range c.wheel {
+		for _, a := range c.wheel[b] {
+			if at := a.wheelAt; c.wheel[b][at] != a || !a.asleep.Load() {
+				t.Fatalf("bucket %d holds an Area out of place", b)
+			}
+		}
+	}
 }

@@ -29,6 +29,11 @@
 //     20 Hz; frozen ones (nobody bound, nobody coming) only have their
 //     inbox drained and their timer checked, 4 times a second, and only
 //     while something is posted or a timer set: the rest cost nothing.
+//     An active Area in which nothing can change (nothing posted, no move
+//     pending, every system an idle [Idler]) rests through ticks its owner
+//     has no work in either ([Area.Rest]), asleep in the Clock's wheel:
+//     no system runs and the Clock does not visit it until its owner's
+//     work, its timer or something posted to it comes.
 //   - [Area.Stats]: p50/p95/p99/max tick time over the last [StatsWindow]
 //     ticks, time per system, lateness, entity counts, mode.
 //
@@ -50,5 +55,6 @@
 //     from [Area.Defer] (Despawn defers itself when the world is locked).
 //   - A steady-state tick allocates nothing; systems build their filters in
 //     Init and keep their scratch.
-//   - A frozen Area's time stands still: its Tick does not advance.
+//   - A frozen Area's time stands still: its Tick does not advance. A
+//     resting Area's goes on: the ticks it rests through count.
 package ecs

@@ -83,9 +83,12 @@ type TickStats struct {
 	// the Area's tick.
 	Late      uint64
 	WorstLate time.Duration
-	Entities  int
-	Players   int
-	Systems   []SystemStats
+	// Rested counts the ticks the Area rested through (Area.Rest) since
+	// it was made: they are in no percentile.
+	Rested   uint64
+	Entities int
+	Players  int
+	Systems  []SystemStats
 }
 
 // Counts returns the Area's entity and player counts as of the end of its
@@ -142,7 +145,7 @@ func (a *Area) Stats() TickStats {
 	s.mu.Lock()
 	n := s.n
 	copy(buf[:], s.ring[:n])
-	st := TickStats{Area: a.ID, Mode: a.Mode(), Tick: s.tick, Window: n, Late: s.late, WorstLate: s.worst, Entities: s.entities, Players: s.players}
+	st := TickStats{Area: a.ID, Mode: a.Mode(), Tick: s.tick, Window: n, Late: s.late, WorstLate: s.worst, Entities: s.entities, Players: s.players, Rested: a.rested.Load()}
 	for _, sy := range s.systems {
 		mean := time.Duration(0)
 		if sy.ticks > 0 {

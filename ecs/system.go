@@ -15,3 +15,14 @@ type System interface {
 	// Update runs the system for one tick.
 	Update(a *Area)
 }
+
+// An Idler is a System that can tell when its next Update would do
+// nothing: Idle reports that, given nothing is posted to the Area, no body
+// has an intent queued or a walk planned (Area.MovesPending is 0) and no
+// deferred work waits. An Area whose systems are all Idlers, all idle, may
+// rest through a tick instead of running it (see Area.Rest). Idle runs on
+// the ticking goroutine, between ticks; it must be cheap and must not
+// change the Area.
+type Idler interface {
+	Idle(a *Area) bool
+}

@@ -61,6 +61,9 @@ func (s *System) Init(a *ecs.Area) error {
 // system's queues, deaths at barriers: nothing runs per tick.
 func (*System) Update(*ecs.Area) {}
 
+// Idle implements ecs.Idler: the system does nothing of its own in a tick.
+func (*System) Idle(*ecs.Area) bool { return true }
+
 // act carries out body e's action on the square next to it in direction d.
 func (s *System) act(a *ecs.Area, e ecs.Entity, d ecs.Dir) ecs.Outcome {
 	pos := s.positions.Get(e)

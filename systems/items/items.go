@@ -197,6 +197,11 @@ func (s *System) Update(a *ecs.Area) {
 	}
 }
 
+// Idle implements ecs.Idler: nothing lives or makes a recipe (no clock
+// counts down) and no trade is open. Its clocks count the ticks it runs,
+// so it never rests while one counts.
+func (s *System) Idle(*ecs.Area) bool { return len(s.timers) == 0 && len(s.trades) == 0 }
+
 // settling reports whether body e's items are held while a crossing of
 // it is decided (ecs.Player.Settling).
 func (s *System) settling(e ecs.Entity) bool {

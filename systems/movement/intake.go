@@ -21,6 +21,10 @@ func (s *Intake) Init(a *ecs.Area) error {
 	return nil
 }
 
+// Idle implements ecs.Idler: with nothing posted there is nothing to take
+// in.
+func (*Intake) Idle(*ecs.Area) bool { return true }
+
 // Update implements ecs.System.
 func (s *Intake) Update(a *ecs.Area) {
 	for _, in := range a.Intents {

@@ -47,6 +47,10 @@ func (s *Movement) Init(a *ecs.Area) error {
 	return nil
 }
 
+// Idle implements ecs.Idler: nobody has an intent queued or a walk
+// planned.
+func (*Movement) Idle(a *ecs.Area) bool { return a.MovesPending == 0 }
+
 // Update implements ecs.System.
 func (s *Movement) Update(a *ecs.Area) {
 	if a.MovesPending == 0 {

@@ -18,6 +18,9 @@ func (s *System) Init(a *ecs.Area) error {
 	return nil
 }
 
+// Idle implements ecs.Idler: the Area has no wanderer.
+func (*System) Idle(a *ecs.Area) bool { return a.Wanderers() == 0 }
+
 // Update implements ecs.System.
 func (s *System) Update(a *ecs.Area) {
 	if a.Wanderers() == 0 {
