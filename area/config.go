@@ -191,9 +191,13 @@ func (c *Config) validate() error {
 // "When a snapshot is sent").
 const SnapshotKeepAlive = time.Second
 
-// KeepAliveRounds is [SnapshotKeepAlive] in snapshot rounds at c's rates
-// (at least one).
-func (c *Config) KeepAliveRounds() int {
-	perRound := time.Second * time.Duration(c.SnapshotEvery) / time.Duration(max(c.TickRate, 1))
-	return max(int(SnapshotKeepAlive/perRound), 1)
+// KeepAliveTicks is the keep-alive the interest system is given
+// (interest.System.SetKeepAlive): the ticks since a session's last
+// snapshot from which a round sends it one even with nothing new. It is a
+// round's ticks short of [SnapshotKeepAlive], less one: the first round at
+// or after it, whether by the cadence or after a rest (whose rounds may
+// come off the cadence), comes within SnapshotKeepAlive.
+func (c *Config) KeepAliveTicks() int {
+	perTick := time.Second / time.Duration(max(c.TickRate, 1))
+	return max(int(SnapshotKeepAlive/perTick)-c.SnapshotEvery+1, 1)
 }

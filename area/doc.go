@@ -43,6 +43,12 @@
 //     intents are refused SPECTATOR. It never counts as a player and keeps
 //     no Area awake; MaxSpectatorsPerArea and MaxSpectatorsPerHost bound
 //     them.
+//   - Rest (hostArea.rest): an active Area in which the engine finds
+//     nothing that can change rests through the ticks until its chores,
+//     a round it must run (a tick ran since the last, a client not at
+//     rest) or its first keep-alive, whichever comes first; an intent or
+//     control work posted to it wakes it in the next slot. A player alone
+//     at home who stands still costs a few ticks a second, not twenty.
 //   - Lifecycle: an Area with nobody bound, no grant pending and no body
 //     awaiting a resume freezes; a grant wakes it. Closing tells every peer
 //     area_closing{reason, grace_ms}, runs through the grace, sends the
@@ -64,8 +70,8 @@
 //     bind.go: binding, resuming, leaving and evicting bodies; inspect.go.
 //   - fault.go: a failed or superseded Area; portal.go: crossings;
 //     spectate.go: spectator grants and their sessions.
-//   - hostarea.go: an Area's life (its tick's after-steps, chores, close);
-//     session.go: the gate's callbacks, hello and join.
+//   - hostarea.go: an Area's life (its tick's after-steps, its rest,
+//     chores, close); session.go: the gate's callbacks, hello and join.
 //   - host.go: New, Run, the control link's session and dispatch.
 //
 // # Concurrency

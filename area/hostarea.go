@@ -55,9 +55,10 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	if ha.interest, err = interest.New(a, eng.Hash, eng.Map, h.cfg.InterestRadius); err != nil {
 		return nil, err
 	}
-	ha.interest.SetKeepAlive(h.cfg.KeepAliveRounds())
+	ha.interest.SetKeepAlive(h.cfg.KeepAliveTicks())
 	a.AfterTick = ha.afterTick
 	a.OnTimer = func(_ *ecs.Area, now time.Time) { ha.chores(now) }
+	a.Rest = ha.rest
 	a.OnPanic = func(_ *ecs.Area, p ecs.Panic) { ha.fail(p) }
 	a.OnControl = ha.deliverAnswers
 	ha.armPanicPoint()
@@ -89,6 +90,7 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 		failpoint.Panic(ha.panicPoint)
 	}
 	now := a.Now
+	ha.unrounded = true
 	ha.tellItems(a)
 	ha.checkPortals(now)
 	if !now.Before(ha.nextChores) {
@@ -98,10 +100,67 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 	// By ticks since the last round, not a tick's residue: a late host's
 	// tick numbers skip (ecs.Area.Tick), and a round is never skipped with
 	// them.
-	if a.Tick-ha.snapTick >= uint64(ha.h.cfg.SnapshotEvery) {
-		ha.snapTick = a.Tick
-		ha.sendSnapshots()
+	every := uint64(ha.h.cfg.SnapshotEvery)
+	if d := a.Tick - ha.snapTick; d >= every {
+		if ha.rested && d%every != 0 {
+			// Woken off its rounds' phase by a rest: the round comes on
+			// it, as it would have had the Area not rested (a burst of
+			// intents split by a tick still makes one round).
+			ha.snapTick = a.Tick - d%every
+		} else {
+			ha.snapTick = a.Tick
+			ha.sendSnapshots()
+			ha.unrounded, ha.rested = false, false
+		}
 	}
+}
+
+// rest is the Area's ecs.Area.Rest: the engine found nothing that can
+// change in the Area from tick on; it returns the last tick through which
+// the host has nothing to do either. A close, spectators (they get every
+// round), crossings in flight or an armed failpoint rest nothing; the
+// chores rest until they are due. Rounds: a round must run at its
+// cadence when a tick ran since the last one (an applied intent moves
+// ack_seq, which no record shows) or when a client is not at rest in
+// the interest system's eyes (a new session, a frame not written whole,
+// a map changed); else no round runs until the first keep-alive is due
+// (interest.System.Rests, KeepAliveAt). Area goroutine.
+func (ha *hostArea) rest(a *ecs.Area, tick uint64) (until uint64) {
+	if ha.panicPoint != "" || ha.closing != nil || ha.spectated() || len(ha.crossings) > 0 || len(ha.settling) > 0 {
+		return 0
+	}
+	wait := ha.nextChores.Sub(a.Now)
+	if wait <= 0 {
+		return 0
+	}
+	period := ha.h.clock.Period()
+	until = tick + uint64((wait+period-1)/period) - 1     // the chores' slot runs
+	round := ha.snapTick + uint64(ha.h.cfg.SnapshotEvery) // the next round by the cadence
+	mustRound := ha.unrounded
+	keepAlive := uint64(0)
+	for _, b := range ha.order {
+		p := b.peer
+		if p == nil {
+			continue
+		}
+		if !ha.interest.Rests(&p.view) {
+			mustRound = true
+			continue
+		}
+		if at := ha.interest.KeepAliveAt(&p.view); keepAlive == 0 || at < keepAlive {
+			keepAlive = at
+		}
+	}
+	if keepAlive != 0 {
+		until = min(until, keepAlive-1)
+	}
+	if mustRound {
+		until = min(until, round-1)
+	}
+	if until >= tick {
+		ha.rested = true
+	}
+	return until
 }
 
 // chores is the Area's housekeeping: expire grants and dropped bodies,

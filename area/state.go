@@ -100,8 +100,13 @@ type hostArea struct {
 
 	lastPersist  time.Time
 	lastPresence time.Time
-	// snapTick is the tick of the last snapshot round.
-	snapTick uint64
+	// snapTick is the tick of the last snapshot round (run or skipped);
+	// unrounded is set when a tick ran since the last round run.
+	snapTick  uint64
+	unrounded bool
+	// rested is set when the Area rested since the last round: its next
+	// round keeps the rounds' phase.
+	rested bool
 	// lastPresenceMsg is the encoded presence list last sent to peers.
 	lastPresenceMsg string
 	nextChores      time.Time

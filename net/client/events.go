@@ -262,16 +262,18 @@ type Stats struct {
 }
 
 // GapLessQuiet is a snapshot's gap as a capacity SLO counts it: gap, the
-// time since the connection's previous snapshot, less the rounds between
-// the two that sent nothing (a round with nothing new for a session sends
-// it no snapshot: docs/protocol.md, "When a snapshot is sent"). ticks is
+// time since the connection's previous snapshot, less the ticks between
+// the two beyond one round's, in which nothing new came for the session
+// (a round with nothing new sends it no snapshot, and an Area at rest runs
+// no round until something changes, so the next snapshot may come any
+// tick: docs/protocol.md, "When a snapshot is sent"). ticks is
 // [Frame.Ticks]; a round is roundTicks ticks long and lasts round. A late
-// host's skipped clock slots count as rounds too, so a host stall shows in
+// host's skipped clock slots count as ticks too, so a host stall shows in
 // the intents' round trip, not here. With roundTicks 0 (the rates not yet
 // known) it is gap.
 func GapLessQuiet(gap time.Duration, ticks, roundTicks uint64, round time.Duration) time.Duration {
 	if roundTicks == 0 || ticks <= roundTicks {
 		return gap
 	}
-	return max(gap-time.Duration(ticks/roundTicks-1)*round, 0)
+	return max(gap-time.Duration(ticks-roundTicks)*round/time.Duration(roundTicks), 0)
 }

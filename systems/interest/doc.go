@@ -16,8 +16,9 @@
 //     writev, and the cells whose map it must get first.
 //   - A round with nothing new for a client (no record, no map, the same
 //     ack_seq, its last frame written whole) makes it no frame
-//     ([Frame].Quiet), until its last frame is the keep-alive's rounds old
-//     ([System.SetKeepAlive]). When nothing in the Area changed since a
+//     ([Frame].Quiet), until its last frame is the keep-alive's ticks old
+//     ([System.SetKeepAlive]); an owner may then run no round at all
+//     until a keep-alive is due ([System.Rests], [System.KeepAliveAt]). When nothing in the Area changed since a
 //     client's cells were last walked, the round is found quiet without
 //     walking them: an Area at rest costs a few loads per client a round.
 //   - In line-of-sight Areas a client is sent only what symmetric

@@ -80,7 +80,7 @@ type System struct {
 	radius int32 // -1: everything
 	rnd    uint64
 
-	// keepAlive is the most rounds a client goes without a frame: a
+	// keepAlive is the most ticks a client goes without a frame: a
 	// round with nothing new for it sends none, unless this many rounds
 	// passed since its last one.
 	keepAlive uint64
@@ -145,17 +145,18 @@ func New(a *ecs.Area, h *spatial.Hash, m *statics.Map, radius int) (*System, err
 	return s, nil
 }
 
-// DefaultKeepAlive is the keep-alive of a new System, in rounds: one
-// second at the default 10 rounds a second.
-const DefaultKeepAlive = 10
+// DefaultKeepAlive is the keep-alive of a new System, in ticks: one
+// second at the default 20 ticks a second.
+const DefaultKeepAlive = 20
 
-// SetKeepAlive sets the most rounds a client goes without a frame (at
+// SetKeepAlive sets the most ticks a client goes without a frame (at
 // least 1: a frame every round). A round that has nothing new for a client
 // (no record, no map, the same ack_seq) sends it no frame, unless its last
-// frame is this many rounds old: then it gets a frame of the header alone,
-// which keeps its tick, its ack_seq and its liveness honest.
-func (s *System) SetKeepAlive(rounds int) {
-	s.keepAlive = uint64(max(rounds, 1))
+// frame is this many ticks old (the Area's tick numbers, which go on
+// through ticks rested, ecs.Area.Rest): then it gets a frame of the header
+// alone, which keeps its tick, its ack_seq and its liveness honest.
+func (s *System) SetKeepAlive(ticks int) {
+	s.keepAlive = uint64(max(ticks, 1))
 }
 
 // Hash is the spatial hash whose cells the rounds are made of.
@@ -226,6 +227,25 @@ func (s *System) Round(arena []byte) []byte {
 	s.rnd++
 	return s.diff(arena)
 }
+
+// Rests reports whether a round run now would have nothing for the client
+// viewing through v until its keep-alive is due (KeepAliveAt), given its
+// ack_seq did not change since its last frame (that is the owner's to
+// know: no intent was applied since the last round): no entity was
+// touched since the last round (nor, then, any cell's content), no map
+// changed since the client's view was last brought up to date, its session
+// is not new and its last frame was written whole. Never in an Area with
+// line of sight. An owner that finds it for every client need not run
+// rounds until the first keep-alive is due: rounds not run change
+// nothing, and the next one run sends what this one would have.
+func (s *System) Rests(v *View) bool {
+	return !s.los && len(s.touched) == 0 && s.m.Generation() == v.gen &&
+		!v.fresh && v.Written.Load() == v.sent
+}
+
+// KeepAliveAt is the tick from which a round sends the client viewing
+// through v a frame even if it has nothing new (SetKeepAlive).
+func (s *System) KeepAliveAt(v *View) uint64 { return v.sentTick + s.keepAlive }
 
 // diff turns the entities touched since the last round into this round's
 // records, appended to arena grouped by cell (relative records by origin
@@ -412,7 +432,7 @@ func (s *System) forget(hc int32, arena []byte) ([]byte, []byte) {
 // A body that is gone gets no frame (f.Parts empty); nor does a client
 // with nothing new this round (f.Parts empty, f.Quiet set: no record, no
 // map, the same ack_seq as its last frame, which was written whole), until
-// its last frame is the keep-alive's rounds old (SetKeepAlive).
+// its last frame is the keep-alive's ticks old (SetKeepAlive).
 func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Frame) []byte {
 	v.size(s.hash.Cells())
 	f.Parts, f.Buf, f.Statics, f.Len, f.Quiet = f.Parts[:0], f.Buf[:0], f.Statics[:0], 0, false
@@ -534,7 +554,7 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 	}
 	v.forgot, v.forgotNow = v.forgotNow, v.forgot
 	if n == 0 && !v.fresh && len(f.Statics) == 0 && ackSeq == v.ackSent &&
-		v.Written.Load() == v.sent && rnd-v.sent < s.keepAlive {
+		v.Written.Load() == v.sent && s.a.Tick < s.KeepAliveAt(v) {
 		// Nothing new for this client, and its last frame was written
 		// whole: no frame. Nothing is in flight, so the next round has no
 		// frame of this one to doubt.
@@ -548,7 +568,7 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 		flags |= wire.SnapshotReset
 		v.fresh = false
 	}
-	v.sent, v.ackSent = rnd, ackSeq
+	v.sent, v.sentTick, v.ackSent = rnd, s.a.Tick, ackSeq
 	own := len(f.Buf)
 	n += own
 	f.Buf = wire.AppendSnapshotHeader(f.Buf, s.a.Tick, ackSeq, flags, n)
@@ -573,7 +593,7 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 // covered by this reasoning, and an arena is seldom at rest.
 func (s *System) unchanged(v *View, ackSeq uint32) bool {
 	return !s.los && !v.fresh && s.changedRnd <= v.walked && s.m.Generation() == v.gen &&
-		ackSeq == v.ackSent && v.Written.Load() == v.sent && s.rnd-v.sent < s.keepAlive
+		ackSeq == v.ackSent && v.Written.Load() == v.sent && s.a.Tick < s.KeepAliveAt(v)
 }
 
 // needsEntrants reports whether the client must get hash cell hc's

@@ -37,8 +37,8 @@ type quietClient struct {
 func TestQuietRoundsTellTheTruth(t *testing.T) {
 	const keepAlive = 10
 	f := newFanout(t, 30, 12)
-	f.s.SetKeepAlive(keepAlive)
-	f.a.Rules.MaxPlayers++ // room for a visitor
+	f.s.SetKeepAlive(2 * keepAlive) // in ticks: two a round
+	f.a.Rules.MaxPlayers++          // room for a visitor
 	rng := rand.New(rand.NewPCG(7, 8))
 	info := &wire.AreaInfo{Area: 1, W: uint32(f.a.Grid.W()), H: uint32(f.a.Grid.H()), CellSize: uint16(f.hash.Size())}
 	var cs []*quietClient

@@ -2,10 +2,14 @@ package interest
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems"
+	"github.com/leyworks/ley/systems/spatial"
+	"github.com/leyworks/ley/systems/statics"
 )
 
 // step posts a step of c's body in direction d, ticks, and reports
@@ -90,6 +94,9 @@ func TestNewSessionIsNeverQuiet(t *testing.T) {
 	}
 	f.a.Step()
 	c.v.Reset()
+	if f.s.Rests(&c.v) {
+		t.Fatal("a new session's view rests: its next round would be skipped")
+	}
 	f.arena = f.s.Round(f.arena[:0])
 	f.arena = f.s.Build(&c.v, c.e, 0, f.arena, &f.frame)
 	if len(f.frame.Parts) == 0 {
@@ -101,5 +108,148 @@ func TestNewSessionIsNeverQuiet(t *testing.T) {
 	}
 	if s := m.(*wire.Snapshot); s.Flags&wire.SnapshotReset == 0 || len(s.Records) == 0 {
 		t.Fatalf("a new session's first frame: flags %v, %d bytes of records; want the reset flag and every cell", s.Flags, len(s.Records))
+	}
+}
+
+// TestSkippedRoundsSendWhatRunRoundsWould: an owner that runs no round
+// while Rests holds for all its clients and no keep-alive is due
+// (KeepAliveAt) sends exactly the frames, byte for byte, of one that runs
+// every round: nothing where it ran none, the same records (relative ones
+// included) after, each keep-alive at the same tick, the same maps. Two
+// identical Areas live the same script of walking, turning, standing
+// still, new sessions, lost frames and floor tiles laid; one runs every
+// round, the other only those it must.
+func TestSkippedRoundsSendWhatRunRoundsWould(t *testing.T) {
+	const keepAlive = 7
+	run, skip := newFanout(t, 6, 2), newFanout(t, 6, 2)
+	var runFrames, skipFrames [][]byte
+	for _, f := range []*fanout{run, skip} {
+		f.s.SetKeepAlive(2 * keepAlive) // in ticks: two a round
+	}
+	lost := 0
+	collect := func(f *fanout, into *[][]byte, round int) {
+		*into = (*into)[:0]
+		f.arena = f.s.Round(f.arena[:0])
+		for i, c := range f.clients {
+			f.arena = f.s.Build(&c.v, c.e, 0, f.arena, &f.frame)
+			m := message(&f.frame)
+			for _, hc := range f.frame.Statics { // the maps a host sends before the frame
+				m = append(m, byte(hc), byte(hc>>8))
+			}
+			*into = append(*into, m)
+			if len(f.frame.Parts) == 0 {
+				continue
+			}
+			if i == 0 && round%13 == 5 { // now and then a frame is never written
+				if f == skip {
+					lost++
+				}
+				continue
+			}
+			c.v.Written.Store(f.frame.Round)
+		}
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	dirs := make([]ecs.Dir, len(run.clients))
+	skipped, relative, placed := 0, 0, 0
+	for round := range 400 {
+		moving := round%50 < 10 // mostly standing: runs of rounds to skip
+		for range 2 {
+			for i := range run.clients {
+				if moving && rng.IntN(3) == 0 {
+					if rng.IntN(4) == 0 {
+						dirs[i] = ecs.Dir(rng.IntN(8))
+					}
+					for _, f := range []*fanout{run, skip} {
+						f.a.Post(f.clients[i].e, ecs.Intent{Seq: uint32(round + 1), Kind: ecs.IntentStep, Dir: dirs[i]})
+					}
+				}
+			}
+			run.a.Step()
+			skip.a.Step()
+		}
+		if round%50 == 30 { // a new session, while everyone stands
+			run.clients[3].v.Reset()
+			skip.clients[3].v.Reset()
+		}
+		if round%50 == 40 { // a floor tile laid where someone stands: its cell's map changes
+			for _, f := range []*fanout{run, skip} {
+				pos := f.s.pos.Get(f.clients[round%len(f.clients)].e)
+				if f.m.Free(f.a.Grid.Cell(pos.X, pos.Y), true) {
+					f.m.Place(statics.Object{Kind: wire.ObjectItem, X: pos.X, Y: pos.Y, Item: 1, Floor: true})
+					placed++
+				}
+			}
+		}
+		rests := true
+		for _, c := range skip.clients {
+			rests = rests && skip.s.Rests(&c.v) && skip.a.Tick < skip.s.KeepAliveAt(&c.v)
+		}
+		collect(run, &runFrames, round)
+		if rests {
+			skipped++
+			for i, m := range runFrames {
+				if len(m) > 0 {
+					t.Fatalf("round %d: skipped, but client %d was sent %d bytes by the Area that ran it", round, i, len(m))
+				}
+			}
+			continue
+		}
+		collect(skip, &skipFrames, round)
+		for i := range runFrames {
+			if !bytes.Equal(runFrames[i], skipFrames[i]) {
+				t.Fatalf("round %d, client %d: %d bytes after skipped rounds; %d when every round ran", round, i, len(skipFrames[i]), len(runFrames[i]))
+			}
+			if m, err := wire.Decode(skipFrames[i]); err == nil && round > 0 && len(m.(*wire.Snapshot).Records) > 0 && len(m.(*wire.Snapshot).Records) < 8 {
+				relative++
+			}
+		}
+	}
+	if skipped < 150 || relative == 0 || lost == 0 || placed == 0 {
+		t.Fatalf("%d rounds skipped, %d frames of relative records, %d frames lost, %d tiles laid: the script did not test what it must", skipped, relative, lost, placed)
+	}
+	t.Logf("%d of 400 rounds skipped; %d small frames of relative records", skipped, relative)
+}
+
+// TestLineOfSightNeverRests: the reasoning of Rests does not cover cells
+// seen only in part, so an Area with line of sight never skips a round;
+// the same Area without it does, once its client is in sync.
+func TestLineOfSightNeverRests(t *testing.T) {
+	for _, los := range []bool{false, true} {
+		rules := ecs.RulesFor(ecs.KindArena)
+		rules.LineOfSight, rules.MaxPlayers = los, 2
+		a, err := ecs.NewArea(ecs.Config{ID: 1, Rules: rules, W: 32, H: 32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Use(systems.Default()...); err != nil {
+			t.Fatal(err)
+		}
+		h, err := spatial.Attach(a, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(a, h, statics.New(a.Grid, h), 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := a.SpawnPlayer(1, 5, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v View
+		var f Frame
+		var arena []byte
+		for range 3 {
+			a.Step()
+			arena = s.Round(arena[:0])
+			arena = s.Build(&v, e, 0, arena, &f)
+			if len(f.Parts) > 0 {
+				v.Written.Store(f.Round)
+			}
+		}
+		if got := s.Rests(&v); got == los {
+			t.Fatalf("line of sight %v: Rests %v; want %v", los, got, !los)
+		}
 	}
 }

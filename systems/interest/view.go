@@ -26,6 +26,7 @@ type View struct {
 	forgotNow []int32  // this frame's
 	round     uint64   // the round of the last frame built (or found quiet)
 	sent      uint64   // the round of the last frame built
+	sentTick  uint64   // the Area's tick then
 	ackSent   uint32   // the ack_seq it carried
 	fresh     bool     // the next frame resets the client's view
 	walked    uint64   // the round its cells were last walked
@@ -53,7 +54,7 @@ func (v *View) Reset() {
 	v.inflight = v.inflight[:0]
 	v.forgot = v.forgot[:0]
 	v.cells = v.cells[:0]
-	v.round, v.sent, v.ackSent = 0, 0, 0
+	v.round, v.sent, v.sentTick, v.ackSent = 0, 0, 0, 0
 	v.fresh = true
 	v.los.at = ecs.NoCell
 	clear(v.held)

@@ -9,8 +9,9 @@ import (
 )
 
 // TestGapLessQuietRounds: a snapshot's gap, as the SLO counts it, leaves
-// out the rounds between it and the one before that sent nothing; one
-// round late is still late.
+// out the ticks between it and the one before, beyond a round's, that
+// sent nothing (quiet rounds, or an Area at rest whose next round comes
+// off the cadence); one round late is still late.
 func TestGapLessQuietRounds(t *testing.T) {
 	var p player
 	ms := time.Millisecond
@@ -26,6 +27,7 @@ func TestGapLessQuietRounds(t *testing.T) {
 		{100 * ms, 2, 100 * ms},   // the next round
 		{140 * ms, 2, 140 * ms},   // the next round, late
 		{200 * ms, 4, 100 * ms},   // one quiet round between
+		{150 * ms, 3, 100 * ms},   // an Area at rest: its round comes a tick off the cadence
 		{1000 * ms, 20, 100 * ms}, // a keep-alive after nine
 		{1300 * ms, 20, 400 * ms}, // a keep-alive, late
 		{180 * ms, 6, 0},          // early (jitter): never below 0

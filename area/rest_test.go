@@ -1,0 +1,143 @@
+package area
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/wire"
+	"github.com/leyworks/ley/systems/persist/blob"
+)
+
+// TestAnAreaAtRestTellsTheTruth: a player standing alone in an Area lets
+// it rest through its ticks and skip its rounds (ecs.Area.Rest,
+// hostArea.rest), and still gets a snapshot at least every keep-alive
+// (SnapshotKeepAlive, counted in the snapshots' tick numbers, which
+// go on through the ticks rested); a step after the rest is answered and
+// shown at once.
+func TestAnAreaAtRestTellsTheTruth(t *testing.T) {
+	h, d := testHost(t, nil)
+	d.AutoAck.Store(true)
+	d.spawn(1, 16, 16)
+	c := dial(t, h)
+	c.hello(d.grant(1, 7, 1, 2, 2, time.Minute), 1)
+	first := waitSnapshot(t, c, func(s *wire.Snapshot) bool { _, ok := c.v.Entities[c.entity]; return ok })
+	a := h.area(1).a
+	keepAlive := uint64(SnapshotKeepAlive / (time.Second / time.Duration(h.cfg.TickRate)))
+	last := first.Tick
+	for range 4 { // standing: only keep-alives come
+		s := expectMsg[*wire.Snapshot](c, 5*time.Second)
+		if s.Tick-last > keepAlive {
+			t.Fatalf("snapshots at ticks %d and %d: %d ticks apart, more than the keep-alive's %d", last, s.Tick, s.Tick-last, keepAlive)
+		}
+		if len(s.Records) > 0 {
+			t.Fatalf("a snapshot at tick %d carries %d bytes of records while nothing moved", s.Tick, len(s.Records))
+		}
+		last = s.Tick
+	}
+	st := a.Stats()
+	t.Logf("rested %d of %d ticks", st.Rested, st.Tick)
+	if st.Rested < st.Tick/2 {
+		t.Fatalf("the Area rested %d of its %d ticks while its one player stood", st.Rested, st.Tick)
+	}
+	c.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE})
+	waitSnapshot(t, c, func(s *wire.Snapshot) bool { return s.AckSeq >= 1 })
+	if you := c.you(); you.X != 3 || you.Y != 2 {
+		t.Fatalf("after a step east from (2,2) the client sees itself at (%d,%d)", you.X, you.Y)
+	}
+}
+
+// TestAnAckAfterARestIsNotHeldBack: an intent applied in an Area at rest
+// that changes nothing any client sees (a stack moved between two slots
+// of the player's own inventory) moves its ack_seq, and the round after
+// the tick that applied it tells it: the Area does not skip that round
+// and hold the ack back to the next keep-alive. Tried a few times, each
+// sent just after a keep-alive: under load an intent may take a while
+// to reach the host, but one that is never told before the next
+// keep-alive is held back.
+func TestAnAckAfterARestIsNotHeldBack(t *testing.T) {
+	h, d := testHost(t, nil)
+	d.AutoAck.Store(true)
+	d.spawn(1, 16, 16)
+	c := dial(t, h)
+	c.hello(grantState(t, d, 7, 2, 2, blob.Stack{ID: 9<<32 | 1, Kind: kindCode(t, "plank"), Count: 8}), 7)
+	waitSnapshot(t, c, func(s *wire.Snapshot) bool { _, ok := c.v.Entities[c.entity]; return ok })
+	keepAlive := uint64(SnapshotKeepAlive / (time.Second / time.Duration(h.cfg.TickRate)))
+	prompt := 0
+	for seq := uint32(1); seq <= 3; seq++ {
+		var kept *wire.Snapshot
+		for kept == nil || len(kept.Records) > 0 || kept.AckSeq != seq-1 { // a keep-alive of an Area at rest
+			kept = expectMsg[*wire.Snapshot](c, 5*time.Second)
+		}
+		from, to := uint8(seq-1), uint8(seq) // the stack moves on one slot each time
+		c.send(&wire.Intent{Seq: seq, Kind: wire.IntentMoveItem, Item: wire.ItemSlots{From: from, To: to}})
+		acked := waitSnapshot(t, c, func(s *wire.Snapshot) bool { return s.AckSeq >= seq })
+		if acked.Tick-kept.Tick < keepAlive {
+			prompt++
+		}
+		t.Logf("intent %d: sent after the keep-alive of tick %d, acked at tick %d", seq, kept.Tick, acked.Tick)
+	}
+	if prompt == 0 {
+		t.Fatalf("no ack came before the next keep-alive (%d ticks): the rounds after the ticks that applied them were skipped", keepAlive)
+	}
+}
+
+// TestWhatKeepsAnAreaFromResting holds hostArea.rest, the host's say in
+// an Area's rest, to each thing it must not sleep through: it is asked
+// on the Area's goroutine (control work) with each one set in turn, the
+// Area otherwise at rest with one player bound.
+func TestWhatKeepsAnAreaFromResting(t *testing.T) {
+	h, d := testHost(t, nil)
+	d.AutoAck.Store(true)
+	d.spawn(1, 16, 16)
+	c := dial(t, h)
+	c.hello(d.grant(1, 7, 1, 2, 2, time.Minute), 1)
+	waitSnapshot(t, c, func(s *wire.Snapshot) bool { _, ok := c.v.Entities[c.entity]; return ok })
+	expectMsg[*wire.Snapshot](c, 5*time.Second) // a keep-alive: the view is at rest
+	ha := h.area(1)
+	every := uint64(h.cfg.SnapshotEvery)
+	ask := func(set func(), unset func()) (tick, until, keepAlive uint64, round uint64) {
+		done := make(chan struct{})
+		ha.a.PostNow(func(a *ecs.Area) {
+			defer close(done)
+			a.Now = time.Now()
+			ha.nextChores = a.Now.Add(time.Hour) // the chores out of the way unless a case sets them
+			ha.unrounded = false
+			tick = a.Tick + 1
+			ha.snapTick = tick - 1 // the last round just ran: the next by the cadence at tick-1+every
+			set()
+			until = ha.rest(a, tick)
+			unset()
+			keepAlive = ha.interest.KeepAliveAt(&ha.order[0].peer.view)
+			round = ha.snapTick + every
+		})
+		<-done
+		return
+	}
+	nothing := func() {}
+	var written uint64
+	tick, until, keepAlive, _ := ask(nothing, nothing)
+	if until < tick || until != keepAlive-1 {
+		t.Fatalf("at rest: rests through tick %d from %d; want through %d, the tick before the keep-alive", until, tick, keepAlive-1)
+	}
+	for _, tc := range []struct {
+		name       string
+		set, unset func()
+		before     func(tick, round uint64) uint64 // the last tick it may rest through
+	}{
+		{"chores due", func() { ha.nextChores = ha.a.Now }, nothing, func(tick, _ uint64) uint64 { return tick - 1 }},
+		{"chores in 3 ticks", func() { ha.nextChores = ha.a.Now.Add(3 * h.clock.Period()) }, nothing, func(tick, _ uint64) uint64 { return tick + 2 }},
+		{"a tick ran since the last round", func() { ha.unrounded = true }, nothing, func(_, round uint64) uint64 { return round - 1 }},
+		{"a frame not written whole", func() { written = ha.order[0].peer.view.Written.Swap(0) }, func() { ha.order[0].peer.view.Written.Store(written) }, func(_, round uint64) uint64 { return round - 1 }},
+		{"a close", func() { ha.closing = &closing{} }, func() { ha.closing = nil }, func(tick, _ uint64) uint64 { return tick - 1 }},
+		{"a spectator", func() { ha.watchers.list = append(ha.watchers.list, &spectator{}) }, func() { ha.watchers.list = nil }, func(tick, _ uint64) uint64 { return tick - 1 }},
+		{"a crossing", func() { ha.crossings["x"] = &crossing{} }, func() { delete(ha.crossings, "x") }, func(tick, _ uint64) uint64 { return tick - 1 }},
+		{"an armed failpoint", func() { ha.panicPoint = "x" }, func() { ha.panicPoint = "" }, func(tick, _ uint64) uint64 { return tick - 1 }},
+	} {
+		var round uint64
+		tick, until, _, round = ask(tc.set, tc.unset)
+		if want := tc.before(tick, round); until > want {
+			t.Errorf("%s: rests through tick %d from %d; want through %d at most", tc.name, until, tick, want)
+		}
+	}
+}
