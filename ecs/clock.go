@@ -65,6 +65,12 @@ type dueArea struct {
 // frozen and none was set; a slot visits the active Areas and one phase's
 // frozen Areas with work, never all of them.
 //
+// An active Area that rests (Area.Rest) with slots to sleep through leaves
+// the active list for a wheel of wheelSlots buckets, one per slot, and is
+// put back on it in the slot its sleep ends, or in the slot after it is
+// told something was posted to it or control work was taken in (the
+// slots it slept count in its ticks).
+//
 // Each Area is a fault boundary: a panic in its tick or poll (a system, a
 // control function, its timer, its AfterTick) is recovered, the Area is
 // marked failed (see Area.Failed) and never run again, and its OnPanic hook
