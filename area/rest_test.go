@@ -9,6 +9,19 @@ import (
 	"github.com/leyworks/ley/systems/persist/blob"
 )
 
+// aloneAtHome binds one player at (2,2) of an empty 16x16 Area 1 and
+// returns once its client sees itself, with that first snapshot.
+func aloneAtHome(t *testing.T) (*Host, *director, *client, *wire.Snapshot) {
+	t.Helper()
+	h, d := testHost(t, nil)
+	d.AutoAck.Store(true)
+	d.spawn(1, 16, 16)
+	c := dial(t, h)
+	c.hello(d.grant(1, 7, 1, 2, 2, time.Minute), 1)
+	first := waitSnapshot(t, c, func(s *wire.Snapshot) bool { _, ok := c.v.Entities[c.entity]; return ok })
+	return h, d, c, first
+}
+
 // TestAnAreaAtRestTellsTheTruth: a player standing alone in an Area lets
 // it rest through its ticks and skip its rounds (ecs.Area.Rest,
 // hostArea.rest), and still gets a snapshot at least every keep-alive
@@ -16,12 +29,7 @@ import (
 // go on through the ticks rested); a step after the rest is answered and
 // shown at once.
 func TestAnAreaAtRestTellsTheTruth(t *testing.T) {
-	h, d := testHost(t, nil)
-	d.AutoAck.Store(true)
-	d.spawn(1, 16, 16)
-	c := dial(t, h)
-	c.hello(d.grant(1, 7, 1, 2, 2, time.Minute), 1)
-	first := waitSnapshot(t, c, func(s *wire.Snapshot) bool { _, ok := c.v.Entities[c.entity]; return ok })
+	h, _, c, first := aloneAtHome(t)
 	a := h.area(1).a
 	keepAlive := uint64(SnapshotKeepAlive / (time.Second / time.Duration(h.cfg.TickRate)))
 	last := first.Tick
@@ -87,12 +95,7 @@ func TestAnAckAfterARestIsNotHeldBack(t *testing.T) {
 // on the Area's goroutine (control work) with each one set in turn, the
 // Area otherwise at rest with one player bound.
 func TestWhatKeepsAnAreaFromResting(t *testing.T) {
-	h, d := testHost(t, nil)
-	d.AutoAck.Store(true)
-	d.spawn(1, 16, 16)
-	c := dial(t, h)
-	c.hello(d.grant(1, 7, 1, 2, 2, time.Minute), 1)
-	waitSnapshot(t, c, func(s *wire.Snapshot) bool { _, ok := c.v.Entities[c.entity]; return ok })
+	h, _, c, _ := aloneAtHome(t)
 	expectMsg[*wire.Snapshot](c, 5*time.Second) // a keep-alive: the view is at rest
 	ha := h.area(1)
 	every := uint64(h.cfg.SnapshotEvery)

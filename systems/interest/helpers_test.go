@@ -39,8 +39,14 @@ type fanout struct {
 func newFanout(tb testing.TB, players, radius int) *fanout {
 	tb.Helper()
 	rules := ecs.RulesFor(ecs.KindArena)
-	rules.MaxPlayers = players
 	rules.StepsPerSecond = 20 // everyone moves every tick
+	return newFanoutWith(tb, rules, players, radius)
+}
+
+// newFanoutWith is newFanout by rules (MaxPlayers set to players).
+func newFanoutWith(tb testing.TB, rules ecs.Rules, players, radius int) *fanout {
+	tb.Helper()
+	rules.MaxPlayers = players
 	a, err := ecs.NewArea(ecs.Config{ID: 1, Rules: rules, W: 128, H: 128})
 	if err != nil {
 		tb.Fatal(err)

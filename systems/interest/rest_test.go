@@ -7,8 +7,6 @@ import (
 
 	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/wire"
-	"github.com/leyworks/ley/systems"
-	"github.com/leyworks/ley/systems/spatial"
 	"github.com/leyworks/ley/systems/statics"
 )
 
@@ -217,38 +215,13 @@ func TestSkippedRoundsSendWhatRunRoundsWould(t *testing.T) {
 func TestLineOfSightNeverRests(t *testing.T) {
 	for _, los := range []bool{false, true} {
 		rules := ecs.RulesFor(ecs.KindArena)
-		rules.LineOfSight, rules.MaxPlayers = los, 2
-		a, err := ecs.NewArea(ecs.Config{ID: 1, Rules: rules, W: 32, H: 32})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Use(systems.Default()...); err != nil {
-			t.Fatal(err)
-		}
-		h, err := spatial.Attach(a, 8)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := New(a, h, statics.New(a.Grid, h), 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := a.SpawnPlayer(1, 5, 5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var v View
-		var f Frame
-		var arena []byte
+		rules.LineOfSight = los
+		f := newFanoutWith(t, rules, 1, 2)
 		for range 3 {
-			a.Step()
-			arena = s.Round(arena[:0])
-			arena = s.Build(&v, e, 0, arena, &f)
-			if len(f.Parts) > 0 {
-				v.Written.Store(f.Round)
-			}
+			f.a.Step()
+			f.round()
 		}
-		if got := s.Rests(&v); got == los {
+		if got := f.s.Rests(&f.clients[0].v); got == los {
 			t.Fatalf("line of sight %v: Rests %v; want %v", los, got, !los)
 		}
 	}
