@@ -81,7 +81,7 @@ type System struct {
 	rnd    uint64
 
 	// keepAlive is the most ticks a client goes without a frame: a
-	// round with nothing new for it sends none, unless this many rounds
+	// round with nothing new for it sends none, unless this many ticks
 	// passed since its last one.
 	keepAlive uint64
 
