@@ -592,8 +592,9 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 // line of sight always walk: what they see of a cell in part is not
 // covered by this reasoning, and an arena is seldom at rest.
 func (s *System) unchanged(v *View, ackSeq uint32) bool {
-	return !s.los && !v.fresh && s.changedRnd <= v.walked && s.m.Generation() == v.gen &&
-		ackSeq == v.ackSent && v.Written.Load() == v.sent && s.a.Tick < s.KeepAliveAt(v)
+	// After Round, nothing is touched: Rests holds the view's own
+	// conditions (no line of sight, the map, the session, the last frame).
+	return s.Rests(v) && s.changedRnd <= v.walked && ackSeq == v.ackSent && s.a.Tick < s.KeepAliveAt(v)
 }
 
 // needsEntrants reports whether the client must get hash cell hc's
