@@ -184,7 +184,8 @@ func (c *Clock) alert(a *Area) {
 
 // Active appends to dst the Areas the clock ticks and returns it: those
 // that woke since it last saw them frozen (one may have frozen since; its
-// Mode says). Safe from any goroutine.
+// Mode says), the ones asleep in its wheel (Area.Rest) included. Safe from
+// any goroutine.
 func (c *Clock) Active(dst []*Area) []*Area {
 	c.mu.Lock()
 	defer c.mu.Unlock()
