@@ -57,12 +57,13 @@ func TestAnAreaAtRestTellsTheTruth(t *testing.T) {
 
 // TestAnAckAfterARestIsNotHeldBack: an intent applied in an Area at rest
 // that changes nothing any client sees (a stack moved between two slots
-// of the player's own inventory) moves its ack_seq, and the round after
-// the tick that applied it tells it: the Area does not skip that round
-// and hold the ack back to the next keep-alive. Tried a few times, each
-// sent just after a keep-alive: under load an intent may take a while
-// to reach the host, but one that is never told before the next
-// keep-alive is held back.
+// of the player's own inventory) moves its ack_seq, which is told before
+// the next keep-alive: a resting Area never holds an ack back to it.
+// Tried a few times, each sent just after a keep-alive: under load an
+// intent may take a while to reach the host, but one that is never told
+// before the next keep-alive is held back. That the round comes at the
+// cadence right after the applying tick (not at the next chores' tick)
+// is TestWhatKeepsAnAreaFromResting's "a tick ran since the last round".
 func TestAnAckAfterARestIsNotHeldBack(t *testing.T) {
 	h, d := testHost(t, nil)
 	d.AutoAck.Store(true)

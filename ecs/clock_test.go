@@ -645,6 +645,23 @@ func (s *idler) Idle(*Area) bool { return s.idle }
 
 type restless struct{ countingSystem }
 
+// stir is something done to an Area from outside that its next slot must
+// tick for.
+type stir struct {
+	name string
+	do   func()
+}
+
+// stirs are the ways work reaches Area a (whose body e may be sent an
+// intent) from other goroutines.
+func stirs(a *Area, e Entity) []stir {
+	return []stir{
+		{"an intent posted", func() { a.Post(e, Intent{Seq: 1, Kind: IntentStep, Dir: East}) }},
+		{"control work posted", func() { a.PostControl(func(*Area) {}) }},
+		{"control work taken in at once", func() { a.PostNow(func(*Area) {}) }},
+	}
+}
+
 // An active Area under a Clock rests through a tick (no system, no
 // AfterTick, the tick number going on) only when nothing can change in
 // it: nothing posted, no control work taken in at once since its last
@@ -725,18 +742,12 @@ func TestAreaRestsOnlyWhenNothingCanChange(t *testing.T) {
 	if got := a.Stats().Rested - rested; got != 5 || len(asked) != 5 || asked[4] != a.Tick {
 		t.Fatalf("%d ticks rested, owner asked %v (tick now %d); want 5, the last at the tick", got, asked, a.Tick)
 	}
-	cases := []struct {
-		name string
-		stir func()
-	}{
-		{"an intent posted", func() { a.Post(e, Intent{Seq: 1, Kind: IntentStep, Dir: East}) }},
-		{"control work posted", func() { a.PostControl(func(*Area) {}) }},
-		{"control work taken in at once", func() { a.PostNow(func(*Area) {}) }},
-		{"a system not idle", func() { other.idle = false }},
-		{"the owner busy", func() { owner = false }},
-	}
+	cases := append(stirs(a, e),
+		stir{"a system not idle", func() { other.idle = false }},
+		stir{"the owner busy", func() { owner = false }},
+	)
 	for _, tc := range cases {
-		tc.stir()
+		tc.do()
 		if !slot(1) {
 			t.Fatalf("%s: the Area rested", tc.name)
 		}
@@ -853,15 +864,7 @@ func TestRestingAreasSleepUntilTheirWork(t *testing.T) {
 	if in := c.Active(nil); !a.asleep.Load() || !slices.Contains(in, a) {
 		t.Fatalf("asleep %v, among the Clock's active Areas %v; want both", a.asleep.Load(), slices.Contains(in, a))
 	}
-	wakes := []struct {
-		name string
-		do   func()
-	}{
-		{"an intent posted", func() { a.Post(e, Intent{Seq: 1, Kind: IntentStep, Dir: East}) }},
-		{"control work posted", func() { a.PostControl(func(*Area) {}) }},
-		{"control work taken in at once", func() { a.PostNow(func(*Area) {}) }},
-	}
-	for _, w := range wakes {
+	for _, w := range stirs(a, e) {
 		step(1)
 		step(1) // asleep by now
 		if !a.asleep.Load() {
