@@ -7,9 +7,12 @@ BENCHCOUNT ?= 6
 
 .PHONY: run test bench fuzz lint ladder ladder-gate build
 
-## build: compile the single binary into ./bin/ley
+## build: compile the single binary into ./bin/ley, with the product's
+## build tags (internal/buildtags: arche's 64-bit masks make every Area's
+## World smaller)
+TAGS ?= tiny
 build:
-	$(GO) build -o bin/ley ./cmd/ley
+	$(GO) build -tags $(TAGS) -o bin/ley ./cmd/ley
 
 ## run: a whole realm on this machine (director, area hosts, SQLite under ./data, a seeded demo)
 run: build
@@ -22,9 +25,9 @@ run: build
 ## the test machinery (failpoints, the area host's simulation harness, the
 ## model test's mutation switches) exists only in such builds, never in
 ## the product binary (cmd/ley's TestReleaseBinaryHasNoTestMachinery).
-TESTTAGS ?= leytest
+TESTTAGS ?= leytest,tiny
 test:
-	$(GO) vet $(PKGS)
+	$(GO) vet -tags $(TAGS) $(PKGS)
 	$(GO) vet -tags $(TESTTAGS) $(PKGS)
 	GOOS=js GOARCH=wasm $(GO) vet ./web/engine/...
 	$(GO) test -race -tags $(TESTTAGS) -count=1 -timeout 14m $(PKGS)
@@ -33,13 +36,13 @@ test:
 ## bench: every benchmark, several runs, in a format benchstat compares
 bench:
 	mkdir -p bench/out
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) $(PKGS) | tee bench/out/bench.txt
+	$(GO) test -tags $(TAGS) -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) $(PKGS) | tee bench/out/bench.txt
 
 ## fuzz: run each fuzz target for FUZZTIME
 fuzz:
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
-	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  for f in $$($(GO) test -tags $(TAGS) -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f"; $(GO) test -tags $(TAGS) -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 	  done; \
 	done
 
@@ -47,10 +50,10 @@ fuzz:
 ## as released (no tests: they build with the test machinery), and
 ## everything with it
 lint:
-	$(GO) vet $(PKGS)
+	$(GO) vet -tags $(TAGS) $(PKGS)
 	$(GO) vet -tags $(TESTTAGS) $(PKGS)
 	GOOS=js GOARCH=wasm $(GO) vet ./web/engine/...
-	$(GO) tool staticcheck -tests=false $(PKGS)
+	$(GO) tool staticcheck -tags $(TAGS) -tests=false $(PKGS)
 	$(GO) tool staticcheck -tags $(TESTTAGS) $(PKGS)
 	GOOS=js GOARCH=wasm $$($(GO) tool -n staticcheck) -tests=false ./web/engine/...
 	@test -z "$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go'))" || (gofmt -l $$(git ls-files -co --exclude-standard '*.go'); exit 1)
@@ -62,7 +65,7 @@ lint:
 ## LADDER_ARGS="--per-area 1 --rungs 50,100,200,400" climbs homes.
 LADDER_ARGS ?=
 ladder:
-	$(GO) run ./cmd/ley ladder --out bench $(LADDER_ARGS)
+	$(GO) run -tags $(TAGS) ./cmd/ley ladder --out bench $(LADDER_ARGS)
 
 ## ladder-gate: the ladder as a regression gate (issue 27): one pinned rung
 ## of 2,000 village players (the realm on CPU 0, the driver on CPU 1), held
@@ -70,7 +73,7 @@ ladder:
 ## breaks or its realm CPU per player is more than 25% above the
 ## baseline's. About 45 s; needs two CPUs and a quiet machine.
 ladder-gate:
-	$(GO) build -o bin/ley ./cmd/ley
+	$(GO) build -tags $(TAGS) -o bin/ley ./cmd/ley
 	./bin/ley ladder --pin 0:1 --per-area 20 --rungs 100 --hold 20s --baseline bench/ladder-village-pinned.json --out bench/out --name ladder-gate
 
 ## web: rebundle the web client (web/app and web/sdk) into web/dist, which

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/area/areatest"
+	"github.com/leyworks/ley/internal/buildtags"
 	"github.com/leyworks/ley/net/gate"
 	"github.com/leyworks/ley/net/wire"
 )
@@ -32,7 +33,7 @@ import (
 func BenchmarkJoinUnderHalfOpenFlood(b *testing.B) {
 	raiseNoFile(b, 16384)
 	bin := filepath.Join(b.TempDir(), "ley")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/ley")
+	build := exec.Command("go", "build", "-tags", buildtags.Product, "-o", bin, "../cmd/ley")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		b.Fatalf("build ley: %v", err)

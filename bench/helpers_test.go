@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/leyworks/ley/internal/buildtags"
 )
 
 // secondsFromEnv is the duration the environment variable name gives in
@@ -27,7 +29,7 @@ func secondsFromEnv(b *testing.B, name string, def time.Duration) time.Duration 
 // benchmark's temporary directory and returns its path.
 func buildBinary(b *testing.B, pkg, name string) string {
 	bin := filepath.Join(b.TempDir(), name)
-	build := exec.Command("go", "build", "-o", bin, pkg)
+	build := exec.Command("go", "build", "-tags", buildtags.Product, "-o", bin, pkg)
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		b.Fatalf("build %s: %v", name, err)

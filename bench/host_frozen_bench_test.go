@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/area/areatest"
+	"github.com/leyworks/ley/internal/buildtags"
 	"github.com/leyworks/ley/net/control"
 )
 
@@ -42,7 +43,7 @@ func BenchmarkHostFrozenAreas(b *testing.B) {
 		}
 	}
 	bin := filepath.Join(b.TempDir(), "ley")
-	build := exec.Command("go", "build", "-o", bin, "../cmd/ley")
+	build := exec.Command("go", "build", "-tags", buildtags.Product, "-o", bin, "../cmd/ley")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		b.Fatalf("build ley: %v", err)

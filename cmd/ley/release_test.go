@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leyworks/ley/internal/buildtags"
 )
 
 // TestReleaseBinaryHasNoTestMachinery builds the product binary as `make
-// build` does (no build tags) and reads its symbol table: the failpoints
+// build` does (buildtags.Product) and reads its symbol table: the failpoints
 // (internal/failpoint), the area host's simulation harness (area.Sim) and
 // the mutation switches of the transfer model test exist only in leytest
 // builds, so none of their symbols may be in it.
@@ -18,7 +20,7 @@ func TestReleaseBinaryHasNoTestMachinery(t *testing.T) {
 		t.Skip("builds the whole binary")
 	}
 	bin := filepath.Join(t.TempDir(), "ley")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-tags", buildtags.Product, "-o", bin, ".")
 	build.Env = append(os.Environ(), "GOFLAGS=") // no -tags from the environment
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -42,7 +44,7 @@ func TestReleaseBinaryHasNoTestMachinery(t *testing.T) {
 	}
 	// The same check must see them in a leytest build, or it proves nothing.
 	tagged := filepath.Join(t.TempDir(), "ley-leytest")
-	build = exec.Command("go", "build", "-tags", "leytest", "-o", tagged, ".")
+	build = exec.Command("go", "build", "-tags", buildtags.Test, "-o", tagged, ".")
 	build.Env = append(os.Environ(), "GOFLAGS=")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -tags leytest: %v\n%s", err, out)

@@ -23,6 +23,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/leyworks/ley/internal/buildtags"
 )
 
 // The image's user and paths.
@@ -276,7 +278,7 @@ func BuildBinary(ctx context.Context, cfg BuildConfig) error {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return fmt.Errorf("image: build: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, goCmd, "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", out, "./cmd/ley")
+	cmd := exec.CommandContext(ctx, goCmd, "build", "-tags", buildtags.Product, "-trimpath", "-ldflags=-s -w -buildid=", "-o", out, "./cmd/ley")
 	cmd.Dir = cfg.ModuleDir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 	if cfg.GOARCH != "" {

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/leyworks/ley/internal/buildtags"
 	"github.com/leyworks/ley/tools/capacity/ladder"
 )
 
@@ -71,7 +72,7 @@ func build() {
 	dir = d
 	mu.Unlock()
 	out := filepath.Join(d, "ley")
-	cmd := exec.Command("go", "build", "-o", out, "github.com/leyworks/ley/cmd/ley")
+	cmd := exec.Command("go", "build", "-tags", buildtags.Product, "-o", out, "github.com/leyworks/ley/cmd/ley")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		binErr = fmt.Errorf("realmtest: go build ./cmd/ley: %w\n%s", err, msg)
 		return
