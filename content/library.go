@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Library is a realm's content, loaded and checked as a whole: every
@@ -25,6 +26,24 @@ type Library struct {
 	recipes   []Recipe // sorted by code
 	sources   map[ObjectClass]Source
 	starter   []Yield
+
+	// derived holds what other packages compile from the library, by
+	// their key (Derived).
+	derived sync.Map
+}
+
+// Derived returns what derive makes of the library, made once per key and
+// shared by every caller after: a package compiles what it needs of the
+// content (the item system's catalogue) once per library, not once per
+// Area built from it. A key is compared with ==: use a value of an
+// unexported type of the caller's own package, as with context keys. What
+// derive returns must be read only, as the library is.
+func (l *Library) Derived(key any, derive func(*Library) (any, error)) (any, error) {
+	f, ok := l.derived.Load(key)
+	if !ok {
+		f, _ = l.derived.LoadOrStore(key, sync.OnceValues(func() (any, error) { return derive(l) }))
+	}
+	return f.(func() (any, error))()
 }
 
 // Load reads a whole content folder: rules.json, creatures.json,

@@ -144,7 +144,11 @@ func Area(lib *content.Library, s Spec) (*Built, error) {
 		b.Creatures = &creature.System{Config: cfg, Hash: b.Hash}
 		sys = append(sys, b.Creatures)
 	}
-	b.Items = &items.System{Map: b.Map, Config: itemConfig(lib, b.RuleSet)}
+	icfg, err := itemConfig(lib, b.RuleSet)
+	if err != nil {
+		return nil, err
+	}
+	b.Items = &items.System{Map: b.Map, Config: icfg}
 	if b.Template != nil {
 		b.Items.Plots = b.Template.Map.Plots
 	}
@@ -186,16 +190,15 @@ func Rules(rs content.RuleSet) ecs.Rules {
 }
 
 // itemConfig is the item system's configuration for an Area of rule set
-// rs: every item kind, source and the starter kit of the content, and the
-// rule set's build rule, bounds and carry rule (the plots come from the
-// Area's map).
-func itemConfig(lib *content.Library, rs content.RuleSet) items.Config {
-	cfg := items.Config{Kinds: lib.Items(), Recipes: lib.Recipes(), Starter: lib.Starter(), MaxItems: rs.MaxItems, ChangesPerMinute: rs.ChangesPerMinute, Carry: rs.Carry}
-	for _, class := range content.ObjectClasses() {
-		if src, ok := lib.Source(class); ok {
-			cfg.Sources = append(cfg.Sources, src)
-		}
+// rs: the content's item catalogue (one for all its Areas) and starter
+// kit, and the rule set's build rule, bounds and carry rule (the plots
+// come from the Area's map).
+func itemConfig(lib *content.Library, rs content.RuleSet) (items.Config, error) {
+	cat, err := items.CatalogOf(lib)
+	if err != nil {
+		return items.Config{}, err
 	}
+	cfg := items.Config{Catalog: cat, Starter: lib.Starter(), MaxItems: rs.MaxItems, ChangesPerMinute: rs.ChangesPerMinute, Carry: rs.Carry}
 	switch rs.Build {
 	case content.BuildBuilders:
 		cfg.Build = items.BuildBuilders
@@ -204,7 +207,7 @@ func itemConfig(lib *content.Library, rs content.RuleSet) items.Config {
 	case content.BuildPlots:
 		cfg.Build = items.BuildPlots
 	}
-	return cfg
+	return cfg, nil
 }
 
 // look is the creature kind's look code in this Area (0: not one of its

@@ -2,7 +2,6 @@ package items
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
 	"github.com/leyworks/ley/content"
@@ -21,51 +20,6 @@ type Recipe struct {
 
 // Amount is Count items of the kind Kind.
 type Amount struct{ Kind, Count uint16 }
-
-// compileRecipes indexes Config.Recipes by code and station, their items
-// by code, and the blueprints by the recipe they teach.
-func (s *System) compileRecipes() error {
-	s.recipes = make(map[uint16]*Recipe, len(s.Recipes))
-	s.stations = make(map[string][]*Recipe)
-	amounts := func(ys []content.Yield) ([]Amount, error) {
-		out := make([]Amount, 0, len(ys))
-		for _, y := range ys {
-			k, ok := s.codes[y.Item]
-			if !ok {
-				return nil, fmt.Errorf("no item kind %q", y.Item)
-			}
-			out = append(out, Amount{Kind: k, Count: uint16(y.Count)})
-		}
-		slices.SortFunc(out, func(a, b Amount) int { return cmp.Compare(a.Kind, b.Kind) })
-		return out, nil
-	}
-	byName := make(map[string]uint16, len(s.Recipes))
-	for _, cr := range s.Recipes {
-		r := &Recipe{Code: cr.Code, Name: cr.Name, Station: cr.Station, Seconds: cr.Seconds}
-		var err error
-		if r.Inputs, err = amounts(cr.Inputs); err != nil {
-			return fmt.Errorf("recipe %q: %w", cr.Name, err)
-		}
-		if r.Outputs, err = amounts(cr.Outputs); err != nil {
-			return fmt.Errorf("recipe %q: %w", cr.Name, err)
-		}
-		s.recipes[r.Code] = r
-		s.stations[r.Station] = append(s.stations[r.Station], r)
-		byName[r.Name] = r.Code
-	}
-	s.teaches = make(map[uint16]uint16)
-	for code, k := range s.kinds {
-		if k.Teaches == "" {
-			continue
-		}
-		r, ok := byName[k.Teaches]
-		if !ok {
-			return fmt.Errorf("item kind %q teaches %q: no such recipe", k.Name, k.Teaches)
-		}
-		s.teaches[code] = r
-	}
-	return nil
-}
 
 // match returns the recipe of station whose inputs are exactly what
 // slots hold, as a multiset, or nil. Content lets no two recipes of one

@@ -43,13 +43,9 @@ const (
 
 // Config is an Area's item content and rules.
 type Config struct {
-	// Kinds are the item kinds; Sources what the map's objects give when
-	// gathered.
-	Kinds   []content.Item
-	Sources []content.Source
-	// Recipes are what the Area's stations make (see craft); their item
-	// names are Kinds'.
-	Recipes []content.Recipe
+	// Catalog is the content's item kinds, sources and recipes, compiled
+	// (CatalogOf shares one among the Areas of a library).
+	*Catalog
 	// Starter is what a new character is given when it first binds
 	// (GiveStarter): the content's starter kit.
 	Starter []content.Yield
@@ -81,17 +77,11 @@ type System struct {
 	FloorChanged func(ecs.Cell)
 	Config
 
-	kinds      map[uint16]*content.Item
-	plot       []bool                     // per square, under BuildPlots: on a plot
-	carry      map[uint16]bool            // the kinds Carry names, or nil
-	codes      map[string]uint16          // kind codes by name
-	sources    map[uint16]*content.Source // by object kind
-	recipes    map[uint16]*Recipe         // by code
-	stations   map[string][]*Recipe       // by station name
-	teaches    map[uint16]uint16          // a blueprint kind's recipe code
-	containers map[uint32][]ecs.Stack     // by placed object ID
-	ready      map[uint32]uint64          // by source object ID: the first tick it gives again
-	budgets    map[uint32]budget          // by entity ID
+	plot       []bool                 // per square, under BuildPlots: on a plot
+	carry      map[uint16]bool        // the kinds Carry names, or nil
+	containers map[uint32][]ecs.Stack // by placed object ID
+	ready      map[uint32]uint64      // by source object ID: the first tick it gives again
+	budgets    map[uint32]budget      // by entity ID
 	next       uint32
 	created    map[uint16]uint64
 	destroyed  map[uint16]uint64
@@ -129,17 +119,14 @@ func (s *System) Init(a *ecs.Area) error {
 	if s.Map == nil {
 		return fmt.Errorf("items: area %d: no static map", a.ID)
 	}
+	if s.Catalog == nil {
+		return fmt.Errorf("items: area %d: no catalog", a.ID)
+	}
 	if s.MaxItems == 0 {
 		s.MaxItems = DefaultMaxItems
 	}
 	if s.ChangesPerMinute == 0 {
 		s.ChangesPerMinute = DefaultChangesPerMinute
-	}
-	s.kinds = make(map[uint16]*content.Item, len(s.Kinds))
-	s.codes = make(map[string]uint16, len(s.Kinds))
-	for i := range s.Kinds {
-		s.kinds[s.Kinds[i].Code] = &s.Kinds[i]
-		s.codes[s.Kinds[i].Name] = s.Kinds[i].Code
 	}
 	if s.Build == BuildPlots && len(s.Plots) > 0 {
 		g := a.Grid
@@ -161,13 +148,6 @@ func (s *System) Init(a *ecs.Area) error {
 			}
 			s.carry[code] = true
 		}
-	}
-	if err := s.compileRecipes(); err != nil {
-		return fmt.Errorf("items: area %d: %w", a.ID, err)
-	}
-	s.sources = make(map[uint16]*content.Source, len(s.Sources))
-	for i := range s.Sources {
-		s.sources[uint16(s.Sources[i].Class)] = &s.Sources[i]
 	}
 	s.containers = make(map[uint32][]ecs.Stack)
 	s.ready = make(map[uint32]uint64)
