@@ -44,11 +44,14 @@
 //     no Area awake; MaxSpectatorsPerArea and MaxSpectatorsPerHost bound
 //     them.
 //   - Rest (hostArea.rest): an active Area in which the engine finds
-//     nothing that can change rests through the ticks until its chores,
-//     a round it must run (a tick ran since the last, a client not at
+//     nothing that can change rests through the ticks until its chores
+//     have something to do (hostArea.choresDue: a grant or a dropped
+//     body's grace expires, a persist, resend or presence report is due,
+//     or nobody is left and it freezes; not their 250 ms cadence), a
+//     round it must run (a tick ran since the last, a client not at
 //     rest) or its first keep-alive, whichever comes first; an intent or
 //     control work posted to it wakes it in the next slot. A player alone
-//     at home who stands still costs a few ticks a second, not twenty.
+//     at home who stands still costs about one tick a second, not twenty.
 //   - Lifecycle: an Area with nobody bound, no grant pending and no body
 //     awaiting a resume freezes; a grant wakes it. Closing tells every peer
 //     area_closing{reason, grace_ms}, runs through the grace, sends the

@@ -119,7 +119,8 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 // change in the Area from tick on; it returns the last tick through which
 // the host has nothing to do either. A close, spectators (they get every
 // round), crossings in flight or an armed failpoint rest nothing; the
-// chores rest until they are due. Rounds: a round must run at its
+// chores rest until they have something to do (choresDue) or were asked
+// to run sooner (scheduleChores). Rounds: a round must run at its
 // cadence when a tick ran since the last one (an applied intent moves
 // ack_seq, which no record shows) or when a client is not at rest in
 // the interest system's eyes (a new session, a frame not written whole,
@@ -129,7 +130,11 @@ func (ha *hostArea) rest(a *ecs.Area, tick uint64) (until uint64) {
 	if ha.panicPoint != "" || ha.closing != nil || ha.spectated() || len(ha.crossings) > 0 || len(ha.settling) > 0 {
 		return 0
 	}
-	wait := ha.nextChores.Sub(a.Now)
+	due := ha.nextChores
+	if !due.Before(ha.choresRan.Add(choresEvery)) { // on their cadence, not asked for sooner
+		due = later(due, ha.choresDue(a.Now))
+	}
+	wait := due.Sub(a.Now)
 	if wait <= 0 {
 		return 0
 	}
@@ -163,13 +168,17 @@ func (ha *hostArea) rest(a *ecs.Area, tick uint64) (until uint64) {
 	return until
 }
 
+// choresEvery is the chores' cadence in an Area that ticks.
+const choresEvery = 250 * time.Millisecond
+
 // chores is the Area's housekeeping: expire grants and dropped bodies,
 // persist on cadence, resend an unacked snapshot, report presence, close,
-// and freeze when nobody is here or coming. Active Areas run it a few times
-// a second from afterTick, frozen ones from their timer.
+// and freeze when nobody is here or coming. Active Areas run it every
+// choresEvery from afterTick (an Area at rest only when choresDue says
+// there is something to do), frozen ones from their timer.
 func (ha *hostArea) chores(now time.Time) {
 	cfg := &ha.h.cfg
-	ha.nextChores = now.Add(250 * time.Millisecond)
+	ha.choresRan, ha.nextChores = now, now.Add(choresEvery)
 	for tok, g := range ha.grants {
 		if now.After(g.expires) {
 			delete(ha.grants, tok)
@@ -211,7 +220,7 @@ func (ha *hostArea) chores(now time.Time) {
 	if ha.a.Mode() == ecs.Active && now.Sub(ha.lastPresence) >= cfg.PresenceEvery {
 		ha.presence(now)
 	}
-	if ha.closing == nil && ha.bound == 0 && len(ha.grants) == 0 && len(ha.bodies) == 0 && len(ha.crossings) == 0 && len(ha.settling) == 0 && ha.a.Mode() == ecs.Active {
+	if ha.freezes() {
 		ha.persist(now, false) // what it was when it froze is what it comes back as
 		ha.spectatorsFreeze()
 		ha.a.Freeze()
@@ -233,6 +242,54 @@ func (ha *hostArea) chores(now time.Time) {
 		}
 		ha.a.SetTimer(next)
 	}
+}
+
+// freezes reports whether the chores freeze the Area: it is active, and
+// nobody is here or coming, and nothing is in flight.
+func (ha *hostArea) freezes() bool {
+	return ha.closing == nil && ha.bound == 0 && len(ha.grants) == 0 && len(ha.bodies) == 0 && len(ha.crossings) == 0 && len(ha.settling) == 0 && ha.a.Mode() == ecs.Active
+}
+
+// choresDue is the first time the chores of an active Area have
+// something to do, from its state as it is (now when they would freeze
+// it): a grant expires, a dropped body's grace ends, the persist, the
+// resend of an unacked snapshot, the presence report. An Area at rest
+// sleeps until then, not through every choresEvery (hostArea.rest, which
+// rests nothing with a close, crossings or settling in flight: their
+// chores are not counted here). Area goroutine.
+func (ha *hostArea) choresDue(now time.Time) time.Time {
+	if ha.freezes() {
+		return now
+	}
+	cfg := &ha.h.cfg
+	due := earlier(ha.lastPersist.Add(cfg.PersistEvery), ha.lastPresence.Add(cfg.PresenceEvery))
+	if ha.unacked != nil {
+		due = earlier(due, ha.sentAt.Add(2*cfg.PersistEvery))
+	}
+	for _, g := range ha.grants {
+		due = earlier(due, g.expires)
+	}
+	for _, b := range ha.order {
+		if b.peer == nil && !b.droppedAt.IsZero() {
+			due = earlier(due, b.droppedAt.Add(cfg.ResumeGrace))
+		}
+	}
+	return due
+}
+
+// earlier and later return the earlier and the later of two times.
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // beginClose tells every peer the Area closes after grace; the Area keeps

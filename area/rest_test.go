@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/systems/persist/blob"
 )
@@ -105,7 +106,10 @@ func TestWhatKeepsAnAreaFromResting(t *testing.T) {
 		ha.a.PostNow(func(a *ecs.Area) {
 			defer close(done)
 			a.Now = time.Now()
-			ha.nextChores = a.Now.Add(time.Hour) // the chores out of the way unless a case sets them
+			// The chores on their cadence (due now by it) with nothing to
+			// do for longer than a keep-alive, unless a case says otherwise.
+			ha.choresRan, ha.nextChores = a.Now.Add(-choresEvery), a.Now
+			ha.lastPersist, ha.lastPresence = a.Now, a.Now
 			ha.unrounded = false
 			tick = a.Tick + 1
 			ha.snapTick = tick - 1 // the last round just ran: the next by the cadence at tick-1+every
@@ -119,7 +123,14 @@ func TestWhatKeepsAnAreaFromResting(t *testing.T) {
 		return
 	}
 	nothing := func() {}
-	var written uint64
+	in3 := 3 * h.clock.Period()
+	var (
+		written   uint64
+		dropped   *peer
+		droppedAt time.Time
+		bound     int
+		bodies    map[uint64]*body
+	)
 	tick, until, keepAlive, _ := ask(nothing, nothing)
 	if until < tick || until != keepAlive-1 {
 		t.Fatalf("at rest: rests through tick %d from %d; want through %d, the tick before the keep-alive", until, tick, keepAlive-1)
@@ -129,8 +140,22 @@ func TestWhatKeepsAnAreaFromResting(t *testing.T) {
 		set, unset func()
 		before     func(tick, round uint64) uint64 // the last tick it may rest through
 	}{
-		{"chores due", func() { ha.nextChores = ha.a.Now }, nothing, func(tick, _ uint64) uint64 { return tick - 1 }},
-		{"chores in 3 ticks", func() { ha.nextChores = ha.a.Now.Add(3 * h.clock.Period()) }, nothing, func(tick, _ uint64) uint64 { return tick + 2 }},
+		{"chores asked for now", func() { ha.choresRan, ha.nextChores = ha.a.Now, ha.a.Now }, nothing, func(tick, _ uint64) uint64 { return tick - 1 }},
+		{"chores asked for in 3 ticks", func() { ha.choresRan, ha.nextChores = ha.a.Now, ha.a.Now.Add(in3) }, nothing, func(tick, _ uint64) uint64 { return tick + 2 }},
+		{"the presence report due in 3 ticks", func() { ha.lastPresence = ha.a.Now.Add(in3 - h.cfg.PresenceEvery) }, nothing, func(tick, _ uint64) uint64 { return tick + 2 }},
+		{"the persist due in 3 ticks", func() { ha.lastPersist = ha.a.Now.Add(in3 - h.cfg.PersistEvery) }, nothing, func(tick, _ uint64) uint64 { return tick + 2 }},
+		{"an unacked snapshot's resend due in 3 ticks", func() {
+			ha.lastPersist = ha.a.Now.Add(time.Hour) // its own cadence out of the way
+			ha.unacked, ha.sentAt = &control.Snapshot{}, ha.a.Now.Add(in3-2*h.cfg.PersistEvery)
+		}, func() { ha.unacked = nil }, func(tick, _ uint64) uint64 { return tick + 2 }},
+		{"a grant expiring in 3 ticks", func() { ha.grants["x"] = &grant{expires: ha.a.Now.Add(in3)} }, func() { delete(ha.grants, "x") }, func(tick, _ uint64) uint64 { return tick + 2 }},
+		{"a dropped body's grace ending in 3 ticks", func() {
+			b := ha.order[0]
+			dropped, droppedAt = b.peer, b.droppedAt
+			b.peer, b.droppedAt = nil, ha.a.Now.Add(in3-h.cfg.ResumeGrace)
+		}, func() { ha.order[0].peer, ha.order[0].droppedAt = dropped, droppedAt }, func(tick, _ uint64) uint64 { return tick + 2 }},
+		{"nobody left: the chores freeze it", func() { bound, bodies = ha.bound, ha.bodies; ha.bound, ha.bodies = 0, map[uint64]*body{} },
+			func() { ha.bound, ha.bodies = bound, bodies }, func(tick, _ uint64) uint64 { return tick - 1 }},
 		{"a tick ran since the last round", func() { ha.unrounded = true }, nothing, func(_, round uint64) uint64 { return round - 1 }},
 		{"a frame not written whole", func() { written = ha.order[0].peer.view.Written.Swap(0) }, func() { ha.order[0].peer.view.Written.Store(written) }, func(_, round uint64) uint64 { return round - 1 }},
 		{"a close", func() { ha.closing = &closing{} }, func() { ha.closing = nil }, func(tick, _ uint64) uint64 { return tick - 1 }},

@@ -109,9 +109,13 @@ type hostArea struct {
 	rested bool
 	// lastPresenceMsg is the encoded presence list last sent to peers.
 	lastPresenceMsg string
-	nextChores      time.Time
-	closing         *closing
-	answerBuf       []byte
+	// nextChores is when the chores run next: choresEvery after they
+	// last ran (choresRan), or sooner when something asks
+	// (scheduleChores).
+	nextChores time.Time
+	choresRan  time.Time
+	closing    *closing
+	answerBuf  []byte
 
 	intents   ecs.Map[ecs.Intents]
 	players   ecs.Map[ecs.Player]
