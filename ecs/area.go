@@ -58,7 +58,11 @@ type Config struct {
 	// InboxLimit bounds the intents waiting for one tick (default 4096);
 	// Post refuses past it.
 	InboxLimit int
-	// Capacity is the initial entity capacity of the world (default 64).
+	// Capacity is the initial entity capacity of the world and of each of
+	// its archetypes (default 4): an archetype reserves that many of every
+	// component of its kind when its first entity comes, and doubles as it
+	// fills. A home's one player in an archetype of 64 held some 48 KB of
+	// components nobody used.
 	Capacity int
 }
 
@@ -246,7 +250,7 @@ func NewArea(cfg Config) (*Area, error) {
 		cfg.InboxLimit = 4096
 	}
 	if cfg.Capacity == 0 {
-		cfg.Capacity = 64
+		cfg.Capacity = 4
 	}
 	if cfg.Rules.Kind == 0 {
 		cfg.Rules = RulesFor(KindVillage)
