@@ -61,13 +61,17 @@ var workloads = []workload{
 //     WebSocket frame headers);
 //   - the snapshot gap's p50 and p99 as clients saw them, less the rounds
 //     that sent nothing (a round with nothing new for a session sends no
-//     snapshot; the ticks say how many passed).
+//     snapshot; the ticks say how many passed);
+//   - the host's RSS at the end of the window, per player (the whole
+//     process's: its runtime, Areas, connections and GC headroom).
 //
 // The -idle workloads are the same players standing still: what a player
 // costs who is connected and does nothing.
 //
 // LEY_WORKLOAD_CPUPROFILE=dir also saves the host's CPU profile over the
-// window as dir/<workload>.pprof (go tool pprof -top <file>).
+// window as dir/<workload>.pprof (go tool pprof -top <file>);
+// LEY_WORKLOAD_HEAPPROFILE=dir its heap profile after the window as
+// dir/<workload>.heap.
 //
 // go test -run '^$' -bench HostWorkload -benchtime 1x ./bench/
 func BenchmarkHostWorkload(b *testing.B) {
@@ -90,9 +94,9 @@ func runWorkload(b *testing.B, bin string, wl workload, hold time.Duration) {
 	}
 	defer d.Close()
 	d.AutoAck.Store(true)
-	profileDir := os.Getenv("LEY_WORKLOAD_CPUPROFILE")
+	profileDir, heapDir := os.Getenv("LEY_WORKLOAD_CPUPROFILE"), os.Getenv("LEY_WORKLOAD_HEAPPROFILE")
 	pprofAddr := ""
-	if profileDir != "" {
+	if profileDir != "" || heapDir != "" {
 		pprofAddr = freeLoopbackAddr(b)
 	}
 	host := exec.Command(bin, "areahost", "--director", d.Addr(), "--listen", "127.0.0.1:0", "--log-level", "warn",
@@ -154,7 +158,11 @@ func runWorkload(b *testing.B, bin string, wl workload, hold time.Duration) {
 	}
 	ut1, st1 := procTimes(b, pid)
 	window := time.Since(wall0)
+	rssKiB := procRSSKiB(b, pid)
 	counts := perf.wait(b)
+	if heapDir != "" { // after the measured window: fetching it costs CPU
+		saveProfile(b, "http://"+pprofAddr+"/debug/pprof/heap?gc=1", filepath.Join(heapDir, wl.name+".heap"))
+	}
 	var bytes, frames int64
 	var gaps []time.Duration
 	for _, p := range players {
@@ -185,6 +193,7 @@ func runWorkload(b *testing.B, bin string, wl workload, hold time.Duration) {
 	b.ReportMetric(float64(frames)/ps, "frames/client-s")
 	b.ReportMetric(pct(0.5), "gap-p50-ms")
 	b.ReportMetric(pct(0.99), "gap-p99-ms")
+	b.ReportMetric(float64(rssKiB)/float64(len(players)), "host-rss-KiB/player")
 	if counts != nil {
 		// perf counts over its own run (hold), nearly the same window.
 		pss := float64(len(players)) * hold.Seconds()
