@@ -5,7 +5,10 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"fmt"
+	"runtime/debug"
 	"strings"
+	"sync"
+	"time"
 	"unicode"
 
 	"golang.org/x/crypto/argon2"
@@ -28,7 +31,20 @@ type Hasher struct {
 	// derive is argon2id; tests replace it before first use to count
 	// calls and watch concurrency.
 	derive func(password, salt []byte, p Params) []byte
+
+	// A derivation allocates p.Memory KiB and drops it; nothing else in a
+	// quiet director allocates enough to make the collector take it, so
+	// after a burst of logins the process would hold maxConcurrent times
+	// that and more for minutes. When no hash has run for releaseAfter,
+	// the memory goes back to the operating system (giveBack).
+	mu      sync.Mutex
+	running int
+	release *time.Timer
 }
+
+// releaseAfter is how long hashing must have stopped before the memory it
+// took is given back: a burst of logins gives it back once, at its end.
+const releaseAfter = time.Second
 
 // NewHasher returns a Hasher that hashes new passwords with p and runs at
 // most maxConcurrent hashes at once, so hashing holds at most about
@@ -127,7 +143,37 @@ func (h *Hasher) run(ctx context.Context, password string, salt []byte, p Params
 		return nil, ctx.Err()
 	}
 	defer func() { <-h.sem }()
+	h.mu.Lock()
+	h.running++
+	h.mu.Unlock()
+	defer h.ended()
 	return h.derive([]byte(password), salt, p), nil
+}
+
+// ended counts a derivation done; the last of a burst arms giveBack.
+func (h *Hasher) ended() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.running--; h.running > 0 {
+		return
+	}
+	if h.release == nil {
+		h.release = time.AfterFunc(releaseAfter, h.giveBack)
+	} else {
+		h.release.Reset(releaseAfter)
+	}
+}
+
+// giveBack returns the memory the hashes took to the operating system,
+// unless one runs again (it will give it back when it ends). It costs one
+// collection of the director's heap, less than the derivation before it.
+func (h *Hasher) giveBack() {
+	h.mu.Lock()
+	idle := h.running == 0
+	h.mu.Unlock()
+	if idle {
+		debug.FreeOSMemory()
+	}
 }
 
 // CheckPassword reports whether pw is acceptable as a new password: between
