@@ -337,8 +337,9 @@ func (c *Config) validate() error {
 
 // areaMemBudget is the memory an Area may take on its host, all told (its
 // world, its peers' views and buffers, the snapshot arena), for sizing
-// pools by capacity: a 64x64 village of 20 players measures well under it,
-// a frozen home about 61 KB (bench/RESULTS.md).
+// pools by capacity: a live village of 20 players measures some 650 KiB,
+// a live home with its player some 125 KiB, a frozen home 47 KB
+// (bench/RESULTS.md).
 const areaMemBudget = 512 << 10
 
 // Pool returns the Areas each host runs: PoolSize if set, else the host's
