@@ -163,6 +163,14 @@ func (r *Registry) start(ctx context.Context, a store.Area, l *Live) error {
 	if err != nil {
 		return err
 	}
+	need, placed := areaCost(a.W, a.H), false
+	defer func() { // the slot pickHost took, if the Area never came to take it
+		if !placed {
+			r.mu.Lock()
+			h.placing, h.placingCost = h.placing-1, h.placingCost-need
+			r.mu.Unlock()
+		}
+	}()
 	placement := newCredential()
 	epoch, err := r.store.BeginIncarnation(ctx, a.ID, store.HashToken(placement))
 	if err != nil {
@@ -184,6 +192,7 @@ func (r *Registry) start(ctx context.Context, a store.Area, l *Live) error {
 		return fmt.Errorf("%w: host %d: %w", ErrNotLive, h.ID, err)
 	}
 	r.mu.Lock()
+	h.placing, h.placingCost, placed = h.placing-1, h.placingCost-need, true
 	l.Host, l.Epoch, l.portals = h, epoch, plan.Portals
 	l.width, l.height, l.seqFrom, l.seqSince, l.tickRate = plan.W, plan.H, seq, time.Now(), r.tickRate(h)
 	l.storedSeq, l.maxNPCs = seq, plan.maxNPCs()
@@ -237,9 +246,10 @@ const NominalAreaCost = 512 << 10
 // pickHost returns the registered host with the most room for a, starting
 // a new one (within the process rail) when none has any. Room is counted
 // in memory, by the Areas' sizes (a host's pool is its capacity in bytes
-// over Pool's nominal Area). While spawned hosts exit before they
-// register, it refuses at once rather than wait JoinTimeout for one that
-// will not come.
+// over Pool's nominal Area); an Area picked for a host and not yet live
+// there takes its slot and room from the pick on (Host.placing). While
+// spawned hosts exit before they register, it refuses at once rather
+// than wait JoinTimeout for one that will not come.
 func (r *Registry) pickHost(ctx context.Context, a store.Area) (*Host, error) {
 	deadline := time.Now().Add(r.cfg.JoinTimeout)
 	need := areaCost(a.W, a.H)
@@ -249,10 +259,13 @@ func (r *Registry) pickHost(ctx context.Context, a store.Area) (*Host, error) {
 		var best *Host
 		var bestRoom int64
 		for _, h := range r.hosts {
-			room := int64(h.Pool)*NominalAreaCost - r.usedLocked(h)
-			if room >= need && len(h.areas) < h.Pool && (best == nil || room > bestRoom) {
+			room := int64(h.Pool)*NominalAreaCost - r.usedLocked(h) - h.placingCost
+			if room >= need && len(h.areas)+h.placing < h.Pool && (best == nil || room > bestRoom) {
 				best, bestRoom = h, room
 			}
+		}
+		if best != nil { // taken now: start gives it back if the Area does not come
+			best.placing, best.placingCost = best.placing+1, best.placingCost+need
 		}
 		failed := r.hostFailure
 		starting := false

@@ -357,6 +357,12 @@ type Host struct {
 	lastBeat time.Time // the last heartbeat's arrival (its figures: beat)
 	beat     control.Heartbeat
 	areas    map[store.AreaID]*Live
+	// placing counts the Areas picked for the host and not yet in areas
+	// (their incarnation and snapshot are being read), placingCost their
+	// areaCost: pickHost counts them taken, or joins arriving together
+	// would all find the same last free slot.
+	placing     int
+	placingCost int64
 	// givenUp holds the incarnations the registry spawned on the host and
 	// gave up on before their area_ready came (the spawn timed out; at
 	// most maxGivenUp, the oldest forgotten first): the host may still
