@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/leyworks/ley/internal/buildtags"
 )
 
 // maxCompressed bounds what pulling the image may transfer.
@@ -274,7 +276,7 @@ func TestDockerfileMatchesTheImage(t *testing.T) {
 	text := string(df)
 	for _, want := range []string{
 		"FROM golang:" + string(goLine[1]) + " AS build",
-		"CGO_ENABLED=0 go build -trimpath",
+		"CGO_ENABLED=0 go build -tags " + buildtags.Product + " -trimpath", // the product's tags, as New builds
 		"./cmd/ley",
 		"\nFROM scratch\n",
 		"USER 65532:65532",
