@@ -1,8 +1,7 @@
 // Package buildtags names the build tags ley is built with, so that every
 // place that runs `go build` (the Makefile, the tests and benchmarks that
 // build the binary they spawn, the container image and
-// docs/deploy/Dockerfile) builds the same
-// product.
+// docs/deploy/Dockerfile) builds the same product.
 //
 // The product is built with arche's `tiny` tag: its component masks are
 // 64 bits instead of 256, which every World's registries, archetypes and

@@ -42,7 +42,7 @@ func CatalogOf(lib *content.Library) (*Catalog, error) {
 				sources = append(sources, src)
 			}
 		}
-		return NewCatalog(lib.Items(), sources, lib.Recipes())
+		return newCatalog(lib.Items(), sources, lib.Recipes())
 	})
 	if err != nil {
 		return nil, err
@@ -50,10 +50,10 @@ func CatalogOf(lib *content.Library) (*Catalog, error) {
 	return c.(*Catalog), nil
 }
 
-// NewCatalog compiles kinds, sources and recipes, which it keeps: the
+// newCatalog compiles kinds, sources and recipes, which it keeps: the
 // caller gives them up. It fails when a recipe or a blueprint names what
 // is not there.
-func NewCatalog(kinds []content.Item, sources []content.Source, recipes []content.Recipe) (*Catalog, error) {
+func newCatalog(kinds []content.Item, sources []content.Source, recipes []content.Recipe) (*Catalog, error) {
 	c := &Catalog{Kinds: kinds, Sources: sources, Recipes: recipes,
 		kinds: make(map[uint16]*content.Item, len(kinds)), codes: make(map[string]uint16, len(kinds)),
 		sources: make(map[uint16]*content.Source, len(sources))}
