@@ -191,9 +191,19 @@ func (r *Registry) serveHost(ctx context.Context, nc net.Conn, wc *waitingConn) 
 	// still be written and acked.
 	storeCtx := context.WithoutCancel(ctx)
 	go r.sender(h)
+	work := make(chan control.Message, linkBacklog)
+	handled := make(chan struct{})
+	go func() {
+		defer close(handled)
+		r.handleLink(storeCtx, h, work)
+	}()
 	for {
 		msg, err := c.Recv()
 		if err != nil {
+			// What was read before the link ended is handled first, as it
+			// came: a final snapshot is written before its host is gone.
+			close(work)
+			<-handled
 			if errors.Is(err, net.ErrClosed) {
 				err = errors.New("link closed")
 			}
@@ -201,8 +211,100 @@ func (r *Registry) serveHost(ctx context.Context, nc net.Conn, wc *waitingConn) 
 			return
 		}
 		r.heard(h)
-		r.handle(storeCtx, h, msg)
+		r.take(h, work, msg)
 	}
+}
+
+// linkBacklog and linkBacklogBytes bound what a host's link reader holds
+// for its handler (handleLink): messages, and the bytes of the snapshots
+// among them. The host's own outbox holds as many messages (see
+// area.outboxLen); the bytes are a few seconds of the largest host's
+// snapshots at the store's pace.
+const (
+	linkBacklog      = 4096
+	linkBacklogBytes = 32 << 20
+)
+
+// take is the link reader's part of a host's message. A heartbeat is
+// answered at once, whatever the handler is doing: the host's lease
+// (Config.Lease) says the director hears it, and a store that writes
+// slowly (a locked row, a loaded disk) must not end every session of the
+// host (the reader used to wait for each snapshot's write, and a backlog
+// of them held the heartbeats back past the lease). The rest goes to the
+// handler in the order it came. What the host sends again finds no room
+// dropped: a snapshot left unacked, counted (result "backlog"; its host
+// sends it, or a newer one, again, as for one past its budget), and a
+// presence, counted as refused (RefuseBacklog; the next comes within
+// area.Config.PresenceEvery). Any other message (answers the director
+// asked for, an Area's close) waits for room: the reader then reads
+// nothing more, and a host that keeps a full backlog of those is heard no
+// more.
+func (r *Registry) take(h *Host, work chan<- control.Message, msg control.Message) {
+	switch m := msg.(type) {
+	case *control.Heartbeat:
+		r.heartbeat(h, m)
+	case *control.Presence:
+		select {
+		case work <- m:
+		default:
+			r.refuseHost(h, m.Type(), RefuseBacklog, m.Area)
+		}
+	case *control.Snapshot:
+		size := snapshotBytes(m)
+		if h.backlog.Add(size) > linkBacklogBytes {
+			h.backlog.Add(-size)
+			r.backlogged(h, m)
+			return
+		}
+		select {
+		case work <- m:
+		default:
+			h.backlog.Add(-size)
+			r.backlogged(h, m)
+		}
+	default:
+		work <- msg
+	}
+}
+
+// backlogged counts and logs a snapshot left unacked because h's backlog
+// was full (see take).
+func (r *Registry) backlogged(h *Host, m *control.Snapshot) {
+	r.metrics.snapshots.WithLabelValues("backlog").Inc()
+	if held, ok := r.logs.Allow("snapshot backlog"); ok {
+		r.log.Warn("a host's snapshots wait for the store past the link's backlog; left unacked (the host sends them again)",
+			"host", h.ID, "name", h.Name, "area", m.Area, "backlog_bytes", h.backlog.Load(), "suppressed", held)
+	}
+}
+
+// handleLink handles h's messages from its link reader (take), in the
+// order they came, until work is closed. What is still queued once h is
+// unregistered (gone) is dropped unhandled: its Areas are no longer its,
+// and it sends what it must again to the director it registers with next.
+func (r *Registry) handleLink(ctx context.Context, h *Host, work <-chan control.Message) {
+	for msg := range work {
+		var size int64
+		if m, ok := msg.(*control.Snapshot); ok {
+			size = snapshotBytes(m)
+		}
+		select {
+		case <-h.gone:
+		default:
+			r.handle(ctx, h, msg)
+		}
+		if size != 0 {
+			h.backlog.Add(-size)
+		}
+	}
+}
+
+// heartbeat takes h's heartbeat (its figures) and acks it: the host's
+// lease runs on from when it sent it.
+func (r *Registry) heartbeat(h *Host, m *control.Heartbeat) {
+	r.mu.Lock()
+	h.lastBeat, h.beat = time.Now(), *m
+	r.mu.Unlock()
+	r.SendSoon(h, &control.HeartbeatAck{SentMS: m.UnixMS})
 }
 
 // registration reads a connection's register, within RegisterTimeout and
@@ -573,11 +675,8 @@ func (r *Registry) strangers(ctx context.Context, ref control.AreaRef) (out []co
 // rest is refused, counted and logged (see guard.go).
 func (r *Registry) handle(ctx context.Context, h *Host, msg control.Message) {
 	switch m := msg.(type) {
-	case *control.Heartbeat:
-		r.mu.Lock()
-		h.lastBeat, h.beat = time.Now(), *m
-		r.mu.Unlock()
-		r.SendSoon(h, &control.HeartbeatAck{SentMS: m.UnixMS}) // the host's lease runs on
+	case *control.Heartbeat: // the reader answers these itself (take); one handed here is taken the same way
+		r.heartbeat(h, m)
 	case *control.AreaReady:
 		reason := RefuseUnsolicited // this host was asked for no such Area
 		if h.ready.Pending(store.AreaID(m.Area)) {

@@ -36,6 +36,7 @@ const (
 	RefuseTransfer       = "transfer_mismatch" // a crossing's id reused for another Area or account
 	RefuseUnexpected     = "unexpected_type"   // a type hosts never send
 	RefuseUnknownAccount = "unknown_account"   // a presence naming an account the registry never let into the Area
+	RefuseBacklog        = "backlog"           // a presence that found its link's backlog full (the host sends another)
 )
 
 // Reasons a control connection is closed before it registers: the reason

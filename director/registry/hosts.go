@@ -365,7 +365,7 @@ func (r *Registry) sender(h *Host) {
 }
 
 // SendSoon queues m for h without waiting, for a caller on h's link
-// reader: an answer the host may miss (it asks again: heartbeats beat on,
+// reader or handler: an answer the host may miss (it asks again: heartbeats beat on,
 // an unacked snapshot or a portal_out is resent), so a full queue (a host
 // that has stopped reading) drops it, counted.
 func (r *Registry) SendSoon(h *Host, m control.Message) {

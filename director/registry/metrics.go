@@ -5,7 +5,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // metrics are the registry's counters, counted as events happen.
 type metrics struct {
 	grants    *prometheus.CounterVec // result: ok, failed
-	snapshots *prometheus.CounterVec // result: applied, stale, fenced, unavailable, refused, error, over_budget
+	snapshots *prometheus.CounterVec // result: applied, stale, fenced, unavailable, refused, error, over_budget, backlog
 	failures  prometheus.Counter     // Areas failed alone after a panic, as hosts reported them
 	hostExits prometheus.Counter     // spawned host processes that exited while the director ran
 	// hostRefusals counts registered hosts' messages refused (type,

@@ -40,10 +40,7 @@ func (p *pendingWrites) take() []pendingWrite {
 // host) stops sending it; one the store could not take now is kept and
 // written again when it can (not acked meanwhile: the host keeps it too).
 func (r *Registry) persist(ctx context.Context, h *Host, m *control.Snapshot) {
-	size := len(m.Blob)
-	for _, c := range m.Characters {
-		size += len(c.State)
-	}
+	size := snapshotBytes(m)
 	if !h.budget.take(float64(size), r.cfg.SnapshotRate, r.cfg.SnapshotBurst, time.Now()) {
 		// Past the host's budget: not decoded, not written, not acked (the
 		// host sends it, or a newer one, again).
@@ -63,6 +60,16 @@ func (r *Registry) persist(ctx context.Context, h *Host, m *control.Snapshot) {
 		return
 	}
 	r.write(ctx, h, m)
+}
+
+// snapshotBytes is what m counts against its host's budget and backlog:
+// its blob and its characters' states.
+func snapshotBytes(m *control.Snapshot) int64 {
+	size := int64(len(m.Blob))
+	for _, c := range m.Characters {
+		size += int64(len(c.State))
+	}
+	return size
 }
 
 // write stores m (checked) and acks it to h.

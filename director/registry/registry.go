@@ -349,8 +349,11 @@ type Host struct {
 	// the host.
 	heard atomic.Int64
 	soon  chan control.Message
+	// backlog is the bytes of the snapshots the link's reader has handed
+	// its handler and the handler has not finished (see take).
+	backlog atomic.Int64
 	// budget is the host's snapshot budget (Config.SnapshotRate), used
-	// only by its link reader.
+	// only by its link's handler.
 	budget bucket
 
 	// Under Registry.mu.
