@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/content"
+	"github.com/leyworks/ley/director/registry"
 	"github.com/leyworks/ley/store"
 )
 
@@ -335,18 +336,14 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// areaMemBudget is the memory an Area may take on its host, all told (its
-// world, its peers' views and buffers, the snapshot arena), for sizing
-// pools by capacity: a live village of 20 players measures some 650 KiB,
-// a live home with its player some 125 KiB, a frozen home 47 KB
-// (bench/RESULTS.md).
-const areaMemBudget = 512 << 10
-
 // Pool returns the Areas each host runs: PoolSize if set, else the host's
-// memory limit over areaMemBudget (between 64 and 4,096; 1,024 without a
-// limit). CPU does not size it: a host process already uses every core of
-// its machine, so a second host on the same machine adds no CPU, only
-// another process.
+// memory limit over registry.NominalAreaCost (between 64 and 16,384; 1,024
+// without a limit). The slots are only a bound: the registry places Areas
+// by the room they take, their size and their bodies (a live home with its
+// player some 125 KiB, a village of 20 some 650 KiB: bench/RESULTS.md), so
+// a host's memory, not its slot count, says when it is full. CPU does not
+// size it: a host process already uses every core of its machine, so a
+// second host on the same machine adds no CPU, only another process.
 func (c *SpawnConfig) Pool() int {
 	if c.PoolSize > 0 {
 		return c.PoolSize
@@ -355,7 +352,7 @@ func (c *SpawnConfig) Pool() int {
 	if !ok {
 		return 1024
 	}
-	return int(min(max(limit/areaMemBudget, 64), 4096))
+	return int(min(max(limit/registry.NominalAreaCost, 64), 16384))
 }
 
 // parseMemLimit reads a GOMEMLIMIT value: bytes, or a number with a B,

@@ -255,8 +255,10 @@ func TestSpawnedHostsAllowTheDirectorsPages(t *testing.T) {
 	}
 }
 
-// TestPoolSizedByCapacity: with no pool size given, a host runs as many
-// Areas as its memory limit holds at 512 KiB each (64..4,096).
+// TestPoolSizedByCapacity: with no pool size given, a host has as many
+// Area slots as its memory limit holds at registry.NominalAreaCost (128
+// KiB) each (64..16,384); what Areas take of them is the registry's
+// (TestUsedCountsTheHostsOwnFigure).
 func TestPoolSizedByCapacity(t *testing.T) {
 	for _, tt := range []struct {
 		pool  int
@@ -264,11 +266,11 @@ func TestPoolSizedByCapacity(t *testing.T) {
 		want  int
 	}{
 		{64, "1GiB", 64},
-		{0, "1GiB", 2048},
-		{0, "512MiB", 1024},
+		{0, "1GiB", 8192},
+		{0, "512MiB", 4096},
 		{0, "8MiB", 64},
-		{0, "64GiB", 4096},
-		{0, "1073741824", 2048},
+		{0, "64GiB", 16384},
+		{0, "1073741824", 8192},
 		{0, "", 1024},
 		{0, "lots", 1024},
 	} {

@@ -90,7 +90,7 @@ func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config, hostKeyFile *strin
 	f.StringVar(&cfg.AdvertiseControl, "advertise-control", "", "control address area hosts are sent to while this director leads (default --control, an unspecified IP replaced by the hostname)")
 	f.IntVar(&cfg.Spawn.MinHosts, "min-hosts", cfg.Spawn.MinHosts, "area host processes kept running")
 	f.IntVar(&cfg.Spawn.MaxHosts, "max-hosts", cfg.Spawn.MaxHosts, "process rail: most area host processes ever started at once")
-	f.IntVar(&cfg.Spawn.PoolSize, "pool-size", cfg.Spawn.PoolSize, "Areas per area host (0: by capacity, the host memory limit over 512 KiB per Area)")
+	f.IntVar(&cfg.Spawn.PoolSize, "pool-size", cfg.Spawn.PoolSize, "Areas per area host (0: by capacity, the host memory limit over 128 KiB per Area slot)")
 	f.IntVar(&cfg.Spawn.TickRate, "tick-rate", cfg.Spawn.TickRate, "simulation ticks per second of the hosts (a multiple of 4)")
 	f.IntVar(&cfg.Spawn.InterestRadius, "interest-radius", cfg.Spawn.InterestRadius, "how far a player sees, in squares (0: everything)")
 	f.IntVar(&cfg.Spawn.CellSize, "cell-size", cfg.Spawn.CellSize, "spatial hash cell side, in squares")

@@ -163,7 +163,7 @@ func (r *Registry) start(ctx context.Context, a store.Area, l *Live) error {
 	if err != nil {
 		return err
 	}
-	need, placed := areaCost(a.W, a.H), false
+	need, placed := placeCost(a.W, a.H), false
 	defer func() { // the slot pickHost took, if the Area never came to take it
 		if !placed {
 			r.mu.Lock()
@@ -228,7 +228,7 @@ func (r *Registry) start(ctx context.Context, a store.Area, l *Live) error {
 }
 
 // areaCost is what an Area is assumed to take of its host's memory, by
-// its size: a base for its world, views and buffers, and a share per
+// its size: a base for its world and buffers, and a share per
 // square of its grid layers, static map, A* and flow-field scratch (the
 // host's own estimate, area/cost.go, is 33 to 59 B a square by its rules;
 // area's TestUnloadedAreasFreeTheirMemory measured a 1024x1024 Area's heap
@@ -238,21 +238,39 @@ func areaCost(w, h int) int64 {
 	return base + int64(w)*int64(h)*perSquare
 }
 
-// NominalAreaCost is the memory a host's pool counts per Area (a host
-// with pool n has room for n times it): Areas larger than the nominal one
-// take several slots' room.
-const NominalAreaCost = 512 << 10
+// bodyCost is what each body in an Area (its player's character, bound,
+// away, or granted its way in) adds to the Area's cost: its connection,
+// views and buffers, its entity. Measured (bench/RESULTS.md): a live 32x32
+// home with its player holds some 125 KiB of its host (areaCost 84 KiB),
+// a 64x64 village of 20 some 650 KiB (areaCost 192 KiB).
+const bodyCost = 32 << 10
+
+// placeCost is the room an Area placed for a join takes: its size and
+// the body of the player whose join places it.
+func placeCost(w, h int) int64 { return areaCost(w, h) + bodyCost }
+
+// liveCost is the room l takes now: its size and its bodies. r.mu held.
+func liveCost(l *Live) int64 {
+	return areaCost(l.width, l.height) + bodyCost*int64(len(l.accounts)+len(l.away)+len(l.grants))
+}
+
+// NominalAreaCost is the memory a host's pool counts per Area slot (a
+// host with pool n has room for n times it): about a live home with its
+// player. An Area takes the room it costs (liveCost), so a host fills
+// with homes by its slots and with villages by their room.
+const NominalAreaCost = 128 << 10
 
 // pickHost returns the registered host with the most room for a, starting
 // a new one (within the process rail) when none has any. Room is counted
-// in memory, by the Areas' sizes (a host's pool is its capacity in bytes
-// over Pool's nominal Area); an Area picked for a host and not yet live
+// in memory, by the Areas' sizes and bodies (a host's pool is its
+// capacity in bytes over NominalAreaCost); an Area picked for a host and
+// not yet live
 // there takes its slot and room from the pick on (Host.placing). While
 // spawned hosts exit before they register, it refuses at once rather
 // than wait JoinTimeout for one that will not come.
 func (r *Registry) pickHost(ctx context.Context, a store.Area) (*Host, error) {
 	deadline := time.Now().Add(r.cfg.JoinTimeout)
-	need := areaCost(a.W, a.H)
+	need := placeCost(a.W, a.H)
 	started := false
 	for {
 		r.mu.Lock()
@@ -309,14 +327,14 @@ func (r *Registry) pickHost(ctx context.Context, a store.Area) (*Host, error) {
 const hostRetryAfter = 5 * time.Second
 
 // usedLocked is the room h's Areas take. r.mu held.
-// By the Areas' sizes, or by the host's own count of its Areas' memory
+// By the Areas' sizes and bodies (liveCost), or by the host's own count of its Areas' memory
 // (its last heartbeat) when that says more (their rules, creatures and
 // line of sight cost more than the size alone tells); to the host's count
 // go the Areas placed on it since that heartbeat, which it could not know.
 func (r *Registry) usedLocked(h *Host) int64 {
 	var bySize, since int64
 	for _, l := range h.areas {
-		c := areaCost(l.width, l.height)
+		c := liveCost(l)
 		bySize += c
 		if l.seqSince.After(h.lastBeat) {
 			since += c

@@ -14,8 +14,9 @@ import (
 )
 
 // TestUsedCountsTheHostsOwnFigure: a host's room is taken by its Areas'
-// sizes, or by its own count of their memory when that is more, plus the
-// Areas placed on it since the heartbeat that carried the count.
+// sizes and bodies, or by its own count of their memory when that is
+// more, plus the Areas placed on it since the heartbeat that carried the
+// count.
 func TestUsedCountsTheHostsOwnFigure(t *testing.T) {
 	beat := time.Now()
 	small := areaCost(16, 16)
@@ -34,6 +35,14 @@ func TestUsedCountsTheHostsOwnFigure(t *testing.T) {
 	h.areas[3] = &Live{width: 16, height: 16, seqSince: beat.Add(time.Second)} // placed since the heartbeat
 	if got := r.usedLocked(h); got != 40<<20+small {
 		t.Errorf("an Area placed since the count: used %d; want %d", got, 40<<20+small)
+	}
+	// Bodies take room: bound, away, and on their way in.
+	h.beat = control.Heartbeat{}
+	h.areas[1].accounts = []store.AccountID{7, 8}
+	h.areas[2].away = []store.AccountID{9}
+	h.areas[3].grants = map[store.AccountID]time.Time{10: beat}
+	if got, want := r.usedLocked(h), 3*small+4*bodyCost; got != want {
+		t.Errorf("with four bodies: used %d; want %d", got, want)
 	}
 }
 
@@ -57,19 +66,19 @@ func TestPlacementsInFlightTakeTheirSlot(t *testing.T) {
 			t.Fatalf("pick %d of a host with a pool of 2: %v, %v", i+1, got, err)
 		}
 	}
-	if h.placing != 2 || h.placingCost != 2*areaCost(16, 16) {
-		t.Fatalf("two placements in flight: placing %d (cost %d); want 2 (%d)", h.placing, h.placingCost, 2*areaCost(16, 16))
+	if h.placing != 2 || h.placingCost != 2*placeCost(16, 16) {
+		t.Fatalf("two placements in flight: placing %d (cost %d); want 2 (%d)", h.placing, h.placingCost, 2*placeCost(16, 16))
 	}
 	if got, err := r.pickHost(context.Background(), a); !errors.Is(err, ErrAtCapacity) {
 		t.Fatalf("a third pick while two are in flight: a host (%t), err %v; want ErrAtCapacity", got != nil, err)
 	}
 	// Area 9 is not in the store: its incarnation cannot begin, and the
 	// slot its pick took comes back.
-	h.placing, h.placingCost = 1, areaCost(16, 16)
+	h.placing, h.placingCost = 1, placeCost(16, 16)
 	if err := r.start(context.Background(), a, &Live{}); err == nil {
 		t.Fatal("an Area the store does not have was started")
 	}
-	if h.placing != 1 || h.placingCost != areaCost(16, 16) {
-		t.Fatalf("after a placement that failed: placing %d (cost %d); want the other one's 1 (%d)", h.placing, h.placingCost, areaCost(16, 16))
+	if h.placing != 1 || h.placingCost != placeCost(16, 16) {
+		t.Fatalf("after a placement that failed: placing %d (cost %d); want the other one's 1 (%d)", h.placing, h.placingCost, placeCost(16, 16))
 	}
 }
