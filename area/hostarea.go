@@ -313,8 +313,14 @@ func (ha *hostArea) beginClose(reason uint16, grace time.Duration) {
 	ha.closeStep(now)
 }
 
-// closeStep advances a close: after the grace, send the final snapshot;
-// once it is acked (or the wait timed out), unload.
+// finalResendEvery is how often a closing Area sends its final snapshot
+// again while no ack has come (within Config.FinalAckTimeout).
+const finalResendEvery = time.Second
+
+// closeStep advances a close: after the grace, send the final snapshot,
+// and again every finalResendEvery until it is acked (a full outbox, or a
+// director's full backlog, may have dropped it); once it is acked (or the
+// wait timed out), unload.
 func (ha *hostArea) closeStep(now time.Time) {
 	c := ha.closing
 	if now.Before(c.graceEnd) {
@@ -332,6 +338,10 @@ func (ha *hostArea) closeStep(now time.Time) {
 	}
 	ackedFinal := ha.fenced || ha.acked >= c.finalSeq
 	if !ackedFinal && now.Before(c.ackBy) {
+		if ha.unacked != nil && now.Sub(ha.sentAt) >= finalResendEvery {
+			ha.sentAt = now
+			ha.h.link.send(ha.unacked)
+		}
 		ha.scheduleChores(now.Add(100 * time.Millisecond))
 		return
 	}

@@ -213,3 +213,28 @@ func TestLeaveEndsTheSessionAtOnce(t *testing.T) {
 		t.Fatalf("resume after leaving: %v; want BAD_TOKEN", e.Code)
 	}
 }
+
+// TestAClosingAreaSendsItsFinalSnapshotAgain: a final snapshot that gets
+// no ack (an outbox or a director's backlog that was full dropped it) is
+// sent again while the close waits for its ack, and the Area closes
+// acked once one comes. Without the resend, the close waits out
+// FinalAckTimeout and unloads unacked: the Area's last play is lost.
+func TestAClosingAreaSendsItsFinalSnapshotAgain(t *testing.T) {
+	_, d := testHost(t, func(c *Config) { c.FinalAckTimeout = 20 * time.Second })
+	d.spawn(1, 16, 16)
+	d.send(&control.CloseArea{Area: 1, Reason: uint16(wire.CodeAreaClosing)})
+	var first *control.Snapshot
+	for first == nil || !first.Final {
+		first = expect[*control.Snapshot](d, 5*time.Second)
+	}
+	// Not acked: as if it never arrived. It comes again, the same one.
+	again := expect[*control.Snapshot](d, 5*time.Second)
+	if !again.Final || again.Seq != first.Seq || again.Area != 1 {
+		t.Fatalf("after an unacked final snapshot (seq %d): %+v; want it again", first.Seq, again)
+	}
+	d.send(&control.SnapshotAck{Area: 1, Seq: again.Seq})
+	closed := expect[*control.AreaClosed](d, 5*time.Second)
+	if !closed.Acked || closed.Seq != first.Seq {
+		t.Fatalf("area_closed %+v; want acked at seq %d", closed, first.Seq)
+	}
+}

@@ -191,7 +191,7 @@ func (r *Registry) serveHost(ctx context.Context, nc net.Conn, wc *waitingConn) 
 	// still be written and acked.
 	storeCtx := context.WithoutCancel(ctx)
 	go r.sender(h)
-	work := make(chan control.Message, linkBacklog)
+	work := make(chan control.Message, linkBacklogFor(h.Pool))
 	handled := make(chan struct{})
 	go func() {
 		defer close(handled)
@@ -215,15 +215,21 @@ func (r *Registry) serveHost(ctx context.Context, nc net.Conn, wc *waitingConn) 
 	}
 }
 
-// linkBacklog and linkBacklogBytes bound what a host's link reader holds
-// for its handler (handleLink): messages, and the bytes of the snapshots
-// among them. The host's own outbox holds as many messages (see
-// area.outboxLen); the bytes are a few seconds of the largest host's
-// snapshots at the store's pace.
+// linkBacklog, linkBacklogPerSlot and linkBacklogBytes bound what a
+// host's link reader holds for its handler (handleLink): messages (4,096,
+// or 4 per Area slot of the host's pool when that is more: a host that
+// stops sends each Area's presence, final snapshot and area_closed at
+// once), and the bytes of the snapshots among them (a few seconds of the
+// largest host's snapshots at the store's pace).
 const (
-	linkBacklog      = 4096
-	linkBacklogBytes = 32 << 20
+	linkBacklog        = 4096
+	linkBacklogPerSlot = 4
+	linkBacklogBytes   = 32 << 20
 )
+
+// linkBacklogFor is the messages a host with pool Area slots may have
+// waiting for its link's handler.
+func linkBacklogFor(pool int) int { return max(linkBacklog, linkBacklogPerSlot*pool) }
 
 // take is the link reader's part of a host's message. A heartbeat is
 // answered at once, whatever the handler is doing: the host's lease
@@ -235,10 +241,10 @@ const (
 // dropped: a snapshot left unacked, counted (result "backlog"; its host
 // sends it, or a newer one, again, as for one past its budget), and a
 // presence, counted as refused (RefuseBacklog; the next comes within
-// area.Config.PresenceEvery). Any other message (answers the director
-// asked for, an Area's close) waits for room: the reader then reads
-// nothing more, and a host that keeps a full backlog of those is heard no
-// more.
+// area.Config.PresenceEvery). An Area's final snapshot, and any other
+// message (answers the director asked for, an Area's close), waits for
+// room: the reader then reads nothing more, and a host that keeps a full
+// backlog of those is heard no more.
 func (r *Registry) take(h *Host, work chan<- control.Message, msg control.Message) {
 	switch m := msg.(type) {
 	case *control.Heartbeat:
@@ -251,6 +257,11 @@ func (r *Registry) take(h *Host, work chan<- control.Message, msg control.Messag
 		}
 	case *control.Snapshot:
 		size := snapshotBytes(m)
+		if m.Final { // an Area's last words: never dropped
+			h.backlog.Add(size)
+			work <- m
+			return
+		}
 		if h.backlog.Add(size) > linkBacklogBytes {
 			h.backlog.Add(-size)
 			r.backlogged(h, m)

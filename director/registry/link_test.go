@@ -66,6 +66,29 @@ func TestTheLinkReaderBoundsWhatWaits(t *testing.T) {
 		t.Fatalf("the heartbeat's figures were not taken: %+v", h.beat)
 	}
 
+	// An Area's final snapshot is never dropped: it waits for room.
+	final := &control.Snapshot{Area: 4, Seq: 9, Final: true, Blob: []byte{1, 2}}
+	took = make(chan struct{})
+	go func() {
+		defer close(took)
+		r.take(h, work, final)
+	}()
+	select {
+	case <-took:
+		t.Fatalf("a final snapshot behind a full backlog was not kept waiting (%v left)", left())
+	case <-time.After(200 * time.Millisecond): // waiting, as it should (or not run yet: either way nothing is dropped)
+	}
+	first := <-work // the handler takes one: room for the final snapshot
+	select {
+	case <-took:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a final snapshot still waits with room in the backlog")
+	}
+	if left() != 2 || len(work) != 2 {
+		t.Fatalf("a final snapshot behind a full backlog: %v left, %d queued; want 2 (the others), 2", left(), len(work))
+	}
+	h.backlog.Add(-snapshotBytes(first.(*control.Snapshot))) // what the handler gives back for the one taken above
+
 	close(h.gone) // nothing queued is handled for a host that is gone
 	close(work)
 	outcomes := counted(t, r.metrics.snapshots) + counted(t, r.metrics.hostRefusals)
@@ -78,6 +101,14 @@ func TestTheLinkReaderBoundsWhatWaits(t *testing.T) {
 	}
 	if len(h.soon) != 0 {
 		t.Fatalf("the handler answered %d messages of a host that is gone", len(h.soon))
+	}
+
+	// A host that stops sends three messages per Area at once: the
+	// backlog holds four per slot of a large pool.
+	for _, tt := range []struct{ pool, want int }{{64, linkBacklog}, {1024, linkBacklog}, {8192, 32768}} {
+		if got := linkBacklogFor(tt.pool); got != tt.want {
+			t.Errorf("backlog for a pool of %d: %d; want %d", tt.pool, got, tt.want)
+		}
 	}
 }
 
