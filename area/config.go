@@ -9,6 +9,7 @@ import (
 
 	"github.com/leyworks/ley/area/agones"
 	"github.com/leyworks/ley/content"
+	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/gate"
 )
 
@@ -36,7 +37,8 @@ type Config struct {
 	ControlInsecure bool
 	// Name names the host in the director's registry and in logs.
 	Name string
-	// PoolSize caps the Areas this host runs at once.
+	// PoolSize caps the Areas this host runs at once (at most
+	// control.MaxPoolSize).
 	PoolSize int
 	// TickRate is the simulation rate of active Areas, in Hz.
 	TickRate int
@@ -155,8 +157,8 @@ func (c *Config) validate() error {
 	if c.SpawnToken == "" && c.HostKey == "" && c.ControlTLS == nil {
 		bad("a spawn token, a host key or a control TLS certificate is needed to register")
 	}
-	if c.PoolSize < 1 {
-		bad("pool size %d < 1", c.PoolSize)
+	if c.PoolSize < 1 || c.PoolSize > control.MaxPoolSize {
+		bad("pool size %d: want 1 to %d", c.PoolSize, control.MaxPoolSize)
 	}
 	if c.TickRate < 4 || c.TickRate > 1000 || c.TickRate%4 != 0 {
 		bad("tick rate %d Hz: must be 4..1000 and a multiple of the 4 Hz frozen poll", c.TickRate)

@@ -238,3 +238,19 @@ func TestAClosingAreaSendsItsFinalSnapshotAgain(t *testing.T) {
 		t.Fatalf("area_closed %+v; want acked at seq %d", closed, first.Seq)
 	}
 }
+
+// TestAPoolIsBounded: a host's pool is 1 to control.MaxPoolSize Areas
+// (the director keeps room per host by it and refuses more).
+func TestAPoolIsBounded(t *testing.T) {
+	for _, tt := range []struct {
+		pool int
+		ok   bool
+	}{{0, false}, {1, true}, {control.MaxPoolSize, true}, {control.MaxPoolSize + 1, false}} {
+		cfg := DefaultConfig()
+		cfg.SpawnToken = "spawn-token"
+		cfg.PoolSize = tt.pool
+		if err := cfg.validate(); (err == nil) != tt.ok {
+			t.Errorf("pool %d: %v; want valid %t", tt.pool, err, tt.ok)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/director/registry"
+	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/store"
 )
 
@@ -302,6 +303,9 @@ func (c *Config) validate() error {
 	}
 	if c.GrantTTL <= 0 || c.GrantHold <= 0 || c.JoinTimeout <= 0 || c.AreaIdleGrace < 0 || c.CloseGrace < 0 || c.HeartbeatTimeout <= 0 {
 		bad("durations must be positive")
+	}
+	if c.Spawn.PoolSize < 0 || c.Spawn.PoolSize > control.MaxPoolSize {
+		bad("hosts: pool size %d: want 0 (by capacity) to %d", c.Spawn.PoolSize, control.MaxPoolSize)
 	}
 	if c.HostLease != 0 && c.HostLease < c.HeartbeatTimeout {
 		bad("the host lease (%v) must be at least the heartbeat timeout (%v): a host must not give up its players before the director could see it gone", c.HostLease, c.HeartbeatTimeout)

@@ -580,3 +580,32 @@ func TestGuessedAreasAreNotAdopted(t *testing.T) {
 		}
 	}
 }
+
+// TestAHostsPoolIsBounded: a host registers with at most
+// control.MaxPoolSize Area slots (the director keeps room per host by
+// its pool): one past it is refused, one at it registers.
+func TestAHostsPoolIsBounded(t *testing.T) {
+	r := fakeHostRealm(t, nil)
+	for _, tt := range []struct {
+		pool int
+		ok   bool
+	}{{control.MaxPoolSize + 1, false}, {1 << 40, false}, {control.MaxPoolSize, true}} {
+		c, err := control.Dial(r.d.controlAddr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if err := c.Send(&control.Register{HostKey: testHostKey, Name: "pool", WSURL: "ws://127.0.0.1:1/ws", PoolSize: tt.pool, PID: 1, Boot: uint64(tt.pool)}); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		m, err := c.Recv()
+		reg, isReg := m.(*control.Registered)
+		if err != nil || !isReg {
+			t.Fatalf("register with a pool of %d: %#v, %v", tt.pool, m, err)
+		}
+		if got := reg.Error == ""; got != tt.ok {
+			t.Errorf("register with a pool of %d: error %q; want registered %t", tt.pool, reg.Error, tt.ok)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/director/dirclient"
+	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/store/sqlite"
 )
 
@@ -277,6 +278,13 @@ func TestPoolSizedByCapacity(t *testing.T) {
 		c := SpawnConfig{PoolSize: tt.pool, MemLimit: tt.limit}
 		if got := c.Pool(); got != tt.want {
 			t.Errorf("pool %d, limit %q: %d Areas; want %d", tt.pool, tt.limit, got, tt.want)
+		}
+	}
+	for _, pool := range []int{-1, control.MaxPoolSize + 1} {
+		cfg := testConfig()
+		cfg.Spawn.PoolSize = pool
+		if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "pool size") {
+			t.Errorf("a pool size of %d: %v; want refused", pool, err)
 		}
 	}
 }

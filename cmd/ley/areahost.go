@@ -89,7 +89,7 @@ func newAreahostCmd() *cobra.Command {
 	f.BoolVar(&cfg.ControlInsecure, "control-insecure", false, "send the host key to directors on other machines over a plain, unencrypted link (a private network you trust)")
 	f.StringVar(&cfg.Name, "name", "", "host name in the director's registry (default: the machine's hostname)")
 	addContentFlag(f, &contentDir)
-	f.IntVar(&cfg.PoolSize, "pool-size", cfg.PoolSize, "maximum Areas this host runs")
+	f.IntVar(&cfg.PoolSize, "pool-size", cfg.PoolSize, "maximum Areas this host runs (1 to 65536)")
 	f.IntVar(&cfg.TickRate, "tick-rate", cfg.TickRate, "simulation ticks per second (a multiple of 4)")
 	f.IntVar(&cfg.SnapshotEvery, "snapshot-every", cfg.SnapshotEvery, "ticks between client snapshots")
 	f.IntVar(&cfg.InterestRadius, "interest-radius", cfg.InterestRadius, "how far a player sees, in squares (0: everything)")

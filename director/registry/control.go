@@ -420,8 +420,8 @@ func (r *Registry) register(ctx context.Context, reg *control.Register, c *contr
 	if !strings.HasPrefix(reg.WSURL, "ws://") && !strings.HasPrefix(reg.WSURL, "wss://") {
 		return nil, ControlBadRequest, "ws_url must be a ws:// or wss:// URL"
 	}
-	if reg.PoolSize < 1 {
-		return nil, ControlBadRequest, "pool size must be positive"
+	if reg.PoolSize < 1 || reg.PoolSize > control.MaxPoolSize {
+		return nil, ControlBadRequest, fmt.Sprintf("pool size must be 1 to %d", control.MaxPoolSize)
 	}
 	var cred store.TokenHash
 	var ch *child

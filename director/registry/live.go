@@ -264,8 +264,8 @@ const NominalAreaCost = 128 << 10
 // a new one (within the process rail) when none has any. Room is counted
 // in memory, by the Areas' sizes and bodies (a host's pool is its
 // capacity in bytes over NominalAreaCost); an Area picked for a host and
-// not yet live
-// there takes its slot and room from the pick on (Host.placing). While
+// not yet live there takes its slot and room from the pick on
+// (Host.placing). While
 // spawned hosts exit before they register, it refuses at once rather
 // than wait JoinTimeout for one that will not come.
 func (r *Registry) pickHost(ctx context.Context, a store.Area) (*Host, error) {
@@ -327,10 +327,11 @@ func (r *Registry) pickHost(ctx context.Context, a store.Area) (*Host, error) {
 const hostRetryAfter = 5 * time.Second
 
 // usedLocked is the room h's Areas take. r.mu held.
-// By the Areas' sizes and bodies (liveCost), or by the host's own count of its Areas' memory
-// (its last heartbeat) when that says more (their rules, creatures and
-// line of sight cost more than the size alone tells); to the host's count
-// go the Areas placed on it since that heartbeat, which it could not know.
+// By the Areas' sizes and bodies (liveCost), or by the host's own count
+// of its Areas' memory (its last heartbeat) when that says more (their
+// rules, creatures and line of sight cost more than the size alone
+// tells); to the host's count go the Areas placed on it since that
+// heartbeat, which it could not know.
 func (r *Registry) usedLocked(h *Host) int64 {
 	var bySize, since int64
 	for _, l := range h.areas {

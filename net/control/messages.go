@@ -69,6 +69,7 @@ type AreaRef struct {
 // Register is a host's first message. A spawned host presents the spawn
 // token the director gave it; a host started elsewhere presents the realm's
 // host key. Areas lists what the host still runs after a reconnect.
+// PoolSize is at most [MaxPoolSize].
 type Register struct {
 	SpawnToken string    `cbor:"1,keyasint,omitempty"`
 	HostKey    string    `cbor:"2,keyasint,omitempty"`
@@ -275,6 +276,11 @@ type Spectate struct {
 	TTLMS   int64  `cbor:"4,keyasint"`
 	Account uint64 `cbor:"5,keyasint"` // the admin's account, for the host's log
 }
+
+// MaxPoolSize bounds the Areas a host may run at once (Register.PoolSize):
+// the director keeps room per host by it (its link's backlog holds a few
+// messages per Area slot).
+const MaxPoolSize = 65536
 
 // ErrorSpectatorsFull is the GrantAck.Error of a Spectate refused because
 // the Area or its host has its maximum of spectators.
