@@ -69,9 +69,10 @@ func TestASlowStoreKeepsTheHostsLeases(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM areas WHERE id = $1 FOR UPDATE`, int64(a.ID)); err != nil {
 		t.Fatal(err)
 	}
-	// A write in flight when the lock was taken may still land; from the
-	// next one on, none does.
-	time.Sleep(cfg.Spawn.PersistEvery * 2)
+	// A write that held the row before the lock was taken has committed
+	// (the lock waited for it), but its count may come a moment later;
+	// from then on, no write of the Area can commit.
+	time.Sleep(2 * time.Second)
 	writtenBefore := r.metric(applied)
 
 	var seq uint32
