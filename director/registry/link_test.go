@@ -16,10 +16,10 @@ import (
 // TestTheLinkReaderBoundsWhatWaits: what a host's link reader hands its
 // handler is bounded in messages and in snapshot bytes; a snapshot past
 // either bound is left unacked (counted "backlog"), a presence that finds
-// no room is dropped (counted refused), and a heartbeat is
-// answered at once however full the backlog is. The handler gives the
-// bytes back as it finishes, and drops what is queued for a host that
-// is gone.
+// no room is dropped (counted refused), an Area's final snapshot waits
+// for room, and a heartbeat is answered at once however full the backlog
+// is. The handler gives the bytes back as it finishes, and drops what is
+// queued for a host that is gone.
 func TestTheLinkReaderBoundsWhatWaits(t *testing.T) {
 	r := &Registry{log: slog.New(slog.DiscardHandler), metrics: newMetrics(nil), logs: loglimit.Limiter{Every: logEvery}}
 	h := &Host{soon: make(chan control.Message, 4), gone: make(chan struct{})}
