@@ -957,3 +957,10 @@ func TestCrashSoak(t *testing.T) {
 func isInvariant(err error) bool {
 	return err != nil && strings.HasPrefix(err.Error(), "INVARIANT")
 }
+
+// fullLog is the realm's whole log (the director's and its hosts'), for
+// a failure's message.
+func (r *crashRealm) fullLog() string {
+	b, _ := os.ReadFile(filepath.Join(r.logDir, "realm.log"))
+	return string(b)
+}

@@ -154,7 +154,7 @@ func TestCrashPoints(t *testing.T) {
 			})
 			// The realm works again: the crossing player crosses back.
 			if done, err := p.cross(conns[p], 3); err != nil || !done {
-				t.Fatalf("crossing after recovery: completed=%v err=%v (%s)", done, err, p.last)
+				t.Fatalf("crossing after recovery: completed=%v err=%v (%s); the realm's log:\n%s", done, err, p.last, r.fullLog())
 			}
 			conns[p].Close(1000, "")
 			c, err := p.enter(ctx)
