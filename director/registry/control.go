@@ -680,14 +680,13 @@ func (r *Registry) strangers(ctx context.Context, ref control.AreaRef) (out []co
 	return out, here, nil
 }
 
-// handle processes one message from a registered host. A message about
+// handle processes one message from a registered host (heartbeats never
+// come here: the link reader answers them, see take). A message about
 // an Area is taken only from the host the Area was placed on, for its
 // current incarnation; an answer only to what this host was asked. The
 // rest is refused, counted and logged (see guard.go).
 func (r *Registry) handle(ctx context.Context, h *Host, msg control.Message) {
 	switch m := msg.(type) {
-	case *control.Heartbeat: // the reader answers these itself (take); one handed here is taken the same way
-		r.heartbeat(h, m)
 	case *control.AreaReady:
 		reason := RefuseUnsolicited // this host was asked for no such Area
 		if h.ready.Pending(store.AreaID(m.Area)) {
