@@ -66,6 +66,7 @@ func (h *Host) Run(ctx context.Context) error {
 		return err
 	}
 	h.gate = srv
+	h.log.Info("gate listening", "addr", srv.Addr().String(), "writes", srv.WritePath())
 	h.wsURL = h.cfg.PublicURL
 	if h.wsURL == "" {
 		h.wsURL = "ws://" + srv.Addr().String() + "/ws"
@@ -459,8 +460,10 @@ func (h *Host) logStats(ctx context.Context, every time.Duration) {
 			h.log.Info("tick stats", "area", st.Area, "tick", st.Tick, "p50", st.P50, "p95", st.P95, "p99", st.P99, "max", st.Max,
 				"late", st.Late, "entities", st.Entities, "players", st.Players, "systems", sys.String())
 		}
+		submits, writes := h.gate.RingStats()
 		h.log.Info("host stats", "areas", len(areas), "active", active, "peers", h.peers.Load(),
-			"bytes_out", h.bytesOut.Load(), "frames_out", h.framesOut.Load(), "rss_kib", procself.RSSBytes()/1024)
+			"bytes_out", h.bytesOut.Load(), "frames_out", h.framesOut.Load(), "rss_kib", procself.RSSBytes()/1024,
+			"ring_submits", submits, "ring_writes", writes)
 	}
 }
 

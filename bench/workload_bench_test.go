@@ -71,7 +71,9 @@ var workloads = []workload{
 // LEY_WORKLOAD_CPUPROFILE=dir also saves the host's CPU profile over the
 // window as dir/<workload>.pprof (go tool pprof -top <file>);
 // LEY_WORKLOAD_HEAPPROFILE=dir its heap profile after the window as
-// dir/<workload>.heap.
+// dir/<workload>.heap. LEY_WORKLOAD_WRITEV=1 runs the host with --writev
+// (each connection written with its own writev, not the loop's io_uring
+// batch).
 //
 // go test -run '^$' -bench HostWorkload -benchtime 1x ./bench/
 func BenchmarkHostWorkload(b *testing.B) {
@@ -102,6 +104,9 @@ func runWorkload(b *testing.B, bin string, wl workload, hold time.Duration) {
 	host := exec.Command(bin, "areahost", "--director", d.Addr(), "--listen", "127.0.0.1:0", "--log-level", "warn",
 		"--pool-size", strconv.Itoa(wl.areas), "--interest-radius", strconv.Itoa(wl.radius), "--max-conns-per-addr", "100000",
 		"--max-handshakes-per-addr", "1000", "--pprof", pprofAddr)
+	if os.Getenv("LEY_WORKLOAD_WRITEV") != "" {
+		host.Args = append(host.Args, "--writev")
+	}
 	host.Env = append(os.Environ(), "LEY_SPAWN_TOKEN=bench")
 	host.Stderr = os.Stderr
 	if err := host.Start(); err != nil {

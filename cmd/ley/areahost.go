@@ -103,6 +103,7 @@ func newAreahostCmd() *cobra.Command {
 	f.DurationVar(&cfg.HelloTimeout, "hello-timeout", cfg.HelloTimeout, "a connection not bound by a hello or resume this long after its upgrade is closed")
 	f.IntVar(&cfg.Gate.MaxConnsPerAddr, "max-conns-per-addr", cfg.Gate.MaxConnsPerAddr, "handshakes and connections one client address may hold (raise for venues behind one NAT)")
 	f.IntVar(&cfg.Gate.MaxHandshakesPerAddr, "max-handshakes-per-addr", cfg.Gate.MaxHandshakesPerAddr, "handshakes in progress one client address may hold")
+	f.BoolVar(&cfg.Gate.Writev, "writev", false, "write each connection with its own writev(2) as it has something to send, instead of one io_uring submission per batch of the gate's event loop (io_uring is used where the kernel allows it; the log's \"gate listening\" line says which)")
 	f.DurationVar(&cfg.TransferTimeout, "transfer-timeout", cfg.TransferTimeout, "how long a portal crossing waits for the director before the player is restored")
 	f.StringVar(&exitReasonFile, "exit-reason-file", "", "file to write the error the host exits with to (a director that spawns the host sets it, to report why a host could not start)")
 	f.DurationVar(&cfg.OrphanTimeout, "orphan-timeout", cfg.OrphanTimeout, "stop (closing the Areas) once no director has taken this host for this long (0: wait for ever; a director passes 5m to the hosts it spawns, which outlive it for the next director to adopt)")

@@ -53,7 +53,9 @@ func fragments(p []byte, size int) []frame {
 // binary-only server: text is refused with 1003, so section 6 (UTF-8 in text
 // messages) is moot except for close reasons (7.5.1). The row names give the
 // Autobahn case ids.
-func TestConformance(t *testing.T) {
+func TestConformance(t *testing.T) { writePaths(t, testConformance) }
+
+func testConformance(t *testing.T, base Config) {
 	validCodes := []uint16{1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 3000, 3999, 4000, 4999}
 	invalidCodes := []uint16{0, 999, 1004, 1005, 1006, 1016, 1100, 2000, 2999, 5000, 65535}
 	type row struct {
@@ -118,7 +120,7 @@ func TestConformance(t *testing.T) {
 	}
 
 	rec := newRecorder()
-	s := startServer(t, testConfig(), rec.handler(true))
+	s := startServer(t, base, rec.handler(true))
 	for _, tc := range rows {
 		t.Run(tc.name, func(t *testing.T) {
 			c := dialRaw(t, s)

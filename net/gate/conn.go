@@ -48,6 +48,7 @@ type Conn struct {
 	vol         *Frame   // latest volatile frame not yet started
 	flushQueued bool     // a flush task is queued on the owner
 	blocked     bool     // socket full; waiting for EventWrite
+	inBatch     bool     // in its loop's batch of writes (io_uring); loop goroutine only
 	value       any
 	closeErr    error
 	timer       *time.Timer

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/net/poll"
+	"github.com/leyworks/ley/net/uring"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,6 +23,10 @@ const maxReadsPerEvent = 16
 // from it, and only an incomplete frame's tail is copied to the connection.
 const readBufSize = 64 << 10
 
+// ringEntries is how many writes one io_uring submission carries; a
+// batch with more is submitted in parts.
+const ringEntries = 256
+
 // shard is the per-loop state. Every field is owned by the loop goroutine.
 type shard struct {
 	srv   *Server
@@ -30,10 +35,32 @@ type shard struct {
 	iov   [][]byte
 	iovec []unix.Iovec
 	conns map[*Conn]struct{}
+
+	// With a ring, flushes asked for from other goroutines (kicks) gather
+	// in batch while the loop runs its batch of work, and writeBatch
+	// writes them all with one io_uring submission per ringEntries
+	// connections. Without one, each connection is written with its own
+	// writev as its kick runs.
+	ring   *uring.Ring
+	batch  []*Conn      // connections to write after the loop's batch
+	spare  []*Conn      // batch's other backing array
+	writes []ringWrite  // the submission being made, by tag
+	flat   []unix.Iovec // every write's iovecs, back to back
+	doneFn func(tag uint64, n int, err error)
+}
+
+// ringWrite is one connection's write in a submission: what
+// advanceLocked needs when it completes, and its iovecs in shard.flat.
+type ringWrite struct {
+	c          *Conn
+	curFirst   bool
+	k          int
+	start, end int
+	total      int
 }
 
 func newShard(s *Server, l *poll.Loop) *shard {
-	return &shard{
+	sh := &shard{
 		srv:   s,
 		loop:  l,
 		rbuf:  make([]byte, readBufSize),
@@ -41,6 +68,172 @@ func newShard(s *Server, l *poll.Loop) *shard {
 		iovec: make([]unix.Iovec, 0, maxIov+8),
 		conns: make(map[*Conn]struct{}),
 	}
+	if !s.cfg.Writev {
+		r, err := uring.New(ringEntries)
+		if err != nil {
+			s.log.Warn("gate: writing with writev: io_uring is not available", "err", err)
+		} else {
+			sh.ring = r
+			sh.doneFn = sh.completed
+			l.SetAfterBatch(sh.writeBatch)
+		}
+	}
+	return sh
+}
+
+// queueFlush puts c in its loop's batch of writes (with a ring, this is
+// what a kick runs). Loop goroutine only.
+func (c *Conn) queueFlush() {
+	if c.dead || c.inBatch {
+		return
+	}
+	c.inBatch = true
+	c.sh.batch = append(c.sh.batch, c)
+}
+
+// writeBatch writes every connection queued by queueFlush: one io_uring
+// submission per ringEntries connections, and again for those with more
+// to write after it, until each is written out, blocked or gone. It runs
+// on the loop after each batch of events and tasks.
+func (sh *shard) writeBatch() {
+	for len(sh.batch) > 0 && sh.ring != nil {
+		cur := sh.batch
+		sh.batch = sh.spare[:0]
+		for rest := cur; len(rest) > 0; {
+			n := min(len(rest), sh.ring.Room())
+			sh.submit(rest[:n])
+			rest = rest[n:]
+		}
+		clear(cur)
+		sh.spare = cur[:0]
+	}
+	// A ring that failed left its connections to writev.
+	for len(sh.batch) > 0 {
+		c := sh.batch[len(sh.batch)-1]
+		sh.batch = sh.batch[:len(sh.batch)-1]
+		c.inBatch = false
+		c.flush()
+	}
+}
+
+// submit writes conns with one io_uring submission. The iovecs of all of
+// them are built first, into one array, and only then handed to the ring:
+// an array that grew while the writes were queued would leave the kernel
+// pointers into the old one.
+func (sh *shard) submit(conns []*Conn) {
+	sh.writes = sh.writes[:0]
+	sh.flat = sh.flat[:0]
+	for _, c := range conns {
+		c.inBatch = false
+		if c.dead {
+			continue
+		}
+		c.mu.Lock()
+		c.flushQueued = false
+		if c.blocked {
+			c.mu.Unlock()
+			continue
+		}
+		iov, curFirst, k := c.buildIovLocked(sh.iov[:0])
+		closing := c.state.Load() == stateClosing
+		c.mu.Unlock()
+		if len(iov) == 0 {
+			if closing {
+				c.finFlushed()
+			}
+			continue
+		}
+		w := ringWrite{c: c, curFirst: curFirst, k: k, start: len(sh.flat)}
+		for _, b := range iov {
+			if len(b) == 0 {
+				continue
+			}
+			var v unix.Iovec
+			v.Base = &b[0]
+			v.SetLen(len(b))
+			sh.flat = append(sh.flat, v)
+			w.total += len(b)
+		}
+		clear(iov)
+		w.end = len(sh.flat)
+		sh.writes = append(sh.writes, w)
+	}
+	for i := range sh.writes {
+		w := &sh.writes[i]
+		sh.ring.Writev(w.c.sys.fd, sh.flat[w.start:w.end], uint64(i))
+	}
+	err := sh.ring.Submit(sh.doneFn)
+	clear(sh.flat) // drop the references to the buffers
+	if err == nil && len(sh.writes) > 0 {
+		sh.srv.ringSubmits.Add(1)
+		sh.srv.ringWrites.Add(uint64(len(sh.writes)))
+	}
+	if err != nil {
+		// Nothing of this submission reached the kernel (Submit fails
+		// only before it submits): its connections are written with
+		// writev, and so is everything after.
+		sh.srv.log.Error("gate: io_uring failed; writing with writev from now on", "err", err)
+		sh.ring.Close()
+		sh.ring = nil
+		for i := range sh.writes {
+			sh.batch = append(sh.batch, sh.writes[i].c)
+			sh.writes[i].c.inBatch = true
+		}
+	}
+	clear(sh.writes)
+}
+
+// completed applies one write's result, as flush does after its writev.
+func (sh *shard) completed(tag uint64, n int, err error) {
+	w := &sh.writes[tag]
+	c := w.c
+	if c.dead {
+		return
+	}
+	switch {
+	case err == unix.EINTR:
+		c.queueFlush()
+		return
+	case err == unix.EAGAIN:
+		c.mu.Lock()
+		c.blocked = true
+		c.mu.Unlock()
+		return
+	case err != nil:
+		c.destroy(fmt.Errorf("%w: write: %w", ErrPeerGone, err))
+		return
+	}
+	c.mu.Lock()
+	done := c.advanceLocked(n, w.curFirst, w.k)
+	more := n < w.total || c.cur != nil || len(c.rq) > 0 || c.vol != nil || c.state.Load() == stateClosing
+	c.mu.Unlock()
+	if done != nil {
+		done.Release()
+	}
+	if more {
+		// A part written, or more queued than one write takes (a frame
+		// promoted after the queue, iovecs past maxIov): as flush
+		// loops, write again (a full socket says EAGAIN then).
+		c.queueFlush()
+	}
+}
+
+// RingStats reports the io_uring submissions the gate has made and the
+// writes they carried: their ratio is how many connections one system
+// call wrote.
+func (s *Server) RingStats() (submissions, writes uint64) {
+	return s.ringSubmits.Load(), s.ringWrites.Load()
+}
+
+// WritePath reports how the gate writes to its connections: "io_uring"
+// (one submission per loop batch) or "writev" (one call per connection).
+func (s *Server) WritePath() string {
+	for _, sh := range s.shards {
+		if sh.ring == nil {
+			return "writev"
+		}
+	}
+	return "io_uring"
 }
 
 // connSys is the Linux part of a Conn: its own descriptor (a dup of the
@@ -102,6 +295,9 @@ func (s *Server) attach(nc net.Conn, ip netip.Addr) {
 	c := &Conn{id: s.nextID.Add(1), srv: s, sh: sh, remote: remote, ip: ip, pingTokens: float64(s.cfg.PingBurst), pingAt: time.Now(), pongAt: -1}
 	c.sys.fd = fd
 	c.sys.flushFn = c.flush
+	if sh.ring != nil {
+		c.sys.flushFn = c.queueFlush
+	}
 	c.sys.readFn = c.readable
 	c.sys.timeoutFn = c.onTimeout
 	c.sys.abortFn = c.onAbort
@@ -331,6 +527,10 @@ func (sh *shard) closeAll() {
 		}
 		c.flush()
 		c.destroy(ErrServerClosed)
+	}
+	if sh.ring != nil {
+		_ = sh.ring.Close()
+		sh.ring = nil
 	}
 }
 

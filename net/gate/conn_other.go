@@ -209,3 +209,10 @@ func (sh *shard) closeAll() {
 		c.sys.lk.Unlock()
 	}
 }
+
+// WritePath reports how the gate writes to its connections: on this
+// platform, "net.Conn" (a goroutine per connection).
+func (s *Server) WritePath() string { return "net.Conn" }
+
+// RingStats reports no io_uring submissions on this platform.
+func (s *Server) RingStats() (submissions, writes uint64) { return 0, 0 }

@@ -6,7 +6,11 @@
 // RSS per idle connection measured with 10,000 connections, see
 // TestIdleConnRSS). Inbound frames are parsed by a bounded RFC 6455 header
 // parser straight from a per-loop read buffer; outbound frames go out with
-// writev straight from the caller's (possibly shared) buffers.
+// writev straight from the caller's (possibly shared) buffers: by default
+// a loop gathers the writes its batch of work asked for and submits them
+// together through io_uring (net/uring), one system call for up to 256
+// connections; Config.Writev, or a kernel that refuses io_uring, writes
+// each connection with its own writev.
 //
 // # Outline
 //
@@ -39,7 +43,7 @@
 //
 // Lock order: Conn.mu is a leaf. It is never held while a callback, a Frame
 // release, a Shared's OnFree or a system call runs (flush drops it around
-// writev). poll's queue lock is taken after Conn.mu is released.
+// writev, and while a batch's io_uring submission runs). poll's queue lock is taken after Conn.mu is released.
 //
 // The descriptor: after the upgrade the gate duplicates the accepted
 // socket's descriptor (F_DUPFD_CLOEXEC) and closes the net.Conn, which

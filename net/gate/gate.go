@@ -109,6 +109,14 @@ type Config struct {
 	ReliableQueueLimit int
 	// Loops is the number of event loops; <= 0 means GOMAXPROCS.
 	Loops int
+	// Writev, when true, writes each connection with its own writev(2)
+	// as soon as it has something to send. By default a loop gathers the
+	// writes asked of it while it runs a batch of work and hands them to
+	// the kernel together, one io_uring submission for all of them;
+	// where the kernel refuses io_uring (too old, disabled by the sysctl
+	// kernel.io_uring_disabled, filtered by seccomp) the gate says so in
+	// its log and writes with writev. Server.WritePath tells which.
+	Writev bool
 	// Logger receives connection-level warnings; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -205,11 +213,15 @@ type Server struct {
 	refused  atomic.Uint64
 	nextID   atomic.Uint64
 	nextLoop atomic.Uint32
-	closed   atomic.Bool
-	hsWG     sync.WaitGroup // accept loop and handshakes
-	stopCtx  func() bool
-	closeErr error
-	once     sync.Once
+	// ringSubmits and ringWrites count io_uring submissions and the
+	// writes they carried (RingStats).
+	ringSubmits atomic.Uint64
+	ringWrites  atomic.Uint64
+	closed      atomic.Bool
+	hsWG        sync.WaitGroup // accept loop and handshakes
+	stopCtx     func() bool
+	closeErr    error
+	once        sync.Once
 }
 
 // Listen validates cfg, starts the reactor and starts accepting on cfg.Addr.

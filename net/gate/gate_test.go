@@ -181,9 +181,11 @@ func contains(s, sub string) bool {
 	return false
 }
 
-func TestInteropCoderWebsocket(t *testing.T) {
+func TestInteropCoderWebsocket(t *testing.T) { writePaths(t, testInteropCoderWebsocket) }
+
+func testInteropCoderWebsocket(t *testing.T, base Config) {
 	rec := newRecorder()
-	s := startServer(t, testConfig(), rec.handler(true))
+	s := startServer(t, base, rec.handler(true))
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	c, _, err := websocket.Dial(ctx, "ws://"+s.Addr().String()+"/", &websocket.DialOptions{CompressionMode: websocket.CompressionContextTakeover})
@@ -258,7 +260,11 @@ func (h *snapshotHost) round(conns []*Conn, chunk []byte) {
 }
 
 func TestSlowReaderDoesNotDelayFastReaders(t *testing.T) {
-	cfg := testConfig()
+	writePaths(t, testSlowReaderDoesNotDelayFastReaders)
+}
+
+func testSlowReaderDoesNotDelayFastReaders(t *testing.T, base Config) {
+	cfg := base
 	cfg.CloseTimeout = 200 * time.Millisecond
 	rec := newRecorder()
 	s := startServer(t, cfg, rec.handler(false))
@@ -322,9 +328,11 @@ func TestSlowReaderDoesNotDelayFastReaders(t *testing.T) {
 
 // TestFrameReleaseAccounting: every Frame given to SendVolatile is released
 // exactly once, whether written, replaced or dropped at close.
-func TestFrameReleaseAccounting(t *testing.T) {
+func TestFrameReleaseAccounting(t *testing.T) { writePaths(t, testFrameReleaseAccounting) }
+
+func testFrameReleaseAccounting(t *testing.T, base Config) {
 	rec := newRecorder()
-	s := startServer(t, testConfig(), rec.handler(false))
+	s := startServer(t, base, rec.handler(false))
 	const peers = 6
 	var readers []*ClientConn
 	for i := 0; i < peers; i++ {
@@ -385,8 +393,10 @@ func TestFrameReleaseAccounting(t *testing.T) {
 	}
 }
 
-func TestDeadPeerAndSlowConsumer(t *testing.T) {
-	cfg := testConfig()
+func TestDeadPeerAndSlowConsumer(t *testing.T) { writePaths(t, testDeadPeerAndSlowConsumer) }
+
+func testDeadPeerAndSlowConsumer(t *testing.T, base Config) {
+	cfg := base
 	cfg.ReliableQueueLimit = 256 << 10
 	rec := newRecorder()
 	s := startServer(t, cfg, rec.handler(false))
@@ -430,9 +440,11 @@ func TestDeadPeerAndSlowConsumer(t *testing.T) {
 	}
 }
 
-func TestServerCloseAndConnClose(t *testing.T) {
+func TestServerCloseAndConnClose(t *testing.T) { writePaths(t, testServerCloseAndConnClose) }
+
+func testServerCloseAndConnClose(t *testing.T, base Config) {
 	rec := newRecorder()
-	s := startServer(t, testConfig(), rec.handler(true))
+	s := startServer(t, base, rec.handler(true))
 	c, err := Dial(context.Background(), "ws://"+s.Addr().String()+"/")
 	if err != nil {
 		t.Fatal(err)
@@ -465,9 +477,11 @@ func TestServerCloseAndConnClose(t *testing.T) {
 
 // TestFrameDelivered: Delivered reports the round of a frame once it is
 // written whole, and never the round of a frame a slow reader never got.
-func TestFrameDelivered(t *testing.T) {
+func TestFrameDelivered(t *testing.T) { writePaths(t, testFrameDelivered) }
+
+func testFrameDelivered(t *testing.T, base Config) {
 	rec := newRecorder()
-	s := startServer(t, testConfig(), rec.handler(false))
+	s := startServer(t, base, rec.handler(false))
 	fast, err := Dial(context.Background(), "ws://"+s.Addr().String()+"/")
 	if err != nil {
 		t.Fatal(err)

@@ -65,6 +65,31 @@ func testConfig() Config {
 	return cfg
 }
 
+// writePaths runs f once per way the gate writes, with testConfig set for
+// it: one io_uring submission per loop batch (the default; the test fails
+// where the kernel refuses io_uring, rather than test writev twice), and
+// one writev per connection.
+func writePaths(t *testing.T, f func(t *testing.T, base Config)) {
+	for _, writev := range []bool{false, true} {
+		name := "io_uring"
+		if writev {
+			name = "writev"
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Writev = writev
+			if !writev {
+				probe := startServer(t, cfg, Handler{})
+				if got := probe.WritePath(); got != "io_uring" {
+					t.Fatalf("the gate writes with %s: io_uring is refused on this machine", got)
+				}
+				probe.Close()
+			}
+			f(t, cfg)
+		})
+	}
+}
+
 func startServer(t testing.TB, cfg Config, h Handler) *Server {
 	t.Helper()
 	s, err := Listen(context.Background(), cfg, h)

@@ -21,12 +21,14 @@ import (
 // TestSendVolatileAllocs demands 0 allocations for the steady-state
 // SendVolatile + writev + release path (a pooled Frame over a rearmed
 // Shared), with a peer that reads everything.
-func TestSendVolatileAllocs(t *testing.T) {
+func TestSendVolatileAllocs(t *testing.T) { writePaths(t, testSendVolatileAllocs) }
+
+func testSendVolatileAllocs(t *testing.T, base Config) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items at random under -race")
 	}
 	rec := newRecorder()
-	s := startServer(t, testConfig(), rec.handler(false))
+	s := startServer(t, base, rec.handler(false))
 	c := dialRaw(t, s)
 	go func() {
 		buf := make([]byte, 64<<10)

@@ -26,6 +26,10 @@ type Loop struct {
 	// handlers is indexed by fd; touched only on the loop goroutine.
 	handlers []Handler
 
+	// afterBatch, if set, runs after each batch of events and queued
+	// functions (SetAfterBatch); touched only on the loop goroutine.
+	afterBatch func()
+
 	mu     sync.Mutex // guards tasks and woken
 	tasks  []func()
 	spare  []func()
@@ -93,6 +97,12 @@ func (l *Loop) Remove(fd int) error {
 	}
 	return nil
 }
+
+// SetAfterBatch makes f run on the loop goroutine after each batch of
+// events and queued functions: a handler that gathers work while the batch
+// runs (writes to many sockets) does it there, all at once. Call it before
+// the loop's first Run, or on the loop goroutine.
+func (l *Loop) SetAfterBatch(f func()) { l.afterBatch = f }
 
 // Run queues f to run on the loop goroutine and wakes the loop if it sleeps.
 // It never blocks on the loop and does not allocate in steady state (the
@@ -236,6 +246,9 @@ func (l *Loop) dispatch(events []unix.EpollEvent) bool {
 			l.handlers[fd].HandleEvent(fd, ev)
 		}
 		l.runTasks()
+		if l.afterBatch != nil {
+			l.afterBatch()
+		}
 		if l.close.Load() {
 			l.runTasks()
 			return true
