@@ -222,6 +222,9 @@ type SpawnConfig struct {
 	// --content, the folder Config.Content was loaded from; "" for the
 	// embedded content.
 	Content string
+	// Writev has the hosts write each connection with its own writev(2)
+	// rather than one io_uring submission per batch (their --writev).
+	Writev bool
 }
 
 // DefaultConfig returns a fresh Config with ley's defaults.

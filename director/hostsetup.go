@@ -30,6 +30,9 @@ func (d *Director) newSpawner() *spawner.Spawner {
 	if cfg.MaxConnsPerAddr > 0 {
 		args = append(args, "--max-conns-per-addr", strconv.Itoa(cfg.MaxConnsPerAddr))
 	}
+	if cfg.Writev {
+		args = append(args, "--writev")
+	}
 	if cfg.Content != "" { // the director's own content folder: the hosts build Areas from the same
 		args = append(args, "--content", cfg.Content)
 	}

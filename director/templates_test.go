@@ -256,6 +256,18 @@ func TestSpawnedHostsAllowTheDirectorsPages(t *testing.T) {
 	}
 }
 
+// TestSpawnedHostsWriteAsTold: Spawn.Writev reaches the hosts a director
+// spawns as --writev, and without it they are not given the flag.
+func TestSpawnedHostsWriteAsTold(t *testing.T) {
+	for _, writev := range []bool{false, true} {
+		r := startRealm(t, func(c *Config) { c.Spawn.Writev = writev })
+		args := spawnedHostArgs(t, r)
+		if got := slices.Contains(args, "--writev"); got != writev {
+			t.Errorf("Spawn.Writev %v: the spawned host's command line %q has --writev: %v", writev, strings.Join(args, " "), got)
+		}
+	}
+}
+
 // TestPoolSizedByCapacity: with no pool size given, a host has as many
 // Area slots as its memory limit holds at registry.NominalAreaCost (128
 // KiB) each (64..16,384); what Areas take of them is the registry's

@@ -145,6 +145,7 @@ rung held is lower.`,
 	f.StringVar(&pattern, "pattern", string(def.Pattern), "what players do: walk, walk5, idle, bursty, build")
 	f.StringVar(&flagsCfg.Template, "template", "", "content template of the rungs' Areas, e.g. arena (default: open 64x64 floors, players only)")
 	f.StringVar(&flagsCfg.Content, "realm-content", "", "folder of content laid over the embedded content of the realm the ladder starts (its ley run --content)")
+	f.StringSliceVar(&flagsCfg.RealmArgs, "realm-args", nil, "more flags for the realm the ladder starts (its ley run command line, comma-separated), e.g. --host-writev to measure the hosts writing with writev")
 	f.DurationVar(&flagsCfg.Ramp, "ramp", def.Ramp, "each rung's ramp")
 	f.DurationVar(&flagsCfg.Hold, "hold", def.Hold, "each rung's measured steady phase")
 	f.IntVar(&flagsCfg.MaxHosts, "max-hosts", def.MaxHosts, "area host processes the started realm may spawn")
