@@ -69,12 +69,12 @@ ladder:
 
 ## ladder-gate: the ladder as a regression gate (issue 27): one pinned rung
 ## of 2,000 village players (the realm on CPU 0, the driver on CPU 1), held
-## 20 s, against bench/ladder-village-pinned.json: fails when the rung
+## 20 s, against bench/ladder-village-pinned-gate.json: fails when the rung
 ## breaks or its realm CPU per player is more than 25% above the
 ## baseline's. About 45 s; needs two CPUs and a quiet machine.
 ladder-gate:
 	$(GO) build -tags $(TAGS) -o bin/ley ./cmd/ley
-	./bin/ley ladder --pin 0:1 --per-area 20 --rungs 100 --hold 20s --baseline bench/ladder-village-pinned.json --out bench/out --name ladder-gate
+	./bin/ley ladder --pin 0:1 --per-area 20 --rungs 100 --hold 20s --baseline bench/ladder-village-pinned-gate.json --out bench/out --name ladder-gate
 
 ## web: rebundle the web client (web/app and web/sdk) into web/dist, which
 ## the director embeds (esbuild's Go API: Go only); web-check type-checks
