@@ -128,32 +128,12 @@ func (sh *shard) submit(conns []*Conn) {
 		if c.dead {
 			continue
 		}
-		c.mu.Lock()
-		c.flushQueued = false
-		if c.blocked {
-			c.mu.Unlock()
-			continue
-		}
-		iov, curFirst, k := c.buildIovLocked(sh.iov[:0])
-		closing := c.state.Load() == stateClosing
-		c.mu.Unlock()
+		iov, curFirst, k := c.nextWrite(sh.iov[:0])
 		if len(iov) == 0 {
-			if closing {
-				c.finFlushed()
-			}
 			continue
 		}
 		w := ringWrite{c: c, curFirst: curFirst, k: k, start: len(sh.flat)}
-		for _, b := range iov {
-			if len(b) == 0 {
-				continue
-			}
-			var v unix.Iovec
-			v.Base = &b[0]
-			v.SetLen(len(b))
-			sh.flat = append(sh.flat, v)
-			w.total += len(b)
-		}
+		sh.flat, w.total = poll.AppendIovecs(sh.flat, iov)
 		clear(iov)
 		w.end = len(sh.flat)
 		sh.writes = append(sh.writes, w)
@@ -434,25 +414,34 @@ func (c *Conn) lost(err error) {
 	c.destroy(err)
 }
 
+// nextWrite builds into iov what c writes next (buildIovLocked), for a
+// flush or a ring submission, clearing flushQueued. It returns an empty
+// iov when c is blocked or has nothing left to write, half-closing c then
+// if its close frame is out (finFlushed). Loop goroutine only.
+func (c *Conn) nextWrite(iov [][]byte) ([][]byte, bool, int) {
+	c.mu.Lock()
+	c.flushQueued = false
+	if c.blocked {
+		c.mu.Unlock()
+		return iov[:0], false, 0
+	}
+	iov, curFirst, k := c.buildIovLocked(iov)
+	closing := c.state.Load() == stateClosing
+	c.mu.Unlock()
+	if len(iov) == 0 && closing {
+		c.finFlushed()
+	}
+	return iov, curFirst, k
+}
+
 // flush writes queued frames with writev until done or EAGAIN. Loop
 // goroutine only; c.mu is released around the system call so that Send
 // never waits for the kernel.
 func (c *Conn) flush() {
 	sh := c.sh
 	for !c.dead {
-		c.mu.Lock()
-		c.flushQueued = false
-		if c.blocked {
-			c.mu.Unlock()
-			return
-		}
-		iov, curFirst, k := c.buildIovLocked(sh.iov[:0])
-		closing := c.state.Load() == stateClosing
-		c.mu.Unlock()
+		iov, curFirst, k := c.nextWrite(sh.iov[:0])
 		if len(iov) == 0 {
-			if closing {
-				c.finFlushed()
-			}
 			return
 		}
 		n, err := writev(c.sys.fd, iov, &sh.iovec)

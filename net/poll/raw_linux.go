@@ -47,7 +47,17 @@ func Writev(fd int, iov []unix.Iovec) (int, error) {
 // caller keeps between calls: unlike unix.Writev it allocates nothing once
 // *scratch has grown to the largest count of buffers.
 func WriteBuffers(fd int, bufs [][]byte, scratch *[]unix.Iovec) (int, error) {
-	v := (*scratch)[:0]
+	v, _ := AppendIovecs((*scratch)[:0], bufs)
+	*scratch = v
+	n, err := Writev(fd, v)
+	clear(v) // drop the references to the buffers
+	return n, err
+}
+
+// AppendIovecs appends an iovec for each non-empty buffer of bufs to v
+// and returns it with the bytes they hold.
+func AppendIovecs(v []unix.Iovec, bufs [][]byte) ([]unix.Iovec, int) {
+	total := 0
 	for _, b := range bufs {
 		if len(b) == 0 {
 			continue
@@ -56,11 +66,9 @@ func WriteBuffers(fd int, bufs [][]byte, scratch *[]unix.Iovec) (int, error) {
 		iv.Base = &b[0]
 		iv.SetLen(len(b))
 		v = append(v, iv)
+		total += len(b)
 	}
-	*scratch = v
-	n, err := Writev(fd, v)
-	clear(v) // drop the references to the buffers
-	return n, err
+	return v, total
 }
 
 // write writes p to the non-blocking descriptor fd (the loop's eventfd).
