@@ -23,6 +23,10 @@ import (
 // second each; the server writes each of them a frame of the size ley's
 // snapshots have on that workload, as often as ley sends them.
 //
+// Each workload runs twice: writes=write, one write(2) per frame, and
+// writes=uring, each round's frames in io_uring submissions of 256 (the
+// floor of a batched server, as ley's gate is by default).
+//
 // go test -run '^$' -bench Floor -benchtime 1x ./bench/
 func BenchmarkFloor(b *testing.B) {
 	hold := secondsFromEnv(b, "LEY_WORKLOAD_SECONDS", 20*time.Second)
@@ -43,16 +47,21 @@ func BenchmarkFloor(b *testing.B) {
 		{"villages", 500, 47, 2},
 		{"homes", 500, 17, 2},
 	} {
-		b.Run(fmt.Sprintf("%s/players=%d/frame=%dB/every=%d", wl.name, wl.players, wl.frame, wl.every), func(b *testing.B) {
-			for b.Loop() {
-				runFloor(b, bin, wl.players, wl.frame, wl.every, hold)
-			}
-		})
+		for _, writes := range []string{"write", "uring"} {
+			b.Run(fmt.Sprintf("%s/players=%d/frame=%dB/every=%d/writes=%s", wl.name, wl.players, wl.frame, wl.every, writes), func(b *testing.B) {
+				for b.Loop() {
+					runFloor(b, bin, wl.players, wl.frame, wl.every, writes == "uring", hold)
+				}
+			})
+		}
 	}
 }
 
-func runFloor(b *testing.B, bin string, players, frame, every int, hold time.Duration) {
+func runFloor(b *testing.B, bin string, players, frame, every int, batched bool, hold time.Duration) {
 	cmd := exec.Command(bin, "-frame", strconv.Itoa(frame), "-every", strconv.Itoa(every))
+	if batched {
+		cmd.Args = append(cmd.Args, "-uring")
+	}
 	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {

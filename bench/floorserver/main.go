@@ -10,6 +10,10 @@
 // run it with GODEBUG=asyncpreemptoff=1 (BenchmarkFloor does), or the
 // runtime's preemption signals interrupt the wait.
 //
+// With -uring it submits each round's writes to the kernel together, one
+// io_uring submission per 256 connections (net/uring, as ley's gate does),
+// instead of one write(2) each: the floor of a batched server.
+//
 // It prints "FLOOR <addr>" once it listens.
 package main
 
@@ -20,12 +24,14 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/leyworks/ley/net/uring"
 	"golang.org/x/sys/unix"
 )
 
 func main() {
 	size := flag.Int("frame", 33, "bytes of the frame written to every connection every 100 ms (2..127)")
 	every := flag.Int("every", 1, "write each connection in one round of this many (its rounds spread evenly): 2 is 5 frames a second")
+	batched := flag.Bool("uring", false, "write each round's frames with io_uring submissions of up to 256 writes, not one write(2) each")
 	flag.Parse()
 	if *every < 1 {
 		fmt.Fprintln(os.Stderr, "floorserver: -every must be at least 1")
@@ -35,13 +41,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "floorserver: -frame must be 2..127")
 		os.Exit(2)
 	}
-	err := serve(*size, *every) // serves until killed
+	var ring *uring.Ring
+	if *batched {
+		r, err := uring.New(256)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "floorserver:", err)
+			os.Exit(1)
+		}
+		ring = r
+	}
+	err := serve(*size, *every, ring) // serves until killed
 	fmt.Fprintln(os.Stderr, "floorserver:", err)
 	os.Exit(1)
 }
 
 // serve listens on a loopback port and serves until an error stops it.
-func serve(size, every int) error {
+// ring, when not nil, carries each round's writes.
+func serve(size, every int, ring *uring.Ring) error {
 	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -66,6 +82,9 @@ func serve(size, every int) error {
 	fmt.Printf("FLOOR 127.0.0.1:%d\n", sa.(*unix.SockaddrInet4).Port)
 	frame := make([]byte, size)
 	frame[0], frame[1] = 0x82, byte(size-2) // a binary WebSocket frame header
+	iov := []unix.Iovec{{Base: &frame[0]}}
+	iov[0].SetLen(len(frame))
+	done := func(uint64, int, error) {}
 	buf := make([]byte, 64<<10)
 	events := make([]unix.EpollEvent, 256)
 	var conns []int
@@ -101,8 +120,23 @@ func serve(size, every int) error {
 		}
 		if !time.Now().Before(next) {
 			for i, c := range conns {
-				if (round+i)%every == 0 {
+				if (round+i)%every != 0 {
+					continue
+				}
+				if ring == nil {
 					rawIO(unix.SYS_WRITE, c, frame)
+					continue
+				}
+				if ring.Room() == 0 {
+					if err := ring.Submit(done); err != nil {
+						return err
+					}
+				}
+				ring.Writev(c, iov, 0)
+			}
+			if ring != nil {
+				if err := ring.Submit(done); err != nil {
+					return err
 				}
 			}
 			round++
