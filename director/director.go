@@ -27,6 +27,10 @@ const logEvery = time.Second
 // hosts to close its Areas (final snapshots included) before killing it.
 const stopGrace = 15 * time.Second
 
+// linkDrain bounds how long a stopping director waits for its host links'
+// handlers to finish writing what was queued before it closes the store.
+const linkDrain = 10 * time.Second
+
 // Director runs a realm: the HTTP shell over its owners. The registry
 // (director/registry) holds the area hosts and live Areas and serves the
 // control channel; the transfers (director/transfer) move characters

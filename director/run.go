@@ -136,6 +136,13 @@ func (d *Director) Run(ctx context.Context, httpLn, controlLn net.Listener) erro
 	<-hostsDone // stopped, if the realm stops: they sent their final snapshots while the control loop still ran
 	wg.Wait()
 	d.registry.DropLinks() // the hosts left running register again with whichever director leads next
+	// A link's handler may still be writing what its host sent before the
+	// link ended (a final snapshot): the store closes after it, so that
+	// nothing is written to a closed store (database/sql's Close does not
+	// wait for a query in flight to give its connection back).
+	if !d.registry.WaitLinks(linkDrain) {
+		d.log.Warn("host links still writing to the store at shutdown; closing it under them", "waited", linkDrain)
+	}
 	if cerr := d.store.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
 	}

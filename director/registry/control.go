@@ -126,7 +126,7 @@ func (r *Registry) Serve(ctx context.Context, ln net.Listener) {
 		}
 		backoff = 0
 		if wc, ok := r.admit(nc); ok {
-			go r.serveHost(ctx, nc, wc)
+			r.links.Go(func() { r.serveHost(ctx, nc, wc) })
 		}
 	}
 }
@@ -135,7 +135,24 @@ func (r *Registry) Serve(ctx context.Context, ln net.Listener) {
 // model test's in-memory pipes, which no listener accepts).
 func (r *Registry) ServeConn(ctx context.Context, nc net.Conn) {
 	if wc, ok := r.admit(nc); ok {
+		r.links.Add(1)
+		defer r.links.Done()
 		r.serveHost(ctx, nc, wc)
+	}
+}
+
+// WaitLinks waits, at most d, for every control connection the registry
+// serves to end (DropLinks ends the registered ones), with what its
+// handler had queued written: the director closes its store only after.
+// It reports whether they all ended.
+func (r *Registry) WaitLinks(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { r.links.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
 	}
 }
 

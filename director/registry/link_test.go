@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"log/slog"
+	"net"
 	"testing"
 	"time"
 
@@ -127,4 +128,33 @@ func counted(t *testing.T, c prometheus.Collector) float64 {
 		sum += d.GetCounter().GetValue()
 	}
 	return sum
+}
+
+// TestWaitLinksWaitsForTheLinksServed: WaitLinks does not report the links
+// ended while a control connection is still being served, and does once it
+// ends; the director closes its store only then.
+func TestWaitLinksWaitsForTheLinksServed(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	cfg.RegisterTimeout = time.Minute
+	r, err := New(cfg, nil) // the store is never reached: the connection never registers
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, dir := net.Pipe()
+	served := make(chan struct{})
+	go func() { defer close(served); r.ServeConn(context.Background(), dir) }()
+	for deadline := time.Now().Add(10 * time.Second); r.Unregistered() != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the connection was not admitted")
+		}
+	}
+	if r.WaitLinks(50 * time.Millisecond) {
+		t.Fatal("WaitLinks reported the links ended while one is served")
+	}
+	host.Close()
+	if !r.WaitLinks(10 * time.Second) {
+		t.Fatal("WaitLinks still waits after the link ended")
+	}
+	<-served
 }

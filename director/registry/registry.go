@@ -182,6 +182,7 @@ func (c *Config) validate() error {
 type Registry struct {
 	cfg     Config
 	log     *slog.Logger
+	links   sync.WaitGroup // the control connections being served (WaitLinks)
 	store   Store
 	metrics *metrics
 	logs    loglimit.Limiter
