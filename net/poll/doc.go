@@ -18,6 +18,9 @@
 //     may call it. Queued functions run in FIFO order after the current batch
 //     of events; one eventfd write wakes a sleeping loop for a whole batch of
 //     queued functions.
+//   - [Loop.SetAfterBatch] runs a function after each batch of events and
+//     queued functions: net/gate writes the connections its batch asked
+//     to write there, in one io_uring submission.
 //
 // # Threading model
 //
