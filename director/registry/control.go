@@ -134,9 +134,9 @@ func (r *Registry) Serve(ctx context.Context, ln net.Listener) {
 // ServeConn serves one control connection already accepted (the transfer
 // model test's in-memory pipes, which no listener accepts).
 func (r *Registry) ServeConn(ctx context.Context, nc net.Conn) {
+	r.links.Add(1) // before the connection can be seen waiting to register
+	defer r.links.Done()
 	if wc, ok := r.admit(nc); ok {
-		r.links.Add(1)
-		defer r.links.Done()
 		r.serveHost(ctx, nc, wc)
 	}
 }
