@@ -66,7 +66,15 @@ func testARoundIsOneSubmission(t *testing.T, base Config) {
 	if len(got) != peers {
 		t.Fatalf("%d distinct frames reached %d peers; want each its own", len(got), peers)
 	}
-	subs, writes := s.RingStats()
+	// The peers can read their frames before the loop that submitted them
+	// has counted the submission: the counters are read on the loop, after
+	// the batch that wrote them.
+	var subs, writes uint64
+	read := make(chan struct{})
+	if err := s.shards[0].loop.Run(func() { subs, writes = s.RingStats(); close(read) }); err != nil {
+		t.Fatal(err)
+	}
+	<-read
 	subs, writes = subs-subs0, writes-writes0
 	if base.Writev {
 		if subs != 0 || writes != 0 {
