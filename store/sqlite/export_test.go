@@ -57,3 +57,14 @@ func (s *Store) PragmaValue(ctx context.Context, name string) (int64, error) {
 	err := s.db.QueryRowContext(ctx, "PRAGMA "+name).Scan(&v)
 	return v, err
 }
+
+// HoldConnection starts a read on the Store's one connection and leaves it
+// open, as a statement still running when the Store is closed: the
+// connection is in use until release is called.
+func (s *Store) HoldConnection(ctx context.Context) (release func() error, err error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM accounts`)
+	if err != nil {
+		return nil, err
+	}
+	return rows.Close, nil
+}

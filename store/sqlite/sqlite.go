@@ -89,10 +89,22 @@ func (s *Store) provider() (*goose.Provider, error) {
 		goose.WithGoMigrations(goose.NewGoMigration(2, &goose.GoFunc{RunTx: sqlcore.CanonicalEmails}, &goose.GoFunc{RunTx: sqlcore.Noop})))
 }
 
-// Close closes the database.
+// Close closes the database. It returns once the connection is closed
+// (its write-ahead log checkpointed into the database file and removed),
+// or after BusyTimeout: database/sql's Close closes only an idle
+// connection, and one still in use (a transaction its caller's context
+// cancelled, which database/sql rolls back in a goroutine of its own) is
+// closed when that ends.
 func (s *Store) Close() error {
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close sqlite: %w", err)
+	}
+	deadline := time.Now().Add(BusyTimeout)
+	for s.db.Stats().OpenConnections > 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("close sqlite: a statement still held the connection after %v", BusyTimeout)
+		}
+		time.Sleep(time.Millisecond)
 	}
 	return nil
 }

@@ -1,8 +1,11 @@
 package sqlite_test
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/leyworks/ley/store"
 	"github.com/leyworks/ley/store/sqlite"
@@ -68,4 +71,51 @@ func open(t *testing.T, path string) *sqlite.Store {
 		}
 	})
 	return s
+}
+
+// TestCloseWaitsForTheConnection: Close returns only once the connection
+// is closed, with the write-ahead log checkpointed and gone, even when a
+// statement still held the connection as Close began (database/sql closes
+// such a connection when it is given back, after its own Close returned).
+func TestCloseWaitsForTheConnection(t *testing.T) {
+	dir := t.TempDir()
+	s, err := sqlite.Open(t.Context(), filepath.Join(dir, "ley.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateAccount(t.Context(), store.NewAccount{Email: "a@x", Name: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	release, err := s.HoldConnection(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan error, 1)
+	go func() {
+		time.Sleep(50 * time.Millisecond) // Close is waiting by then, most likely; if not, it finds the connection idle
+		released <- release()
+	}()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	names := dirNames(t, dir)
+	if err := <-released; err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(names, []string{"ley.db"}) {
+		t.Errorf("as Close returned the directory held %v; want only ley.db (the connection closed, its log checkpointed)", names)
+	}
+}
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
 }
