@@ -225,7 +225,17 @@ type SpawnConfig struct {
 	// Writev has the hosts write each connection with its own writev(2)
 	// rather than one io_uring submission per batch (their --writev).
 	Writev bool
+	// ShutdownGrace is how long the players of a host that stops (the
+	// realm stopping) are told their Area closes before it does
+	// (area_closing, then the final snapshot): the hosts'
+	// --shutdown-grace, 0..MaxShutdownGrace.
+	ShutdownGrace time.Duration
 }
+
+// MaxShutdownGrace bounds SpawnConfig.ShutdownGrace: a realm that stops
+// waits 15 s for each host, its final snapshots' acks included (10 s at
+// most), before killing it.
+const MaxShutdownGrace = 2 * time.Second
 
 // DefaultConfig returns a fresh Config with ley's defaults.
 func DefaultConfig() Config {
@@ -279,6 +289,7 @@ func DefaultConfig() Config {
 			OOMScoreAdj:     500,
 			LogLevel:        "info",
 			OrphanTimeout:   5 * time.Minute,
+			ShutdownGrace:   MaxShutdownGrace,
 		},
 	}
 }
@@ -288,6 +299,9 @@ func (c *Config) validate() error {
 	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
 	if c.Spawn.SnapshotEvery < 1 || c.Spawn.TickRate < 4 {
 		bad("hosts: snapshot every %d ticks at %d Hz", c.Spawn.SnapshotEvery, c.Spawn.TickRate)
+	}
+	if c.Spawn.ShutdownGrace < 0 || c.Spawn.ShutdownGrace > MaxShutdownGrace {
+		bad("hosts: shutdown grace %v: must be 0..%v", c.Spawn.ShutdownGrace, MaxShutdownGrace)
 	}
 	if c.Spawn.MinHosts < 0 || c.Spawn.MaxHosts < c.Spawn.MinHosts {
 		bad("hosts: min %d, max %d", c.Spawn.MinHosts, c.Spawn.MaxHosts)

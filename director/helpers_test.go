@@ -58,6 +58,7 @@ func testConfig() Config {
 	cfg.Spawn.ResumeGrace = 200 * time.Millisecond
 	cfg.Spawn.LogLevel = "warn"
 	cfg.Spawn.MemLimit = "512MiB"
+	cfg.Spawn.ShutdownGrace = 100 * time.Millisecond // each realm's cleanup waits it out with its hosts
 	cfg.AreaIdleGrace = 500 * time.Millisecond
 	cfg.CloseGrace = 300 * time.Millisecond
 	cfg.AuthBurst = 1000

@@ -26,6 +26,7 @@ func (d *Director) newSpawner() *spawner.Spawner {
 		"--transfer-timeout", cfg.TransferTimeout.String(),
 		"--log-level", cfg.LogLevel,
 		"--orphan-timeout", cfg.OrphanTimeout.String(),
+		"--shutdown-grace", cfg.ShutdownGrace.String(),
 	}
 	if cfg.MaxConnsPerAddr > 0 {
 		args = append(args, "--max-conns-per-addr", strconv.Itoa(cfg.MaxConnsPerAddr))

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/director/dirclient"
@@ -257,13 +258,17 @@ func TestSpawnedHostsAllowTheDirectorsPages(t *testing.T) {
 }
 
 // TestSpawnedHostsWriteAsTold: Spawn.Writev reaches the hosts a director
-// spawns as --writev, and without it they are not given the flag.
+// spawns as --writev, and without it they are not given the flag; and
+// Spawn.ShutdownGrace reaches them as --shutdown-grace.
 func TestSpawnedHostsWriteAsTold(t *testing.T) {
 	for _, writev := range []bool{false, true} {
 		r := startRealm(t, func(c *Config) { c.Spawn.Writev = writev })
 		args := spawnedHostArgs(t, r)
 		if got := slices.Contains(args, "--writev"); got != writev {
 			t.Errorf("Spawn.Writev %v: the spawned host's command line %q has --writev: %v", writev, strings.Join(args, " "), got)
+		}
+		if i := slices.Index(args, "--shutdown-grace"); i < 0 || i+1 >= len(args) || args[i+1] != r.d.cfg.Spawn.ShutdownGrace.String() {
+			t.Errorf("the spawned host's command line %q lacks --shutdown-grace %v", strings.Join(args, " "), r.d.cfg.Spawn.ShutdownGrace)
 		}
 	}
 }
@@ -297,6 +302,26 @@ func TestPoolSizedByCapacity(t *testing.T) {
 		cfg.Spawn.PoolSize = pool
 		if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "pool size") {
 			t.Errorf("a pool size of %d: %v; want refused", pool, err)
+		}
+	}
+}
+
+// TestShutdownGraceBounded: the hosts' shutdown grace is refused below 0
+// and above MaxShutdownGrace (a stopping realm would kill its hosts before
+// their final snapshots were acked), and taken at both ends.
+func TestShutdownGraceBounded(t *testing.T) {
+	for _, tt := range []struct {
+		grace time.Duration
+		ok    bool
+	}{{-time.Millisecond, false}, {0, true}, {MaxShutdownGrace, true}, {MaxShutdownGrace + time.Millisecond, false}} {
+		cfg := testConfig()
+		cfg.Spawn.ShutdownGrace = tt.grace
+		err := cfg.validate()
+		if tt.ok && err != nil {
+			t.Errorf("a shutdown grace of %v refused: %v", tt.grace, err)
+		}
+		if !tt.ok && (err == nil || !strings.Contains(err.Error(), "shutdown grace")) {
+			t.Errorf("a shutdown grace of %v: %v; want refused", tt.grace, err)
 		}
 	}
 }
