@@ -82,8 +82,9 @@ func build() {
 
 // Start starts a realm from Binary with ladder.QuickConfig's settings,
 // which tune (if not nil) may change (MaxHosts, PoolSize, RealmArgs ...),
-// and waits until its director answers /readyz. The realm stops when the
-// test ends; if the test failed, what the realm logged at level ERROR (a
+// and waits until its director answers /readyz. Its hosts get
+// --host-shutdown-grace=100ms. The realm stops when the test ends; if the
+// test failed, what the realm logged at level ERROR (a
 // panic's stack among it) is logged first.
 func Start(tb testing.TB, tune func(*ladder.Config)) *ladder.Realm {
 	tb.Helper()
@@ -92,6 +93,9 @@ func Start(tb testing.TB, tune func(*ladder.Config)) *ladder.Realm {
 	if tune != nil {
 		tune(&cfg)
 	}
+	// The realm's hosts give their players 100 ms, not 2 s, when the test
+	// stops them: every test's cleanup would wait that out.
+	cfg.RealmArgs = append(cfg.RealmArgs, "--host-shutdown-grace=100ms")
 	r, err := ladder.StartRealm(tb.Context(), cfg)
 	if err != nil {
 		tb.Fatal(err)
