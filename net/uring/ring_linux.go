@@ -256,13 +256,19 @@ func (r *Ring) Writev(fd int, iov []unix.Iovec, tag uint64) {
 	if r.queued == r.entries {
 		panic("uring: Writev on a full ring")
 	}
-	tail := *r.sqTail + r.queued // only this goroutine moves the tail
-	i := tail & r.sqMask
-	s := &r.sqes[i]
-	*s = sqe{opcode: opWritev, fd: int32(fd), len: uint32(len(iov)), rwFlags: rwfNoWait, userData: tag}
+	s := sqe{opcode: opWritev, fd: int32(fd), len: uint32(len(iov)), rwFlags: rwfNoWait, userData: tag}
 	if len(iov) > 0 {
 		s.addr = uint64(uintptr(unsafe.Pointer(&iov[0])))
 	}
+	r.push(&s)
+}
+
+// push queues s after the SQEs queued since the last Submit; the caller
+// checked that the ring has room.
+func (r *Ring) push(s *sqe) {
+	tail := *r.sqTail + r.queued // only this goroutine moves the tail
+	i := tail & r.sqMask
+	r.sqes[i] = *s
 	r.sqArray[i] = i
 	r.queued++
 }

@@ -223,18 +223,14 @@ func BenchmarkReadRound(b *testing.B) {
 				}
 				b.StartTimer()
 				if mode == "read" {
-					for i, fd := range rd {
-						n, _, _ := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&bufs[i*size])), size)
+					for k, fd := range rd {
+						n, _, _ := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&bufs[k*size])), size)
 						got += int(n)
 					}
 					continue
 				}
-				for i, fd := range rd {
-					tail := *r.sqTail + r.queued
-					j := tail & r.sqMask
-					r.sqes[j] = sqe{opcode: opReadv, fd: int32(fd), addr: uint64(uintptr(unsafe.Pointer(&iovs[i]))), len: 1, rwFlags: rwfNoWait, userData: uint64(i)}
-					r.sqArray[j] = j
-					r.queued++
+				for k, fd := range rd {
+					r.push(&sqe{opcode: opReadv, fd: int32(fd), addr: uint64(uintptr(unsafe.Pointer(&iovs[k]))), len: 1, rwFlags: rwfNoWait, userData: uint64(k)})
 				}
 				if err := r.Submit(done); err != nil {
 					b.Fatal(err)
