@@ -1,11 +1,11 @@
-# ley — see README.md. Every target works on a fresh machine with only Go installed.
+# ley — see README.md. Every target but peer (Node.js and npm too) works on a fresh machine with only Go installed.
 GO      ?= go
 PKGS    := ./...
 FUZZTIME ?= 10s
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
-.PHONY: run test bench fuzz lint ladder ladder-gate build
+.PHONY: run test bench fuzz lint ladder ladder-gate peer build
 
 ## build: compile the single binary into ./bin/ley, with the product's
 ## build tags (internal/buildtags: arche's 64-bit masks make every Area's
@@ -75,6 +75,17 @@ ladder:
 ladder-gate:
 	$(GO) build -tags $(TAGS) -o bin/ley ./cmd/ley
 	./bin/ley ladder --pin 0:1 --per-area 20 --rungs 100 --hold 20s --baseline bench/ladder-village-pinned-gate.json --out bench/out --name ladder-gate
+
+## peer: ley beside its Node.js peer (bench/peer: a Colyseus 0.18
+## server) on the same work, driven by the same Node.js clients: 500
+## players in villages of 20 and in homes of 1, three alternating runs
+## each, the server pinned to CPU 0 and the driver to CPU 1; prints issue
+## 27's table (bench/RESULTS.md, "ley beside its Node.js peer"). The one
+## target that needs more than Go: Node.js 20 or later and npm. About
+## 15 min. PEER_ARGS="--rounds 1 --workloads homes" for less.
+PEER_ARGS ?=
+peer: build
+	cd bench/peer && npm ci --no-audit --no-fund && node compare.mjs $(PEER_ARGS)
 
 ## web: rebundle the web client (web/app and web/sdk) into web/dist, which
 ## the director embeds (esbuild's Go API: Go only); web-check type-checks
