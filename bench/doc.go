@@ -3,4 +3,8 @@
 // broadcast. Micro-benchmarks sit beside their code; these measure
 // scenarios. `make bench` runs them all; bench/RESULTS.md records this
 // machine's figures beside the command that produced them.
+//
+// bench/peer is not Go: it runs ley beside a Node.js peer (a Colyseus
+// server) on the same work, driven by the same Node.js clients (`make
+// peer`).
 package bench

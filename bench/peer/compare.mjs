@@ -27,12 +27,15 @@ const { values: opt } = parseArgs({
   options: {
     rounds: { type: "string", default: "3" },
     workloads: { type: "string", default: "villages,homes" },
+    targets: { type: "string", default: "colyseus,ley" },
     players: { type: "string", default: "500" },
     warmup: { type: "string", default: "10" },
     seconds: { type: "string", default: "30" },
     pin: { type: "string", default: "0:1" },
     ley: { type: "string", default: join(root, "bin", "ley") },
     out: { type: "string", default: "" },
+    // Everyone sees the whole room, as in the peer's rooms.
+    "ley-args": { type: "string", default: "--interest-radius 0" },
   },
 });
 
@@ -83,7 +86,8 @@ async function startLey(dir) {
       "--metrics", `127.0.0.1:${metrics}`, "--max-hosts", "32", "--log-level", "warn", "--host-log-level", "warn",
       "--host-shutdown-grace", "100ms",
       // Every player logs in from this one address.
-      "--auth-burst", "100000", "--load-provisioning", "--demo-email", "demo@ley.local"],
+      "--auth-burst", "100000", "--load-provisioning", "--demo-email", "demo@ley.local",
+      ...opt["ley-args"].split(" ").filter((a) => a !== "")],
     { stdio: ["ignore", logFd, logFd], env: { ...process.env, LEY_DEMO_PASSWORD: "demo-password" } },
   );
   closeSync(logFd);
@@ -173,7 +177,8 @@ for (let r = 0; r < rounds; r++) {
   for (const workload of opt.workloads.split(",")) {
     if (!(workload in workloads)) throw new Error(`unknown workload ${workload} (villages, homes)`);
     // Alternate which server goes first, so drift favours neither.
-    const order = r % 2 === 0 ? ["colyseus", "ley"] : ["ley", "colyseus"];
+    const targets = opt.targets.split(",");
+    const order = r % 2 === 0 ? targets : [...targets].reverse();
     for (const target of order) {
       log(`round ${r + 1}/${rounds}: ${workload}, ${target}`);
       const res = await run(target, workload);
@@ -201,8 +206,9 @@ for (const workload of opt.workloads.split(",")) {
   md += "| figure | Colyseus 0.18 | ley | ley/peer |\n|---|---:|---:|---:|\n";
   for (const [name, key, digits] of rows) {
     const p = of("colyseus", key), l = of("ley", key);
-    const cell = (xs) => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)})`;
-    md += `| ${name} | ${cell(p)} | ${cell(l)} | ${(median(l) / median(p)).toFixed(2)}x |\n`;
+    const cell = (xs) => xs.length === 0 ? "-" : `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)})`;
+    const ratio = p.length === 0 || l.length === 0 ? "-" : `${(median(l) / median(p)).toFixed(2)}x`;
+    md += `| ${name} | ${cell(p)} | ${cell(l)} | ${ratio} |\n`;
   }
 }
 process.stdout.write(md);
