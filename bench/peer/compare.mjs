@@ -11,7 +11,7 @@
 //   make peer                       (npm ci here, make build, then this)
 //   node compare.mjs --rounds 3 --workloads villages,homes --out ../peer-compare.json
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync, openSync, closeSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync, openSync, closeSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -157,6 +157,13 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
+for (const t of opt.targets.split(",")) {
+  if (t !== "ley" && t !== "colyseus") throw new Error(`unknown target ${t} (ley, colyseus)`);
+}
+if (opt.targets.split(",").includes("ley") && !existsSync(opt.ley)) {
+  throw new Error(`no ley binary at ${opt.ley}: make build (or --ley)`);
+}
+
 // ---- build the driver: ley's SDK from its TypeScript sources ----
 await build({
   entryPoints: [join(here, "src", "drive.ts")],
@@ -182,6 +189,10 @@ for (let r = 0; r < rounds; r++) {
     for (const target of order) {
       log(`round ${r + 1}/${rounds}: ${workload}, ${target}`);
       const res = await run(target, workload);
+      if (res.players !== Number(opt.players) || res.lost > 0) {
+        // Not the workload asked for: its figures would mislead.
+        throw new Error(`${target} ${workload}: ${res.players} players in play, ${res.lost} lost by the end`);
+      }
       log(`  ${res.usPerUpdate.toFixed(1)} µs per player-update, user ${res.userPct.toFixed(1)}% sys ${res.sysPct.toFixed(1)}%, ` +
         `${res.bytesPerClientS.toFixed(0)} B/client-s, RSS ${res.rssMB.toFixed(0)} MB, lost ${res.lost}`);
       for (const p of res.byProcess) log(`    ${p.cmd}: ${p.cpuS.toFixed(2)} s of CPU, ${p.rssMB.toFixed(0)} MB`);
