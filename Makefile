@@ -80,12 +80,14 @@ ladder-gate:
 ## server) on the same work, driven by the same Node.js clients: 500
 ## players in villages of 20 and in homes of 1, three alternating runs
 ## each, the server pinned to CPU 0 and the driver to CPU 1; prints issue
-## 27's table (bench/RESULTS.md, "ley beside its Node.js peer"). The one
-## target that needs more than Go: Node.js 20 or later and npm. About
-## 15 min. PEER_ARGS="--rounds 1 --workloads homes" for less.
+## 27's table (bench/RESULTS.md, "ley beside its Node.js peer") and
+## writes the run and its chart to bench/out/peer-compare.json and .svg.
+## The one target that needs more than Go: Node.js 20 or later and npm.
+## About 15 min. PEER_ARGS="--rounds 1 --workloads homes" for less.
 PEER_ARGS ?=
 peer: build
-	cd bench/peer && npm ci --no-audit --no-fund && node compare.mjs $(PEER_ARGS)
+	mkdir -p bench/out
+	cd bench/peer && npm ci --no-audit --no-fund && node compare.mjs --out ../out/peer-compare.json --chart ../out/peer-compare.svg $(PEER_ARGS)
 
 ## web: rebundle the web client (web/app and web/sdk) into web/dist, which
 ## the director embeds (esbuild's Go API: Go only); web-check type-checks

@@ -34,6 +34,10 @@ const { values: opt } = parseArgs({
     pin: { type: "string", default: "0:1" },
     ley: { type: "string", default: join(root, "bin", "ley") },
     out: { type: "string", default: "" },
+    // A bar chart of the medians, with their spread.
+    chart: { type: "string", default: "" },
+    // Report a saved run (an --out file) instead of running.
+    from: { type: "string", default: "" },
     // Everyone sees the whole room, as in the peer's rooms.
     "ley-args": { type: "string", default: "--interest-radius 0" },
   },
@@ -157,48 +161,62 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
-for (const t of opt.targets.split(",")) {
-  if (t !== "ley" && t !== "colyseus") throw new Error(`unknown target ${t} (ley, colyseus)`);
-}
-if (opt.targets.split(",").includes("ley") && !existsSync(opt.ley)) {
-  throw new Error(`no ley binary at ${opt.ley}: make build (or --ley)`);
-}
+/** measure builds the driver and runs every round; it returns the results. */
+async function measure() {
+  for (const t of opt.targets.split(",")) {
+    if (t !== "ley" && t !== "colyseus") throw new Error(`unknown target ${t} (ley, colyseus)`);
+  }
+  if (opt.targets.split(",").includes("ley") && !existsSync(opt.ley)) {
+    throw new Error(`no ley binary at ${opt.ley}: make build (or --ley)`);
+  }
+  // ---- build the driver: ley's SDK from its TypeScript sources ----
+  await build({
+    entryPoints: [join(here, "src", "drive.ts")],
+    outfile: join(here, "build", "drive.mjs"),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    // The SDK's one dependency, the copy the web client vendors.
+    alias: { "cbor-x": join(root, "web", "third_party", "cbor-x", "index.js") },
+    external: ["ws", "@colyseus/sdk"],
+    logLevel: "warning",
+  });
+  execFileSync("taskset", ["-c", opt.pin.replace(":", ","), "true"]); // the cores exist
 
-// ---- build the driver: ley's SDK from its TypeScript sources ----
-await build({
-  entryPoints: [join(here, "src", "drive.ts")],
-  outfile: join(here, "build", "drive.mjs"),
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  // The SDK's one dependency, the copy the web client vendors.
-  alias: { "cbor-x": join(root, "web", "third_party", "cbor-x", "index.js") },
-  external: ["ws", "@colyseus/sdk"],
-  logLevel: "warning",
-});
-execFileSync("taskset", ["-c", opt.pin.replace(":", ","), "true"]); // the cores exist
-
-const results = [];
-for (let r = 0; r < rounds; r++) {
-  for (const workload of opt.workloads.split(",")) {
-    if (!(workload in workloads)) throw new Error(`unknown workload ${workload} (villages, homes)`);
-    // Alternate which server goes first, so drift favours neither.
-    const targets = opt.targets.split(",");
-    const order = r % 2 === 0 ? targets : [...targets].reverse();
-    for (const target of order) {
-      log(`round ${r + 1}/${rounds}: ${workload}, ${target}`);
-      const res = await run(target, workload);
-      if (res.players !== Number(opt.players) || res.lost > 0) {
-        // Not the workload asked for: its figures would mislead.
-        throw new Error(`${target} ${workload}: ${res.players} players in play, ${res.lost} lost by the end`);
+  const results = [];
+  for (let r = 0; r < rounds; r++) {
+    for (const workload of opt.workloads.split(",")) {
+      if (!(workload in workloads)) throw new Error(`unknown workload ${workload} (villages, homes)`);
+      // Alternate which server goes first, so drift favours neither.
+      const targets = opt.targets.split(",");
+      const order = r % 2 === 0 ? targets : [...targets].reverse();
+      for (const target of order) {
+        log(`round ${r + 1}/${rounds}: ${workload}, ${target}`);
+        const res = await run(target, workload);
+        if (res.players !== Number(opt.players) || res.lost > 0) {
+          // Not the workload asked for: its figures would mislead.
+          throw new Error(`${target} ${workload}: ${res.players} players in play, ${res.lost} lost by the end`);
+        }
+        log(`  ${res.usPerUpdate.toFixed(1)} µs per player-update, user ${res.userPct.toFixed(1)}% sys ${res.sysPct.toFixed(1)}%, ` +
+          `${res.bytesPerClientS.toFixed(0)} B/client-s, RSS ${res.rssMB.toFixed(0)} MB, lost ${res.lost}`);
+        for (const p of res.byProcess) log(`    ${p.cmd}: ${p.cpuS.toFixed(2)} s of CPU, ${p.rssMB.toFixed(0)} MB`);
+        results.push({ round: r + 1, ...res });
       }
-      log(`  ${res.usPerUpdate.toFixed(1)} µs per player-update, user ${res.userPct.toFixed(1)}% sys ${res.sysPct.toFixed(1)}%, ` +
-        `${res.bytesPerClientS.toFixed(0)} B/client-s, RSS ${res.rssMB.toFixed(0)} MB, lost ${res.lost}`);
-      for (const p of res.byProcess) log(`    ${p.cmd}: ${p.cpuS.toFixed(2)} s of CPU, ${p.rssMB.toFixed(0)} MB`);
-      results.push({ round: r + 1, ...res });
     }
   }
+  return results;
+}
+
+let results, players = Number(opt.players), nrounds = rounds, names = opt.workloads.split(",");
+if (opt.from !== "") {
+  const saved = JSON.parse(readFileSync(opt.from, "utf8"));
+  results = saved.results;
+  players = Number(saved.options.players);
+  nrounds = Number(saved.options.rounds);
+  names = saved.options.workloads.split(",");
+} else {
+  results = await measure();
 }
 
 const rows = [
@@ -210,17 +228,68 @@ const rows = [
   ["messages per client per second", "msgsPerClientS", 1],
   ["server RSS at the end (MB)", "rssMB", 0],
 ];
+const of = (workload, target, key) => results.filter((x) => x.workload === workload && x.target === target).map((x) => x[key]);
 let md = "";
-for (const workload of opt.workloads.split(",")) {
-  const of = (target, key) => results.filter((x) => x.workload === workload && x.target === target).map((x) => x[key]);
-  md += `\n${workload}: ${opt.players} players in rooms of ${workloads[workload]}, medians of ${rounds} (min-max)\n\n`;
+for (const workload of names) {
+  md += `\n${workload}: ${players} players in rooms of ${workloads[workload]}, medians of ${nrounds} (min-max)\n\n`;
   md += "| figure | Colyseus 0.18 | ley | ley/peer |\n|---|---:|---:|---:|\n";
   for (const [name, key, digits] of rows) {
-    const p = of("colyseus", key), l = of("ley", key);
+    const p = of(workload, "colyseus", key), l = of(workload, "ley", key);
     const cell = (xs) => xs.length === 0 ? "-" : `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)})`;
     const ratio = p.length === 0 || l.length === 0 ? "-" : `${(median(l) / median(p)).toFixed(2)}x`;
     md += `| ${name} | ${cell(p)} | ${cell(l)} | ${ratio} |\n`;
   }
 }
 process.stdout.write(md);
-if (opt.out !== "") writeFileSync(opt.out, JSON.stringify({ when: new Date().toISOString(), options: opt, results }, null, 2) + "\n");
+if (opt.out !== "" && opt.from === "") {
+  writeFileSync(opt.out, JSON.stringify({ when: new Date().toISOString(), options: opt, results }, null, 2) + "\n");
+}
+if (opt.chart !== "") writeFileSync(opt.chart, chart());
+
+/**
+ * chart draws the medians of three figures (CPU per player-update, payload
+ * bytes per client-second, RSS) as bars, the peer's and ley's side by side
+ * for each workload, each with a whisker from its runs' least to most.
+ */
+function chart() {
+  const panels = [
+    ["server CPU per player-update (µs)", "usPerUpdate", 1],
+    ["payload bytes per client per second", "bytesPerClientS", 0],
+    ["server RSS at the end (MB)", "rssMB", 0],
+  ];
+  const colors = { colyseus: "#9a9a9a", ley: "#2f6db5" };
+  const pw = 300, ph = 220, top = 80, left = 40, bar = 34;
+  const width = left + panels.length * (pw + 30), height = top + ph + 70;
+  const esc = (t) => String(t).replace(/&/g, "&amp;").replace(/</g, "&lt;");
+  let svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif">\n`;
+  svg += `<rect width="100%" height="100%" fill="#fff"/>\n`;
+  svg += `<text x="${left}" y="24" font-size="15">ley beside its Node.js peer (Colyseus 0.18): ${players} players, medians of ${nrounds} runs, whiskers min-max</text>\n`;
+  svg += `<rect x="${left}" y="34" width="12" height="12" fill="${colors.colyseus}"/><text x="${left + 16}" y="45" font-size="12">Colyseus 0.18</text>\n`;
+  svg += `<rect x="${left + 120}" y="34" width="12" height="12" fill="${colors.ley}"/><text x="${left + 136}" y="45" font-size="12">ley</text>\n`;
+  panels.forEach(([title, key, digits], i) => {
+    const x0 = left + i * (pw + 30);
+    const all = names.flatMap((w) => [...of(w, "colyseus", key), ...of(w, "ley", key)]);
+    const max = Math.max(...all) * 1.15 || 1;
+    const y = (v) => top + ph - (v / max) * ph;
+    svg += `<text x="${x0}" y="${top - 4}" font-size="12">${esc(title)}</text>\n`;
+    svg += `<line x1="${x0}" y1="${top + ph}" x2="${x0 + pw}" y2="${top + ph}" stroke="#000"/>\n`;
+    names.forEach((w, j) => {
+      const gx = x0 + 20 + j * (pw / names.length);
+      ["colyseus", "ley"].forEach((t, k) => {
+        const xs = of(w, t, key);
+        if (xs.length === 0) return;
+        const m = median(xs), bx = gx + k * (bar + 6);
+        svg += `<rect x="${bx}" y="${y(m)}" width="${bar}" height="${top + ph - y(m)}" fill="${colors[t]}"/>\n`;
+        const cx = bx + bar / 2;
+        svg += `<line x1="${cx}" y1="${y(Math.min(...xs))}" x2="${cx}" y2="${y(Math.max(...xs))}" stroke="#000"/>\n`;
+        svg += `<text x="${cx}" y="${y(Math.max(...xs)) - 4}" font-size="11" text-anchor="middle">${m.toFixed(digits)}</text>\n`;
+      });
+      svg += `<text x="${gx + bar + 3}" y="${top + ph + 16}" font-size="12" text-anchor="middle">${esc(w)}</text>\n`;
+      const p = of(w, "colyseus", key), l = of(w, "ley", key);
+      if (p.length > 0 && l.length > 0) {
+        svg += `<text x="${gx + bar + 3}" y="${top + ph + 32}" font-size="11" text-anchor="middle">ley ${(median(l) / median(p)).toFixed(2)}x</text>\n`;
+      }
+    });
+  });
+  return svg + "</svg>\n";
+}
