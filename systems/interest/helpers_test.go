@@ -46,8 +46,14 @@ func newFanout(tb testing.TB, players, radius int) *fanout {
 // newFanoutWith is newFanout by rules (MaxPlayers set to players).
 func newFanoutWith(tb testing.TB, rules ecs.Rules, players, radius int) *fanout {
 	tb.Helper()
+	return newFanoutSized(tb, rules, players, radius, 128)
+}
+
+// newFanoutSized is newFanoutWith on a side x side floor.
+func newFanoutSized(tb testing.TB, rules ecs.Rules, players, radius, side int) *fanout {
+	tb.Helper()
 	rules.MaxPlayers = players
-	a, err := ecs.NewArea(ecs.Config{ID: 1, Rules: rules, W: 128, H: 128})
+	a, err := ecs.NewArea(ecs.Config{ID: 1, Rules: rules, W: side, H: side})
 	if err != nil {
 		tb.Fatal(err)
 	}

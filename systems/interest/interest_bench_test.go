@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/net/wire"
 )
 
@@ -66,6 +67,72 @@ func BenchmarkSnapshotFanout(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkHomeRound: 500 homes of one player on a 64x64 floor, each
+// player stepping every other round (5 steps a second at 10 rounds a
+// second, as the peer comparison's homes do); one op is a round of every
+// home in turn, reported per home-round. Only the rounds are timed: the
+// homes' ticks run outside the timer, and so does, in the cold variant,
+// a write of 8 MiB of other memory between two homes' rounds, as a
+// host's kernel work for its sockets does between two Areas: each round
+// then finds its home's memory out of the caches, as in a host of many
+// homes.
+func BenchmarkHomeRound(b *testing.B) {
+	for _, radius := range []int{24, 0} {
+		for _, cold := range []bool{false, true} {
+			name := fmt.Sprintf("homes=500/radius=%d", radius)
+			if cold {
+				name += "/cold"
+			}
+			b.Run(name, func(b *testing.B) { benchHomeRound(b, radius, cold) })
+		}
+	}
+}
+
+func benchHomeRound(b *testing.B, radius int, cold bool) {
+	var trash []byte
+	if cold {
+		trash = make([]byte, 8<<20)
+	}
+	rules := ecs.RulesFor(ecs.KindHome)
+	rules.StepsPerSecond = 20 // a step never waits for its budget
+	homes := make([]*fanout, 500)
+	for i := range homes {
+		homes[i] = newFanoutSized(b, rules, 1, radius, 64)
+	}
+	rounds := 0
+	op := func() {
+		rounds++
+		b.StopTimer()
+		for _, f := range homes {
+			if rounds%2 == 0 {
+				f.tick()
+			} else {
+				f.a.Step()
+			}
+		}
+		b.StartTimer()
+		for _, f := range homes {
+			if cold {
+				b.StopTimer()
+				for i := 0; i < len(trash); i += 64 {
+					trash[i]++
+				}
+				b.StartTimer()
+			}
+			f.round()
+		}
+	}
+	for range 20 {
+		op()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		op()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(homes)), "ns/home-round")
 }
 
 // TestRoundAllocatesNothing: a steady snapshot round (records, 200
