@@ -199,7 +199,8 @@ async function measure() {
           throw new Error(`${target} ${workload}: ${res.players} players in play, ${res.lost} lost by the end`);
         }
         log(`  ${res.usPerUpdate.toFixed(1)} µs per player-update, user ${res.userPct.toFixed(1)}% sys ${res.sysPct.toFixed(1)}%, ` +
-          `${res.bytesPerClientS.toFixed(0)} B/client-s, RSS ${res.rssMB.toFixed(0)} MB, lost ${res.lost}`);
+          `${res.bytesPerClientS.toFixed(0)} B/client-s, RSS ${res.rssMB.toFixed(0)} MB, lost ${res.lost}, ` +
+        `steps ${res.stepsPerClientS.toFixed(2)}/client-s` + (res.appliedPerClientS === null ? "" : ` (${res.appliedPerClientS.toFixed(2)} applied)`));
         for (const p of res.byProcess) log(`    ${p.cmd}: ${p.cpuS.toFixed(2)} s of CPU, ${p.rssMB.toFixed(0)} MB`);
         results.push({ round: r + 1, ...res });
       }

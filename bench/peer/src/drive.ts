@@ -57,6 +57,8 @@ export interface Result {
   msgsPerClientS: number;
   /** Steps sent per client per second. */
   stepsPerClientS: number;
+  /** Steps the server answered applied, per client per second (ley only: the peer answers none). */
+  appliedPerClientS: number | null;
   /** The server's process tree's resident memory at the end, in MB (10^6 bytes). */
   rssMB: number;
   /** Processes in the server's tree at the end. */
@@ -86,6 +88,7 @@ let payloadBytes = 0;
 let frameBytes = 0;
 let messages = 0;
 let steps = 0;
+let applied = 0; // steps ley answered applied (the peer answers none)
 const progress = (msg: string) => process.stderr.write(`drive ${target}: ${msg}\n`);
 
 // ---- /proc: the server's process tree ----
@@ -224,7 +227,11 @@ async function leyPlayers(): Promise<Player[]> {
         session.start();
       });
       out[i] = {
-        step: (d) => void session.step(d).catch(() => undefined),
+        step: (d) =>
+          void session
+            .step(d)
+            .then((o) => void (o.status === "applied" && applied++))
+            .catch(() => undefined),
         alive: () => session.ready,
       };
       if (++ready % 100 === 0) progress(`${ready} in play`);
@@ -268,7 +275,7 @@ await sleep(warmup * 1000);
 
 const t0 = performance.now();
 const cpu0 = cpuTicks(tree(rootPid));
-const bytes0 = payloadBytes, frames0 = frameBytes, msgs0 = messages, steps0 = steps;
+const bytes0 = payloadBytes, frames0 = frameBytes, msgs0 = messages, steps0 = steps, applied0 = applied;
 progress(`measuring ${seconds} s`);
 await sleep(seconds * 1000);
 const procs = tree(rootPid);
@@ -297,6 +304,7 @@ const result: Result = {
   frameBytesPerClientS: perClientS(frameBytes - frames0),
   msgsPerClientS: perClientS(messages - msgs0),
   stepsPerClientS: perClientS(steps - steps0),
+  appliedPerClientS: target === "ley" ? perClientS(applied - applied0) : null,
   rssMB: byProcess.reduce((n, p) => n + p.rssMB, 0),
   processes: procs.length,
   byProcess,
