@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,6 +128,16 @@ type client struct {
 	errs   chan error
 	v      *view.View
 	entity uint32 // from the last hello_ack
+
+	mu     sync.Mutex
+	shorts [][]byte // every short snapshot as it came, bytes and all
+}
+
+// shortFrames returns the short snapshots the client got so far.
+func (cl *client) shortFrames() [][]byte {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return slices.Clone(cl.shorts)
 }
 
 func dial(t *testing.T, h *Host) *client {
@@ -136,6 +148,7 @@ func dial(t *testing.T, h *Host) *client {
 	}
 	cl := &client{t: t, c: c, msgs: make(chan wire.Message, 4096), errs: make(chan error, 1), v: view.New()}
 	go func() {
+		var st wire.Stream // this connection's
 		for {
 			b, err := c.ReadMessage()
 			if err != nil {
@@ -143,7 +156,12 @@ func dial(t *testing.T, h *Host) *client {
 				close(cl.msgs)
 				return
 			}
-			m, err := wire.Decode(b)
+			if wire.IsShortSnapshot(b) {
+				cl.mu.Lock()
+				cl.shorts = append(cl.shorts, slices.Clone(b))
+				cl.mu.Unlock()
+			}
+			m, err := st.Decode(b)
 			if err != nil {
 				cl.errs <- fmt.Errorf("decode from server: %w", err)
 				close(cl.msgs)

@@ -29,16 +29,17 @@ func TestJoinRefusalsSayWhatAndWhich(t *testing.T) {
 		join uint64
 		says string
 	}{
-		{"hello speaking only version 7", []any{6, 1, []any{grant, 4545, []any{7}}}, wire.CodeVersionUnsupported, 4545, wire.VersionsDetail()},
+		{"hello speaking only version 8", []any{7, 1, []any{grant, 4545, []any{8}}}, wire.CodeVersionUnsupported, 4545, wire.VersionsDetail()},
+		{"hello speaking only version 6, the last without short snapshots", []any{6, 1, []any{grant, 4555, []any{6}}}, wire.CodeVersionUnsupported, 4555, wire.VersionsDetail()},
 		{"hello speaking only version 5, the last without trade", []any{5, 1, []any{grant, 4554, []any{5}}}, wire.CodeVersionUnsupported, 4554, wire.VersionsDetail()},
 		{"hello speaking only version 4, the last without crafting", []any{4, 1, []any{grant, 4553, []any{4}}}, wire.CodeVersionUnsupported, 4553, wire.VersionsDetail()},
 		{"hello speaking only version 3, the last without plots", []any{3, 1, []any{grant, 4552, []any{3}}}, wire.CodeVersionUnsupported, 4552, wire.VersionsDetail()},
 		{"hello speaking only version 2, the last without items", []any{2, 1, []any{grant, 4551, []any{2}}}, wire.CodeVersionUnsupported, 4551, wire.VersionsDetail()},
-		{"hello speaking only version 1", []any{6, 1, []any{grant, 4546, []any{1}}}, wire.CodeVersionUnsupported, 4546, wire.VersionsDetail()},
-		{"hello speaking no version", []any{6, 1, []any{grant, 4547, []any{}}}, wire.CodeVersionUnsupported, 4547, wire.VersionsDetail()},
-		{"hello with 17 versions", []any{6, 1, []any{grant, 4548, []any{6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6}}}, wire.CodeMalformed, 4548, "versions"},
+		{"hello speaking only version 1", []any{7, 1, []any{grant, 4546, []any{1}}}, wire.CodeVersionUnsupported, 4546, wire.VersionsDetail()},
+		{"hello speaking no version", []any{7, 1, []any{grant, 4547, []any{}}}, wire.CodeVersionUnsupported, 4547, wire.VersionsDetail()},
+		{"hello with 17 versions", []any{7, 1, []any{grant, 4548, []any{7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7}}}, wire.CodeMalformed, 4548, "versions"},
 		{"resume in envelope version 1", []any{1, 2, []any{"r-token", 4549}}, wire.CodeVersionUnsupported, 4549, ""},
-		{"resume with a join id of the wrong type", []any{6, 2, []any{"r-token", "4550"}}, wire.CodeMalformed, 0, "resume"},
+		{"resume with a join id of the wrong type", []any{7, 2, []any{"r-token", "4550"}}, wire.CodeMalformed, 0, "resume"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

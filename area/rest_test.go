@@ -1,6 +1,7 @@
 package area
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -53,6 +54,27 @@ func TestAnAreaAtRestTellsTheTruth(t *testing.T) {
 	waitSnapshot(t, c, func(s *wire.Snapshot) bool { return s.AckSeq >= 1 })
 	if you := c.you(); you.X != 3 || you.Y != 2 {
 		t.Fatalf("after a step east from (2,2) the client sees itself at (%d,%d)", you.X, you.Y)
+	}
+}
+
+// TestAStepAtHomeIsFiveBytes: a player alone at home who steps is told
+// by a short snapshot (docs/protocol.md, "Short snapshots") of five bytes,
+// its step and nothing else, counted from the snapshot before; standing,
+// it gets three-byte keep-alives.
+func TestAStepAtHomeIsFiveBytes(t *testing.T) {
+	_, _, c, _ := aloneAtHome(t)
+	expectMsg[*wire.Snapshot](c, 5*time.Second) // a keep-alive: the first snapshot was written
+	c.send(&wire.Intent{Seq: 1, Kind: wire.IntentStep, Dir: wire.DirE})
+	stepped := waitSnapshot(t, c, func(s *wire.Snapshot) bool { return s.AckSeq >= 1 })
+	want := append(wire.AppendShortSnapshotHeader(nil, stepped.Tick, 1, 2), wire.AppendStep(nil, c.entity, wire.DirE)...)
+	shorts := c.shortFrames()
+	if len(shorts) == 0 || !bytes.Equal(shorts[len(shorts)-1], want) {
+		t.Fatalf("the step came as %x (the short snapshots: %x); want the five bytes %x", stepped, shorts, want)
+	}
+	for _, b := range shorts[:len(shorts)-1] {
+		if len(b) != 3 {
+			t.Errorf("before the step, a short snapshot of %d bytes (%x); want keep-alives of 3", len(b), b)
+		}
 	}
 }
 

@@ -204,12 +204,13 @@ func (p *e2ePlayer) run(ctx context.Context) {
 			}
 		}
 	}()
+	var st wire.Stream // this connection's
 	for {
 		b, err := p.c.ReadMessage()
 		if err != nil {
 			return
 		}
-		m, err := wire.Decode(b)
+		m, err := st.Decode(b)
 		if err != nil {
 			return
 		}

@@ -219,6 +219,9 @@ type loadPlayer struct {
 	rng *rand.Rand
 	buf []byte
 
+	head    wire.Snapshot // the last snapshot's head (a short one counts from it); read goroutine
+	snapped bool          // a snapshot came; read goroutine
+
 	mu       sync.Mutex
 	snap     wire.Snapshot
 	last     time.Time
@@ -297,16 +300,26 @@ func (p *loadPlayer) read() {
 		if err != nil {
 			return
 		}
+		t, _ := wire.Peek(m)
+		snapped := false
+		if t == wire.TypeSnapshot {
+			var last *wire.Snapshot
+			if p.snapped {
+				last = &p.head
+			}
+			snapped = wire.DecodeSnapshotHead(m, last, &p.head) == nil
+			p.snapped = p.snapped || snapped
+		}
 		if !p.on.Load() {
 			continue
 		}
 		now := time.Now()
 		n := int64(len(m)) + wsHeaderLen(len(m))
-		t, _ := wire.Peek(m)
 		p.mu.Lock()
 		p.bytes += n
 		p.frames++
-		if t == wire.TypeSnapshot && wire.DecodeSnapshotHead(m, &p.snap) == nil {
+		if snapped {
+			p.snap = p.head
 			if !p.last.IsZero() && p.snap.Tick > p.lastTick {
 				p.gaps = append(p.gaps, gapLessQuiet(now.Sub(p.last), p.snap.Tick-p.lastTick))
 			}

@@ -464,8 +464,14 @@ func readMsg(c *gate.ClientConn, within time.Duration) (wire.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	return wire.Decode(b)
+	st, _ := streams.LoadOrStore(c, new(wire.Stream))
+	return st.(*wire.Stream).Decode(b)
 }
+
+// streams holds each connection's wire.Stream (its short snapshots count
+// from its snapshot before). A connection is read by one goroutine at a
+// time.
+var streams sync.Map // *gate.ClientConn -> *wire.Stream
 
 // newCrashPlayer registers a player owning nothing, member of A and B.
 func newCrashPlayer(t testing.TB, r *crashRealm, owner *dirclient.Client, a, b uint32, name string) *crashPlayer {

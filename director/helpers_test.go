@@ -259,6 +259,7 @@ func dialPeer(j dirclient.Join) (*peer, *wire.HelloAck, error) {
 	}
 	p := &peer{c: c, msgs: make(chan wire.Message, 4096), done: make(chan error, 1), v: view.New()}
 	go func() {
+		var st wire.Stream // this connection's
 		for {
 			b, err := c.ReadMessage()
 			if err != nil {
@@ -266,7 +267,7 @@ func dialPeer(j dirclient.Join) (*peer, *wire.HelloAck, error) {
 				close(p.msgs)
 				return
 			}
-			m, err := wire.Decode(b)
+			m, err := st.Decode(b)
 			if err != nil {
 				p.done <- err
 				close(p.msgs)

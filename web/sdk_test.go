@@ -184,9 +184,10 @@ func buildFixtures(t *testing.T) fixtures {
 		t.Fatalf("sequence files: %v (%d found)", err, len(frames))
 	}
 	slices.Sort(frames)
+	var st wire.Stream // the frames of one connection
 	for _, p := range frames {
 		raw := readHex(t, p)
-		m, err := wire.Decode(raw)
+		m, err := st.Decode(raw)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}

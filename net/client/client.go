@@ -143,6 +143,7 @@ type conn struct {
 	snapped  bool      // a snapshot came on it
 	lastSnap time.Time // the last snapshot's arrival
 	lastTick uint64    // the last snapshot's tick
+	lastAck  uint32    // and its ack_seq (a short snapshot counts from both)
 	done     bool      // the client closed or dropped it: its reader stops quietly
 	ended    bool      // the server ended the session on it: its close is expected
 	out      []Answer  // the reader's scratch

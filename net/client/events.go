@@ -80,6 +80,19 @@ type Frame struct {
 	Ticks  uint64
 }
 
+// Decode decodes the frame's message (it allocates: for a handler that
+// draws what it reads). A snapshot comes back a whole [*wire.Snapshot]
+// even when it came in the short form: its tick and ack_seq are the
+// frame's header, which the client counted from the connection's snapshot
+// before it.
+func (f Frame) Decode() (wire.Message, error) {
+	m, err := wire.Decode(f.Bytes)
+	if s, ok := m.(*wire.ShortSnapshot); ok {
+		m = &wire.Snapshot{Tick: f.Tick, AckSeq: f.AckSeq, Flags: f.Flags, Records: s.Records}
+	}
+	return m, err
+}
+
 // EventKind says what an [Event] reports.
 type EventKind uint8
 

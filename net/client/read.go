@@ -53,7 +53,13 @@ func (c *Client) frame(k *conn, b []byte, now time.Time) (follow *wire.PortalMov
 	var res wire.IntentResult
 	switch t {
 	case wire.TypeSnapshot:
-		err = wire.DecodeSnapshotHead(b, &snap)
+		// k.snapped and the last tick and ack are written only by this
+		// goroutine.
+		var last *wire.Snapshot
+		if k.snapped {
+			last = &wire.Snapshot{Tick: k.lastTick, AckSeq: k.lastAck}
+		}
+		err = wire.DecodeSnapshotHead(b, last, &snap)
 	case wire.TypeIntentResult:
 		err = wire.DecodeIntentResult(b, &res)
 	}
@@ -81,7 +87,7 @@ func (c *Client) frame(k *conn, b []byte, now time.Time) (follow *wire.PortalMov
 				f.Ticks = snap.Tick - k.lastTick
 			}
 		}
-		k.snapped, k.lastSnap, k.lastTick = true, now, snap.Tick
+		k.snapped, k.lastSnap, k.lastTick, k.lastAck = true, now, snap.Tick, snap.AckSeq
 		s.tick = snap.Tick
 		s.snapshots++
 		outcome := Applied

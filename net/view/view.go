@@ -76,6 +76,10 @@ func (v *View) Apply(m wire.Message) error {
 		}
 	case *wire.Snapshot:
 		return v.ApplySnapshot(m)
+	case *wire.ShortSnapshot:
+		// Its tick and ack_seq depend on the connection's snapshot before
+		// it, which a View does not track across connections.
+		return errors.New("view: a short snapshot: expand it first (wire.Stream, or client.Frame.Decode)")
 	}
 	return nil
 }

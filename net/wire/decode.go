@@ -68,8 +68,17 @@ var decMode = func() cbor.DecMode {
 // hello), the type, the body's shape and every field's bound. The result
 // does not alias b. Errors wrap [ErrTooLarge], [ErrMalformed],
 // [ErrVersion] or [ErrUnknownType]; it never panics. It allocates the body
-// and its slices and strings.
+// and its slices and strings. A short snapshot decodes to a
+// [*ShortSnapshot] (its type is [TypeSnapshot]), which the caller expands
+// against the snapshot before it.
 func Decode(b []byte) (Message, error) {
+	if IsShortSnapshot(b) {
+		c, err := shortSnapshot(b)
+		if err != nil {
+			return nil, err
+		}
+		return &ShortSnapshot{Tick8: c[0], Ack8: c[1], Records: append([]byte{}, c[2:]...)}, nil
+	}
 	t, body, err := envelope(b)
 	if err != nil {
 		return nil, err

@@ -37,40 +37,41 @@ func TestDecodeErrors(t *testing.T) {
 		{"not an array", mustHex(t, "01"), ErrMalformed},
 		{"envelope of 2", mustHex(t, "82 01 09"), ErrMalformed},
 		{"indefinite envelope", mustHex(t, "9f 01 09 82 01 00 ff"), ErrMalformed},
-		{"truncated head", mustHex(t, "83 06 19 00"), ErrMalformed},
+		{"truncated head", mustHex(t, "83 07 19 00"), ErrMalformed},
 		{"version 1", mustHex(t, "83 01 0b 82 07 0f"), ErrVersion},
 		{"version 2", mustHex(t, "83 02 0b 82 07 0f"), ErrVersion},
 		{"version 3", mustHex(t, "83 03 0b 82 07 0f"), ErrVersion},
 		{"version 5", mustHex(t, "83 05 0b 82 07 0f"), ErrVersion},
-		{"version 7", mustHex(t, "83 07 0b 82 07 0f"), ErrVersion},
+		{"version 6", mustHex(t, "83 06 0b 82 07 0f"), ErrVersion},
+		{"version 8", mustHex(t, "83 08 0b 82 07 0f"), ErrVersion},
 		{"version 0", mustHex(t, "83 00 0b 82 07 0f"), ErrVersion},
-		{"unknown type", mustHex(t, "83 06 07 80"), ErrUnknownType},
-		{"type 255", mustHex(t, "83 06 18 ff 80"), ErrUnknownType},
-		{"type beyond uint8", mustHex(t, "83 06 19 01 00 80"), ErrMalformed},
-		{"trailing bytes", mustHex(t, "83 06 0b 82 07 0f 00"), ErrMalformed},
-		{"missing body", mustHex(t, "83 06 0b"), ErrMalformed},
-		{"body too short", mustHex(t, "83 06 0b 81 07"), ErrMalformed},
-		{"body too long", mustHex(t, "83 06 0b 83 07 0f 00"), ErrMalformed},
-		{"body is a map", mustHex(t, "83 06 0b a2 00 07 01 0f"), ErrMalformed},
-		{"negative seq", mustHex(t, "83 06 0b 82 20 0f"), ErrMalformed},
-		{"seq beyond uint32", mustHex(t, "83 06 0b 82 1b 00 00 00 01 00 00 00 00 0f"), ErrMalformed},
-		{"null field", mustHex(t, "83 06 0b 82 f6 0f"), ErrMalformed},
-		{"float field", mustHex(t, "83 06 0b 82 f9 3c 00 0f"), ErrMalformed},
-		{"tagged field", mustHex(t, "83 06 0b 82 c1 07 0f"), ErrMalformed},
-		{"bad utf-8", mustHex(t, "83 06 09 84 03 00 00 62 ff fe"), ErrMalformed},
-		{"null list", mustHex(t, "83 06 0d 84 09 03 f6 80"), ErrMalformed},
-		{"huge array head", mustHex(t, "83 06 0d 84 09 03 9b ff ff ff ff ff ff ff ff 80"), ErrMalformed},
-		{"huge byte string head", mustHex(t, "83 06 0c 84 00 00 00 5b ff ff ff ff ff ff ff ff"), ErrMalformed},
-		{"flow of fewer directions than squares", mustHex(t, "83 06 18 18 87 0c 19 03 e9 10 03 03 02 45 02 02 08 01 00"), ErrMalformed},
-		{"flow with no such direction", mustHex(t, "83 06 18 18 87 0c 19 03 e9 10 03 03 02 46 02 02 08 01 00 09"), ErrMalformed},
-		{"huge text head", mustHex(t, "83 06 09 84 03 00 00 7b ff ff ff ff ff ff ff ff"), ErrMalformed},
-		{"array above element limit", append(append(mustHex(t, "83 06 0d 84 09 03 99 10 01"), make([]byte, 4097)...), 0x80), ErrMalformed},
-		{"deep nesting", append(mustHex(t, "83 06 0d 84 09 03 80 81"), bytes.Repeat([]byte{0x81}, 64)...), ErrMalformed},
+		{"unknown type", mustHex(t, "83 07 07 80"), ErrUnknownType},
+		{"type 255", mustHex(t, "83 07 18 ff 80"), ErrUnknownType},
+		{"type beyond uint8", mustHex(t, "83 07 19 01 00 80"), ErrMalformed},
+		{"trailing bytes", mustHex(t, "83 07 0b 82 07 0f 00"), ErrMalformed},
+		{"missing body", mustHex(t, "83 07 0b"), ErrMalformed},
+		{"body too short", mustHex(t, "83 07 0b 81 07"), ErrMalformed},
+		{"body too long", mustHex(t, "83 07 0b 83 07 0f 00"), ErrMalformed},
+		{"body is a map", mustHex(t, "83 07 0b a2 00 07 01 0f"), ErrMalformed},
+		{"negative seq", mustHex(t, "83 07 0b 82 20 0f"), ErrMalformed},
+		{"seq beyond uint32", mustHex(t, "83 07 0b 82 1b 00 00 00 01 00 00 00 00 0f"), ErrMalformed},
+		{"null field", mustHex(t, "83 07 0b 82 f6 0f"), ErrMalformed},
+		{"float field", mustHex(t, "83 07 0b 82 f9 3c 00 0f"), ErrMalformed},
+		{"tagged field", mustHex(t, "83 07 0b 82 c1 07 0f"), ErrMalformed},
+		{"bad utf-8", mustHex(t, "83 07 09 84 03 00 00 62 ff fe"), ErrMalformed},
+		{"null list", mustHex(t, "83 07 0d 84 09 03 f6 80"), ErrMalformed},
+		{"huge array head", mustHex(t, "83 07 0d 84 09 03 9b ff ff ff ff ff ff ff ff 80"), ErrMalformed},
+		{"huge byte string head", mustHex(t, "83 07 0c 84 00 00 00 5b ff ff ff ff ff ff ff ff"), ErrMalformed},
+		{"flow of fewer directions than squares", mustHex(t, "83 07 18 18 87 0c 19 03 e9 10 03 03 02 45 02 02 08 01 00"), ErrMalformed},
+		{"flow with no such direction", mustHex(t, "83 07 18 18 87 0c 19 03 e9 10 03 03 02 46 02 02 08 01 00 09"), ErrMalformed},
+		{"huge text head", mustHex(t, "83 07 09 84 03 00 00 7b ff ff ff ff ff ff ff ff"), ErrMalformed},
+		{"array above element limit", append(append(mustHex(t, "83 07 0d 84 09 03 99 10 01"), make([]byte, 4097)...), 0x80), ErrMalformed},
+		{"deep nesting", append(mustHex(t, "83 07 0d 84 09 03 80 81"), bytes.Repeat([]byte{0x81}, 64)...), ErrMalformed},
 		{"text above MaxTextLen", longText(MaxTextLen + 1), ErrMalformed},
-		{"too many versions", mustHex(t, "83 06 01 83 60 00 91 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01"), ErrMalformed},
-		{"recipe of nine inputs", mustHex(t, "83 06 18 19 81 81 85 01 60 60 89"+strings.Repeat(" 82 01 01", 9)+" 80"), ErrMalformed},
+		{"too many versions", mustHex(t, "83 07 01 83 60 00 91 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01"), ErrMalformed},
+		{"recipe of nine inputs", mustHex(t, "83 07 18 19 81 81 85 01 60 60 89"+strings.Repeat(" 82 01 01", 9)+" 80"), ErrMalformed},
 		{"above server limit", make([]byte, MaxServerMessageSize+1), ErrTooLarge},
-		{"client message above client limit", append(mustHex(t, "83 06 01 83 7a 00 01 00 00"), make([]byte, 1<<16)...), ErrTooLarge},
+		{"client message above client limit", append(mustHex(t, "83 07 01 83 7a 00 01 00 00"), make([]byte, 1<<16)...), ErrTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,10 +91,10 @@ func TestDecodeErrors(t *testing.T) {
 // message a thousand times allocates a few kilobytes each at most.
 func TestDecodeHugeHeadsDoNotAllocate(t *testing.T) {
 	for _, in := range [][]byte{
-		mustHex(t, "83 06 0d 84 09 03 9b ff ff ff ff ff ff ff ff 80"),
-		mustHex(t, "83 06 0c 84 00 00 00 5b ff ff ff ff ff ff ff ff"),
-		mustHex(t, "83 06 0c 84 00 00 00 5a 7f ff ff ff"),
-		mustHex(t, "83 06 0e 82 05 9a 7f ff ff ff"),
+		mustHex(t, "83 07 0d 84 09 03 9b ff ff ff ff ff ff ff ff 80"),
+		mustHex(t, "83 07 0c 84 00 00 00 5b ff ff ff ff ff ff ff ff"),
+		mustHex(t, "83 07 0c 84 00 00 00 5a 7f ff ff ff"),
+		mustHex(t, "83 07 0e 82 05 9a 7f ff ff ff"),
 	} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -112,17 +113,17 @@ func TestDecodeHugeHeadsDoNotAllocate(t *testing.T) {
 func TestDecodeHelloAnyVersion(t *testing.T) {
 	// A future client says v=9 in its envelope; the hello body is frozen,
 	// so it still decodes and negotiation answers.
-	in := mustHex(t, "83 09 01 83 61 67 01 82 09 06")
+	in := mustHex(t, "83 09 01 83 61 67 01 82 09 07")
 	m, err := Decode(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Hello{Grant: "g", JoinID: 1, Versions: []uint16{9, 6}}
+	want := &Hello{Grant: "g", JoinID: 1, Versions: []uint16{9, 7}}
 	if !reflect.DeepEqual(m, want) {
 		t.Errorf("Decode = %+v; want %+v", m, want)
 	}
-	if v, ok := Negotiate(want.Versions); v != 6 || !ok {
-		t.Errorf("Negotiate = %d, %v; want 6, true", v, ok)
+	if v, ok := Negotiate(want.Versions); v != 7 || !ok {
+		t.Errorf("Negotiate = %d, %v; want 7, true", v, ok)
 	}
 }
 
@@ -158,21 +159,21 @@ func TestDecodeIntent(t *testing.T) {
 		want Intent
 		err  error
 	}{
-		{"golden", "83 06 03 85 07 01 00 82 0c 22 83 00 00 00", Intent{Seq: 7, Kind: 1, Target: Cell{X: 12, Y: -3}}, nil},
-		{"long-form ints", "83 06 03 85 1a 00 00 00 07 18 01 19 00 00 82 1b 00 00 00 00 00 00 00 0c 38 02 83 00 00 00",
+		{"golden", "83 07 03 85 07 01 00 82 0c 22 83 00 00 00", Intent{Seq: 7, Kind: 1, Target: Cell{X: 12, Y: -3}}, nil},
+		{"long-form ints", "83 07 03 85 1a 00 00 00 07 18 01 19 00 00 82 1b 00 00 00 00 00 00 00 0c 38 02 83 00 00 00",
 			Intent{Seq: 7, Kind: 1, Target: Cell{X: 12, Y: -3}}, nil},
-		{"extremes", "83 06 03 85 1a ff ff ff ff 18 ff 18 ff 82 3a 7f ff ff ff 1a 7f ff ff ff 83 18 ff 18 ff 19 ff ff",
+		{"extremes", "83 07 03 85 1a ff ff ff ff 18 ff 18 ff 82 3a 7f ff ff ff 1a 7f ff ff ff 83 18 ff 18 ff 19 ff ff",
 			Intent{Seq: 1<<32 - 1, Kind: 255, Dir: 255, Target: Cell{X: -1 << 31, Y: 1<<31 - 1}, Item: ItemSlots{From: 255, To: 255, Count: 1<<16 - 1}}, nil},
-		{"count above uint16", "83 06 03 85 07 06 00 82 00 00 83 00 00 1a 00 01 00 00", Intent{}, ErrMalformed},
-		{"no item slots (version 2's shape)", "83 06 03 84 07 01 00 82 0c 22", Intent{}, ErrMalformed},
-		{"x below int32", "83 06 03 85 07 01 00 82 3a 80 00 00 00 00 83 00 00 00", Intent{}, ErrMalformed},
-		{"y above int32", "83 06 03 85 07 01 00 82 00 1a 80 00 00 00 83 00 00 00", Intent{}, ErrMalformed},
-		{"kind above uint8", "83 06 03 85 07 19 01 00 00 82 00 00 83 00 00 00", Intent{}, ErrMalformed},
-		{"text x", "83 06 03 85 07 01 00 82 61 61 00 83 00 00 00", Intent{}, ErrMalformed},
-		{"trailing", "83 06 03 85 07 01 00 82 0c 22 83 00 00 00 00", Intent{}, ErrMalformed},
-		{"truncated", "83 06 03 85 07 01 00 82 0c 83 00 00", Intent{}, ErrMalformed},
-		{"indefinite target", "83 06 03 85 07 01 00 9f 0c 22 ff 83 00 00 00", Intent{}, ErrMalformed},
-		{"not an intent", "83 06 0b 82 07 0f", Intent{}, ErrUnknownType},
+		{"count above uint16", "83 07 03 85 07 06 00 82 00 00 83 00 00 1a 00 01 00 00", Intent{}, ErrMalformed},
+		{"no item slots (version 2's shape)", "83 07 03 84 07 01 00 82 0c 22", Intent{}, ErrMalformed},
+		{"x below int32", "83 07 03 85 07 01 00 82 3a 80 00 00 00 00 83 00 00 00", Intent{}, ErrMalformed},
+		{"y above int32", "83 07 03 85 07 01 00 82 00 1a 80 00 00 00 83 00 00 00", Intent{}, ErrMalformed},
+		{"kind above uint8", "83 07 03 85 07 19 01 00 00 82 00 00 83 00 00 00", Intent{}, ErrMalformed},
+		{"text x", "83 07 03 85 07 01 00 82 61 61 00 83 00 00 00", Intent{}, ErrMalformed},
+		{"trailing", "83 07 03 85 07 01 00 82 0c 22 83 00 00 00 00", Intent{}, ErrMalformed},
+		{"truncated", "83 07 03 85 07 01 00 82 0c 83 00 00", Intent{}, ErrMalformed},
+		{"indefinite target", "83 07 03 85 07 01 00 9f 0c 22 ff 83 00 00 00", Intent{}, ErrMalformed},
+		{"not an intent", "83 07 0b 82 07 0f", Intent{}, ErrUnknownType},
 		{"version 1", "83 01 03 84 07 01 00 82 0c 22", Intent{}, ErrVersion},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 // Package wire is the binary protocol between a client and an area host:
 // every WebSocket binary frame holds one CBOR message (RFC 8949) in a
-// versioned envelope [v, t, body]. docs/protocol.md is the specification,
+// versioned envelope [v, t, body], but for the short snapshot, one CBOR
+// byte string ([ShortSnapshot]). docs/protocol.md is the specification,
 // with the CDDL of every message; this package is its only implementation
 // and a serialization layer only (no sessions, no game rules).
 //
@@ -14,7 +15,9 @@
 //   - Versions: [Version], [Versions] and [Negotiate].
 //   - Encoding: [Encode] and [AppendEncode] for control-rate messages;
 //     allocation-free append encoders for per-tick frames:
-//     [AppendSnapshotHeader] over records built once per cell with
+//     [AppendSnapshotHeader] or [AppendShortSnapshotHeader] (a short
+//     snapshot, counted from the client's snapshot before) over records
+//     built once per cell with
 //     [AppendCell] and [AppendEntity] (and [AppendStep], [AppendPos],
 //     [AppendState], [AppendEnter], [AppendGone]), [AppendIntentResult],
 //     [AppendIntent].
@@ -22,8 +25,10 @@
 //     reading a client), [DecodeIntent] (0 allocations into a caller's
 //     struct), [Peek] (route by type), and for a client reading at rate
 //     the head readers [DecodeSnapshotHead] (tick, ack_seq, flags; the
-//     records left undecoded) and [DecodeIntentResult], 0 allocations
-//     each. Errors wrap [ErrMalformed],
+//     records left undecoded; a short snapshot expanded against the one
+//     before) and [DecodeIntentResult], 0 allocations each; [Stream]
+//     decodes a connection's messages in order, short snapshots expanded.
+//     Errors wrap [ErrMalformed],
 //     [ErrTooLarge], [ErrVersion] or [ErrUnknownType]; [CodeOf] maps them to
 //     the [Code] to answer with.
 //
@@ -56,6 +61,10 @@
 //   - Decoded messages never alias the input buffer, except the records
 //     of [DecodeSnapshotHead], which it leaves in place; append encoders
 //     write only into the caller's dst and keep nothing.
-//   - Everything here is safe for concurrent use; the package holds only
-//     read-only state built at init.
+//   - A short snapshot means nothing alone: its tick and ack_seq are low
+//     bytes counted from the snapshot the connection received before it.
+//     [Decode] returns it as it came; [DecodeSnapshotHead] and [Stream]
+//     expand it.
+//   - Everything here is safe for concurrent use but a [Stream]; the
+//     package holds only read-only state built at init.
 package wire

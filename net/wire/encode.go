@@ -47,6 +47,14 @@ func AppendEncode(dst []byte, msg Message) ([]byte, error) {
 	if msg == nil {
 		return dst, errNilMessage
 	}
+	if s, ok := msg.(*ShortSnapshot); ok {
+		if len(s.Records) > MaxServerMessageSize {
+			return dst, fmt.Errorf("wire: encode short snapshot: %w: %d bytes of records", ErrTooLarge, len(s.Records))
+		}
+		dst = appendHead(dst, majorBytes, uint64(len(s.Records))+2)
+		dst = append(dst, s.Tick8, s.Ack8)
+		return append(dst, s.Records...), nil
+	}
 	n := len(dst)
 	buf := bytes.NewBuffer(dst)
 	if err := encMode.MarshalToBuffer(&envelopeValue{V: Version, T: msg.Type(), Body: msg}, buf); err != nil {

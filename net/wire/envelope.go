@@ -10,10 +10,11 @@ import "fmt"
 // an item kind's station, NO_RECIPE and KNOWN); version 6 added trade,
 // stalls and things that live (the trade, offer, confirm, cancel, price
 // and buy intents, trade, a container's prices and ready tick, an item
-// kind's becomes and grows, a recipe's seconds, and their codes). This side speaks only it:
+// kind's becomes and grows, a recipe's seconds, and their codes); version
+// 7 added the short snapshot ([ShortSnapshot]). This side speaks only it:
 // every client of the earlier versions is in this repository and moved
 // with it.
-const Version uint16 = 6
+const Version uint16 = 7
 
 // Versions lists every protocol version this side speaks, highest first.
 // Treat it as read-only.
@@ -95,9 +96,14 @@ func appendEnvelope(dst []byte, t Type) []byte {
 // decoding the body. A server uses it to route: [TypeIntent] to
 // [DecodeIntent], anything else to [DecodeClient]. It enforces
 // [MaxServerMessageSize], or [MaxClientMessageSize] for a client type, and
-// the version (except for a hello, whose shape is frozen). It does not
-// allocate on success.
+// the version (except for a hello, whose shape is frozen). A short
+// snapshot ([ShortSnapshot]) is [TypeSnapshot]; its head is checked, not
+// its records. It does not allocate on success.
 func Peek(b []byte) (Type, error) {
+	if IsShortSnapshot(b) {
+		_, err := shortSnapshot(b)
+		return TypeSnapshot, err
+	}
 	t, _, err := envelope(b)
 	return t, err
 }

@@ -12,6 +12,7 @@ func seed(f *testing.F) {
 	for _, m := range examples {
 		f.Add(readGolden(f, m.Type()))
 	}
+	f.Add(readShortGolden(f))
 	f.Add([]byte{})
 	f.Add([]byte{0x83, 0x01, 0x0c, 0x84, 0x00, 0x00, 0x85, 0, 0, 0, 0, 0, 0x9b, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
 	f.Add([]byte{0x83, 0x09, 0x01, 0x83, 0x61, 0x67, 0x01, 0x9f, 0x01, 0xff})
@@ -113,14 +114,25 @@ func FuzzDecodeIntent(f *testing.F) {
 // aliased rather than copied), and nothing else. The one difference: the
 // full decoder also takes an array of small integers where the records'
 // byte string belongs (fxamacker fills a []byte from either), which the
-// schema does not allow and DecodeSnapshotHead refuses (a wrong shape).
+// schema does not allow and DecodeSnapshotHead refuses (a wrong shape). A
+// short snapshot is compared expanded against the same last snapshot, and
+// refused with none before it.
 func FuzzHeadReaders(f *testing.F) {
 	seed(f)
 	f.Add([]byte{0x83, 0x02, 0x0c, 0x84, 0x1b})
 	f.Add([]byte{0x83, 0x02, 0x0c, 0x84, 0x00, 0x1a, 0, 1, 0x11, 0x70, 0x00, 0x40})
+	f.Add([]byte{0x44, 0x8c, 0x08, 0x04, 0x09})
+	f.Add([]byte{0x42, 0x00, 0x00})
+	last := Snapshot{Tick: 86402, AckSeq: 7}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var s Snapshot
-		serr := DecodeSnapshotHead(in, &s)
+		serr := DecodeSnapshotHead(in, &last, &s)
+		var none Snapshot
+		if err := DecodeSnapshotHead(in, nil, &none); IsShortSnapshot(in) && err == nil {
+			t.Fatalf("DecodeSnapshotHead(%x) with no snapshot before it took a short snapshot", in)
+		} else if !IsShortSnapshot(in) && (err == nil) != (serr == nil) {
+			t.Fatalf("DecodeSnapshotHead(%x) = %v with a last snapshot, %v without", in, serr, err)
+		}
 		var r IntentResult
 		rerr := DecodeIntentResult(in, &r)
 		for _, err := range []error{serr, rerr} {
@@ -129,6 +141,9 @@ func FuzzHeadReaders(f *testing.F) {
 			}
 		}
 		m, err := Decode(in)
+		if short, ok := m.(*ShortSnapshot); ok {
+			m = new(short.Expand(&last))
+		}
 		ms, isSnap := m.(*Snapshot)
 		if err == nil && isSnap && errors.Is(serr, errShape) {
 			// Decode took the body, so its shape and integers are right:

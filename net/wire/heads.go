@@ -12,14 +12,32 @@ import (
 // nanoseconds a frame. They check what [Decode] checks for these types
 // and agree with it on every input (FuzzHeadReaders).
 
-// DecodeSnapshotHead decodes a snapshot message into dst without decoding
-// (or copying) its records: dst.Records is the records' byte string as a
-// sub-slice of b, valid as long as b is; read it with [RecordReader]. It
-// checks the size limit, the envelope, the version and the type (another
-// type is [ErrUnknownType]), the body's shape, each field's range, and
-// that the records end the message exactly. On error dst is left zeroed.
-// It does not allocate on success and never panics.
-func DecodeSnapshotHead(b []byte, dst *Snapshot) error {
+// DecodeSnapshotHead decodes a snapshot message, of either form, into dst
+// without decoding (or copying) its records: dst.Records is the records'
+// byte string as a sub-slice of b, valid as long as b is; read it with
+// [RecordReader]. last is the snapshot the connection received before it
+// (its Tick and AckSeq), nil before the first: a short snapshot is
+// expanded against it ([ShortSnapshot.Expand]), and one with no last is
+// [ErrMalformed]. It checks the size
+// limit, the envelope, the version and the type (another type is
+// [ErrUnknownType]), the body's shape, each field's range, and that the
+// records end the message exactly. On error dst is left zeroed. It does
+// not allocate on success and never panics. dst and last may be the same.
+func DecodeSnapshotHead(b []byte, last *Snapshot, dst *Snapshot) error {
+	if IsShortSnapshot(b) {
+		c, err := shortSnapshot(b)
+		switch {
+		case err != nil:
+		case last == nil:
+			err = fmt.Errorf("%w: short snapshot: no snapshot before it on this connection", ErrMalformed)
+		}
+		if err != nil {
+			*dst = Snapshot{}
+			return err
+		}
+		*dst = (&ShortSnapshot{Tick8: c[0], Ack8: c[1], Records: c[2:]}).Expand(last)
+		return nil
+	}
 	t, body, err := envelope(b)
 	if err != nil {
 		*dst = Snapshot{}
@@ -81,4 +99,36 @@ func DecodeIntentResult(b []byte, dst *IntentResult) error {
 	}
 	*dst = IntentResult{Seq: uint32(seq), Code: Code(code)}
 	return nil
+}
+
+// Stream decodes the server messages of one connection in order: [Decode],
+// but a short snapshot comes back a whole [*Snapshot], expanded against the
+// snapshot before it on the connection (and refused [ErrMalformed] when
+// there is none). A connection needs its own; the zero Stream is ready,
+// and a new connection starts a new one. It is not safe for concurrent use.
+type Stream struct {
+	last    Snapshot // the last snapshot's tick and ack_seq
+	snapped bool
+}
+
+// Decode decodes one message of the connection (see [Decode]).
+func (st *Stream) Decode(b []byte) (Message, error) {
+	if !IsShortSnapshot(b) {
+		m, err := Decode(b)
+		if s, ok := m.(*Snapshot); ok {
+			st.last, st.snapped = Snapshot{Tick: s.Tick, AckSeq: s.AckSeq}, true
+		}
+		return m, err
+	}
+	var last *Snapshot
+	if st.snapped {
+		last = &st.last
+	}
+	var s Snapshot
+	if err := DecodeSnapshotHead(b, last, &s); err != nil {
+		return nil, err
+	}
+	st.last = Snapshot{Tick: s.Tick, AckSeq: s.AckSeq}
+	s.Records = append([]byte{}, s.Records...)
+	return &s, nil
 }

@@ -709,6 +709,7 @@ func (*Error) message()                  {}
 func (*Rehello) message()                {}
 func (*IntentResult) message()           {}
 func (*Snapshot) message()               {}
+func (*ShortSnapshot) message()          {}
 func (*Static) message()                 {}
 func (*Presence) message()               {}
 func (*AreaClosing) message()            {}

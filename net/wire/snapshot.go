@@ -92,6 +92,94 @@ func AppendSnapshotHeader(dst []byte, tick uint64, ackSeq uint32, flags Snapshot
 	return appendHead(dst, majorBytes, uint64(recordsLen))
 }
 
+// ShortSnapshot is a snapshot in its short form (docs/protocol.md, "Short
+// snapshots"): not an envelope but one CBOR byte string holding the low
+// bytes of the tick and of ack_seq, then the records. Its flags are 0. What
+// it stands for depends on the snapshot the connection received before it
+// ([ShortSnapshot.Expand]); [Decode] returns one, [DecodeSnapshotHead]
+// expands it on the way. A server builds it with
+// [AppendShortSnapshotHeader] followed by the records.
+type ShortSnapshot struct {
+	Tick8, Ack8 uint8
+	Records     []byte
+}
+
+// Type implements [Message]: a short snapshot is a snapshot.
+func (*ShortSnapshot) Type() Type { return TypeSnapshot }
+
+// Expand returns the snapshot s stands for, given last, the snapshot the
+// connection received before it (of either form): the tick and ack_seq
+// nearest at or after last's with s's low bytes, ack_seq in serial-number
+// arithmetic (seqs wrap after 2^32-1, docs/protocol.md "Seqs"). Records
+// alias s's.
+func (s *ShortSnapshot) Expand(last *Snapshot) Snapshot {
+	return Snapshot{
+		Tick:    last.Tick + uint64(s.Tick8-uint8(last.Tick)),
+		AckSeq:  last.AckSeq + uint32(s.Ack8-uint8(last.AckSeq)),
+		Records: s.Records,
+	}
+}
+
+// ShortReach is how far a short snapshot's tick and ack_seq may be from
+// those of the snapshot the client holds: less than this, each (ack_seq
+// counted in serial-number arithmetic).
+const ShortReach = 256
+
+// MaxShortSnapshotHeaderSize is the most bytes [AppendShortSnapshotHeader]
+// writes.
+const MaxShortSnapshotHeaderSize = 5 + 2
+
+// AppendShortSnapshotHeader appends the head of a short snapshot of
+// recordsLen bytes of records: the byte string's head, the tick's and
+// ack_seq's low bytes. Followed by exactly recordsLen bytes of records,
+// the whole is one complete message, byte for byte what [Encode] produces
+// for the equivalent [ShortSnapshot]. The sender must know that the client
+// holds a snapshot whose tick and ack_seq are each at or below these and
+// less than [ShortReach] below (docs/protocol.md, "Short snapshots").
+//
+// It allocates only if dst lacks [MaxShortSnapshotHeaderSize] spare
+// capacity. It panics if recordsLen is negative or the message would
+// exceed [MaxServerMessageSize].
+func AppendShortSnapshotHeader(dst []byte, tick uint64, ackSeq uint32, recordsLen int) []byte {
+	if recordsLen < 0 || recordsLen > MaxServerMessageSize {
+		panic("wire: short snapshot records length out of range")
+	}
+	dst = appendHead(dst, majorBytes, uint64(recordsLen)+2)
+	return append(dst, byte(tick), byte(ackSeq))
+}
+
+// IsShortSnapshot reports whether b, a server's message, is in the short
+// snapshot form (a byte string head), not an envelope.
+func IsShortSnapshot(b []byte) bool { return len(b) > 0 && b[0]&0xe0 == majorBytes }
+
+// shortSnapshot checks a short snapshot's size and head and returns its
+// content (tick8, ack8, records), a sub-slice of b.
+func shortSnapshot(b []byte) ([]byte, error) {
+	if len(b) > MaxServerMessageSize {
+		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(b), MaxServerMessageSize)
+	}
+	r := reader{b: b}
+	major, n := r.head()
+	switch {
+	case r.err != nil:
+	case major != majorBytes:
+		r.err = errShape
+	case n > uint64(len(r.b)):
+		r.err = errTruncated
+	case n < uint64(len(r.b)):
+		r.err = errTrailing
+	case n < 2:
+		r.err = errShort
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("%w: short snapshot: %w", ErrMalformed, r.err)
+	}
+	return r.b, nil
+}
+
+// errShort reports a short snapshot without its tick and ack bytes.
+var errShort = errors.New("shorter than its tick and ack bytes")
+
 // Op is a snapshot record's kind: its first byte (a step carries its
 // direction in the low three bits).
 type Op uint8

@@ -19,10 +19,10 @@ var update = flag.Bool("update", false, "rewrite testdata/*.hex golden files")
 // docs/protocol.md. Empty lists are non-nil because decoding yields
 // non-nil empty slices.
 var examples = []Message{
-	&Hello{Grant: "g-7f3a9c", JoinID: 42, Versions: []uint16{6}},
+	&Hello{Grant: "g-7f3a9c", JoinID: 42, Versions: []uint16{7}},
 	&Resume{Token: "r-51e0", JoinID: 43},
 	&Intent{Seq: 7, Kind: IntentMoveItem, Dir: DirE, Item: ItemSlots{From: 2, To: ContainerSlot + 5, Count: 4}},
-	&HelloAck{JoinID: 42, Entity: 1001, Tick: 86400, Area: 5, ResumeToken: "r-51e0", Version: 6},
+	&HelloAck{JoinID: 42, Entity: 1001, Tick: 86400, Area: 5, ResumeToken: "r-51e0", Version: 7},
 	&Error{Code: CodeBadGrant, RefSeq: 0, JoinID: 42, Detail: "grant unknown"},
 	&Rehello{Code: CodeRehello, Detail: "binding lost"},
 	&IntentResult{Seq: 7, Code: CodeBlocked},
@@ -54,6 +54,50 @@ var examples = []Message{
 		{Code: 5, Name: "brick", Station: "furnace", Inputs: []Amount{{Kind: 14, Count: 2}}, Outputs: []Amount{{Kind: 23, Count: 1}}, Seconds: 10}}},
 	&Trade{ID: 3, With: 1002, Rev: 4, Mine: []Offered{{Slot: 2, Stack: Stack{ID: 7<<32 | 9, Kind: 15, Count: 4}}},
 		Theirs: []Offered{{Slot: 0, Stack: Stack{ID: 3<<32 | 2, Kind: 14, Count: 5}}}, Confirmed: TradeTheirs, Status: TradeOpen, Reason: CodeOK},
+}
+
+// exampleShort is the worked example of a short snapshot: sent after the
+// snapshot example (tick 86402, ack_seq 7), tick 86412, ack_seq 8, player 9
+// stepped south. Its golden file is testdata/snapshot_short.hex.
+var exampleShort = &ShortSnapshot{Tick8: 86412 % 256, Ack8: 8, Records: AppendStep(nil, 9, DirS)}
+
+const shortGolden = "testdata/snapshot_short.hex"
+
+// TestGoldenShortSnapshot is TestGolden for the short snapshot, whose
+// golden file its type does not name.
+func TestGoldenShortSnapshot(t *testing.T) {
+	if *update {
+		b, err := Encode(exampleShort)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := formatHex(exampleShort, b)
+		text = []byte(strings.Replace(string(text), "TestGolden", "TestGoldenShortSnapshot", 1))
+		if err := os.WriteFile(shortGolden, text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := readShortGolden(t)
+	got, err := Decode(b)
+	if err != nil || !reflect.DeepEqual(got, exampleShort) {
+		t.Fatalf("Decode(%x) = %+v, %v; want %+v", b, got, err, exampleShort)
+	}
+	if again, err := Encode(got); err != nil || !bytes.Equal(again, b) {
+		t.Errorf("re-encode = %x, %v; want %x", again, err, b)
+	}
+}
+
+func readShortGolden(t testing.TB) []byte {
+	t.Helper()
+	text, err := os.ReadFile(shortGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := parseHex(text)
+	if err != nil {
+		t.Fatalf("%s: %v", shortGolden, err)
+	}
+	return b
 }
 
 // exampleSlots is n slots beginning with first (the rest empty).
@@ -170,6 +214,9 @@ func TestProtocolDocExamples(t *testing.T) {
 			t.Errorf("docs/protocol.md lacks the %s example %s", m.Type(), want)
 		}
 	}
+	if want := hex.EncodeToString(readShortGolden(t)); !strings.Contains(flat, want) {
+		t.Errorf("docs/protocol.md lacks the short snapshot example %s", want)
+	}
 }
 
 func TestCodeRegistry(t *testing.T) {
@@ -229,10 +276,10 @@ func TestNegotiate(t *testing.T) {
 		want   uint16
 		ok     bool
 	}{
-		{[]uint16{6}, 6, true},
-		{[]uint16{7, 6, 5}, 6, true},
-		{[]uint16{5}, 0, false},
-		{[]uint16{5, 7}, 0, false},
+		{[]uint16{7}, 7, true},
+		{[]uint16{8, 7, 6}, 7, true},
+		{[]uint16{6}, 0, false},
+		{[]uint16{6, 8}, 0, false},
 		{nil, 0, false},
 	}
 	for _, tt := range tests {

@@ -137,3 +137,22 @@ func message(fr *Frame) []byte {
 	}
 	return msg
 }
+
+// recordsOf decodes a frame of either form for its flags and records
+// alone: a short snapshot's tick and ack_seq count from the client's
+// snapshot before it, which a caller of this does not follow.
+func recordsOf(t testing.TB, b []byte) (wire.SnapshotFlags, []byte) {
+	t.Helper()
+	m, err := wire.Decode(b)
+	if err != nil {
+		t.Fatalf("frame does not decode: %v", err)
+	}
+	switch m := m.(type) {
+	case *wire.Snapshot:
+		return m.Flags, m.Records
+	case *wire.ShortSnapshot:
+		return 0, m.Records
+	}
+	t.Fatalf("a %T frame, not a snapshot", m)
+	return 0, nil
+}

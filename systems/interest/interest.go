@@ -571,7 +571,12 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 	v.sent, v.sentTick, v.ackSent = rnd, s.a.Tick, ackSeq
 	own := len(f.Buf)
 	n += own
-	f.Buf = wire.AppendSnapshotHeader(f.Buf, s.a.Tick, ackSeq, flags, n)
+	if flags == 0 && v.shortBase(s.a.Tick, ackSeq) {
+		f.Buf = wire.AppendShortSnapshotHeader(f.Buf, s.a.Tick, ackSeq, n)
+	} else {
+		f.Buf = wire.AppendSnapshotHeader(f.Buf, s.a.Tick, ackSeq, flags, n)
+	}
+	v.hand(rnd, s.a.Tick, ackSeq)
 	f.Parts[0] = f.Buf[own:]
 	if seenAt >= 0 {
 		f.Parts[seenAt] = f.Buf[:own:own]

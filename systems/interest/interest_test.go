@@ -26,14 +26,21 @@ func TestClientViewTellsTheTruth(t *testing.T) {
 		rng := rand.New(rand.NewPCG(3, uint64(radius)))
 		info := &wire.AreaInfo{Area: 1, W: uint32(f.a.Grid.W()), H: uint32(f.a.Grid.H()), CellSize: uint16(f.hash.Size())}
 		views := map[*client]*view.View{}
+		streams := map[*client]*wire.Stream{} // each client's connection
 		var delivered []*client
 		f.deliver = func(c *client, fr *Frame) bool {
 			if rng.IntN(3) == 0 {
 				return false // lost: replaced before it was written
 			}
-			m, err := wire.Decode(message(fr))
+			if streams[c] == nil {
+				streams[c] = new(wire.Stream)
+			}
+			m, err := streams[c].Decode(message(fr))
 			if err != nil {
 				t.Fatalf("frame does not decode: %v", err)
+			}
+			if s := m.(*wire.Snapshot); s.Tick != f.a.Tick {
+				t.Fatalf("radius %d: the client reads tick %d; the Area is at %d", radius, s.Tick, f.a.Tick)
 			}
 			v := views[c]
 			if v == nil {
@@ -98,9 +105,10 @@ func TestAwayIsShown(t *testing.T) {
 	if err := v.Apply(&wire.AreaInfo{Area: 1, W: 128, H: 128, CellSize: 8}); err != nil {
 		t.Fatal(err)
 	}
+	var watcherStream wire.Stream
 	f.deliver = func(c *client, fr *Frame) bool {
 		if c == watcher {
-			m, err := wire.Decode(message(fr))
+			m, err := watcherStream.Decode(message(fr))
 			if err != nil {
 				t.Fatal(err)
 			}

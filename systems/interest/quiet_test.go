@@ -18,10 +18,11 @@ import (
 type quietClient struct {
 	*client
 	v         *view.View
-	ack       uint32 // the session's ack_seq on the server
-	heard     uint32 // the ack_seq of the last frame delivered
-	lastFrame int    // the round of its last frame
-	lost      bool   // its last frame was replaced before it was written
+	ack       uint32      // the session's ack_seq on the server
+	heard     uint32      // the ack_seq of the last frame delivered
+	lastFrame int         // the round of its last frame
+	lost      bool        // its last frame was replaced before it was written
+	st        wire.Stream // its connection, as of the frames delivered
 }
 
 // TestQuietRoundsTellTheTruth: a round with nothing new for a client sends
@@ -102,7 +103,7 @@ func TestQuietRoundsTellTheTruth(t *testing.T) {
 			if err := c.v.Apply(info); err != nil {
 				t.Fatal(err)
 			}
-			c.heard, c.lost = 0, false
+			c.heard, c.lost, c.st = 0, false, wire.Stream{} // a new connection
 			resets++
 		}
 		f.arena = f.s.Round(f.arena[:0])
@@ -135,11 +136,15 @@ func TestQuietRoundsTellTheTruth(t *testing.T) {
 				t.Fatalf("round %d: %d rounds without a frame; the keep-alive is %d", round, gap, keepAlive)
 			}
 			c.lastFrame = round
-			m, err := wire.Decode(message(&f.frame))
+			st := c.st // read as the client would; kept only if the frame arrives
+			m, err := st.Decode(message(&f.frame))
 			if err != nil {
 				t.Fatalf("round %d: frame does not decode: %v", round, err)
 			}
 			snap := m.(*wire.Snapshot)
+			if snap.Tick != f.a.Tick {
+				t.Fatalf("round %d: the frame carries tick %d, not %d", round, snap.Tick, f.a.Tick)
+			}
 			if snap.AckSeq != c.ack {
 				t.Fatalf("round %d: the frame carries ack_seq %d, not %d", round, snap.AckSeq, c.ack)
 			}
@@ -156,7 +161,7 @@ func TestQuietRoundsTellTheTruth(t *testing.T) {
 			if err := c.v.Apply(m); err != nil {
 				t.Fatalf("round %d: the frame breaks the protocol: %v", round, err)
 			}
-			c.heard = snap.AckSeq
+			c.heard, c.st = snap.AckSeq, st
 			c.client.v.Written.Store(f.frame.Round)
 		}
 		for _, c := range cs {

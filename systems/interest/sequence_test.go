@@ -85,6 +85,7 @@ func TestSnapshotSequenceGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join("testdata", "sequence")
+	var stream wire.Stream // the client's connection
 	for _, st := range steps {
 		st.do(a, es)
 		a.Tick++
@@ -94,7 +95,7 @@ func TestSnapshotSequenceGolden(t *testing.T) {
 		v0.Written.Store(fr.Round)
 		frames = append(frames, got)
 		path := filepath.Join(dir, st.name+".hex")
-		m, err := wire.Decode(got)
+		m, err := stream.Decode(got)
 		if err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/wire"
 )
 
 // View is one client's view of an Area, as the interest system knows it:
@@ -18,25 +19,73 @@ type View struct {
 	// reader) lost its records, and the cells it carried go whole next.
 	Written atomic.Uint64
 
-	seen      []uint64 // per hash cell: the round its view is current as of
-	mark      []uint64 // per hash cell: the last round it was within interest
-	staticVer []uint32 // per hash cell: the map version sent (0: none)
-	inflight  []int32  // cells whose records the last frame carried
-	forgot    []int32  // cells the last frame forgot (forgotten again if it never arrived)
-	forgotNow []int32  // this frame's
-	round     uint64   // the round of the last frame built (or found quiet)
-	sent      uint64   // the round of the last frame built
-	sentTick  uint64   // the Area's tick then
-	ackSent   uint32   // the ack_seq it carried
-	fresh     bool     // the next frame resets the client's view
-	walked    uint64   // the round its cells were last walked
-	gen       uint64   // the map's generation then
-	cells     []int32  // this round's cells within interest
-	prev      []int32  // last round's
-	delta     []bool   // per hash cell, this frame: sent as a delta (not whole)
-	partial   []bool   // per hash cell, this frame: in sight only in part (line of sight)
-	held      []bool   // per hash cell: the client holds what it saw of it, not all of it
-	los       losView  // line of sight: the last field of view
+	seen      []uint64             // per hash cell: the round its view is current as of
+	mark      []uint64             // per hash cell: the last round it was within interest
+	staticVer []uint32             // per hash cell: the map version sent (0: none)
+	inflight  []int32              // cells whose records the last frame carried
+	forgot    []int32              // cells the last frame forgot (forgotten again if it never arrived)
+	forgotNow []int32              // this frame's
+	round     uint64               // the round of the last frame built (or found quiet)
+	sent      uint64               // the round of the last frame built
+	sentTick  uint64               // the Area's tick then
+	ackSent   uint32               // the ack_seq it carried
+	fresh     bool                 // the next frame resets the client's view
+	handed    [handedFrames]handed // the last frames built, the newest at handed[(nHanded-1) % handedFrames]
+	nHanded   int
+	walked    uint64  // the round its cells were last walked
+	gen       uint64  // the map's generation then
+	cells     []int32 // this round's cells within interest
+	prev      []int32 // last round's
+	delta     []bool  // per hash cell, this frame: sent as a delta (not whole)
+	partial   []bool  // per hash cell, this frame: in sight only in part (line of sight)
+	held      []bool  // per hash cell: the client holds what it saw of it, not all of it
+	los       losView // line of sight: the last field of view
+}
+
+// handed is one frame built for the client: what a short snapshot after
+// it is counted from, if it is the last the client got.
+type handed struct {
+	round, tick uint64
+	ack         uint32
+}
+
+// handedFrames is how many of the last frames a View keeps: a frame can
+// count on what came before it only if the writer reported one of these
+// written (latest-wins keeps one frame pending, so two would mostly do).
+const handedFrames = 4
+
+// shortBase reports whether the next frame, of tick and ackSeq, can go in
+// the short form: the frame the writer last reported written is among
+// those kept, and from it and every frame built after it (any of which
+// may be the last the client got: the writer reports a frame after
+// writing it) the tick and ack_seq moved forward by less than
+// wire.ShortReach (ack_seq in serial-number arithmetic). A View keeps the last frames built in order, so when
+// the written one is kept, so is every one after it.
+func (v *View) shortBase(tick uint64, ackSeq uint32) bool {
+	w := v.Written.Load()
+	found := false
+	for _, h := range v.handed {
+		found = found || (w != 0 && h.round == w)
+	}
+	if !found {
+		return false // nothing written yet, or too long ago to know its tick
+	}
+	for _, h := range v.handed {
+		if h.round < w || h.round == 0 {
+			continue // before the written one: the client got something newer
+		}
+		// ack_seq in serial-number arithmetic: seqs wrap.
+		if h.tick > tick || tick-h.tick >= wire.ShortReach || ackSeq-h.ack >= wire.ShortReach {
+			return false
+		}
+	}
+	return true
+}
+
+// hand records a frame built for the client.
+func (v *View) hand(round, tick uint64, ackSeq uint32) {
+	v.handed[v.nHanded%handedFrames] = handed{round: round, tick: tick, ack: ackSeq}
+	v.nHanded++
 }
 
 // unknown marks a cell whose content on the client is not known (the frame
@@ -55,6 +104,7 @@ func (v *View) Reset() {
 	v.forgot = v.forgot[:0]
 	v.cells = v.cells[:0]
 	v.round, v.sent, v.sentTick, v.ackSent = 0, 0, 0, 0
+	v.handed, v.nHanded = [handedFrames]handed{}, 0
 	v.fresh = true
 	v.los.at = ecs.NoCell
 	clear(v.held)

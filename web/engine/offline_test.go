@@ -2,18 +2,24 @@ package engine
 
 import (
 	"bytes"
+	"sync"
 	"testing"
 
 	"github.com/leyworks/ley/content"
 	"github.com/leyworks/ley/net/wire"
 )
 
+// streams holds each offline Area's wire.Stream: its client's short
+// snapshots count from the snapshot before.
+var streams sync.Map // *Offline -> *wire.Stream
+
 // take decodes every frame the offline Area has for its client.
 func take(t *testing.T, o *Offline) []wire.Message {
 	t.Helper()
 	var out []wire.Message
+	st, _ := streams.LoadOrStore(o, new(wire.Stream))
 	for _, f := range o.Take() {
-		m, err := wire.Decode(f)
+		m, err := st.(*wire.Stream).Decode(f)
 		if err != nil {
 			t.Fatalf("a frame the client cannot read: %v (% x)", err, f)
 		}

@@ -229,7 +229,7 @@ func newChurner(r *runner, p *player, cs *churnStats, seed uint64, i int, portal
 	cfg.LocalAddr, cfg.Window = p.local, window
 	cfg.Handler = client.Handler{
 		Frame: func(f client.Frame) {
-			m, err := wire.Decode(f.Bytes)
+			m, err := f.Decode()
 			n := len(f.Bytes)
 			f.Bytes = nil
 			c.in <- cevent{kind: cframeKind, frame: f, m: m, n: n, err: err}

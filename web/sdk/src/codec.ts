@@ -2,7 +2,8 @@
  * The codec: every message of the protocol to and from its CBOR bytes,
  * on cbor-x. Bodies are positional arrays (docs/protocol.md, "Schema");
  * decoding checks the protocol's decoding rules first (strict.ts), then
- * the body's shape and every field's range.
+ * the body's shape and every field's range. A short snapshot is no
+ * envelope but one byte string ("Short snapshots"), read here by hand.
  *
  * @module
  */
@@ -31,6 +32,7 @@ import {
   type PresencePlayer,
   type Recipe,
   type RecipeItem,
+  type ShortSnapshot,
   type Stack,
   type StaticObject,
 } from "./protocol.js";
@@ -42,6 +44,9 @@ const U32 = 0xffffffff;
 const U64 = (1n << 64n) - 1n;
 const I32_MIN = -0x80000000;
 const I32_MAX = 0x7fffffff;
+
+/** The CBOR major type of byte strings: a frame of it is a short snapshot. */
+const MAJOR_BYTES = 2;
 
 // Maps never reach cbor-x (checkStrict refuses them), nor do tags: these
 // options only keep cbor-x from its own extensions.
@@ -221,12 +226,20 @@ const player = (v: unknown): PresencePlayer => {
  * {@link MalformedError} for anything else: bytes outside the decoding
  * rules, a body of the wrong shape, a field out of range, a type this
  * side does not know (code UNKNOWN_TYPE), an envelope of another version
- * than 6 on a message other than hello, hello_ack and error, whose shapes
+ * than 7 on a message other than hello, hello_ack and error, whose shapes
  * are frozen across versions (code VERSION_UNSUPPORTED).
+ *
+ * A frame that is a byte string (its first byte 0x40 to 0x5f) is a short
+ * snapshot: it decodes to a {@link ShortSnapshot}, which the receiver
+ * expands against the snapshot its connection received before it
+ * (expandShortSnapshot). Its length head must be definite (a longer form
+ * than needed is accepted, as for every integer), nothing may follow the
+ * byte string, and it must hold at least its tick and ack bytes.
  *
  * The returned snapshot's `records` may share memory with b.
  */
 export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Message {
+  if (b.length > 0 && (b[0] as number) >> 5 === MAJOR_BYTES) return decodeShortSnapshot(b, maxSize);
   checkStrict(b, maxSize);
   let env: unknown;
   try {
@@ -406,6 +419,59 @@ export function decodeMessage(b: Uint8Array, maxSize = MAX_SERVER_MESSAGE): Mess
   }
 }
 
+/** headSize is the size of the shortest CBOR head whose argument is n. */
+function headSize(n: number): number {
+  return n < 24 ? 1 : n <= U8 ? 2 : n <= U16 ? 3 : n <= U32 ? 5 : 9;
+}
+
+/**
+ * decodeShortSnapshot decodes a frame that is a byte string: a short
+ * snapshot (docs/protocol.md, "Short snapshots"). Its records share
+ * memory with b.
+ */
+function decodeShortSnapshot(b: Uint8Array, maxSize: number): ShortSnapshot {
+  // One definite-length byte string and nothing after it, within maxSize.
+  checkStrict(b, maxSize);
+  const ai = (b[0] as number) & 31;
+  const at = ai < 24 ? 1 : 1 + (1 << (ai - 24));
+  const n = b.length - at;
+  if (n < 2) throw new MalformedError(`short snapshot of ${n} bytes: shorter than its tick and ack bytes`);
+  return { type: "short_snapshot", tick8: b[at] as number, ack8: b[at + 1] as number, records: b.subarray(at + 2) };
+}
+
+/**
+ * encodeShortSnapshot encodes a short snapshot: the byte string's head
+ * (its shortest form), the tick's and ack_seq's low bytes, the records.
+ */
+function encodeShortSnapshot(m: ShortSnapshot): Uint8Array {
+  checkUint(m.tick8, U8, "tick8");
+  checkUint(m.ack8, U8, "ack8");
+  const n = m.records.length + 2;
+  const at = headSize(n);
+  const out = new Uint8Array(at + n);
+  const dv = new DataView(out.buffer);
+  switch (at) {
+    case 1:
+      out[0] = (MAJOR_BYTES << 5) | n;
+      break;
+    case 2:
+      out[0] = (MAJOR_BYTES << 5) | 24;
+      out[1] = n;
+      break;
+    case 3:
+      out[0] = (MAJOR_BYTES << 5) | 25;
+      dv.setUint16(1, n);
+      break;
+    default:
+      out[0] = (MAJOR_BYTES << 5) | 26;
+      dv.setUint32(1, n);
+  }
+  out[at] = m.tick8;
+  out[at + 1] = m.ack8;
+  out.set(m.records, at + 2);
+  return out;
+}
+
 function isKnown(t: number): boolean {
   return Object.values(MsgType).includes(t as (typeof MsgType)[keyof typeof MsgType]);
 }
@@ -454,7 +520,7 @@ function offeredBody(o: Offered): unknown[] {
 }
 
 /** body returns the envelope's type number and the body of m, ranges checked. */
-function body(m: Message): [number, unknown[]] {
+function body(m: Exclude<Message, ShortSnapshot>): [number, unknown[]] {
   switch (m.type) {
     case "hello":
       return [MsgType.hello, [m.grant, uint64(m.joinId), m.versions.map((v) => checkUint(v, U16, "version"))]];
@@ -552,10 +618,12 @@ function body(m: Message): [number, unknown[]] {
  * encodeMessage encodes m in the protocol's deterministic form (definite
  * lengths, every integer in its shortest form), in a fresh buffer. Client
  * messages are what a client sends; the server's are encoded too, for
- * tests and tools that stand in for a server. It throws a RangeError for
- * a field out of its range.
+ * tests and tools that stand in for a server (a {@link ShortSnapshot} as
+ * its byte string, not an envelope). It throws a RangeError for a field
+ * out of its range.
  */
 export function encodeMessage(m: Message): Uint8Array {
+  if (m.type === "short_snapshot") return encodeShortSnapshot(m);
   const [t, b] = body(m);
   // encode returns a view of cbor-x's shared buffer: copy it out.
   return Uint8Array.from(encoder.encode([PROTOCOL_VERSION, t, b]) as Uint8Array);

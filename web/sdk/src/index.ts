@@ -1,14 +1,15 @@
 /**
- * @leyworks/ley-sdk: the client SDK of ley (protocol version 6).
+ * @leyworks/ley-sdk: the client SDK of ley (protocol version 7).
  *
  * - {@link Director}: the HTTP API (accounts, sessions, Areas, joins).
  * - {@link Session}: a player in a realm: join, the game socket, the
  *   view, prediction and reconciliation, reconnects, portals, events.
  * - {@link AreaView}: a client's view of an Area, as docs/protocol.md
  *   keeps it.
- * - The codec ({@link encodeMessage}, {@link decodeMessage}) and the
- *   snapshot records ({@link readRecords}, {@link RecordWriter}), for
- *   tools and tests.
+ * - The codec ({@link encodeMessage}, {@link decodeMessage}, and
+ *   {@link expandShortSnapshot} for short snapshots) and the snapshot
+ *   records ({@link readRecords}, {@link RecordWriter}), for tools and
+ *   tests.
  *
  * @packageDocumentation
  */

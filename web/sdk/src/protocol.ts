@@ -1,5 +1,5 @@
 /**
- * The messages of ley's client protocol, version 6 (docs/protocol.md), as
+ * The messages of ley's client protocol, version 7 (docs/protocol.md), as
  * TypeScript types: one interface per message type, discriminated by
  * `type`, with the fields in the order the wire carries them.
  *
@@ -10,8 +10,10 @@
  * @module
  */
 
-/** The protocol version this SDK speaks. */
-export const PROTOCOL_VERSION = 6;
+import { MalformedError } from "./strict.js";
+
+/** The protocol version this SDK speaks (version 7 added the short snapshot). */
+export const PROTOCOL_VERSION = 7;
 
 /** Message type numbers (the `t` of the envelope `[v, t, body]`). */
 export const MsgType = {
@@ -252,6 +254,46 @@ export interface Snapshot {
   flags: number;
   /** The records, a byte layout of their own (see records.ts). */
   records: Uint8Array;
+}
+
+/**
+ * A short snapshot (docs/protocol.md, "Short snapshots"), as it comes:
+ * not an envelope but one CBOR byte string holding the low bytes of the
+ * tick and of ack_seq, then the records. It is
+ * `snapshot{tick, ack_seq, 0, records}`, where tick and ack_seq are the
+ * closest at or above those of the snapshot the connection received
+ * before it (of either form) with these low bytes:
+ * {@link expandShortSnapshot} makes that snapshot of it. A short snapshot
+ * with no snapshot before it on its connection is malformed.
+ */
+export interface ShortSnapshot {
+  readonly type: "short_snapshot";
+  /** The tick's low byte. */
+  tick8: number;
+  /** ack_seq's low byte. */
+  ack8: number;
+  /** The records, as a snapshot's (see records.ts). */
+  records: Uint8Array;
+}
+
+/** The tick and ack_seq of the snapshot a short snapshot counts from. */
+export interface SnapshotBase {
+  tick: number;
+  ackSeq: number;
+}
+
+/**
+ * expandShortSnapshot returns the snapshot s stands for, given last, the
+ * snapshot its connection received before it (of either form):
+ * `tick = last.tick + ((tick8 - last.tick) mod 256)`, and ack_seq alike
+ * on 32 bits (seqs wrap: after 4294967295 comes 0), flags 0, s's records
+ * (not copied). It throws a MalformedError for a tick past 2^53 - 1.
+ */
+export function expandShortSnapshot(last: SnapshotBase, s: ShortSnapshot): Snapshot {
+  const tick = last.tick + ((s.tick8 - (last.tick % 256) + 256) % 256);
+  if (!Number.isSafeInteger(tick)) throw new MalformedError(`short snapshot: tick ${tick} past 2^53 - 1`);
+  const ackSeq = (last.ackSeq + ((s.ack8 - (last.ackSeq & 0xff) + 256) & 0xff)) >>> 0;
+  return { type: "snapshot", tick, ackSeq, flags: 0, records: s.records };
 }
 
 /** A static object of a cell: `[id, kind, x, y, state, text, item]`, one per slot of a square at most. */
@@ -603,6 +645,7 @@ export type ServerMessage =
   | Rehello
   | IntentResult
   | Snapshot
+  | ShortSnapshot
   | Static
   | Presence
   | AreaClosing

@@ -36,9 +36,13 @@ import {
   PROTOCOL_VERSION,
   type Recipe,
   SNAPSHOT_RESET,
+  type ShortSnapshot,
+  type Snapshot,
+  type SnapshotBase,
   type Stack,
   type Trade,
   TradeStatus,
+  expandShortSnapshot,
 } from "./protocol.js";
 import type { EntityState } from "./records.js";
 import { nextSeq } from "./seq.js";
@@ -321,6 +325,8 @@ export class Session {
   private readonly silenceMs: number;
   /** When the current socket last brought a message (clock ms). */
   private heardAt = 0;
+  /** The tick and ack_seq of the last snapshot the current socket brought (a short one counts from it); null before one. */
+  private lastSnapshot: SnapshotBase | null = null;
   private silenceTimer: TimerHandle | null = null;
   private readonly inferCombat: boolean;
 
@@ -915,6 +921,7 @@ export class Session {
     this.detach();
     const gen = ++this.gen;
     this.sessionEnded = false;
+    this.lastSnapshot = null; // a short snapshot counts from one of its own connection
     this.resuming = first.type === "resume";
     this.nextTry = null;
     let opened = false;
@@ -1308,7 +1315,11 @@ export class Session {
         this.events.emit("presence", this.view.players);
         return;
       case "snapshot":
+        this.lastSnapshot = { tick: m.tick, ackSeq: m.ackSeq };
         this.onSnapshot(m.tick, m.ackSeq, m.flags, m.records);
+        return;
+      case "short_snapshot":
+        this.onShortSnapshot(m);
         return;
       case "intent_result":
         this.onRefusal(m.seq, m.code);
@@ -1449,6 +1460,28 @@ export class Session {
     }
     this.setState("bound");
     for (const o of this.outbox.splice(0)) this.send(o);
+  }
+
+  /**
+   * onShortSnapshot expands a short snapshot against the last snapshot of
+   * the connection, then takes it as that snapshot. One with no snapshot
+   * before it on the connection is malformed: dropped, as any.
+   */
+  private onShortSnapshot(m: ShortSnapshot): void {
+    const last = this.lastSnapshot;
+    if (last === null) {
+      this.drop("a short snapshot with no snapshot before it on this connection");
+      return;
+    }
+    let s: Snapshot;
+    try {
+      s = expandShortSnapshot(last, m);
+    } catch (e) {
+      this.drop(e instanceof Error ? e.message : String(e));
+      return;
+    }
+    this.lastSnapshot = { tick: s.tick, ackSeq: s.ackSeq };
+    this.onSnapshot(s.tick, s.ackSeq, s.flags, s.records);
   }
 
   private onSnapshot(tick: number, ackSeq: number, flags: number, records: Uint8Array): void {

@@ -14,7 +14,14 @@ import { decodeMessage, encodeMessage } from "./codec.js";
 import { codeName } from "./codes.js";
 import type { Director } from "./director.js";
 import { Emitter } from "./emitter.js";
-import { PROTOCOL_VERSION, type ClientMessage, type Flow, type ServerMessage } from "./protocol.js";
+import {
+  PROTOCOL_VERSION,
+  type ClientMessage,
+  type Flow,
+  type ServerMessage,
+  type SnapshotBase,
+  expandShortSnapshot,
+} from "./protocol.js";
 import type { GameSocket } from "./session.js";
 import { AreaView } from "./view.js";
 
@@ -59,6 +66,8 @@ export class Spectator {
   private st: SpectatorState = "idle";
   private watched = 0;
   private field: Flow | null = null;
+  /** The tick and ack_seq of the last snapshot of the connection (a short one counts from it); null before one. */
+  private lastSnapshot: SnapshotBase | null = null;
   /** Rejects the start under way, if its socket is let go before the host bound it. */
   private abandon: ((e: Error) => void) | null = null;
 
@@ -100,6 +109,7 @@ export class Spectator {
     this.view.reset();
     this.watched = 0;
     this.field = null;
+    this.lastSnapshot = null;
     const g = await this.director.spectate(this.area);
     if (this.st !== "connecting") return; // closed meanwhile
     const ws = this.socketFactory(g.wsUrl);
@@ -121,7 +131,14 @@ export class Spectator {
             // A client's message from the server: it breaks the protocol.
             throw new Error(`a client's ${d.type} from the server`);
           }
-          m = d;
+          if (d.type === "short_snapshot") {
+            // A player's point of view comes as that player's frames, short ones too.
+            if (this.lastSnapshot === null) throw new Error("a short snapshot with no snapshot before it on this connection");
+            m = expandShortSnapshot(this.lastSnapshot, d);
+          } else {
+            m = d;
+          }
+          if (m.type === "snapshot") this.lastSnapshot = { tick: m.tick, ackSeq: m.ackSeq };
         } catch (e) {
           // The start's own reason first: failing lets the socket go, which rejects it otherwise.
           if (!bound) reject(new Error("the host's answer could not be read"));

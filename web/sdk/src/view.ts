@@ -94,9 +94,14 @@ export class AreaView {
    * apply applies one server message; those that do not change the view
    * (errors, intent results, ...) are ignored. It throws a
    * {@link ViewError} or a MalformedError (records that do not decode).
+   * A short snapshot is a ViewError: what it stands for depends on the
+   * connection it came on, which the view does not know; expand it first
+   * (expandShortSnapshot) and apply the snapshot it makes.
    */
   apply(m: ServerMessage): void {
     switch (m.type) {
+      case "short_snapshot":
+        throw new ViewError("a short snapshot, not expanded against its connection's last snapshot");
       case "area_info":
         this.applyAreaInfo(m);
         return;

@@ -26,7 +26,9 @@ import {
   codeName,
   decodeMessage,
   encodeMessage,
+  expandShortSnapshot,
   readRecords,
+  type ShortSnapshot,
 } from "../src/index.js";
 import { eq, hex, ok, test, throws, unhex } from "./harness.js";
 
@@ -40,10 +42,10 @@ function slots(n: number, ...first: Stack[]): Stack[] {
 
 /** The value of each golden file, as docs/protocol.md's worked examples give it. */
 const goldens: Record<string, Message> = {
-  hello: { type: "hello", grant: "g-7f3a9c", joinId: 42n, versions: [6] },
+  hello: { type: "hello", grant: "g-7f3a9c", joinId: 42n, versions: [7] },
   resume: { type: "resume", token: "r-51e0", joinId: 43n },
   intent: { type: "intent", seq: 7, kind: 6, dir: 2, target: { x: 0, y: 0 }, item: { from: 2, to: 69, count: 4 } },
-  hello_ack: { type: "hello_ack", joinId: 42n, entity: 1001, tick: 86400, area: 5, resumeToken: "r-51e0", version: 6 },
+  hello_ack: { type: "hello_ack", joinId: 42n, entity: 1001, tick: 86400, area: 5, resumeToken: "r-51e0", version: 7 },
   area_info: {
     type: "area_info",
     area: 5,
@@ -73,6 +75,7 @@ const goldens: Record<string, Message> = {
   rehello: { type: "rehello", code: Code.REHELLO, detail: "binding lost" },
   intent_result: { type: "intent_result", seq: 7, code: Code.BLOCKED },
   snapshot: { type: "snapshot", tick: 86402, ackSeq: 7, flags: 0, records: unhex("0209100c01011104060f001203") },
+  snapshot_short: { type: "short_snapshot", tick8: 140, ack8: 8, records: unhex("0409") },
   static: {
     type: "static",
     cell: 9,
@@ -163,22 +166,94 @@ test("the golden snapshot's records decode as documented", () => {
   );
 });
 
+test("the golden short snapshot, after the golden snapshot, is tick 86412, ack_seq 8, a step s of 9", (fx) => {
+  const whole = decodeMessage(unhex(fx.golden["snapshot"] ?? ""));
+  const short = decodeMessage(unhex(fx.golden["snapshot_short"] ?? ""));
+  ok(whole.type === "snapshot" && short.type === "short_snapshot", `types ${whole.type}, ${short.type}`);
+  if (whole.type !== "snapshot" || short.type !== "short_snapshot") return;
+  const s = expandShortSnapshot(whole, short);
+  eq(s, { type: "snapshot", tick: 86412, ackSeq: 8, flags: 0, records: unhex("0409") }, "expanded");
+  eq(readRecords(s.records), [{ op: "step", dir: Dir.S, id: 9 }], "records");
+});
+
+test("a short snapshot decodes from its byte string, and encodes back", () => {
+  const b = unhex("448c080409");
+  const m = decodeMessage(b);
+  eq(m, { type: "short_snapshot", tick8: 140, ack8: 8, records: unhex("0409") }, "decode");
+  if (m.type !== "short_snapshot") return;
+  ok(m.records.buffer === b.buffer, "the records share the frame's memory");
+  eq(hex(encodeMessage(m)), "448c080409", "encode");
+  eq(expandShortSnapshot({ tick: 86402, ackSeq: 7 }, m), { type: "snapshot", tick: 86412, ackSeq: 8, flags: 0, records: unhex("0409") }, "expanded");
+  // A keep-alive: no records. The head grows with the records, always in its shortest form.
+  const sizes: [number, string][] = [[0, "42"], [21, "57"], [22, "5818"], [253, "58ff"], [254, "590100"], [65533, "59ffff"], [65534, "5a00010000"]];
+  for (const [n, head] of sizes) {
+    const s: ShortSnapshot = { type: "short_snapshot", tick8: 1, ack8: 2, records: new Uint8Array(n).fill(0x09) };
+    const e = encodeMessage(s);
+    eq(hex(e.subarray(0, head.length / 2 + 2)), head + "0102", `${n} bytes of records: head`);
+    eq(e.length, head.length / 2 + 2 + n, `${n} bytes of records: length`);
+    eq(decodeMessage(e), s, `${n} bytes of records: round trip`);
+  }
+  throws(() => encodeMessage({ type: "short_snapshot", tick8: 256, ack8: 0, records: new Uint8Array() }), RangeError, "tick8 256");
+  // Length heads longer than they need are accepted, as every integer's (and re-encode short).
+  eq(decodeMessage(unhex("58020102")), { type: "short_snapshot", tick8: 1, ack8: 2, records: new Uint8Array() }, "a one-byte length head for 2");
+  eq(decodeMessage(unhex("5900050102030405")), { type: "short_snapshot", tick8: 1, ack8: 2, records: unhex("030405") }, "a two-byte length head for 5");
+});
+
+test("a short snapshot counts on from the last snapshot, wrapping its low bytes", () => {
+  const s = (tick8: number, ack8: number): ShortSnapshot => ({ type: "short_snapshot", tick8, ack8, records: new Uint8Array() });
+  const cases: [string, { tick: number; ackSeq: number }, ShortSnapshot, number, number][] = [
+    ["the same tick and ack", { tick: 86402, ackSeq: 7 }, s(130, 7), 86402, 7],
+    ["one tick on", { tick: 0, ackSeq: 0 }, s(1, 0), 1, 0],
+    ["the tick's low byte wraps", { tick: 250, ackSeq: 0 }, s(4, 0), 260, 0],
+    ["255 on", { tick: 256, ackSeq: 1 }, s(255, 0), 511, 256],
+    ["the ack's low byte wraps", { tick: 1, ackSeq: 255 }, s(1, 0), 1, 256],
+    ["past 2^32 ticks", { tick: 2 ** 32 + 250, ackSeq: 3 }, s(2, 5), 2 ** 32 + 258, 5],
+    ["up to 2^53 - 1 ticks", { tick: Number.MAX_SAFE_INTEGER - 5, ackSeq: 0 }, s(0xff, 0), Number.MAX_SAFE_INTEGER, 0],
+    ["the ack's 32 bits wrap, as seqs do", { tick: 9, ackSeq: 0xffffffff }, s(9, 1), 9, 1],
+    ["ack 2^32 - 1", { tick: 9, ackSeq: 0xfffffff0 }, s(9, 0xff), 9, 0xffffffff],
+  ];
+  for (const [name, last, m, tick, ackSeq] of cases) {
+    eq(expandShortSnapshot(last, m), { type: "snapshot", tick, ackSeq, flags: 0, records: new Uint8Array() }, name);
+  }
+  throws(() => expandShortSnapshot({ tick: Number.MAX_SAFE_INTEGER, ackSeq: 0 }, s(0, 0)), MalformedError, "a tick past 2^53 - 1");
+});
+
+test("short snapshots outside the rules are refused", () => {
+  const cases: [string, string][] = [
+    ["no content", "40"],
+    ["one byte of content", "4105"],
+    ["an indefinite length", "5f42010203ff"],
+    ["a reserved head", "5c"],
+    ["a byte string longer than the frame", "45010203"],
+    ["a truncated length head", "58"],
+    ["trailing bytes after the byte string", "4301020300"],
+    ["a second byte string after it", "420102420304"],
+  ];
+  for (const [name, h] of cases) {
+    const e = throws(() => decodeMessage(unhex(h)), MalformedError, name);
+    eq(e.code, Code.MALFORMED, `${name}: code`);
+  }
+  const big = new Uint8Array((1 << 20) + 1);
+  big.set([0x5a, 0x00, 0x10, 0x00, 0x00]);
+  throws(() => decodeMessage(big), MalformedError, "a short snapshot over 1 MiB");
+});
+
 test("join ids past 2^53 survive both ways", () => {
   const joinId = 18446744073709551615n; // 2^64 - 1
   const m: Message = { type: "hello", grant: "g", joinId, versions: [2] };
   const b = encodeMessage(m);
-  eq(hex(b.subarray(0, 6)), "830601836167", "head");
+  eq(hex(b.subarray(0, 6)), "830701836167", "head");
   eq(hex(b.subarray(6, 15)), "1bffffffffffffffff", "join id in 8 bytes");
   eq(decodeMessage(b), m, "round trip");
   const mid: Message = { type: "resume", token: "t", joinId: 2n ** 40n };
-  eq(hex(encodeMessage(mid)), "830602826174" + "1b0000010000000000", "2^40 in 8 bytes");
+  eq(hex(encodeMessage(mid)), "830702826174" + "1b0000010000000000", "2^40 in 8 bytes");
   const small: Message = { type: "resume", token: "t", joinId: 5n };
-  eq(hex(encodeMessage(small)), "830602826174" + "05", "a small join id in one byte");
+  eq(hex(encodeMessage(small)), "830702826174" + "05", "a small join id in one byte");
 });
 
 test("longer integer forms are accepted", () => {
   // intent_result{seq: 7, code: BLOCKED} with seq as a 64-bit head.
-  eq(decodeMessage(unhex("83060b821b00000000000000070f")), { type: "intent_result", seq: 7, code: Code.BLOCKED }, "decode");
+  eq(decodeMessage(unhex("83070b821b00000000000000070f")), { type: "intent_result", seq: 7, code: Code.BLOCKED }, "decode");
 });
 
 test("the decoding rules refuse what is outside the schema", () => {
@@ -189,18 +264,19 @@ test("the decoding rules refuse what is outside the schema", () => {
     ["indefinite array", "9f021080ff", Code.MALFORMED],
     ["a map", "a0", Code.MALFORMED],
     ["a tag", "c283040b82070f", Code.MALFORMED],
-    ["a float", "83060b82f93c000f", Code.MALFORMED],
-    ["null", "830610f6", Code.MALFORMED],
-    ["trailing bytes", "8306108000", Code.MALFORMED],
-    ["truncated", "83060b8207", Code.MALFORMED],
-    ["byte string past the end", "83060c84010000" + "4502", Code.MALFORMED],
-    ["invalid UTF-8", "83060a820262c328", Code.MALFORMED],
-    ["wrong field count", "83060b83070f00", Code.MALFORMED],
-    ["wrong field type", "83060b8261070f", Code.MALFORMED],
-    ["field out of range", "83060b82071a00010000", Code.MALFORMED],
-    ["a negative seq", "83060b82200f", Code.MALFORMED],
-    ["unknown type", "8306078100", Code.UNKNOWN_TYPE],
+    ["a float", "83070b82f93c000f", Code.MALFORMED],
+    ["null", "830710f6", Code.MALFORMED],
+    ["trailing bytes", "8307108000", Code.MALFORMED],
+    ["truncated", "83070b8207", Code.MALFORMED],
+    ["byte string past the end", "83070c84010000" + "4502", Code.MALFORMED],
+    ["invalid UTF-8", "83070a820262c328", Code.MALFORMED],
+    ["wrong field count", "83070b83070f00", Code.MALFORMED],
+    ["wrong field type", "83070b8261070f", Code.MALFORMED],
+    ["field out of range", "83070b82071a00010000", Code.MALFORMED],
+    ["a negative seq", "83070b82200f", Code.MALFORMED],
+    ["unknown type", "8307078100", Code.UNKNOWN_TYPE],
     ["another version", "83030b82070f", Code.VERSION_UNSUPPORTED],
+    ["version 6, retired", "83060b82070f", Code.VERSION_UNSUPPORTED],
   ];
   for (const [name, h, code] of cases) {
     const e = throws(() => decodeMessage(unhex(h)), MalformedError, name);
@@ -227,7 +303,7 @@ test("a message over 1 MiB is refused before decoding", () => {
 });
 
 test("arrays nested too deep are refused", () => {
-  throws(() => decodeMessage(unhex("830614" + "81".repeat(12) + "00")), MalformedError, "12 levels");
+  throws(() => decodeMessage(unhex("830714" + "81".repeat(12) + "00")), MalformedError, "12 levels");
 });
 
 test("encoding refuses fields out of range", () => {
@@ -443,9 +519,9 @@ test("area_info, creature kinds, plots and static objects of the wrong shape are
   eq(decodeMessage(unhex(head + "808080")), info, "no creature kinds, no item kinds, no plots");
   eq(decodeMessage(unhex(head + "8080" + "81840a040605")), { ...info, plots: [{ x: 10, y: 4, w: 6, h: 5 }] }, "one plot");
   const fields = (n: number): string => head.slice(0, 6) + (0x80 + n).toString(16) + head.slice(8); // the head, its body of n fields
-  const obj = "83060d8400018201184081"; // static{cell 0, version 1, floor [grass, 64]}, one object:
+  const obj = "83070d8400018201184081"; // static{cell 0, version 1, floor [grass, 64]}, one object:
   const cases: [string, string][] = [
-    ["area_info of 12 fields, as before the kinds", "8306148c056776696c6c6167651840183008140a18c808181819753001"],
+    ["area_info of 12 fields, as before the kinds", "8307148c056776696c6c6167651840183008140a18c808181819753001"],
     ["area_info without its item kinds, as version 2 had it", fields(14) + "80"],
     ["area_info without its plots, as version 3 had it", fields(15) + "8080"],
     ["a creature kind of one field", head + "8181" + "64776f6c66" + "80" + "80"],
@@ -501,27 +577,27 @@ test("an inventory's stash holds at most 40 stacks, each of the shape of a slot"
 
 test("recipes: t = 25, [known], each recipe [code, name, station, inputs, outputs, seconds], both ways", () => {
   const h =
-    "83061819" + // envelope: v = 6, t = 25 (two bytes: 18 19)
+    "83071819" + // envelope: v = 7, t = 25 (two bytes: 18 19)
     "81" + // body, array(1)
     "82" + // known, array(2)
     "86" + "01" + "66706c616e6b73" + "686361756c64726f6e" + "81820d02" + "81820f04" + "00" + // [1, "planks", "cauldron", [[13, 2]], [[15, 4]], 0]
     "86" + "03" + "657461626c65" + "686361756c64726f6e" + "82820e01" + "820f04" + "81820201" + "00"; // [3, "table", "cauldron", [[14, 1], [15, 4]], [[2, 1]], 0]
   eq(hex(encodeMessage(KNOWN_RECIPES)), h, "encoded");
   eq(decodeMessage(unhex(h)), KNOWN_RECIPES, "decoded");
-  eq(decodeMessage(unhex("830618198180")), { type: "recipes", known: [] }, "none known");
+  eq(decodeMessage(unhex("830718198180")), { type: "recipes", known: [] }, "none known");
   // A longer integer form of a count is accepted, as everywhere.
-  eq(decodeMessage(unhex("83061819818186" + "01" + "6170" + "6163" + "81820d1a00000002" + "80" + "1a0000000a")), {
+  eq(decodeMessage(unhex("83071819818186" + "01" + "6170" + "6163" + "81820d1a00000002" + "80" + "1a0000000a")), {
     type: "recipes",
     known: [{ code: 1, name: "p", station: "c", inputs: [{ kind: 13, count: 2 }], outputs: [], seconds: 10 }],
   }, "a count and the seconds in a 32-bit head");
 });
 
 test("recipes of the wrong shape are refused; at most 1024 of them", () => {
-  const r = (fields: string): string => "8306181981" + "81" + fields; // recipes{known: [one recipe]}
+  const r = (fields: string): string => "8307181981" + "81" + fields; // recipes{known: [one recipe]}
   const cases: [string, string, number][] = [
-    ["a body of no fields", "8306181980", Code.MALFORMED],
-    ["a body of two fields", "830618198280" + "80", Code.MALFORMED],
-    ["known that is no array", "830618198100", Code.MALFORMED],
+    ["a body of no fields", "8307181980", Code.MALFORMED],
+    ["a body of two fields", "830718198280" + "80", Code.MALFORMED],
+    ["known that is no array", "830718198100", Code.MALFORMED],
     ["a recipe of four fields", r("84" + "01" + "6170" + "6163" + "80"), Code.MALFORMED],
     ["a recipe of five fields, without its seconds, as version 5 had it", r("85" + "01" + "6170" + "6163" + "80" + "80"), Code.MALFORMED],
     ["a recipe of seven fields", r("87" + "01" + "6170" + "6163" + "80" + "80" + "00" + "00"), Code.MALFORMED],
@@ -576,13 +652,13 @@ test("container: [x, y, slots, prices, flags, ready]; a stall's prices, at most 
     eq([golden.prices.length, golden.flags & ContainerFlag.Owned, golden.ready], [golden.slots.length, ContainerFlag.Owned, 0], "the golden stall, to its owner");
   }
   // container{x 1, y 2, slots [[0, 0, 0]], prices, flags, ready}
-  const c = (rest: string): string => "830617" + "86" + "01" + "02" + "81" + "83000000" + rest;
+  const c = (rest: string): string => "830717" + "86" + "01" + "02" + "81" + "83000000" + rest;
   eq(decodeMessage(unhex(c("80" + "00" + "00"))), { type: "container", x: 1, y: 2, slots: [EMPTY], prices: [], flags: 0, ready: 0 }, "a chest");
   eq(decodeMessage(unhex(c("81820e03" + "01" + "00"))), { type: "container", x: 1, y: 2, slots: [EMPTY], prices: [{ kind: 14, count: 3 }], flags: 1, ready: 0 }, "a stall's one price");
   eq(decodeMessage(unhex(c("80" + "00" + "1b0000000000015180"))).type, "container", "ready in a 64-bit head");
   const cases: [string, string][] = [
-    ["a container of three fields, as version 5 had it", "830617" + "83" + "01" + "02" + "81" + "83000000"],
-    ["a container of five fields, without ready", "830617" + "85" + "01" + "02" + "81" + "83000000" + "80" + "00"],
+    ["a container of three fields, as version 5 had it", "830717" + "83" + "01" + "02" + "81" + "83000000"],
+    ["a container of five fields, without ready", "830717" + "85" + "01" + "02" + "81" + "83000000" + "80" + "00"],
     ["more prices than slots", c("82" + "820e03" + "820000" + "00" + "00")],
     ["a price of three fields", c("81" + "830e0300" + "00" + "00")],
     ["a price whose kind exceeds 16 bits", c("81" + "821a00010000" + "03" + "00" + "00")],
@@ -597,7 +673,7 @@ test("container: [x, y, slots, prices, flags, ready]; a stall's prices, at most 
 test("trade: t = 26, [id, with, rev, mine, theirs, confirmed, status, reason]; at most 8 stacks a side", (fx) => {
   ok(fx.golden["trade"] !== undefined, "trade.hex");
   // trade{id 1, with 2, rev 3, mine, theirs, confirmed 0, status 0, reason 0}
-  const t = (mine: string, theirs: string, tail = "000000"): string => "8306181a" + "88" + "01" + "02" + "03" + mine + theirs + tail;
+  const t = (mine: string, theirs: string, tail = "000000"): string => "8307181a" + "88" + "01" + "02" + "03" + mine + theirs + tail;
   const one = "82" + "00" + "83" + "01" + "0e" + "05"; // [0, [1, 14, 5]]
   eq(decodeMessage(unhex(t("80", "81" + one))), {
     type: "trade",
@@ -616,11 +692,11 @@ test("trade: t = 26, [id, with, rev, mine, theirs, confirmed, status, reason]; a
   const cases: [string, string, number][] = [
     ["nine stacks mine", t("89" + one.repeat(9), "80"), Code.MALFORMED],
     ["nine stacks theirs", t("80", "89" + one.repeat(9)), Code.MALFORMED],
-    ["a trade of seven fields", "8306181a" + "87" + "010203" + "80" + "80" + "0000", Code.MALFORMED],
+    ["a trade of seven fields", "8307181a" + "87" + "010203" + "80" + "80" + "0000", Code.MALFORMED],
     ["an offered stack of one field", t("81" + "8100", "80"), Code.MALFORMED],
     ["an offered stack whose slot exceeds 8 bits", t("81" + "82" + "190100" + "83010e05", "80"), Code.MALFORMED],
     ["an offered stack of two fields", t("81" + "82" + "00" + "82010e", "80"), Code.MALFORMED],
-    ["a rev past 16 bits", "8306181a" + "88" + "01" + "02" + "1a00010000" + "80" + "80" + "000000", Code.MALFORMED],
+    ["a rev past 16 bits", "8307181a" + "88" + "01" + "02" + "1a00010000" + "80" + "80" + "000000", Code.MALFORMED],
     ["a reason past 16 bits", t("80", "80", "0000" + "1a00010000"), Code.MALFORMED],
     ["a trade of version 5", "8305181a" + "88" + "010203" + "80" + "80" + "000000", Code.VERSION_UNSUPPORTED],
   ];

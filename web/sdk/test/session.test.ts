@@ -124,7 +124,7 @@ async function bind(env: Env, first = true, at: [number, number] = [4, 4]): Prom
   const hello = ws.sent[0];
   if (hello === undefined || hello.type !== "hello") throw new Error(`first message ${hello?.type}; want hello`);
   env.clock.advance(12);
-  ws.deliver({ type: "hello_ack", joinId: hello.joinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 6 });
+  ws.deliver({ type: "hello_ack", joinId: hello.joinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 7 });
   ws.deliver(INFO);
   ws.deliver({ type: "presence", area: 5, players: [{ entity: 1, name: "ada" }] });
   ws.deliver({ type: "static", cell: 0, version: 1, floor: [Floor.Grass, 64], objects: [] });
@@ -147,8 +147,8 @@ test("session: ready is bound with the first snapshot applied, not the socket op
   ws.open();
   eq(env.s.state, "binding", "socket open is not ready");
   const hello = ws.sent[0];
-  eq(hello, { type: "hello", grant: "g1", joinId: env.dir.lastJoinId, versions: [6] }, "the hello");
-  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 6 });
+  eq(hello, { type: "hello", grant: "g1", joinId: env.dir.lastJoinId, versions: [7] }, "the hello");
+  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 7 });
   eq(env.s.state, "bound", "after hello_ack");
   ws.deliver(INFO);
   eq(env.s.ready, false, "not ready before a snapshot");
@@ -177,11 +177,11 @@ test("session: a hello_ack or error of another join is dropped", async () => {
   const ws = lastSocket(env);
   ws.open();
   const other = env.dir.lastJoinId + 1n;
-  ws.deliver({ type: "hello_ack", joinId: other, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 6 });
+  ws.deliver({ type: "hello_ack", joinId: other, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 7 });
   ws.deliver({ type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: other, detail: "stale" });
   eq(env.s.state, "binding", "still waiting for this join's answer");
   eq(env.s.dropped, 2, "both dropped");
-  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 6 });
+  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 7 });
   eq(env.s.state, "bound", "this join's answer settles it");
 });
 
@@ -263,7 +263,7 @@ test("session: a dropped socket resumes within the grace and sends again what wa
   ok(ws2 !== ws && ws2.url === ws.url, "a new socket to the same host");
   ws2.open();
   eq(ws2.sent[0], { type: "resume", token: "r1", joinId: env.dir.lastJoinId }, "resume");
-  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 6 });
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 7 });
   eq(
     intents(ws2).map((m) => m.seq),
     [1, 2],
@@ -387,10 +387,10 @@ test("session: portal_moved connects to the new Area with the grant given", asyn
   const ws2 = lastSocket(env);
   eq(ws2.url, "ws://h2.test/ws", "the new host");
   ws2.open();
-  eq(ws2.sent[0], { type: "hello", grant: "g-portal", joinId: 99n, versions: [6] }, "hello with the grant given");
+  eq(ws2.sent[0], { type: "hello", grant: "g-portal", joinId: 99n, versions: [7] }, "hello with the grant given");
   ws2.deliver({ type: "error", code: Code.BAD_GRANT, refSeq: 0, joinId: env.dir.lastJoinId, detail: "the old join" });
   eq(env.s.state, "binding", "an error of the old join is dropped");
-  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 6 });
+  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 7 });
   ws2.deliver({ ...INFO, area: 6 });
   ws2.deliver({ type: "snapshot", tick: 1, ackSeq: 0, flags: 1, records: whole([player(7, 2, 2)]) });
   eq([env.s.state, env.s.area, env.s.entity], ["ready", 6, 7], "in the new Area");
@@ -415,6 +415,60 @@ test("session: malformed and unknown messages are logged and dropped, never thro
   eq(env.s.state, "ready", "still ready");
   void env.s.step(Dir.E);
   eq(env.s.predicted?.x, 5, "play goes on");
+});
+
+test("session: a short snapshot counts on from the connection's last snapshot, of either form", async () => {
+  const env = newEnv();
+  const ws = await bind(env); // its first snapshot: tick 2, ack_seq 0, whole
+  const seen: { tick: number; ackSeq: number }[] = [];
+  env.s.on("snapshot", (e) => seen.push(e));
+  const outcome = env.s.step(Dir.E);
+  ws.deliver({ type: "short_snapshot", tick8: 12, ack8: 1, records: new RecordWriter().step(1, Dir.E).bytes() });
+  eq(seen, [{ tick: 12, ackSeq: 1 }], "the snapshot event: tick and ack_seq expanded");
+  eq([env.s.view.tick, env.s.view.ackSeq], [12, 1], "the view's tick and ack_seq");
+  eq(env.s.view.entities.get(1)?.x, 5, "the step applied");
+  eq(await outcome, { status: "applied", seq: 1 }, "the ack settled the step");
+  // From a short one, across the tick's low byte: 12 + ((4 - 12) mod 256) = 260.
+  ws.deliver({ type: "short_snapshot", tick8: 4, ack8: 1, records: new Uint8Array() });
+  // A whole one, then a short one from it: 1000 + ((0xea - 0xe8) mod 256), 300 + ((0x2d - 0x2c) mod 256).
+  ws.deliver({ type: "snapshot", tick: 1000, ackSeq: 300, flags: 0, records: new Uint8Array() });
+  ws.deliverRaw(unhex("42ea2d"));
+  eq(seen.slice(1), [{ tick: 260, ackSeq: 1 }, { tick: 1000, ackSeq: 300 }, { tick: 1002, ackSeq: 301 }], "ticks and acks");
+  eq([env.s.dropped, env.s.state], [0, "ready"], "nothing dropped");
+});
+
+test("session: a short snapshot first on a connection is malformed: dropped, as any, even with a view from the connection before", async () => {
+  const env = newEnv();
+  env.s.start();
+  await settle();
+  const ws = lastSocket(env);
+  ws.open();
+  ws.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 1, area: 5, resumeToken: "r1", version: 7 });
+  ws.deliver(INFO);
+  ws.deliver({ type: "short_snapshot", tick8: 2, ack8: 0, records: whole([player(1, 4, 4)]) });
+  eq([env.s.dropped, env.s.state], [1, "bound"], "no snapshot before it: dropped; not ready");
+  ok(env.log.lines.some((l) => l.level === "warn" && l.msg.startsWith("message dropped") && l.msg.includes("short snapshot")), "and logged");
+  ws.deliver({ type: "snapshot", tick: 2, ackSeq: 0, flags: 1, records: whole([player(1, 4, 4)]) });
+  eq(env.s.state, "ready", "a whole one makes it ready");
+  ws.deliver({ type: "short_snapshot", tick8: 3, ack8: 0, records: new Uint8Array() });
+  eq([env.s.view.tick, env.s.dropped], [3, 1], "then a short one counts from it");
+  // The connection drops; the resume's connection starts without a last snapshot.
+  ws.drop();
+  env.clock.advance(10_000);
+  const ws2 = lastSocket(env);
+  ok(ws2 !== ws, "a new socket");
+  ws2.open();
+  eq(ws2.sent[0]?.type, "resume", "resume");
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 7 });
+  ws2.deliver(INFO);
+  ws2.deliver({ type: "short_snapshot", tick8: 10, ack8: 0, records: new Uint8Array() });
+  eq([env.s.dropped, env.s.state, env.s.view.tick], [2, "bound", 3], "dropped: the last snapshot was another connection's");
+  ws2.deliver({ type: "snapshot", tick: 10, ackSeq: 0, flags: 1, records: whole([player(1, 4, 4)]) });
+  ws2.deliver({ type: "short_snapshot", tick8: 11, ack8: 0, records: new Uint8Array() });
+  eq([env.s.dropped, env.s.state, env.s.view.tick], [2, "ready", 11], "the resume's whole snapshot, then short ones");
+  // A short snapshot without its tick and ack bytes does not decode.
+  ws2.deliverRaw(unhex("4105"));
+  eq(env.s.dropped, 3, "one byte: dropped");
 });
 
 test("session: a snapshot that breaks the view reconnects and starts it over", async () => {
@@ -642,7 +696,7 @@ test("session: after a resume, a resent intent whose first copy's answer was los
   env.clock.advance(10_000);
   const ws2 = lastSocket(env);
   ws2.open();
-  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 100, area: 5, resumeToken: "r2", version: 6 });
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 100, area: 5, resumeToken: "r2", version: 7 });
   eq(intents(ws2).map((m) => m.seq), [1, 2], "both sent again");
   // The server had both: 1 was applied, 2 refused on the lost connection.
   ws2.deliver({ type: "intent_result", seq: 1, code: Code.STALE_SEQ });
@@ -681,7 +735,7 @@ test("session: a resume refused at the transport goes to the director at once, w
   eq(await lost, { status: "voided", seq: 1 }, "the old session's intent: not applied as far as anyone will say");
   eq(env.clock.t - t0, 300, "no wait beyond the one resume");
   ws2.open();
-  eq(ws2.sent[0], { type: "hello", grant: "g-new", joinId: 77n, versions: [6] }, "hello with the new grant");
+  eq(ws2.sent[0], { type: "hello", grant: "g-new", joinId: 77n, versions: [7] }, "hello with the new grant");
   eq(env.sockets.filter((w) => w.url === ws.url).length, 2, "the dead address tried once, never again");
 });
 
@@ -789,7 +843,7 @@ test("session: recipes are what the last recipes message said, whole, each with 
   eq(env.s.recipes, [planks, table], "replaced whole, not added to");
   eq(events, [[], [planks], [planks, table]], "one event a message");
   const dropped = env.s.dropped;
-  ws.deliverRaw(unhex("8306181981818401" + "6170" + "6163" + "80")); // a recipe of four fields
+  ws.deliverRaw(unhex("8307181981818401" + "6170" + "6163" + "80")); // a recipe of four fields
   eq([env.s.dropped, env.s.recipes, events.length], [dropped + 1, [planks, table], 3], "a malformed recipes message is dropped and changes nothing");
 });
 
@@ -909,7 +963,7 @@ test("session: a trade open when the binding is lost ends void with it, once, un
   env.clock.advance(10_000);
   const ws2 = lastSocket(env);
   ws2.open();
-  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 6 });
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 7 });
   eq([env.s.trade, ends], [null, [[TradeStatus.Void, Code.TRADE_LEFT]]], "void, TRADE_LEFT, on the new binding");
   ws2.deliver(INFO);
   ws2.deliver(snapshot(0, 4, 4));
@@ -919,7 +973,7 @@ test("session: a trade open when the binding is lost ends void with it, once, un
   ws2.drop(1000);
   const ws3 = lastSocket(env);
   ws3.open();
-  ws3.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 6 });
+  ws3.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 7 });
   ws3.deliver(trade(0, [], []));
   ws3.deliver(trade(0, [], [], 0, TradeStatus.Void, Code.TRADE_FAR));
   ws3.deliver({ type: "taken_over" });
@@ -956,7 +1010,7 @@ test("session: containers are kept by square with their prices, owner's flag and
   ws.drop(1000);
   const ws2 = lastSocket(env);
   ws2.open();
-  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 6 });
+  ws2.deliver({ type: "hello_ack", joinId: 99n, entity: 7, tick: 1, area: 6, resumeToken: "r6", version: 7 });
   eq(env.s.containerAt(4, 3), undefined, "another Area's containers are forgotten");
 });
 
@@ -1024,7 +1078,7 @@ test("session: a resume's area_info rebuilds the replica with the maps the view 
   env.clock.advance(10_000);
   const ws2 = lastSocket(env);
   ws2.open();
-  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 6 });
+  ws2.deliver({ type: "hello_ack", joinId: env.dir.lastJoinId, entity: 1, tick: 9, area: 5, resumeToken: "r2", version: 7 });
   ws2.deliver(INFO); // the cell's static is not sent again: it did not change
   ws2.deliver(snapshot(1, 4, 4));
   void env.s.step(Dir.E);
@@ -1032,7 +1086,7 @@ test("session: a resume's area_info rebuilds the replica with the maps the view 
   ws2.deliver({ type: "portal_moved", area: 6, wsUrl: "ws://h2.test/ws", grant: "g-portal", joinId: 99n });
   const ws3 = lastSocket(env);
   ws3.open();
-  ws3.deliver({ type: "hello_ack", joinId: 99n, entity: 1, tick: 1, area: 6, resumeToken: "r6", version: 6 });
+  ws3.deliver({ type: "hello_ack", joinId: 99n, entity: 1, tick: 1, area: 6, resumeToken: "r6", version: 7 });
   ws3.deliver({ ...INFO, area: 6 });
   ws3.deliver({ type: "snapshot", tick: 1, ackSeq: 0, flags: 1, records: whole([player(1, 4, 4)]) });
   void env.s.step(Dir.E);

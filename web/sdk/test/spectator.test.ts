@@ -146,3 +146,37 @@ test("spectator: watching a creature keeps the flow field it is sent for that cr
   eq(s.flow, null, "no field while the whole Area alone is watched");
   s.close();
 });
+
+test("spectator: a short snapshot counts on from the last snapshot; one first on the connection ends it", async () => {
+  const { dir, sockets, s } = newSpectator();
+  const started = s.start();
+  await settle();
+  const ws = sockets[0]!;
+  ws.open();
+  ws.deliver({ type: "hello_ack", joinId: dir.lastJoinId, entity: 0, tick: 1, area: 5, resumeToken: "", version: PROTOCOL_VERSION });
+  await started;
+  const ticks: number[] = [];
+  s.on("update", (u) => ticks.push(u.tick));
+  ws.deliver(INFO);
+  ws.deliver({ type: "snapshot", tick: 250, ackSeq: 0, flags: 1, records: whole([player(7, 3, 3)]) });
+  ws.deliver({ type: "short_snapshot", tick8: 4, ack8: 0, records: new RecordWriter().step(7, 2).bytes() });
+  eq(ticks.slice(1), [250, 260], "250, then 250 + ((4 - 250) mod 256)");
+  eq([s.view.tick, s.view.entities.get(7)?.x], [260, 4], "the view, expanded");
+  eq(s.state, "watching", "still watching");
+
+  // A new start is a new connection: a short snapshot first on it breaks the protocol.
+  const ends: string[] = [];
+  s.on("end", (e) => ends.push(e.reason));
+  const again = s.start();
+  await settle();
+  const ws2 = sockets[1]!;
+  ws2.open();
+  ws2.deliver({ type: "hello_ack", joinId: dir.lastJoinId, entity: 0, tick: 1, area: 5, resumeToken: "", version: PROTOCOL_VERSION });
+  await again;
+  ends.length = 0;
+  ws2.deliver(INFO);
+  ws2.deliver({ type: "short_snapshot", tick8: 5, ack8: 0, records: new Uint8Array() });
+  eq(s.state, "ended", "ended");
+  ok(ends.length === 1 && (ends[0] ?? "").includes("short snapshot"), `why: ${ends.join("; ")}`);
+  eq(ws2.closed?.code, 1000, "closed");
+});

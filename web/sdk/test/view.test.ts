@@ -13,6 +13,7 @@ import {
   type Snapshot,
   ViewError,
   decodeMessage,
+  expandShortSnapshot,
   isServerMessage,
 } from "../src/index.js";
 import { eq, ok, test, throws, unhex } from "./harness.js";
@@ -24,10 +25,13 @@ test("the worked sequence of systems/interest/testdata/sequence gives what net/v
   if (!isServerMessage(info)) return;
   v.apply(info);
   eq(fx.sequence.frames.length, 4, "frames");
+  let last: Snapshot | null = null; // a short snapshot counts on from the one before
   for (const f of fx.sequence.frames) {
-    const m = decodeMessage(unhex(f.hex));
+    let m = decodeMessage(unhex(f.hex));
+    if (m.type === "short_snapshot" && last !== null) m = expandShortSnapshot(last, m);
     eq(m.type, "snapshot", `${f.name}: type`);
-    if (!isServerMessage(m)) return;
+    if (m.type !== "snapshot") return;
+    last = m;
     v.apply(m);
     eq(v.sorted(), f.entities, `${f.name}: entities`);
     eq([...v.held].sort((a, b) => a - b), f.held, `${f.name}: held cells`);
@@ -112,6 +116,18 @@ test("view: records that do not decode change nothing", () => {
   throws(() => v.apply(snap(bad, 1, 4)), MalformedError, "bad record");
   eq(v.entities.get(1), ent(1, 1, 1), "unmoved");
   eq(v.ackSeq, 3, "ack unchanged");
+});
+
+test("view: a short snapshot is applied as the snapshot it expands to, never as it comes", () => {
+  const v = new AreaView();
+  v.apply(info);
+  const first = snap(new RecordWriter().cell(0, [ent(1, 1, 1)]).bytes(), 1, 3);
+  v.apply(first);
+  const short = { type: "short_snapshot" as const, tick8: 4, ack8: 5, records: new RecordWriter().step(1, 2).bytes() };
+  throws(() => v.apply(short), ViewError, "a short snapshot as it comes");
+  eq([v.tick, v.ackSeq, v.entities.get(1)?.x], [1, 3, 1], "unchanged");
+  v.apply(expandShortSnapshot(first, short));
+  eq([v.tick, v.ackSeq, v.entities.get(1)?.x], [4, 5, 2], "expanded: tick 4, ack 5, stepped east");
 });
 
 test("view: a snapshot before area_info breaks it", () => {
