@@ -19,27 +19,28 @@ type View struct {
 	// reader) lost its records, and the cells it carried go whole next.
 	Written atomic.Uint64
 
-	seen      []uint64             // per hash cell: the round its view is current as of
-	mark      []uint64             // per hash cell: the last round it was within interest
-	staticVer []uint32             // per hash cell: the map version sent (0: none)
-	inflight  []int32              // cells whose records the last frame carried
-	forgot    []int32              // cells the last frame forgot (forgotten again if it never arrived)
-	forgotNow []int32              // this frame's
-	round     uint64               // the round of the last frame built (or found quiet)
-	sent      uint64               // the round of the last frame built
-	sentTick  uint64               // the Area's tick then
-	ackSent   uint32               // the ack_seq it carried
-	fresh     bool                 // the next frame resets the client's view
-	handed    [handedFrames]handed // the last frames built, the newest at handed[(nHanded-1) % handedFrames]
-	nHanded   int
-	walked    uint64  // the round its cells were last walked
-	gen       uint64  // the map's generation then
-	cells     []int32 // this round's cells within interest
-	prev      []int32 // last round's
-	delta     []bool  // per hash cell, this frame: sent as a delta (not whole)
-	partial   []bool  // per hash cell, this frame: in sight only in part (line of sight)
-	held      []bool  // per hash cell: the client holds what it saw of it, not all of it
-	los       losView // line of sight: the last field of view
+	seen      []uint64 // per hash cell: the round its view is current as of
+	mark      []uint64 // per hash cell: the last round it was within interest
+	staticVer []uint32 // per hash cell: the map version sent (0: none)
+	inflight  []int32  // cells whose records the last frame carried
+	forgot    []int32  // cells the last frame forgot (forgotten again if it never arrived)
+	forgotNow []int32  // this frame's
+	round     uint64   // the round of the last frame built (or found quiet)
+	sent      uint64   // the round of the last frame built
+	sentTick  uint64   // the Area's tick then
+	ackSent   uint32   // the ack_seq it carried
+	fresh     bool     // the next frame resets the client's view
+	walked    uint64   // the round its cells were last walked
+	gen       uint64   // the map's generation then
+	cells     []int32  // this round's cells within interest
+	prev      []int32  // last round's
+	delta     []bool   // per hash cell, this frame: sent as a delta (not whole)
+	partial   []bool   // per hash cell, this frame: in sight only in part (line of sight)
+	held      []bool   // per hash cell: the client holds what it saw of it, not all of it
+	los       losView  // line of sight: the last field of view
+
+	handed  [handedFrames]handed // the last frames built, the newest at handed[(nHanded-1) % handedFrames]
+	nHanded int
 }
 
 // handed is one frame built for the client: what a short snapshot after
@@ -59,8 +60,9 @@ const handedFrames = 4
 // those kept, and from it and every frame built after it (any of which
 // may be the last the client got: the writer reports a frame after
 // writing it) the tick and ack_seq moved forward by less than
-// wire.ShortReach (ack_seq in serial-number arithmetic). A View keeps the last frames built in order, so when
-// the written one is kept, so is every one after it.
+// wire.ShortReach (ack_seq in serial-number arithmetic). A View keeps the
+// last frames built in order, so when the written one is kept, so is every
+// one after it.
 func (v *View) shortBase(tick uint64, ackSeq uint32) bool {
 	w := v.Written.Load()
 	found := false
