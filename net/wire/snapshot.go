@@ -138,11 +138,10 @@ const MaxShortSnapshotHeaderSize = 5 + 2
 // less than [ShortReach] below (docs/protocol.md, "Short snapshots").
 //
 // It allocates only if dst lacks [MaxShortSnapshotHeaderSize] spare
-// capacity. It panics if recordsLen is negative or the message would
-// exceed [MaxServerMessageSize].
+// capacity. It panics if recordsLen is negative.
 func AppendShortSnapshotHeader(dst []byte, tick uint64, ackSeq uint32, recordsLen int) []byte {
-	if recordsLen < 0 || recordsLen > MaxServerMessageSize {
-		panic("wire: short snapshot records length out of range")
+	if recordsLen < 0 {
+		panic("wire: negative records length")
 	}
 	dst = appendHead(dst, majorBytes, uint64(recordsLen)+2)
 	return append(dst, byte(tick), byte(ackSeq))
