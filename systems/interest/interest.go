@@ -240,12 +240,12 @@ func (s *System) Round(arena []byte) []byte {
 // nothing, and the next one run sends what this one would have.
 func (s *System) Rests(v *View) bool {
 	return !s.los && len(s.touched) == 0 && s.m.Generation() == v.gen &&
-		!v.fresh && v.Written.Load() == v.sent
+		!v.fresh && v.Written.Load() == v.sent().round
 }
 
 // KeepAliveAt is the tick from which a round sends the client viewing
 // through v a frame even if it has nothing new (SetKeepAlive).
-func (s *System) KeepAliveAt(v *View) uint64 { return v.sentTick + s.keepAlive }
+func (s *System) KeepAliveAt(v *View) uint64 { return v.sent().tick + s.keepAlive }
 
 // diff turns the entities touched since the last round into this round's
 // records, appended to arena grouped by cell (relative records by origin
@@ -553,8 +553,8 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 		}
 	}
 	v.forgot, v.forgotNow = v.forgotNow, v.forgot
-	if n == 0 && !v.fresh && len(f.Statics) == 0 && ackSeq == v.ackSent &&
-		v.Written.Load() == v.sent && s.a.Tick < s.KeepAliveAt(v) {
+	if n == 0 && !v.fresh && len(f.Statics) == 0 && ackSeq == v.sent().ack &&
+		v.Written.Load() == v.sent().round && s.a.Tick < s.KeepAliveAt(v) {
 		// Nothing new for this client, and its last frame was written
 		// whole: no frame. Nothing is in flight, so the next round has no
 		// frame of this one to doubt.
@@ -568,7 +568,6 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 		flags |= wire.SnapshotReset
 		v.fresh = false
 	}
-	v.sent, v.sentTick, v.ackSent = rnd, s.a.Tick, ackSeq
 	own := len(f.Buf)
 	n += own
 	if flags == 0 && v.shortBase(s.a.Tick, ackSeq) {
@@ -599,7 +598,7 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 func (s *System) unchanged(v *View, ackSeq uint32) bool {
 	// After Round, nothing is touched: Rests holds the view's own
 	// conditions (no line of sight, the map, the session, the last frame).
-	return s.Rests(v) && s.changedRnd <= v.walked && ackSeq == v.ackSent && s.a.Tick < s.KeepAliveAt(v)
+	return s.Rests(v) && s.changedRnd <= v.walked && ackSeq == v.sent().ack && s.a.Tick < s.KeepAliveAt(v)
 }
 
 // needsEntrants reports whether the client must get hash cell hc's

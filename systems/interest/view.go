@@ -26,9 +26,6 @@ type View struct {
 	forgot    []int32  // cells the last frame forgot (forgotten again if it never arrived)
 	forgotNow []int32  // this frame's
 	round     uint64   // the round of the last frame built (or found quiet)
-	sent      uint64   // the round of the last frame built
-	sentTick  uint64   // the Area's tick then
-	ackSent   uint32   // the ack_seq it carried
 	fresh     bool     // the next frame resets the client's view
 	walked    uint64   // the round its cells were last walked
 	gen       uint64   // the map's generation then
@@ -84,6 +81,12 @@ func (v *View) shortBase(tick uint64, ackSeq uint32) bool {
 	return true
 }
 
+// sent is the last frame built for the client (its round, tick and
+// ack_seq), zero before one.
+func (v *View) sent() *handed {
+	return &v.handed[(v.nHanded+handedFrames-1)%handedFrames]
+}
+
 // hand records a frame built for the client.
 func (v *View) hand(round, tick uint64, ackSeq uint32) {
 	v.handed[v.nHanded%handedFrames] = handed{round: round, tick: tick, ack: ackSeq}
@@ -105,7 +108,7 @@ func (v *View) Reset() {
 	v.inflight = v.inflight[:0]
 	v.forgot = v.forgot[:0]
 	v.cells = v.cells[:0]
-	v.round, v.sent, v.sentTick, v.ackSent = 0, 0, 0, 0
+	v.round = 0
 	v.handed, v.nHanded = [handedFrames]handed{}, 0
 	v.fresh = true
 	v.los.at = ecs.NoCell
