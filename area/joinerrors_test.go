@@ -39,6 +39,7 @@ func TestJoinRefusalsSayWhatAndWhich(t *testing.T) {
 		{"hello speaking no version", []any{7, 1, []any{grant, 4547, []any{}}}, wire.CodeVersionUnsupported, 4547, wire.VersionsDetail()},
 		{"hello with 17 versions", []any{7, 1, []any{grant, 4548, []any{7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7}}}, wire.CodeMalformed, 4548, "versions"},
 		{"resume in envelope version 1", []any{1, 2, []any{"r-token", 4549}}, wire.CodeVersionUnsupported, 4549, ""},
+		{"a short snapshot from a client", []byte{0x8c, 0x08, 0x04, 0x09}, wire.CodeUnknownType, 0, "snapshot"}, // a server's message: refused by its type
 		{"resume with a join id of the wrong type", []any{7, 2, []any{"r-token", "4550"}}, wire.CodeMalformed, 0, "resume"},
 	}
 	for _, tc := range cases {
