@@ -238,11 +238,30 @@ type Area struct {
 	playerIDs   []arche.ID
 	wandererIDs []arche.ID
 	transitID   arche.ID
+
+	// restore makes a parked Area whole again before it next runs (Park);
+	// nil when it is not parked.
+	restore func(a *Area)
 }
 
 // NewArea returns a frozen Area with an empty grid. Add systems with Use,
 // register it with a Clock, and Wake it.
 func NewArea(cfg Config) (*Area, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	a := &Area{ID: cfg.ID, Rules: cfg.Rules, TickRate: cfg.TickRate}
+	if err := a.makeWorld(cfg); err != nil {
+		return nil, err
+	}
+	a.inbox.limit = cfg.InboxLimit
+	a.buryFn = a.bury
+	a.mode.Store(uint32(Frozen))
+	return a, nil
+}
+
+// fill puts the defaults into cfg's unset fields and checks the rest.
+func (cfg *Config) fill() error {
 	if cfg.TickRate == 0 {
 		cfg.TickRate = 20
 	}
@@ -256,25 +275,23 @@ func NewArea(cfg Config) (*Area, error) {
 		cfg.Rules = RulesFor(KindVillage)
 	}
 	if err := cfg.Rules.Validate(); err != nil {
-		return nil, err
+		return err
 	}
 	if cfg.TickRate < 1 || cfg.TickRate > 1000 {
-		return nil, fmt.Errorf("ecs: tick rate %d Hz out of range 1..1000", cfg.TickRate)
+		return fmt.Errorf("ecs: tick rate %d Hz out of range 1..1000", cfg.TickRate)
 	}
+	return nil
+}
+
+// makeWorld gives the Area an empty world and grid of cfg's size and
+// capacity, with the component maps the Area keeps: NewArea's, and a
+// parked Area's when it is renewed.
+func (a *Area) makeWorld(cfg Config) error {
 	g, err := NewGrid(cfg.W, cfg.H)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	a := &Area{
-		ID:       cfg.ID,
-		Rules:    cfg.Rules,
-		World:    arche.NewWorld(cfg.Capacity),
-		Grid:     g,
-		TickRate: cfg.TickRate,
-	}
-	a.inbox.limit = cfg.InboxLimit
-	a.buryFn = a.bury
-	a.mode.Store(uint32(Frozen))
+	a.World, a.Grid = arche.NewWorld(cfg.Capacity), g
 	w := &a.World
 	a.posMap = NewMap[Position](w)
 	a.bodyMap = NewMap[Body](w)
@@ -290,7 +307,7 @@ func NewArea(cfg Config) (*Area, error) {
 	a.playerIDs = []arche.ID{pos, body, mover, arche.ComponentID[Player](w), arche.ComponentID[Intents](w), arche.ComponentID[Path](w), arche.ComponentID[Health](w), arche.ComponentID[Inventory](w)}
 	a.wandererIDs = []arche.ID{pos, body, mover, arche.ComponentID[Wander](w)}
 	a.transitID = arche.ComponentID[Transit](w)
-	return a, nil
+	return nil
 }
 
 // Use initialises systems in the order given and appends them to the
@@ -420,6 +437,7 @@ func (a *Area) controlLocked() (ran bool) {
 		return false
 	}
 	a.guard(func() {
+		a.unpark()
 		if a.World.IsLocked() {
 			return // a query is open: impossible outside a run, but never break it
 		}
@@ -560,6 +578,7 @@ const systemSampleEvery = 8
 // the slot's length (0: not run by a Clock), for its statistics.
 func (a *Area) step(now, start time.Time, skipped uint64, late, period time.Duration) {
 	a.Now = now
+	a.unpark()
 	a.Tick += skipped
 	a.stirred.Store(false)
 	a.drainInbox()
@@ -623,6 +642,7 @@ func (a *Area) rests(now time.Time, skipped uint64, period time.Duration) bool {
 // poll is a frozen Area's slot: drain control work and fire a due timer.
 func (a *Area) poll(now time.Time) {
 	a.Now = now
+	a.unpark()
 	a.drainInbox()
 	// A frozen Area runs no intake system: answer intents that arrived
 	// anyway, so that none goes unanswered.

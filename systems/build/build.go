@@ -47,6 +47,9 @@ type Spec struct {
 	// (a map portal keeps its map id), and never crossed by a planned walk
 	// on its way.
 	Portals []Square
+	// Into, when set, is a parked Area (ecs.Area.Park) to build in, in
+	// place of a new one: the Area a parked Area's restore builds again.
+	Into *ecs.Area
 }
 
 // Square is one square of the grid.
@@ -101,7 +104,14 @@ func Area(lib *content.Library, s Spec) (*Built, error) {
 		b.Template, b.RuleSet = &tpl, tpl.Rules
 		w, h = tpl.Map.W, tpl.Map.H
 	}
-	a, err := ecs.NewArea(ecs.Config{ID: s.ID, Rules: Rules(b.RuleSet), W: w, H: h, TickRate: s.TickRate})
+	cfg := ecs.Config{ID: s.ID, Rules: Rules(b.RuleSet), W: w, H: h, TickRate: s.TickRate}
+	a := s.Into
+	var err error
+	if a != nil {
+		err = a.Renew(cfg)
+	} else {
+		a, err = ecs.NewArea(cfg)
+	}
 	if err != nil {
 		return nil, err
 	}
