@@ -94,6 +94,12 @@ type Config struct {
 	OrphanTimeout time.Duration
 	// PresenceEvery is the period of presence reports per active Area.
 	PresenceEvery time.Duration
+	// ParkAfter is how long an Area stays frozen with nothing to do
+	// before it parks: it keeps its state as the blob it persists and
+	// lets go of its world, which whatever comes next (a join, a grant)
+	// builds again, about 100 µs for a home (docs/areas.md, "Parked
+	// Areas"). 0 never parks.
+	ParkAfter time.Duration
 	// TickStatsEvery, when positive, logs every active Area's tick stats
 	// (p50/p95/p99/max, time per system, entities) and the host's output
 	// at this period. The heartbeat carries the host's figures anyway.
@@ -147,6 +153,7 @@ func DefaultConfig() Config {
 		ShutdownGrace:   2 * time.Second,
 		HeartbeatEvery:  time.Second,
 		PresenceEvery:   5 * time.Second,
+		ParkAfter:       10 * time.Second,
 		Gate:            gate.DefaultConfig(),
 	}
 }
@@ -171,6 +178,9 @@ func (c *Config) validate() error {
 	}
 	if c.PersistEvery <= 0 || c.ResumeGrace < 0 || c.FinalAckTimeout <= 0 || c.TransferTimeout <= 0 || c.HeartbeatEvery <= 0 || c.PresenceEvery <= 0 || c.OrphanTimeout < 0 {
 		bad("intervals must be positive")
+	}
+	if c.ParkAfter < 0 {
+		bad("park after %v: want 0 (never) or more", c.ParkAfter)
 	}
 	if c.HelloTimeout <= 0 || c.UnboundClose < 1 {
 		bad("hello timeout %v and unbound close %d must be positive", c.HelloTimeout, c.UnboundClose)

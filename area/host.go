@@ -393,7 +393,7 @@ func (h *Host) heartbeat(active *[]*ecs.Area) *control.Heartbeat {
 	h.mu.Unlock()
 	// Totals kept as Areas come, go and spawn: a host of thousands of
 	// frozen Areas visits none of them here.
-	hb.Entities, hb.AreaBytes = h.census.Entities(), h.areaBytes.Load()
+	hb.Entities, hb.AreaBytes, hb.Parked = h.census.Entities(), h.areaBytes.Load(), int(h.parked.Load())
 	// The heartbeat tells the slowest active Area's ticks: find it by its
 	// p99 (no sort) among those the clock ticks, then ask it alone for the
 	// full figures.

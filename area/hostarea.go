@@ -13,56 +13,82 @@ import (
 )
 
 func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
-	lib := h.cfg.Content
-	if lib == nil {
-		lib = content.Default()
-	}
 	spec := build.Spec{ID: ecs.AreaID(m.Area), Kind: m.Kind, Template: m.Template, W: m.W, H: m.H, Seed: m.Seed,
 		TickRate: h.cfg.TickRate, CellSize: h.cfg.CellSize}
 	for _, p := range m.Portals {
 		spec.Portals = append(spec.Portals, build.Square{X: p.X, Y: p.Y})
 	}
-	eng, err := build.Area(lib, spec)
-	if err != nil {
-		return nil, err
-	}
-	a := eng.Area
 	ha := &hostArea{
-		h: h, id: m.Area, epoch: m.Epoch, kind: eng.RuleSet.Name, eng: eng, a: a,
+		h: h, id: m.Area, epoch: m.Epoch, spec: spec,
 		grants: make(map[string]*grant), bodies: make(map[uint64]*body), departed: make(map[uint64]departure), crossings: make(map[string]*crossing), settling: make(map[string]*crossing),
 		seq: m.Seq, acked: m.Seq, lastPersist: time.Now(), waiting: make(map[*peer]uint64),
 	}
 	if len(m.Blob) > 0 {
-		left, err := eng.Load(m.Blob)
-		if err != nil {
-			return nil, err
-		}
-		if left > 0 {
-			h.log.Warn("creatures of the stored area have no place in its map now; their spawners make new ones", "area", m.Area, "left_out", left)
-		}
-	} else {
-		eng.Populate()
+		ha.persistedSum = blobSum(m.Blob)
 	}
+	left, err := ha.assemble(nil, m.Blob)
+	if err != nil {
+		return nil, err
+	}
+	if left > 0 {
+		h.log.Warn("creatures of the stored area have no place in its map now; their spawners make new ones", "area", m.Area, "left_out", left)
+	}
+	a, eng := ha.a, ha.eng
+	ha.kind = eng.RuleSet.Name
 	g := a.Grid
 	ha.bytes = areaBytes(int(g.W()), int(g.H()), int(eng.Hash.Size()), len(m.Portals) > 0, eng.Creatures != nil, a.Rules.LineOfSight)
 	ha.placed.Store(&placement{epoch: m.Epoch, credential: m.Placement})
 	ha.ackedSeen.Store(m.Seq)
 	ha.setPortals(m.Portals)
-	ha.intents = ecs.NewMap[ecs.Intents](&a.World)
-	ha.players = ecs.NewMap[ecs.Player](&a.World)
-	ha.positions = ecs.NewMap[ecs.Position](&a.World)
-	ha.paths = ecs.NewMap[ecs.Path](&a.World)
-	if ha.interest, err = interest.New(a, eng.Hash, eng.Map, h.cfg.InterestRadius); err != nil {
-		return nil, err
-	}
-	ha.interest.SetKeepAlive(h.cfg.KeepAliveTicks())
 	a.AfterTick = ha.afterTick
 	a.OnTimer = func(_ *ecs.Area, now time.Time) { ha.chores(now) }
 	a.Rest = ha.rest
 	a.OnPanic = func(_ *ecs.Area, p ecs.Panic) { ha.fail(p) }
 	a.OnControl = ha.deliverAnswers
 	ha.armPanicPoint()
+	ha.parkAt = time.Now().Add(h.cfg.ParkAfter)
+	a.SetTimer(ha.parkTime()) // nobody may come: it parks then
 	return ha, nil
+}
+
+// assemble builds the Area's engine from its spec, in the parked Area into
+// (nil: a new one), with its state from blob (none: its first content),
+// and the host's views of it: the component maps it reads and the
+// interest system. It returns how many creatures of blob have no place in
+// the map now.
+func (ha *hostArea) assemble(into *ecs.Area, blob []byte) (leftOut int, err error) {
+	lib := ha.h.cfg.Content
+	if lib == nil {
+		lib = content.Default()
+	}
+	spec := ha.spec
+	spec.Into = into
+	eng, err := build.Area(lib, spec)
+	if err != nil {
+		return 0, err
+	}
+	if len(blob) > 0 {
+		if leftOut, err = eng.Load(blob); err != nil {
+			return 0, err
+		}
+	} else {
+		eng.Populate()
+	}
+	a := eng.Area
+	is, err := interest.New(a, eng.Hash, eng.Map, ha.h.cfg.InterestRadius)
+	if err != nil {
+		return 0, err
+	}
+	is.SetKeepAlive(ha.h.cfg.KeepAliveTicks())
+	if into == nil {
+		ha.a = a // a parked Area keeps its ecs.Area, which event loops read
+	}
+	ha.eng, ha.interest = eng, is
+	ha.intents = ecs.NewMap[ecs.Intents](&a.World)
+	ha.players = ecs.NewMap[ecs.Player](&a.World)
+	ha.positions = ecs.NewMap[ecs.Position](&a.World)
+	ha.paths = ecs.NewMap[ecs.Path](&a.World)
+	return leftOut, nil
 }
 
 // afterTick runs at the end of every tick, on the Area's goroutine: the
@@ -224,6 +250,7 @@ func (ha *hostArea) chores(now time.Time) {
 		ha.persist(now, false) // what it was when it froze is what it comes back as
 		ha.spectatorsFreeze()
 		ha.a.Freeze()
+		ha.parkAt = now.Add(cfg.ParkAfter)
 		ha.h.log.Debug("area frozen", "area", ha.id)
 	}
 	next := ha.nextChores
@@ -236,8 +263,12 @@ func (ha *hostArea) chores(now time.Time) {
 		next = ha.sentAt.Add(2 * cfg.PersistEvery)
 	}
 	if ha.a.Mode() == ecs.Frozen {
-		if ha.unacked == nil && len(ha.grants) == 0 {
+		if ha.mayPark() && !now.Before(ha.parkAt) && ha.park(now) {
 			ha.a.SetTimer(time.Time{})
+			return
+		}
+		if ha.unacked == nil && len(ha.grants) == 0 {
+			ha.a.SetTimer(ha.parkTime())
 			return
 		}
 		ha.a.SetTimer(next)
@@ -371,6 +402,9 @@ func (ha *hostArea) onAck(m *control.SnapshotAck) {
 	}
 	if ha.unacked != nil && m.Seq >= ha.unacked.Seq {
 		ha.unacked = nil
+		if ha.a.Mode() == ecs.Frozen && len(ha.grants) == 0 {
+			ha.a.SetTimer(ha.parkTime()) // its resend is off: it parks when due
+		}
 	}
 	for acct, d := range ha.departed {
 		if m.Seq >= d.since {

@@ -44,6 +44,10 @@ func newToken() string {
 // nothing of the host may point to it after, so that its memory is freed.
 func (h *Host) unload(ha *hostArea) {
 	ha.unloaded = true
+	if ha.parked != nil { // its rebuild failed
+		ha.parked = nil
+		h.parked.Add(-1)
+	}
 	h.clock.Remove(ha.a)
 	ha.a.LeaveCensus()
 	h.mu.Lock()

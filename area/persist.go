@@ -36,6 +36,7 @@ func (ha *hostArea) persist(now time.Time, final bool) {
 		return // nothing half: the whole snapshot waits for the next try
 	}
 	ha.seq++
+	ha.persistedSum = blobSum(blob)
 	ha.unacked = &control.Snapshot{Area: ha.id, Epoch: ha.epoch, Seq: ha.seq, Blob: blob, Characters: chars, Final: final}
 	ha.sentAt = now
 	ha.h.link.send(ha.unacked)

@@ -43,8 +43,15 @@ type Host struct {
 	areaFailures  atomic.Uint64
 	helloTimeouts atomic.Uint64
 	wsURL         string
-	// spectators counts the spectators bound on the host (spectate.go).
+	// spectators counts the spectators bound on the host (spectate.go);
+	// parked its parked Areas (park.go).
 	spectators atomic.Int32
+	parked     atomic.Int64
+	// letGo counts the memory (Area estimates) parked Areas let go of
+	// since the host last gave memory back to the system; giveBack is
+	// armed while a give-back is due (park.go).
+	letGo    atomic.Int64
+	giveBack atomic.Bool
 
 	mu      sync.Mutex // guards areas, grants, resumes, closed
 	areas   map[uint32]*hostArea
@@ -67,8 +74,18 @@ type hostArea struct {
 	eng      *build.Built
 	a        *ecs.Area
 	interest *interest.System
-	snaps    snapshots
-	static   wire.Static // scratch of sendStatic
+	// spec is what the Area is built from (newHostArea), kept to build it
+	// again when it was parked; parked is its state while it is (nil
+	// otherwise), and parkAt when it parks if it stays frozen with
+	// nothing to do (park.go). persistedSum is the hash of the blob of
+	// its last snapshot (blobSum): it parks only the state the director
+	// holds.
+	spec         build.Spec
+	parked       []byte
+	parkAt       time.Time
+	persistedSum uint64
+	snaps        snapshots
+	static       wire.Static // scratch of sendStatic
 	// joins counts bodies spawned for a join (it picks the spawn point of
 	// the next one with no place of its own).
 	joins uint32

@@ -199,6 +199,9 @@ type SpawnConfig struct {
 	ResumeGrace    time.Duration
 	// TransferTimeout is how long a host waits for a crossing's answer.
 	TransferTimeout time.Duration
+	// ParkAfter is how long a host keeps an Area frozen with nothing to
+	// do before it parks it (area.Config.ParkAfter; 0 never parks).
+	ParkAfter time.Duration
 	// Listen is the host for the children's client listeners (each takes a
 	// free port on it); PublicHost, if set, replaces it in the ws:// URLs.
 	Listen string
@@ -283,6 +286,7 @@ func DefaultConfig() Config {
 			PersistEvery:    30 * time.Second,
 			ResumeGrace:     30 * time.Second,
 			TransferTimeout: 15 * time.Second,
+			ParkAfter:       10 * time.Second,
 			Listen:          "127.0.0.1",
 			MemLimit:        "1GiB",
 			NoFile:          65536,
@@ -299,6 +303,9 @@ func (c *Config) validate() error {
 	bad := func(f string, a ...any) { errs = append(errs, fmt.Errorf(f, a...)) }
 	if c.Spawn.SnapshotEvery < 1 || c.Spawn.TickRate < 4 {
 		bad("hosts: snapshot every %d ticks at %d Hz", c.Spawn.SnapshotEvery, c.Spawn.TickRate)
+	}
+	if c.Spawn.ParkAfter < 0 {
+		bad("hosts: park after %v: want 0 (never) or more", c.Spawn.ParkAfter)
 	}
 	if c.Spawn.ShutdownGrace < 0 || c.Spawn.ShutdownGrace > MaxShutdownGrace {
 		bad("hosts: shutdown grace %v: must be 0..%v", c.Spawn.ShutdownGrace, MaxShutdownGrace)

@@ -104,7 +104,8 @@ func (r *crashRealm) start(spec string) {
 	args := []string{"director", "--http", r.httpAddr, "--control", r.ctlAddr,
 		"--min-hosts", "2", "--max-hosts", "3", "--persist-every", "300ms", "--resume-grace", "1s",
 		"--transfer-timeout", "4s", "--area-idle-grace", "1h", "--log-level", "info", "--host-log-level", "warn",
-		"--joins-per-minute", "0", "--max-pending-grants", "0"} // players rejoin in a loop while the realm recovers
+		"--joins-per-minute", "0", "--max-pending-grants", "0", // players rejoin in a loop while the realm recovers
+		"--park-after", "200ms"} // an Area its players left parks, and is built again as they come back
 	if r.external {
 		args[6], args[8] = "0", "0" // --min-hosts 0 --max-hosts 0: the test's hosts only
 	}
@@ -147,7 +148,7 @@ func (r *crashRealm) start(spec string) {
 func (r *crashRealm) startHost(name, spec string, pool int) *crashHost {
 	r.t.Helper()
 	cmd := exec.Command(leyBin, "areahost", "--director", r.ctlAddr, "--listen", "127.0.0.1:0", "--name", name,
-		"--pool-size", strconv.Itoa(pool), "--persist-every", "300ms", "--resume-grace", "1s", "--transfer-timeout", "4s", "--log-level", "warn")
+		"--pool-size", strconv.Itoa(pool), "--persist-every", "300ms", "--resume-grace", "1s", "--transfer-timeout", "4s", "--log-level", "warn", "--park-after", "200ms")
 	cmd.Env = append(os.Environ(), "LEY_FAILPOINT="+spec, "LEY_HOST_KEY="+crashHostKey)
 	logf := r.logFile()
 	defer logf.Close()

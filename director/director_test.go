@@ -340,7 +340,7 @@ func TestMetricsExposeTheNamedSeries(t *testing.T) {
 		return strings.Contains(body, `ley_host_frames_out_total{host=`) && !strings.Contains(body, "ley_players 0")
 	})
 	for _, series := range []string{
-		"ley_players 1", `ley_areas{state="live"}`, `ley_areas{state="frozen"}`, "ley_hosts ",
+		"ley_players 1", `ley_areas{state="live"}`, `ley_areas{state="frozen"}`, `ley_areas{state="parked"}`, "ley_hosts ",
 		`ley_host_tick_seconds{host="`, "ley_host_bytes_out_total{", "ley_host_peers{",
 		`ley_grants_total{result="ok"}`, `ley_join_refusals_total{reason="NO_SUCH_AREA"} 1`,
 		"ley_snapshot_lag_seconds", "ley_director_sched_latency_p99_seconds", `ley_config{knob="interest_radius"} 24`,

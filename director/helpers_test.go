@@ -56,6 +56,10 @@ func testConfig() Config {
 	cfg.Spawn.MinHosts, cfg.Spawn.MaxHosts = 1, 2
 	cfg.Spawn.PersistEvery = 300 * time.Millisecond
 	cfg.Spawn.ResumeGrace = 200 * time.Millisecond
+	// Areas park soon after they freeze, well before the idle grace
+	// unloads them: every realm under test builds its parked Areas
+	// again as players come back, cross and are closed.
+	cfg.Spawn.ParkAfter = 100 * time.Millisecond
 	cfg.Spawn.LogLevel = "warn"
 	cfg.Spawn.MemLimit = "512MiB"
 	cfg.Spawn.ShutdownGrace = 100 * time.Millisecond // each realm's cleanup waits it out with its hosts

@@ -24,6 +24,7 @@ func (d *Director) newSpawner() *spawner.Spawner {
 		"--persist-every", cfg.PersistEvery.String(),
 		"--resume-grace", cfg.ResumeGrace.String(),
 		"--transfer-timeout", cfg.TransferTimeout.String(),
+		"--park-after", cfg.ParkAfter.String(),
 		"--log-level", cfg.LogLevel,
 		"--orphan-timeout", cfg.OrphanTimeout.String(),
 		"--shutdown-grace", cfg.ShutdownGrace.String(),

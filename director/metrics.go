@@ -24,7 +24,7 @@ func (d *Director) registerMetrics() {
 
 var (
 	descPlayers   = prometheus.NewDesc("ley_players", "Players bound in the realm's Areas (hosts' presence).", nil, nil)
-	descAreas     = prometheus.NewDesc("ley_areas", "Areas loaded on hosts, by state.", []string{"state"}, nil)
+	descAreas     = prometheus.NewDesc("ley_areas", "Areas loaded on hosts, by state: live (ticking), frozen, parked (frozen, their state kept as a blob).", []string{"state"}, nil)
 	descHosts     = prometheus.NewDesc("ley_hosts", "Registered area hosts.", nil, nil)
 	descTick      = prometheus.NewDesc("ley_host_tick_seconds", "Tick time of each host's worst active Area over its stats window.", []string{"host", "quantile"}, nil)
 	descBytes     = prometheus.NewDesc("ley_host_bytes_out_total", "Bytes sent to clients by each host since it started.", []string{"host"}, nil)
@@ -60,7 +60,7 @@ func (d *Director) Collect(ch chan<- prometheus.Metric) {
 			lag = now.Sub(a.LastSnap)
 		}
 	}
-	live, frozen := 0, 0
+	live, frozen, parked := 0, 0, 0
 	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
 	}
@@ -69,7 +69,8 @@ func (d *Director) Collect(ch chan<- prometheus.Metric) {
 		id := strconv.Itoa(int(h.ID))
 		b := h.Beat
 		live += b.Active
-		frozen += b.Areas - b.Active
+		frozen += b.Areas - b.Active - b.Parked
+		parked += b.Parked
 		gauge(descTick, float64(b.TickP50)/1e6, id, "0.5")
 		gauge(descTick, float64(b.TickP95)/1e6, id, "0.95")
 		gauge(descTick, float64(b.TickP99)/1e6, id, "0.99")
@@ -84,6 +85,7 @@ func (d *Director) Collect(ch chan<- prometheus.Metric) {
 	gauge(descPlayers, float64(len(players)))
 	gauge(descAreas, float64(live), "live")
 	gauge(descAreas, float64(frozen), "frozen")
+	gauge(descAreas, float64(parked), "parked")
 	gauge(descHosts, float64(len(hosts)))
 	gauge(descSnapLag, lag.Seconds())
 	gauge(descSchedP99, schedLatencyP99().Seconds())

@@ -96,6 +96,7 @@ func newAreahostCmd() *cobra.Command {
 	f.IntVar(&cfg.CellSize, "cell-size", cfg.CellSize, "spatial hash cell side, in squares")
 	f.DurationVar(&cfg.PersistEvery, "persist-every", cfg.PersistEvery, "snapshot cadence to the director while an Area is active")
 	f.DurationVar(&cfg.ResumeGrace, "resume-grace", cfg.ResumeGrace, "how long a dropped player's body waits for a resume")
+	f.DurationVar(&cfg.ParkAfter, "park-after", cfg.ParkAfter, "how long an Area stays frozen with nothing to do before it parks: it keeps only its state's blob and is built again when someone comes (0: never)")
 	f.Float64Var(&cfg.IntentRate, "intent-rate", cfg.IntentRate, "intents per second per connection")
 	f.IntVar(&cfg.IntentBurst, "intent-burst", cfg.IntentBurst, "intent burst per connection")
 	f.IntVar(&cfg.FloodClose, "flood-close", cfg.FloodClose, "level of a connection's flood meter that closes it (1008): each rate-limited intent adds 1 and it drains at half the intent rate, so 1.5x the rate is never closed and 2x is after about 2*N/rate seconds")

@@ -96,6 +96,7 @@ func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config, hostKeyFile *strin
 	f.IntVar(&cfg.Spawn.CellSize, "cell-size", cfg.Spawn.CellSize, "spatial hash cell side, in squares")
 	f.DurationVar(&cfg.Spawn.PersistEvery, "persist-every", cfg.Spawn.PersistEvery, "snapshot cadence of active Areas")
 	f.DurationVar(&cfg.Spawn.ResumeGrace, "resume-grace", cfg.Spawn.ResumeGrace, "how long a dropped player's body waits for a resume")
+	f.DurationVar(&cfg.Spawn.ParkAfter, "park-after", cfg.Spawn.ParkAfter, "how long the hosts keep an Area frozen with nothing to do before they park it: only its state's blob is kept, and it is built again when someone comes (0: never)")
 	f.DurationVar(&cfg.Spawn.TransferTimeout, "transfer-timeout", cfg.Spawn.TransferTimeout, "how long a host waits for a portal crossing's answer before restoring the player")
 	f.StringVar(&cfg.Spawn.MemLimit, "host-mem-limit", cfg.Spawn.MemLimit, "GOMEMLIMIT of each area host")
 	f.StringVar(&cfg.Spawn.Listen, "host-listen", cfg.Spawn.Listen, "interface the hosts' client listeners bind")

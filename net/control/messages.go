@@ -148,6 +148,10 @@ type Heartbeat struct {
 	// layers, static map, path-finding buffers, interest cells; see
 	// area.Host), so that a director can place by cost.
 	AreaBytes int64 `cbor:"14,keyasint"`
+	// Parked counts the host's Areas that are parked (frozen long enough
+	// to keep only their state's blob; AreaBytes counts them as live, as
+	// one may be built again at any moment).
+	Parked int `cbor:"15,keyasint,omitempty"`
 }
 
 // SpawnArea asks a host to make an Area live (hydrate it from Blob at Seq,
