@@ -17,8 +17,11 @@ import (
 // BenchmarkHostFrozenAreas: how many frozen Areas one `ley areahost`
 // process holds, and what each costs. The scripted director makes N 32x32
 // home Areas live on one host (nobody joins, so each freezes at once),
-// then the host idles for 10 s: its RSS and CPU, from /proc, are divided
-// by N. LEY_FROZEN_AREAS sets N (default 10,000); LEY_FROZEN_SECONDS the
+// the host parks them (after its --park-after, 10 s by default; the
+// figures are taken once its heartbeat counts every Area parked), then
+// idles for 10 s: its RSS and CPU, from /proc, are divided by N.
+// LEY_FROZEN_PARK_AFTER passes another --park-after ("0": never park, the
+// frozen Areas keep their worlds). LEY_FROZEN_AREAS sets N (default 10,000); LEY_FROZEN_SECONDS the
 // window (default 10: the CPU figure's grain is a 10 ms clock tick over
 // the window, 0.1 µs per Area-second at the defaults);
 // LEY_FROZEN_HEAPPROFILE=file saves the host's heap profile after the
@@ -42,6 +45,12 @@ func BenchmarkHostFrozenAreas(b *testing.B) {
 			b.Fatalf("LEY_FROZEN_SECONDS=%q: want a whole number of seconds, 1 or more", s)
 		}
 	}
+	parkAfter := os.Getenv("LEY_FROZEN_PARK_AFTER")
+	if parkAfter != "" {
+		if _, err := time.ParseDuration(parkAfter); err != nil && parkAfter != "0" {
+			b.Fatalf("LEY_FROZEN_PARK_AFTER=%q: %v", parkAfter, err)
+		}
+	}
 	bin := filepath.Join(b.TempDir(), "ley")
 	build := exec.Command("go", "build", "-tags", buildtags.Product, "-o", bin, "../cmd/ley")
 	build.Stderr = os.Stderr
@@ -59,8 +68,12 @@ func BenchmarkHostFrozenAreas(b *testing.B) {
 		if heapProfile != "" || cpuProfile != "" {
 			pprofAddr = freeLoopbackAddr(b)
 		}
-		host := exec.Command(bin, "areahost", "--director", d.Addr(), "--listen", "127.0.0.1:0",
-			"--log-level", "warn", "--pool-size", strconv.Itoa(n), "--pprof", pprofAddr)
+		args := []string{"areahost", "--director", d.Addr(), "--listen", "127.0.0.1:0",
+			"--log-level", "warn", "--pool-size", strconv.Itoa(n), "--pprof", pprofAddr}
+		if parkAfter != "" {
+			args = append(args, "--park-after", parkAfter)
+		}
+		host := exec.Command(bin, args...)
 		host.Env = append(os.Environ(), "LEY_SPAWN_TOKEN=bench") // ley refuses a spawn token on the command line
 		host.Stderr = os.Stderr
 		if err := host.Start(); err != nil {
@@ -88,6 +101,10 @@ func BenchmarkHostFrozenAreas(b *testing.B) {
 			ready++
 		}
 		spawnTime := time.Since(start)
+		parked := 0
+		if parkAfter != "0" {
+			parked = waitParked(b, d, n, 120*time.Second)
+		}
 		time.Sleep(2 * time.Second) // settle
 		cpu0, t0 := procCPU(b, pid), time.Now()
 		if cpuProfile != "" {
@@ -107,10 +124,30 @@ func BenchmarkHostFrozenAreas(b *testing.B) {
 		d.Close()
 		cpuPerSec := (cpu1 - cpu0).Seconds() / t1.Sub(t0).Seconds()
 		b.ReportMetric(float64(n), "areas")
+		b.ReportMetric(float64(parked), "parked")
 		b.ReportMetric(float64(rss-base)*1024/float64(n), "rss-B/area")
 		b.ReportMetric(cpuPerSec*1e9/float64(n), "cpu-ns/area/s")
 		b.ReportMetric(100*cpuPerSec, "host-cpu-%")
 		b.ReportMetric(float64(rss)/1024, "host-rss-MiB")
 		b.ReportMetric(spawnTime.Seconds()*1e6/float64(n), "spawn-µs/area")
 	}
+}
+
+// waitParked waits for a heartbeat of the host that counts n parked Areas
+// and returns the count of the last one seen (fewer than n when within
+// ran out: the figures then say so).
+func waitParked(b *testing.B, d *areatest.Director, n int, within time.Duration) int {
+	b.Helper()
+	deadline := time.Now().Add(within)
+	parked := 0
+	for time.Now().Before(deadline) {
+		hb, err := areatest.Expect[*control.Heartbeat](d, 5*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if parked = hb.Parked; parked >= n {
+			break
+		}
+	}
+	return parked
 }
