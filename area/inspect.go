@@ -14,8 +14,9 @@ import (
 const inspectWait = 2 * time.Second
 
 // inspect answers the director's inspect query with every Area's ground
-// truth, each read on the Area's own goroutine (link reader goroutine;
-// it waits, bounded, for the Areas).
+// truth, each read on the Area's own goroutine, or as it was parked
+// (parkedView) (link reader goroutine; it waits, bounded, for the
+// Areas).
 func (h *Host) inspect(m *control.Inspect) {
 	h.mu.Lock()
 	areas := make([]*hostArea, 0, len(h.areas))
@@ -25,6 +26,10 @@ func (h *Host) inspect(m *control.Inspect) {
 	h.mu.Unlock()
 	answers := make(chan control.AreaState, len(areas))
 	for _, ha := range areas {
+		if pv := ha.parkedView.Load(); pv != nil { // read as it is parked: not built again for a look
+			answers <- pv.state(ha.id, m.Items, time.Now())
+			continue
+		}
 		ha.a.PostControl(func(*ecs.Area) {
 			st := ha.state(time.Now())
 			if m.Items {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/leyworks/ley/ecs"
+	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/net/wire"
 	"github.com/leyworks/ley/systems/interest"
 )
@@ -62,6 +63,9 @@ func (ha *hostArea) park(now time.Time) bool {
 		ha.persist(now, false)
 		return false
 	}
+	a, g := ha.a, ha.a.Grid
+	ha.parkedView.Store(&parkedView{epoch: ha.epoch, blob: blob, w: int(g.W()), h: int(g.H()), tick: a.Tick,
+		bodies: a.Players() + a.Wanderers() + a.Creatures(), creatures: a.Creatures()})
 	ha.parked = blob
 	ha.eng, ha.interest = nil, nil
 	ha.intents, ha.players, ha.positions, ha.paths = ecs.Map[ecs.Intents]{}, ecs.Map[ecs.Player]{}, ecs.Map[ecs.Position]{}, ecs.Map[ecs.Path]{}
@@ -85,6 +89,7 @@ func (ha *hostArea) park(now time.Time) bool {
 // fails, and the director places it again from its last acked snapshot,
 // which holds the same state (park). Area goroutine.
 func (ha *hostArea) unpark(a *ecs.Area) {
+	ha.parkedView.Store(nil)
 	if _, err := ha.assemble(a, ha.parked); err != nil {
 		panic(fmt.Errorf("area %d: build the parked area again: %w", ha.id, err))
 	}
@@ -119,4 +124,24 @@ func (h *Host) parkedOne(n int64) {
 		h.giveBack.Store(false)
 		debug.FreeOSMemory()
 	})
+}
+
+// parkedView is a parked Area as an inspection reads it: its state is its
+// blob, and nobody is in it or coming (mayPark).
+type parkedView struct {
+	epoch             uint64
+	blob              []byte
+	w, h              int
+	tick              uint64
+	bodies, creatures int
+}
+
+// state is the parked Area's control.AreaState (hostArea.state), with its
+// items when asked (hostArea.items): what it will be built again with.
+func (pv *parkedView) state(area uint32, items bool, now time.Time) control.AreaState {
+	st := control.AreaState{Area: area, Epoch: pv.epoch, Tick: pv.tick, Bodies: pv.bodies, Creatures: pv.creatures, ReadUS: now.UnixMicro()}
+	if items {
+		st.Items = &control.AreaItems{W: pv.w, H: pv.h, Blob: pv.blob, Characters: []control.Character{}}
+	}
+	return st
 }

@@ -76,6 +76,25 @@ func TestAParkedHomeIsFoundAsLeft(t *testing.T) {
 	if world.Value() != nil || grid.Value() != nil {
 		t.Fatalf("the parked Area's engine (%v) or grid (%v) is still reachable; want both let go", world.Value() != nil, grid.Value() != nil)
 	}
+	// An inspection reads it as it is parked, without building it again.
+	d.send(&control.Inspect{ID: 9, Items: true})
+	in := expect[*control.Inspection](d, 5*time.Second)
+	if len(in.Areas) != 1 || in.Areas[0].Items == nil {
+		t.Fatalf("inspection of the parked Area: %+v; want its state and items", in.Areas)
+	}
+	st := in.Areas[0]
+	parked, err := blob.Decode(st.Items.Blob, st.Items.W, st.Items.H)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Active || st.Bodies != 1 || st.Creatures != 1 || st.Players != 0 || len(parked.Placed) != 1 || parked.Placed[0].Stack.Kind != 6 {
+		t.Fatalf("the parked Area inspected: %+v with %d items placed; want frozen, the statue alone, the chest", st, len(parked.Placed))
+	}
+	for range 10 { // twice ParkAfter of heartbeats: built again, it would count 0 parked for as long
+		if hb := expect[*control.Heartbeat](d, 5*time.Second); hb.Parked != 1 {
+			t.Fatalf("the inspection built the parked Area again (heartbeat counts %d parked)", hb.Parked)
+		}
+	}
 
 	bo := dial(t, h)
 	bo.hello(d.grant(1, 101, 101, 7, 1, time.Minute), 101)

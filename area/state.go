@@ -84,8 +84,12 @@ type hostArea struct {
 	parked       []byte
 	parkAt       time.Time
 	persistedSum uint64
-	snaps        snapshots
-	static       wire.Static // scratch of sendStatic
+	// parkedView is what an inspection reads of the Area while it is
+	// parked, from any goroutine, without building it again; nil when it
+	// is not parked.
+	parkedView atomic.Pointer[parkedView]
+	snaps      snapshots
+	static     wire.Static // scratch of sendStatic
 	// joins counts bodies spawned for a join (it picks the spawn point of
 	// the next one with no place of its own).
 	joins uint32
