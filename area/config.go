@@ -97,7 +97,7 @@ type Config struct {
 	// ParkAfter is how long an Area stays frozen with nothing to do
 	// before it parks: it keeps its state as the blob it persists and
 	// lets go of its world, which whatever comes next (a join, a grant)
-	// builds again, about 100 µs for a home (docs/areas.md, "Parked
+	// builds again, about 120 µs for a home (docs/operations.md, "Parked
 	// Areas"). 0 never parks.
 	ParkAfter time.Duration
 	// TickStatsEvery, when positive, logs every active Area's tick stats

@@ -47,7 +47,7 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	a.OnControl = ha.deliverAnswers
 	ha.armPanicPoint()
 	ha.parkAt = time.Now().Add(h.cfg.ParkAfter)
-	a.SetTimer(ha.parkTime()) // nobody may come: it parks then
+	ha.armPark() // nobody may come: it parks then
 	return ha, nil
 }
 
@@ -402,13 +402,11 @@ func (ha *hostArea) onAck(m *control.SnapshotAck) {
 	}
 	if ha.unacked != nil && m.Seq >= ha.unacked.Seq {
 		ha.unacked = nil
-		if ha.a.Mode() == ecs.Frozen && len(ha.grants) == 0 {
-			ha.a.SetTimer(ha.parkTime()) // its resend is off: it parks when due
-		}
 	}
 	for acct, d := range ha.departed {
 		if m.Seq >= d.since {
 			delete(ha.departed, acct)
 		}
 	}
+	ha.armPark() // its resend is off and its departures written: it parks when due
 }

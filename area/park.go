@@ -12,10 +12,11 @@ import (
 	"github.com/leyworks/ley/systems/interest"
 )
 
-// Parking (docs/areas.md, "Parked Areas"): an Area frozen for
-// Config.ParkAfter with nothing in flight keeps its state as the blob it
-// persists and lets go of its world (ecs.Area.Park); whatever runs it
-// next builds it again from that blob first (unpark). Its fence: the
+// Parking (docs/operations.md, "Parked Areas"; docs/items.md, "A parked
+// Area"): an Area frozen for Config.ParkAfter with nothing in flight
+// keeps its state as the blob it persists and lets go of its world
+// (ecs.Area.Park); whatever runs it next builds it again from that blob
+// first (unpark). Its fence: the
 // blob it parks is the one the director holds, acked. An Area whose state
 // differs from its last snapshot's persists first and parks once that
 // snapshot is acked, so a rebuild that fails loses nothing: the director
@@ -31,11 +32,23 @@ func blobSum(blob []byte) uint64 { return maphash.Bytes(blobSeed, blob) }
 // mayPark reports whether the Area may park, time aside: parking is on,
 // and it is frozen, whole, and nothing is here, coming, watching or in
 // flight (a close, a crossing, a snapshot the director has not acked, a
-// departed character's state, an armed failpoint). Area goroutine.
+// departed character's state, an armed failpoint). A spectator's grant
+// not yet used does not keep it: the grant is the host's, kept as it is,
+// and the spectator's hello builds the Area again. Area goroutine.
 func (ha *hostArea) mayPark() bool {
 	return ha.h.cfg.ParkAfter > 0 && ha.a.Mode() == ecs.Frozen && !ha.a.Parked() && ha.closing == nil && !ha.fenced &&
 		ha.bound == 0 && len(ha.grants) == 0 && len(ha.bodies) == 0 && len(ha.crossings) == 0 && len(ha.settling) == 0 &&
-		len(ha.departed) == 0 && ha.unacked == nil && !ha.spectated() && len(ha.watchers.grants) == 0 && ha.panicPoint == ""
+		len(ha.departed) == 0 && ha.unacked == nil && !ha.spectated() && ha.panicPoint == ""
+}
+
+// armPark sets the timer of a frozen Area that may park (mayPark) to its
+// park time, once what kept it from parking is gone (its last snapshot
+// acked, its departures written); it leaves the timer of any other Area
+// as it is. Area goroutine.
+func (ha *hostArea) armPark() {
+	if t := ha.parkTime(); !t.IsZero() {
+		ha.a.SetTimer(t)
+	}
 }
 
 // parkTime is when the frozen Area parks, the zero time when it may not
@@ -96,9 +109,7 @@ func (ha *hostArea) unpark(a *ecs.Area) {
 	ha.parked = nil
 	ha.h.parked.Add(-1)
 	ha.parkAt = time.Now().Add(ha.h.cfg.ParkAfter)
-	if a.Mode() == ecs.Frozen {
-		a.SetTimer(ha.parkTime())
-	}
+	ha.armPark()
 }
 
 // giveBackAt and giveBackAfter: once parked Areas let go of giveBackAt

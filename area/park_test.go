@@ -139,3 +139,32 @@ func TestAnAreaParksOnlyWhatTheDirectorHolds(t *testing.T) {
 	d.send(&control.SnapshotAck{Area: 1, Seq: s.Seq})
 	heartbeatParked(t, d, 1)
 }
+
+// TestWhatKeepsAnAreaFromParking: a spectator watching a frozen Area keeps
+// it whole (it is sent the Area's frames); once the spectator leaves, the
+// Area parks. A spectator's grant nobody used does not keep it: the
+// spectator's hello builds it again, and it watches the Area as it was.
+func TestWhatKeepsAnAreaFromParking(t *testing.T) {
+	h, d := testHost(t, func(c *Config) {
+		c.ParkAfter, c.HeartbeatEvery = 50*time.Millisecond, 20*time.Millisecond
+	})
+	d.AutoAck.Store(true)
+	d.spawnBusy(1, 32, 32)
+	if e := d.spectateGrant(1, "s-1", 7); e != "" {
+		t.Fatalf("spectator grant refused: %s", e)
+	}
+	heartbeatParked(t, d, 1) // the unused grant does not keep it
+	sp := dial(t, h)
+	if ack := sp.hello("s-1", 7); ack.Area != 1 {
+		t.Fatalf("the spectator's hello_ack: %+v", ack)
+	}
+	waitSnapshot(t, sp, func(*wire.Snapshot) bool { return len(sp.v.Entities) == 4 }) // the wanderers, as parked
+	for range 10 { // four times ParkAfter of heartbeats
+		if hb := expect[*control.Heartbeat](d, 5*time.Second); hb.Parked != 0 {
+			t.Fatal("the Area parked under its spectator's eyes")
+		}
+	}
+	sp.c.Close(1000, "bye")
+	sp.closed(5 * time.Second)
+	heartbeatParked(t, d, 1)
+}
