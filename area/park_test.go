@@ -158,8 +158,10 @@ func TestWhatKeepsAnAreaFromParking(t *testing.T) {
 	if ack := sp.hello("s-1", 7); ack.Area != 1 {
 		t.Fatalf("the spectator's hello_ack: %+v", ack)
 	}
-	waitSnapshot(t, sp, func(*wire.Snapshot) bool { return len(sp.v.Entities) == 4 }) // the wanderers, as parked
-	for range 10 { // four times ParkAfter of heartbeats
+	// It sees the wanderers as they were parked, and while it watches,
+	// the Area stays whole: ten heartbeats are four times ParkAfter.
+	waitSnapshot(t, sp, func(*wire.Snapshot) bool { return len(sp.v.Entities) == 4 })
+	for range 10 {
 		if hb := expect[*control.Heartbeat](d, 5*time.Second); hb.Parked != 0 {
 			t.Fatal("the Area parked under its spectator's eyes")
 		}
