@@ -2,7 +2,6 @@ package area
 
 import (
 	"fmt"
-	"hash/maphash"
 	"runtime/debug"
 	"time"
 
@@ -21,13 +20,6 @@ import (
 // differs from its last snapshot's persists first and parks once that
 // snapshot is acked, so a rebuild that fails loses nothing: the director
 // places the Area again from the same state.
-
-// blobSeed seeds blobSum.
-var blobSeed = maphash.MakeSeed()
-
-// blobSum is the hash an Area keeps of the last blob it persisted, to
-// tell whether its state changed since.
-func blobSum(blob []byte) uint64 { return maphash.Bytes(blobSeed, blob) }
 
 // mayPark reports whether the Area may park, time aside: parking is on,
 // and it is frozen, whole, and nothing is here, coming, watching or in
@@ -135,16 +127,6 @@ func (h *Host) parkedOne(n int64) {
 		h.giveBack.Store(false)
 		debug.FreeOSMemory()
 	})
-}
-
-// parkedView is a parked Area as an inspection reads it: its state is its
-// blob, and nobody is in it or coming (mayPark).
-type parkedView struct {
-	epoch             uint64
-	blob              []byte
-	w, h              int
-	tick              uint64
-	bodies, creatures int
 }
 
 // state is the parked Area's control.AreaState (hostArea.state), with its

@@ -2,6 +2,7 @@ package area
 
 import (
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"time"
@@ -16,6 +17,14 @@ func (ha *hostArea) scheduleChores(t time.Time) {
 	}
 	ha.a.SetTimer(ha.nextChores)
 }
+
+// blobSeed seeds blobSum.
+var blobSeed = maphash.MakeSeed()
+
+// blobSum is the hash an Area keeps of the last blob it persisted, to
+// tell whether its state changed since (it parks only that state:
+// park.go).
+func blobSum(blob []byte) uint64 { return maphash.Bytes(blobSeed, blob) }
 
 // persist sends a snapshot of the Area and its characters to the director
 // and keeps it until acked (a newer one replaces an older unacked one: the

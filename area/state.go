@@ -403,6 +403,16 @@ type departure struct {
 	since uint64
 }
 
+// parkedView is a parked Area as an inspection reads it: its state is its
+// blob, and nobody is in it or coming (mayPark).
+type parkedView struct {
+	epoch             uint64
+	blob              []byte
+	w, h              int
+	tick              uint64
+	bodies, creatures int
+}
+
 // placement is one incarnation of an Area as the director placed it on
 // this host: its epoch and placement credential (control.SpawnArea).
 type placement struct {
