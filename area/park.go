@@ -15,11 +15,11 @@ import (
 // Area"): an Area frozen for Config.ParkAfter with nothing in flight
 // keeps its state as the blob it persists and lets go of its world
 // (ecs.Area.Park); whatever runs it next builds it again from that blob
-// first (unpark). Its fence: the
-// blob it parks is the one the director holds, acked. An Area whose state
-// differs from its last snapshot's persists first and parks once that
-// snapshot is acked, so a rebuild that fails loses nothing: the director
-// places the Area again from the same state.
+// first (unpark). Its fence: the blob it parks is the one the director
+// holds, acked. An Area whose state differs from its last snapshot's
+// persists first and parks once that snapshot is acked, so a rebuild
+// that fails loses nothing: the director places the Area again from the
+// same state.
 
 // mayPark reports whether the Area may park, time aside: parking is on,
 // and it is frozen, whole, and nothing is here, coming, watching or in

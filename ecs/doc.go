@@ -34,6 +34,10 @@
 //     has no work in either ([Area.Rest]), asleep in the Clock's wheel:
 //     no system runs and the Clock does not visit it until its owner's
 //     work, its timer or something posted to it comes.
+//   - [Area.Park]: a frozen Area lets go of its world, grid and systems,
+//     keeping its shell (inbox, timer, tick, Clock, hooks); the restore it
+//     is given builds it again ([Area.Renew]) before whatever runs it
+//     next. Its owner keeps the state it needs for that.
 //   - [Area.Stats]: p50/p95/p99/max tick time over the last [StatsWindow]
 //     ticks, time per system, lateness, entity counts, mode.
 //
