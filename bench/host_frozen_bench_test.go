@@ -20,10 +20,11 @@ import (
 // the host parks them (after its --park-after, 10 s by default; the
 // figures are taken once its heartbeat counts every Area parked), then
 // idles for 10 s: its RSS and CPU, from /proc, are divided by N.
-// LEY_FROZEN_PARK_AFTER passes another --park-after ("0": never park, the
-// frozen Areas keep their worlds). LEY_FROZEN_AREAS sets N (default 10,000); LEY_FROZEN_SECONDS the
-// window (default 10: the CPU figure's grain is a 10 ms clock tick over
-// the window, 0.1 µs per Area-second at the defaults);
+// LEY_FROZEN_PARK_AFTER passes another --park-after (0: never park, the
+// frozen Areas keep their worlds). LEY_FROZEN_AREAS sets N (default
+// 10,000); LEY_FROZEN_SECONDS the window (default 10: the CPU figure's
+// grain is a 10 ms clock tick over the window, 0.1 µs per Area-second at
+// the defaults);
 // LEY_FROZEN_HEAPPROFILE=file saves the host's heap profile after the
 // window, LEY_FROZEN_CPUPROFILE=file its CPU profile over the window (the
 // profiler's own cost then counts in the CPU figure): go tool pprof -top
@@ -45,11 +46,13 @@ func BenchmarkHostFrozenAreas(b *testing.B) {
 			b.Fatalf("LEY_FROZEN_SECONDS=%q: want a whole number of seconds, 1 or more", s)
 		}
 	}
-	parkAfter := os.Getenv("LEY_FROZEN_PARK_AFTER")
+	parkAfter, parks := os.Getenv("LEY_FROZEN_PARK_AFTER"), true
 	if parkAfter != "" {
-		if _, err := time.ParseDuration(parkAfter); err != nil && parkAfter != "0" {
+		d, err := time.ParseDuration(parkAfter)
+		if err != nil {
 			b.Fatalf("LEY_FROZEN_PARK_AFTER=%q: %v", parkAfter, err)
 		}
+		parks = d > 0
 	}
 	bin := filepath.Join(b.TempDir(), "ley")
 	build := exec.Command("go", "build", "-tags", buildtags.Product, "-o", bin, "../cmd/ley")
@@ -102,7 +105,7 @@ func BenchmarkHostFrozenAreas(b *testing.B) {
 		}
 		spawnTime := time.Since(start)
 		parked := 0
-		if parkAfter != "0" {
+		if parks {
 			parked = waitParked(b, d, n, 120*time.Second)
 		}
 		time.Sleep(2 * time.Second) // settle
