@@ -337,6 +337,9 @@ func (p *player) send(ctx context.Context, pattern Pattern, rng *rand.Rand) {
 			return
 		case <-t.C:
 		}
+		if ctx.Err() != nil { // both were ready, and select took the timer
+			return
+		}
 		t.Reset(every)
 		for range burst {
 			var err error
@@ -360,7 +363,7 @@ func (p *player) send(ctx context.Context, pattern Pattern, rng *rand.Rand) {
 // Area's portal per session; the client follows the crossing (portal_moved
 // to the other Area, with its grant), and the player walks again.
 func (p *player) hop(ctx context.Context, portalX, portalY int32) {
-	for {
+	for ctx.Err() == nil { // a crossing that ended as the sending stopped sends no more
 		if _, err := p.cl.MoveTo(portalX, portalY); err != nil && p.sendFailed(err) {
 			return
 		}

@@ -281,11 +281,22 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	r.setPhase("drain")
 	stopSending()
+	// The drain counts what was sent: a sender still between its timer
+	// (or a crossing's end) and its send when the sending stopped sends
+	// one more, which the drain must wait for, not find after it ended
+	// and abandon with the close. A sender stuck in a write does not
+	// hold the drain back longer than Drain.
+	stopped := make(chan struct{})
+	go func() { running.Wait(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(r.cfg.Drain):
+	}
 	r.drain(ctx, players)
 	for _, p := range players {
 		p.close()
 	}
-	running.Wait()
+	<-stopped
 
 	hopMu.Lock()
 	hops := hopTimes
