@@ -81,22 +81,34 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 		ha.chores(now)
 	}
 	ha.deliverAnswers(a)
-	// By ticks since the last round, not a tick's residue: a late host's
-	// tick numbers skip (ecs.Area.Tick), and a round is never skipped with
-	// them.
-	every := uint64(ha.h.cfg.SnapshotEvery)
-	if d := a.Tick - ha.snapTick; d >= every {
-		if ha.rested && d%every != 0 {
-			// Woken off its rounds' phase by a rest: the round comes on
-			// it, as it would have had the Area not rested (a burst of
-			// intents split by a tick still makes one round).
-			ha.snapTick = a.Tick - d%every
-		} else {
-			ha.snapTick = a.Tick
-			ha.sendSnapshots()
-			ha.unrounded, ha.rested = false, false
-		}
+	from, run := roundAt(a.Tick, ha.snapTick, uint64(ha.h.cfg.SnapshotEvery), ha.rested)
+	ha.snapTick = from
+	if run {
+		ha.sendSnapshots()
+		ha.unrounded, ha.rested = false, false
 	}
+}
+
+// roundAt decides an Area's snapshot round at tick, the last round's
+// phase being last and the cadence every ticks: whether the round runs
+// at tick, and the tick the next one counts from.
+//
+// By ticks since the last round, not a tick's residue: a late host's tick
+// numbers skip (ecs.Area.Tick), and a round is never skipped with them.
+// A round that comes late keeps its phase: it runs at once, and the next
+// counts from where this one was due. Were it to take the late tick's
+// phase, each slot its host's clock skips would gather the Areas of the
+// other phases into this one, and a host a little behind would pile its
+// rounds into every other slot and fall further behind. An Area woken off
+// its rounds' phase by a rest (rested) keeps the phase too, without a
+// round: the round comes on the phase, as it would have had the Area not
+// rested (a burst of intents split by a tick still makes one round).
+func roundAt(tick, last, every uint64, rested bool) (from uint64, run bool) {
+	d := tick - last
+	if d < every {
+		return last, false
+	}
+	return tick - d%every, !rested || d%every == 0
 }
 
 // rest is the Area's ecs.Area.Rest: the engine found nothing that can
