@@ -121,8 +121,10 @@ type hostArea struct {
 
 	lastPersist  time.Time
 	lastPresence time.Time
-	// snapTick is the tick of the last snapshot round (run or skipped);
-	// unrounded is set when a tick ran since the last round run.
+	// snapTick is the tick the rounds count from (roundAt): the tick the
+	// last round was due at, which is the tick it ran at unless it ran
+	// late; the next is due SnapshotEvery ticks after it. unrounded is
+	// set when a tick ran since the last round run.
 	snapTick  uint64
 	unrounded bool
 	// rested is set when the Area rested since the last round: its next
