@@ -77,13 +77,14 @@ ladder-gate:
 	./bin/ley ladder --pin 0:1 --per-area 20 --rungs 100 --hold 20s --baseline bench/ladder-village-pinned-gate.json --out bench/out --name ladder-gate
 
 ## peer: ley beside its Node.js peer (bench/peer: a Colyseus 0.18
-## server) on the same work, driven by the same Node.js clients: 500
-## players in villages of 20 and in homes of 1, three alternating runs
-## each, the server pinned to CPU 0 and the driver to CPU 1; prints issue
-## 27's table (bench/RESULTS.md, "ley beside its Node.js peer") and
-## writes the run and its chart to bench/out/peer-compare.json and .svg.
-## The one target that needs more than Go: Node.js 20 or later and npm.
-## About 15 min. PEER_ARGS="--rounds 1 --workloads homes" for less.
+## server) and the floor (bench/floorserver -ws) on the same work, driven
+## by the same Node.js clients: 500 players in villages of 20 and in homes
+## of 1, three alternating runs each, the server pinned to CPU 0 and the
+## driver to CPU 1; prints issue 27's table (bench/RESULTS.md, "ley beside
+## its Node.js peer") and writes the run and its chart to
+## bench/out/peer-compare.json and .svg. The one target that needs more
+## than Go: Node.js 20 or later and npm. About 25 min.
+## PEER_ARGS="--rounds 1 --workloads homes --targets colyseus,ley" for less.
 PEER_ARGS ?=
 peer: build
 	mkdir -p bench/out

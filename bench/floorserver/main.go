@@ -14,16 +14,24 @@
 // io_uring submission per 256 connections (net/uring, as ley's gate does),
 // instead of one write(2) each: the floor of a batched server.
 //
+// With -ws it first answers each connection's WebSocket handshake (gobwas/ws,
+// in a goroutine of its own), then hands the socket to the same loop: the
+// floor of a server that browsers and the Node.js driver of bench/peer can
+// reach. The handshakes happen before a run measures anything.
+//
 // It prints "FLOOR <addr>" once it listens.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"net"
 	"os"
+	"runtime"
 	"time"
 	"unsafe"
 
+	"github.com/gobwas/ws"
 	"github.com/leyworks/ley/net/uring"
 	"golang.org/x/sys/unix"
 )
@@ -32,6 +40,7 @@ func main() {
 	size := flag.Int("frame", 33, "bytes of the frame written to every connection every 100 ms (2..127)")
 	every := flag.Int("every", 1, "write each connection in one round of this many (its rounds spread evenly): 2 is 5 frames a second")
 	batched := flag.Bool("uring", false, "write each round's frames with io_uring submissions of up to 256 writes, not one write(2) each")
+	handshake := flag.Bool("ws", false, "answer each connection's WebSocket handshake before serving it")
 	flag.Parse()
 	if *every < 1 {
 		fmt.Fprintln(os.Stderr, "floorserver: -every must be at least 1")
@@ -50,36 +59,115 @@ func main() {
 		}
 		ring = r
 	}
-	err := serve(*size, *every, ring) // serves until killed
+	var lfd int
+	var upgraded chan int
+	var err error
+	if *handshake {
+		// The handshakes' goroutines need a P of their own: the loop holds
+		// its one while it waits in epoll_wait.
+		runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 2))
+		lfd, upgraded, err = listenWS()
+	} else {
+		lfd, err = listen()
+	}
+	if err == nil {
+		err = serve(lfd, upgraded, *size, *every, ring) // serves until killed
+	}
 	fmt.Fprintln(os.Stderr, "floorserver:", err)
 	os.Exit(1)
 }
 
-// serve listens on a loopback port and serves until an error stops it.
-// ring, when not nil, carries each round's writes.
-func serve(size, every int, ring *uring.Ring) error {
+// listen opens a non-blocking listening socket on a loopback port and
+// prints its address.
+func listen() (int, error) {
 	lfd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return err
+		return -1, err
 	}
 	if err := unix.Bind(lfd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		return err
+		return -1, err
 	}
 	if err := unix.Listen(lfd, 4096); err != nil {
-		return err
+		return -1, err
 	}
 	sa, err := unix.Getsockname(lfd)
 	if err != nil {
-		return err
+		return -1, err
 	}
+	fmt.Printf("FLOOR 127.0.0.1:%d\n", sa.(*unix.SockaddrInet4).Port)
+	return lfd, nil
+}
+
+// listenWS listens on a loopback port, prints its address and answers
+// each connection's WebSocket handshake in a goroutine of its own. It
+// sends each upgraded connection's socket, non-blocking and no longer
+// the Go runtime's, on the channel it returns; the listening socket it
+// returns is -1 (the loop accepts nothing itself).
+func listenWS() (int, chan int, error) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return -1, nil, err
+	}
+	fmt.Printf("FLOOR %s\n", ln.Addr())
+	upgraded := make(chan int, 1024)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "floorserver: accept:", err)
+				os.Exit(1)
+			}
+			go func() {
+				if fd, err := upgrade(c.(*net.TCPConn)); err == nil {
+					upgraded <- fd
+				} else {
+					fmt.Fprintln(os.Stderr, "floorserver: handshake:", err)
+				}
+			}()
+		}
+	}()
+	return -1, upgraded, nil
+}
+
+// upgrade answers c's WebSocket handshake (no extension is agreed, so
+// frames go as the loop writes them) and returns a non-blocking duplicate
+// of its socket; c itself is closed.
+func upgrade(c *net.TCPConn) (int, error) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := ws.Upgrade(c); err != nil {
+		return -1, err
+	}
+	_ = c.SetDeadline(time.Time{})
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	var derr error
+	if err := raw.Control(func(s uintptr) { fd, derr = unix.Dup(int(s)) }); err != nil {
+		return -1, err
+	}
+	if derr != nil {
+		return -1, derr
+	}
+	unix.CloseOnExec(fd)
+	return fd, unix.SetNonblock(fd, true)
+}
+
+// serve serves until an error stops it: the connections lfd accepts (when
+// it is not -1) and those upgraded sends. ring, when not nil, carries each
+// round's writes.
+func serve(lfd int, upgraded chan int, size, every int, ring *uring.Ring) error {
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return err
 	}
-	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, lfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(lfd)}); err != nil {
-		return err
+	if lfd >= 0 {
+		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, lfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(lfd)}); err != nil {
+			return err
+		}
 	}
-	fmt.Printf("FLOOR 127.0.0.1:%d\n", sa.(*unix.SockaddrInet4).Port)
 	frame := make([]byte, size)
 	frame[0], frame[1] = 0x82, byte(size-2) // a binary WebSocket frame header
 	iov := []unix.Iovec{{Base: &frame[0]}}
@@ -98,6 +186,15 @@ func serve(size, every int, ring *uring.Ring) error {
 			n = 0
 		} else if e != 0 {
 			return e
+		}
+		for more := upgraded != nil; more; {
+			select {
+			case c := <-upgraded:
+				_ = unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, c, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLET, Fd: int32(c)})
+				conns = append(conns, c)
+			default:
+				more = false
+			}
 		}
 		for i := 0; i < n; i++ {
 			fd := int(events[i].Fd)

@@ -27,7 +27,7 @@ const { values: opt } = parseArgs({
   options: {
     rounds: { type: "string", default: "3" },
     workloads: { type: "string", default: "villages,homes" },
-    targets: { type: "string", default: "colyseus,ley" },
+    targets: { type: "string", default: "colyseus,ley,floor" },
     players: { type: "string", default: "500" },
     warmup: { type: "string", default: "10" },
     seconds: { type: "string", default: "30" },
@@ -40,11 +40,23 @@ const { values: opt } = parseArgs({
     from: { type: "string", default: "" },
     // Everyone sees the whole room, as in the peer's rooms.
     "ley-args": { type: "string", default: "--interest-radius 0" },
+    // More arguments of the floor: -uring batches its writes as ley's do.
+    "floor-args": { type: "string", default: "" },
   },
 });
 
 // A workload is the players per room (Area): villages of 20, homes of 1.
 const workloads = { villages: 20, homes: 1 };
+// The floor's frames (bench/floorserver -frame and -every) are the size
+// and rate of ley's on the same workload: ley's frame bytes over its
+// messages per client-second at protocol 7 with --interest-radius 0 (259
+// over 10.1 in villages, 35 over 5.0 in homes; bench/RESULTS.md, "Short
+// snapshots"). Every client gets one frame per round in villages, one
+// every other round in homes.
+const floorFrames = { villages: { frame: 26, every: 1 }, homes: { frame: 7, every: 2 } };
+const floorBin = join(here, "build", "floorserver");
+// The columns of the tables and the bars of the chart, in order.
+const columns = [["colyseus", "Colyseus 0.18"], ["ley", "ley"], ["floor", "floor"]];
 const rounds = Number(opt.rounds);
 const [serverCPU, driverCPU] = opt.pin.split(":");
 const log = (msg) => process.stderr.write(`compare: ${msg}\n`);
@@ -109,6 +121,26 @@ async function startLey(dir) {
   return { child, url };
 }
 
+async function startFloor(workload) {
+  const { frame, every } = floorFrames[workload];
+  const child = pinned(serverCPU, [floorBin, "-ws", "-frame", String(frame), "-every", String(every),
+    ...opt["floor-args"].split(" ").filter((a) => a !== "")], {
+    stdio: ["ignore", "pipe", "inherit"],
+    // The loop blocks in epoll_wait holding its thread (bench.BenchmarkFloor does the same).
+    env: { ...process.env, GODEBUG: "asyncpreemptoff=1" },
+  });
+  const addr = await new Promise((ok, fail) => {
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = out.match(/FLOOR (\S+)\n/);
+      if (m) ok(m[1]);
+    });
+    child.once("exit", (code) => fail(new Error(`the floor exited at start (${code}): ${out}`)));
+  });
+  return { child, url: `ws://${addr}` };
+}
+
 async function startPeer(perRoom) {
   const port = await freePort();
   const child = pinned(serverCPU, ["node", join(here, "server", "colyseus.mjs"), "--port", String(port), "--per-room", String(perRoom)], {
@@ -144,7 +176,7 @@ async function run(target, workload) {
   const perArea = workloads[workload];
   const dir = mkdtempSync(join(tmpdir(), "ley-peer-"));
   try {
-    const server = target === "ley" ? await startLey(dir) : await startPeer(perArea);
+    const server = target === "ley" ? await startLey(dir) : target === "floor" ? await startFloor(workload) : await startPeer(perArea);
     try {
       return { workload, ...(await drive(target, server, perArea)) };
     } finally {
@@ -164,10 +196,13 @@ const median = (xs) => {
 /** measure builds the driver and runs every round; it returns the results. */
 async function measure() {
   for (const t of opt.targets.split(",")) {
-    if (t !== "ley" && t !== "colyseus") throw new Error(`unknown target ${t} (ley, colyseus)`);
+    if (!columns.some(([c]) => c === t)) throw new Error(`unknown target ${t} (colyseus, ley, floor)`);
   }
   if (opt.targets.split(",").includes("ley") && !existsSync(opt.ley)) {
     throw new Error(`no ley binary at ${opt.ley}: make build (or --ley)`);
+  }
+  if (opt.targets.split(",").includes("floor")) {
+    execFileSync("go", ["build", "-o", floorBin, "./bench/floorserver"], { cwd: root, stdio: "inherit" });
   }
   // ---- build the driver: ley's SDK from its TypeScript sources ----
   await build({
@@ -231,14 +266,23 @@ const rows = [
 ];
 const of = (workload, target, key) => results.filter((x) => x.workload === workload && x.target === target).map((x) => x[key]);
 let md = "";
+// The ratios the tables give, where both sides ran.
+const ratios = [["ley", "colyseus", "ley/peer"], ["ley", "floor", "ley/floor"], ["floor", "colyseus", "floor/peer"]];
 for (const workload of names) {
+  const ran = columns.filter(([t]) => results.some((x) => x.workload === workload && x.target === t));
+  // The peer and ley always; the floor where it ran.
+  const shown = columns.filter(([t]) => t !== "floor" || ran.some(([r]) => r === t));
+  const rs = ratios.filter(([a, b]) => shown.some(([t]) => t === a) && shown.some(([t]) => t === b));
   md += `\n${workload}: ${players} players in rooms of ${workloads[workload]}, medians of ${nrounds} (min-max)\n\n`;
-  md += "| figure | Colyseus 0.18 | ley | ley/peer |\n|---|---:|---:|---:|\n";
+  md += `| figure | ${shown.map(([, n]) => n).join(" | ")} | ${rs.map(([, , n]) => n).join(" | ")} |\n`;
+  md += `|---|${shown.map(() => "---:").join("|")}|${rs.map(() => "---:").join("|")}|\n`;
   for (const [name, key, digits] of rows) {
-    const p = of(workload, "colyseus", key), l = of(workload, "ley", key);
     const cell = (xs) => xs.length === 0 ? "-" : `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}-${Math.max(...xs).toFixed(digits)})`;
-    const ratio = p.length === 0 || l.length === 0 ? "-" : `${(median(l) / median(p)).toFixed(2)}x`;
-    md += `| ${name} | ${cell(p)} | ${cell(l)} | ${ratio} |\n`;
+    const ratio = (a, b) => {
+      const x = of(workload, a, key), y = of(workload, b, key);
+      return x.length === 0 || y.length === 0 ? "-" : `${(median(x) / median(y)).toFixed(2)}x`;
+    };
+    md += `| ${name} | ${shown.map(([t]) => cell(of(workload, t, key))).join(" | ")} | ${rs.map(([a, b]) => ratio(a, b)).join(" | ")} |\n`;
   }
 }
 process.stdout.write(md);
@@ -249,8 +293,9 @@ if (opt.chart !== "") writeFileSync(opt.chart, chart());
 
 /**
  * chart draws the medians of three figures (CPU per player-update, payload
- * bytes per client-second, RSS) as bars, the peer's and ley's side by side
- * for each workload, each with a whisker from its runs' least to most.
+ * bytes per client-second, RSS) as bars, the peer's, ley's and the floor's
+ * (where it ran) side by side for each workload, each with a whisker from
+ * its runs' least to most.
  */
 function chart() {
   const panels = [
@@ -258,25 +303,28 @@ function chart() {
     ["payload bytes per client per second", "bytesPerClientS", 0],
     ["server RSS at the end (MB)", "rssMB", 0],
   ];
-  const colors = { colyseus: "#9a9a9a", ley: "#2f6db5" };
-  const pw = 300, ph = 220, top = 80, left = 40, bar = 34;
+  const colors = { colyseus: "#9a9a9a", ley: "#2f6db5", floor: "#5a9a5a" };
+  const shown = columns.filter(([t]) => results.some((x) => x.target === t));
+  const pw = 300, ph = 220, top = 80, left = 40, bar = shown.length > 2 ? 26 : 34;
   const width = left + panels.length * (pw + 30), height = top + ph + 70;
   const esc = (t) => String(t).replace(/&/g, "&amp;").replace(/</g, "&lt;");
   let svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif">\n`;
   svg += `<rect width="100%" height="100%" fill="#fff"/>\n`;
   svg += `<text x="${left}" y="24" font-size="15">ley beside its Node.js peer (Colyseus 0.18): ${players} players, medians of ${nrounds} runs, whiskers min-max</text>\n`;
-  svg += `<rect x="${left}" y="34" width="12" height="12" fill="${colors.colyseus}"/><text x="${left + 16}" y="45" font-size="12">Colyseus 0.18</text>\n`;
-  svg += `<rect x="${left + 120}" y="34" width="12" height="12" fill="${colors.ley}"/><text x="${left + 136}" y="45" font-size="12">ley</text>\n`;
+  shown.forEach(([t, name], k) => {
+    svg += `<rect x="${left + k * 120}" y="34" width="12" height="12" fill="${colors[t]}"/><text x="${left + k * 120 + 16}" y="45" font-size="12">${esc(name)}</text>\n`;
+  });
   panels.forEach(([title, key, digits], i) => {
     const x0 = left + i * (pw + 30);
-    const all = names.flatMap((w) => [...of(w, "colyseus", key), ...of(w, "ley", key)]);
+    const all = names.flatMap((w) => shown.flatMap(([t]) => of(w, t, key)));
     const max = Math.max(...all) * 1.15 || 1;
     const y = (v) => top + ph - (v / max) * ph;
     svg += `<text x="${x0}" y="${top - 4}" font-size="12">${esc(title)}</text>\n`;
     svg += `<line x1="${x0}" y1="${top + ph}" x2="${x0 + pw}" y2="${top + ph}" stroke="#000"/>\n`;
     names.forEach((w, j) => {
       const gx = x0 + 20 + j * (pw / names.length);
-      ["colyseus", "ley"].forEach((t, k) => {
+      const mid = gx + (shown.length * (bar + 6) - 6) / 2;
+      shown.forEach(([t], k) => {
         const xs = of(w, t, key);
         if (xs.length === 0) return;
         const m = median(xs), bx = gx + k * (bar + 6);
@@ -285,11 +333,14 @@ function chart() {
         svg += `<line x1="${cx}" y1="${y(Math.min(...xs))}" x2="${cx}" y2="${y(Math.max(...xs))}" stroke="#000"/>\n`;
         svg += `<text x="${cx}" y="${y(Math.max(...xs)) - 4}" font-size="11" text-anchor="middle">${m.toFixed(digits)}</text>\n`;
       });
-      svg += `<text x="${gx + bar + 3}" y="${top + ph + 16}" font-size="12" text-anchor="middle">${esc(w)}</text>\n`;
-      const p = of(w, "colyseus", key), l = of(w, "ley", key);
-      if (p.length > 0 && l.length > 0) {
-        svg += `<text x="${gx + bar + 3}" y="${top + ph + 32}" font-size="11" text-anchor="middle">ley ${(median(l) / median(p)).toFixed(2)}x</text>\n`;
-      }
+      svg += `<text x="${mid}" y="${top + ph + 16}" font-size="12" text-anchor="middle">${esc(w)}</text>\n`;
+      const p = of(w, "colyseus", key), l = of(w, "ley", key), f = of(w, "floor", key);
+      const notes = [];
+      if (p.length > 0 && l.length > 0) notes.push(`ley ${(median(l) / median(p)).toFixed(2)}x peer`);
+      if (f.length > 0 && l.length > 0) notes.push(`${(median(l) / median(f)).toFixed(2)}x floor`);
+      notes.forEach((n, k) => {
+        svg += `<text x="${mid}" y="${top + ph + 32 + 14 * k}" font-size="11" text-anchor="middle">${esc(n)}</text>\n`;
+      });
     });
   });
   return svg + "</svg>\n";

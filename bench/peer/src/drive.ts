@@ -12,6 +12,10 @@
 // runs with --load-provisioning), each player logs in and starts a
 // Session. Against the peer it plays through Colyseus's SDK:
 // joinOrCreate("grid") fills rooms of the server's --per-room in turn.
+// Against the floor (bench/floorserver -ws, the least an epoll server can
+// do to move the same frames) each player is a bare WebSocket whose step
+// is a binary message of --step-bytes bytes, about what ley's SDK sends
+// for one; the floor reads it and answers nothing.
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -32,6 +36,7 @@ const { values: opt } = parseArgs({
     seconds: { type: "string", default: "30" },
     "admin-email": { type: "string", default: "demo@ley.local" },
     "admin-password": { type: "string", default: "demo-password" },
+    "step-bytes": { type: "string", default: "12" },
   },
 });
 
@@ -76,8 +81,10 @@ const players = Number(opt.players);
 const perArea = Number(opt["per-area"]);
 const warmup = Number(opt.warmup);
 const seconds = Number(opt.seconds);
-if ((target !== "ley" && target !== "colyseus") || url === "" || !(rootPid > 0) || !(players > 0) || !(perArea > 0)) {
-  throw new Error("drive: --target ley|colyseus, --url, --pid, --players and --per-area are required");
+const stepBytes = Number(opt["step-bytes"]);
+if (!["ley", "colyseus", "floor"].includes(target) || url === "" || !(rootPid > 0) || !(players > 0) || !(perArea > 0) ||
+  !(stepBytes > 0 && stepBytes < 126)) {
+  throw new Error("drive: --target ley|colyseus|floor, --url, --pid, --players and --per-area are required (--step-bytes 1..125)");
 }
 
 const clockTick = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
@@ -257,11 +264,34 @@ async function colyseusPlayers(): Promise<Player[]> {
   return out;
 }
 
+async function floorPlayers(): Promise<Player[]> {
+  const out: Player[] = [];
+  const step = Buffer.alloc(stepBytes);
+  for (let i = 0; i < players; i++) {
+    // 200 per client address, as against ley.
+    const ws = new WebSocket(url, { localAddress: `127.0.0.${2 + Math.floor(i / 200)}`, perMessageDeflate: false });
+    countMessages(ws);
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", reject);
+    });
+    out.push({
+      step: (d) => {
+        step[0] = d; // the bytes' content is not read
+        ws.send(step);
+      },
+      alive: () => ws.readyState === WebSocket.OPEN,
+    });
+    if ((i + 1) % 100 === 0) progress(`${i + 1} in play`);
+  }
+  return out;
+}
+
 // ---- the run ----
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const all = target === "ley" ? await leyPlayers() : await colyseusPlayers();
+const all = target === "ley" ? await leyPlayers() : target === "floor" ? await floorPlayers() : await colyseusPlayers();
 progress(`${all.length} in play; walking`);
 for (const p of all) {
   setTimeout(() => {
