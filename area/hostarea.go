@@ -81,11 +81,11 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 		ha.chores(now)
 	}
 	ha.deliverAnswers(a)
-	from, run := roundAt(a.Tick, ha.snapTick, uint64(ha.h.cfg.SnapshotEvery), ha.rested)
+	from, run := roundAt(a.Tick, ha.snapTick, uint64(ha.h.cfg.SnapshotEvery))
 	ha.snapTick = from
 	if run {
 		ha.sendSnapshots()
-		ha.unrounded, ha.rested = false, false
+		ha.unrounded = false
 	}
 }
 
@@ -99,16 +99,20 @@ func (ha *hostArea) afterTick(a *ecs.Area) {
 // counts from where this one was due. Were it to take the late tick's
 // phase, each slot its host's clock skips would gather the Areas of the
 // other phases into this one, and a host a little behind would pile its
-// rounds into every other slot and fall further behind. An Area woken off
-// its rounds' phase by a rest (rested) keeps the phase too, without a
-// round: the round comes on the phase, as it would have had the Area not
-// rested (a burst of intents split by a tick still makes one round).
-func roundAt(tick, last, every uint64, rested bool) (from uint64, run bool) {
+// rounds into every other slot and fall further behind. An Area woken
+// off its phase after a rest longer than the cadence (an intent posted to
+// it) is late the same way: its round runs in the tick that applied the
+// intent, not a tick later on the phase. That tick is then the only one
+// the intent costs the Area (a home's player stepping five times a second
+// wakes it five times, not up to ten), and the step is seen a tick
+// sooner; a burst of intents split by the tick may make two rounds a
+// tick apart, once per rest.
+func roundAt(tick, last, every uint64) (from uint64, run bool) {
 	d := tick - last
 	if d < every {
 		return last, false
 	}
-	return tick - d%every, !rested || d%every == 0
+	return tick - d%every, true
 }
 
 // rest is the Area's ecs.Area.Rest: the engine found nothing that can
@@ -157,9 +161,6 @@ func (ha *hostArea) rest(a *ecs.Area, tick uint64) (until uint64) {
 	}
 	if mustRound {
 		until = min(until, round-1)
-	}
-	if until >= tick {
-		ha.rested = true
 	}
 	return until
 }

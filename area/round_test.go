@@ -33,7 +33,7 @@ func TestLateRoundsKeepTheirPhase(t *testing.T) {
 			}
 			tick += 1 + skipped
 			for i := range last {
-				from, run := roundAt(tick, last[i], every, false)
+				from, run := roundAt(tick, last[i], every)
 				if from%every != phase[i] {
 					t.Fatalf("every %d: Area %d of phase %d counts its rounds from tick %d after a round at tick %d: phase %d", every, i, phase[i], from, tick, from%every)
 				}
@@ -53,25 +53,27 @@ func TestLateRoundsKeepTheirPhase(t *testing.T) {
 	}
 }
 
-// TestARestedAreaWaitsForItsPhase: an Area that rested and is ticked off
-// its rounds' phase runs no round then, and counts from its phase; on
-// its phase, or not rested, the round runs.
-func TestARestedAreaWaitsForItsPhase(t *testing.T) {
+// TestAWokenAreaRoundsAtOnce: an Area ticked more than a cadence after
+// its last round, off its phase (an intent woke it from a rest, or its
+// host's clock skipped), runs its round in that tick and keeps its phase;
+// within the cadence it runs none. A round that waited for the phase
+// instead would cost a woken home a second tick for each step its player
+// takes, and show the step a tick later.
+func TestAWokenAreaRoundsAtOnce(t *testing.T) {
 	for _, c := range []struct {
 		tick, last uint64
-		rested     bool
 		from       uint64
 		run        bool
 	}{
-		{tick: 11, last: 10, rested: false, from: 10, run: false}, // within the cadence
-		{tick: 12, last: 10, rested: false, from: 12, run: true},  // on the cadence
-		{tick: 13, last: 10, rested: false, from: 12, run: true},  // late: runs, keeps the phase
-		{tick: 13, last: 10, rested: true, from: 12, run: false},  // rested off the phase: waits for it
-		{tick: 14, last: 10, rested: true, from: 14, run: true},   // rested, on the phase
+		{tick: 11, last: 10, from: 10, run: false}, // within the cadence
+		{tick: 12, last: 10, from: 12, run: true},  // on the cadence
+		{tick: 13, last: 10, from: 12, run: true},  // late, or woken off the phase: runs, keeps the phase
+		{tick: 14, last: 10, from: 14, run: true},  // woken on the phase
+		{tick: 37, last: 10, from: 36, run: true},  // woken after a long rest, off the phase
 	} {
-		from, run := roundAt(c.tick, c.last, 2, c.rested)
+		from, run := roundAt(c.tick, c.last, 2)
 		if from != c.from || run != c.run {
-			t.Errorf("roundAt(tick %d, last %d, every 2, rested %v) = from %d, run %v; want from %d, run %v", c.tick, c.last, c.rested, from, run, c.from, c.run)
+			t.Errorf("roundAt(tick %d, last %d, every 2) = from %d, run %v; want from %d, run %v", c.tick, c.last, from, run, c.from, c.run)
 		}
 	}
 }

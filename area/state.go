@@ -127,9 +127,6 @@ type hostArea struct {
 	// set when a tick ran since the last round run.
 	snapTick  uint64
 	unrounded bool
-	// rested is set when the Area rested since the last round: its next
-	// round keeps the rounds' phase.
-	rested bool
 	// lastPresenceMsg is the encoded presence list last sent to peers.
 	lastPresenceMsg string
 	// nextChores is when the chores run next: choresEvery after they
