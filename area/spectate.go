@@ -158,6 +158,7 @@ func (ha *hostArea) dropSpectator(sp *spectator) {
 			ha.h.spectators.Add(-1)
 			if len(w.list) == 0 {
 				w.fresh = true // rounds unwatched are not compared: the next watched one starts afresh
+				ha.armPark()   // a frozen Area its last spectator kept whole parks when due
 			}
 			return
 		}
