@@ -24,22 +24,32 @@ func New(cfg Config) (*Host, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	clock, err := ecs.NewClock(ecs.ClockConfig{TickRate: cfg.TickRate, FrozenPollRate: 4})
-	if err != nil {
-		return nil, err
-	}
 	h := &Host{
 		cfg:     cfg,
 		log:     cfg.Logger.With("role", "areahost", "host", cfg.Name),
-		clock:   clock,
 		boot:    randomUint64(),
 		areas:   make(map[uint32]*hostArea),
 		grants:  make(map[string]*hostArea),
 		resumes: make(map[string]*hostArea),
 		expired: make(map[string]time.Time),
 	}
+	// Each slot first reads what the clients sent since the last
+	// (Config.Gate.PacedReads): their intents wait for the tick anyway.
+	clock, err := ecs.NewClock(ecs.ClockConfig{TickRate: cfg.TickRate, FrozenPollRate: 4, BeforeSlot: h.harvest})
+	if err != nil {
+		return nil, err
+	}
+	h.clock = clock
 	h.link = newLink(h)
 	return h, nil
+}
+
+// harvest reads what the clients sent since the last slot (the Clock's
+// BeforeSlot); nothing before the gate listens.
+func (h *Host) harvest() {
+	if g := h.gate; g != nil {
+		g.Harvest()
+	}
 }
 
 // WSURL is the URL clients connect to; valid once Run has started
@@ -54,6 +64,11 @@ func (h *Host) WSURL() string { return h.wsURL }
 func (h *Host) Run(ctx context.Context) error {
 	gcfg := h.cfg.Gate
 	gcfg.Addr = h.cfg.Listen
+	if gcfg.PacedReads == 0 {
+		// Read at the start of each tick (harvest), and on their own
+		// should the clock stall for two.
+		gcfg.PacedReads = 2 * h.clock.Period()
+	}
 	gcfg.Logger = h.log
 	gcfg.CheckOrigin = originChecker(h.cfg.AllowedOrigins)
 	srv, err := gate.Listen(context.Background(), gcfg, gate.Handler{

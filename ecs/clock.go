@@ -21,6 +21,12 @@ type ClockConfig struct {
 	// Workers is the number of goroutines ticking Areas (default
 	// GOMAXPROCS).
 	Workers int
+	// BeforeSlot, if set, runs at the start of each slot, on the
+	// goroutine running it, before the Areas are looked at: an Area host
+	// reads its clients' sockets there (net/gate's paced reads), so that
+	// what they posted since the last slot is in the inboxes in time for
+	// this slot's ticks. It must not call the Clock.
+	BeforeSlot func()
 }
 
 // DefaultClockConfig returns the defaults: 20 Hz, frozen polls at 4 Hz,
@@ -235,6 +241,9 @@ func (c *Clock) Step(now time.Time) SlotReport { return c.run(now, time.Now()) }
 // run runs one slot: at is its time for timers, sched its scheduled start
 // on the wall clock (lateness is measured from it).
 func (c *Clock) run(at, sched time.Time) SlotReport {
+	if c.cfg.BeforeSlot != nil {
+		c.cfg.BeforeSlot()
+	}
 	c.skipped = 0
 	if !c.lastNow.IsZero() {
 		if gap := at.Sub(c.lastNow); gap >= c.period+c.period/2 {

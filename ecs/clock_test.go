@@ -983,3 +983,29 @@ func TestSleepersWokenInAnyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestBeforeSlotRunsFirst: what BeforeSlot posts (an Area host reads its
+// sockets there) is taken in by the slot it runs at the start of: an Area
+// woken by it ticks in that slot, not the next.
+func TestBeforeSlotRunsFirst(t *testing.T) {
+	a := newTestArea(t, 4, 4)
+	slots := 0
+	c, err := NewClock(ClockConfig{Workers: 1, BeforeSlot: func() {
+		if slots++; slots == 3 {
+			a.Wake()
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	c.Add(a)
+	now := time.Unix(0, 0)
+	for i := 1; i <= 4; i++ {
+		rep := c.Step(now)
+		if want := max(i-2, 0); int(a.Tick) != want || rep.Ticked != min(want, 1) {
+			t.Fatalf("slot %d: the Area's tick %d, %d ticked; want tick %d (woken by the third slot's BeforeSlot)", i, a.Tick, rep.Ticked, want)
+		}
+		now = now.Add(c.Period())
+	}
+}

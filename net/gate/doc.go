@@ -38,7 +38,11 @@
 // the socket close run on that loop goroutine; they must not block. Send,
 // SendVolatile and Close may be called from any goroutine: they only take
 // the connection's mutex, queue, and wake the loop (one eventfd write per
-// batch of queued flushes). Handshakes run on their own goroutines (at most
+// batch of queued flushes). With Config.PacedReads the loops read, and
+// handle every other socket event, only when [Server.Harvest] asks (an
+// Area host does at the start of each tick) or when PacedReads went by
+// without a harvest; queued flushes and closes still wake them at once.
+// Handshakes run on their own goroutines (at most
 // Config.MaxHandshakes, each bounded by HandshakeTimeout), never on a loop.
 //
 // Lock order: Conn.mu is a leaf. It is never held while a callback, a Frame

@@ -109,6 +109,12 @@ type Config struct {
 	ReliableQueueLimit int
 	// Loops is the number of event loops; <= 0 means GOMAXPROCS.
 	Loops int
+	// PacedReads, when positive, makes the loops paced (poll.NewPaced):
+	// they read, and handle every other socket event, only when Harvest
+	// asks them to or when PacedReads went by without a harvest. Sends
+	// and closes still go out at once. An Area host harvests at the
+	// start of each tick. Zero: the loops handle each event as it comes.
+	PacedReads time.Duration
 	// Writev, when true, writes each connection with its own writev(2)
 	// as soon as it has something to send. By default a loop gathers the
 	// writes asked of it while it runs a batch of work and hands them to
@@ -235,7 +241,12 @@ func Listen(ctx context.Context, cfg Config, h Handler) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gate: listen %s: %w", cfg.Addr, err)
 	}
-	p, err := poll.New(cfg.Loops)
+	var p *poll.Poller
+	if cfg.PacedReads > 0 {
+		p, err = poll.NewPaced(cfg.Loops, cfg.PacedReads)
+	} else {
+		p, err = poll.New(cfg.Loops)
+	}
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("gate: start reactor: %w", err)
@@ -260,6 +271,13 @@ func Listen(ctx context.Context, cfg Config, h Handler) (*Server, error) {
 
 // Addr reports the listening address.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Harvest has paced loops (Config.PacedReads) read what their connections
+// sent since the last harvest, and handle their other socket events, and
+// returns once they have: the handlers' OnMessage calls are made by then.
+// It returns at once when the loops are not paced. One goroutine at a time
+// may call it, never from a handler.
+func (s *Server) Harvest() { s.poller.Harvest() }
 
 // Close stops accepting, ends in-progress handshakes, sends 1001 to every
 // open connection (best effort, without waiting), closes them (each OnClose

@@ -68,16 +68,19 @@ func testConfig() Config {
 // writePaths runs f once per way the gate writes, with testConfig set for
 // it: one io_uring submission per loop batch (the default; the test fails
 // where the kernel refuses io_uring, rather than test writev twice), and
-// one writev per connection.
+// one writev per connection; and once with paced loops (io_uring), which
+// read only when their fallback goes by.
 func writePaths(t *testing.T, f func(t *testing.T, base Config)) {
-	for _, writev := range []bool{false, true} {
-		name := "io_uring"
-		if writev {
-			name = "writev"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, path := range []string{"io_uring", "writev", "paced"} {
+		writev := path == "writev"
+		t.Run(path, func(t *testing.T) {
 			cfg := testConfig()
 			cfg.Writev = writev
+			if path == "paced" {
+				// Paced loops with no harvester: every read waits for the
+				// fallback, as when an Area host's clock stalls.
+				cfg.PacedReads = 5 * time.Millisecond
+			}
 			if !writev {
 				probe := startServer(t, cfg, Handler{})
 				if got := probe.WritePath(); got != "io_uring" {

@@ -21,6 +21,11 @@
 //   - [Loop.SetAfterBatch] runs a function after each batch of events and
 //     queued functions: net/gate writes the connections its batch asked
 //     to write there, in one io_uring submission.
+//   - [NewPaced] starts loops that handle their descriptors' events only
+//     when [Poller.Harvest] asks (or a fallback interval went by), and
+//     wake at once only for queued functions: an Area host harvests at
+//     the start of each clock slot, so the intents that came since are
+//     read in one wake-up, in time for the tick that applies them.
 //
 // # Threading model
 //

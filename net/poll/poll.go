@@ -3,6 +3,7 @@ package poll
 import (
 	"errors"
 	"runtime"
+	"time"
 )
 
 // Event is a set of readiness conditions reported to a [Handler].
@@ -46,7 +47,26 @@ type Poller struct {
 // New starts a Poller with n event-loop goroutines; n <= 0 means
 // runtime.GOMAXPROCS(0). It fails only if the OS refuses an epoll or eventfd
 // descriptor.
-func New(n int) (*Poller, error) {
+func New(n int) (*Poller, error) { return start(n, 0) }
+
+// NewPaced starts a Poller of n paced loops (n as New's): a paced loop
+// handles its descriptors' events only when [Poller.Harvest] asks it to,
+// or when fallback went by without one, never as each event comes; it
+// wakes at once only for functions queued by [Loop.Run], and handles the
+// events ready then too. A server whose reads wait for a clock anyway (an
+// Area host applies intents at its next tick) reads them all at the tick
+// this way: one wake-up a tick, where an event-driven loop wakes for each
+// message. fallback must be positive: it keeps a loop whose harvests
+// stopped (its clock stopped, or fell behind) reading.
+func NewPaced(n int, fallback time.Duration) (*Poller, error) {
+	if fallback <= 0 {
+		return nil, errors.New("poll: a paced loop needs a positive fallback")
+	}
+	return start(n, fallback)
+}
+
+// start starts n loops, paced when fallback is positive.
+func start(n int, fallback time.Duration) (*Poller, error) {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
@@ -55,7 +75,7 @@ func New(n int) (*Poller, error) {
 	}
 	p := &Poller{loops: make([]*Loop, 0, n)}
 	for i := 0; i < n; i++ {
-		l, err := newLoop(i)
+		l, err := newLoop(i, fallback)
 		if err != nil {
 			return nil, errors.Join(err, p.Close())
 		}
@@ -74,6 +94,19 @@ func (p *Poller) Loop(i int) *Loop {
 		i = -i
 	}
 	return p.loops[i%len(p.loops)]
+}
+
+// Harvest has every paced loop handle the events of its descriptors
+// ready now (and the functions queued) and returns once they all have. It
+// returns at once for a Poller that is not paced, and for a loop that
+// stopped. One goroutine at a time may call it.
+func (p *Poller) Harvest() {
+	for _, l := range p.loops {
+		l.askHarvest()
+	}
+	for _, l := range p.loops {
+		l.awaitHarvest()
+	}
 }
 
 // Close stops every loop and waits for their goroutines to return. Functions

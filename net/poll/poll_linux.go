@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,9 +37,17 @@ type Loop struct {
 	woken  bool
 	wakeup [8]byte
 	drain  [8]byte
+
+	// A paced loop (fallback > 0, NewPaced) waits on these, not on its
+	// epoll descriptor: harvest asks it to handle what is ready (and it
+	// answers on harvested), kick wakes it for queued functions.
+	fallback  time.Duration
+	harvest   chan struct{}
+	harvested chan struct{}
+	kick      chan struct{}
 }
 
-func newLoop(id int) (*Loop, error) {
+func newLoop(id int, fallback time.Duration) (*Loop, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("poll: epoll_create1: %w", err)
@@ -54,7 +63,10 @@ func newLoop(id int) (*Loop, error) {
 		unix.Close(epfd)
 		return nil, fmt.Errorf("poll: register eventfd: %w", err)
 	}
-	l := &Loop{id: id, epfd: epfd, evfd: evfd, done: make(chan struct{})}
+	l := &Loop{id: id, epfd: epfd, evfd: evfd, done: make(chan struct{}), fallback: fallback}
+	if fallback > 0 {
+		l.harvest, l.harvested, l.kick = make(chan struct{}, 1), make(chan struct{}, 1), make(chan struct{}, 1)
+	}
 	l.wakeup[0] = 1 // native-endian uint64(1) on little-endian hosts; any non-zero value wakes
 	return l, nil
 }
@@ -126,6 +138,13 @@ func (l *Loop) Run(f func()) error {
 }
 
 func (l *Loop) wake() error {
+	if l.kick != nil {
+		select {
+		case l.kick <- struct{}{}:
+		default: // a kick is pending already
+		}
+		return nil
+	}
 	for {
 		_, err := write(l.evfd, l.wakeup[:])
 		if err == unix.EINTR {
@@ -171,6 +190,10 @@ func (l *Loop) runTasks() {
 // runtime's sysmon keeps taking back from it (a futex and a thread handoff
 // each time) and which keeps sysmon itself waking every 20 µs.
 func (l *Loop) run() {
+	if l.kick != nil {
+		l.runPaced()
+		return
+	}
 	defer close(l.done)
 	defer unix.Close(l.evfd)
 	if err := unix.SetNonblock(l.epfd, true); err != nil {
@@ -212,6 +235,78 @@ func (l *Loop) run() {
 		if err != nil && !done {
 			panic(fmt.Sprintf("poll: wait on epoll: %v", err))
 		}
+	}
+}
+
+// runPaced is a paced loop (NewPaced): it sleeps until a harvest, a
+// kick or the fallback, then handles what is ready.
+func (l *Loop) runPaced() {
+	defer close(l.done)
+	defer unix.Close(l.evfd)
+	defer unix.Close(l.epfd)
+	events := make([]unix.EpollEvent, 256)
+	t := time.NewTimer(l.fallback)
+	defer t.Stop()
+	for {
+		asked := false
+		select {
+		case <-l.harvest:
+			asked = true
+		case <-l.kick:
+		case <-t.C:
+		}
+		done := l.handleReady(events)
+		if asked {
+			l.harvested <- struct{}{}
+		}
+		if done {
+			return
+		}
+		t.Reset(l.fallback)
+	}
+}
+
+// handleReady dispatches the events ready now, batch by batch, until a
+// batch leaves some room (and runs the queued functions with each); it
+// reports whether the loop is to stop.
+func (l *Loop) handleReady(events []unix.EpollEvent) bool {
+	for {
+		n, err := epollWait(l.epfd, events)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			panic(fmt.Sprintf("poll: epoll_wait: %v", err))
+		}
+		if l.dispatch(events[:n]) {
+			return true
+		}
+		if n < len(events) {
+			return false
+		}
+	}
+}
+
+// askHarvest asks a paced loop to handle what is ready (Poller.Harvest).
+func (l *Loop) askHarvest() {
+	if l.harvest == nil {
+		return
+	}
+	select {
+	case l.harvest <- struct{}{}:
+	case <-l.done:
+	}
+}
+
+// awaitHarvest waits until a paced loop has handled what askHarvest
+// asked, or has stopped.
+func (l *Loop) awaitHarvest() {
+	if l.harvest == nil {
+		return
+	}
+	select {
+	case <-l.harvested:
+	case <-l.done:
 	}
 }
 

@@ -4,6 +4,7 @@ package poll
 
 import (
 	"sync"
+	"time"
 )
 
 // Loop is a goroutine that runs queued functions. On this platform it has no
@@ -20,7 +21,9 @@ type Loop struct {
 	closed bool
 }
 
-func newLoop(id int) (*Loop, error) {
+// newLoop returns a loop; this platform's loops have no descriptors, so a
+// paced one (fallback > 0) is the same as any.
+func newLoop(id int, _ time.Duration) (*Loop, error) {
 	l := &Loop{id: id, done: make(chan struct{})}
 	l.cond = sync.NewCond(&l.mu)
 	return l, nil
@@ -79,3 +82,9 @@ func (l *Loop) run() {
 		}
 	}
 }
+
+// askHarvest does nothing: this platform's loops have no descriptors.
+func (l *Loop) askHarvest() {}
+
+// awaitHarvest does nothing: this platform's loops have no descriptors.
+func (l *Loop) awaitHarvest() {}

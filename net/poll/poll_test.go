@@ -128,3 +128,76 @@ func TestRunAllocs(t *testing.T) {
 		t.Fatalf("Run allocs = %v; want 0", allocs)
 	}
 }
+
+// TestPacedLoopReadsAtHarvest: a paced loop (NewPaced) does not wake for
+// a descriptor's events: what a socket received waits, unread, for
+// Harvest, which returns once it is read; a function queued by Run still
+// runs at once; with no harvest, the fallback reads it.
+func TestPacedLoopReadsAtHarvest(t *testing.T) {
+	p, err := NewPaced(1, time.Hour) // no fallback within the test
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds[1])
+	r := &recorder{}
+	l := p.Loop(0)
+	added := make(chan error, 1)
+	if err := l.Run(func() { added <- l.Add(fds[0], r) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-added; err != nil { // a queued function runs without a harvest
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := unix.Write(fds[1], []byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // an event-driven loop would have read it by now
+		if n := r.n.Load(); n != int64(5*i) {
+			t.Fatalf("round %d: %d bytes read before the harvest; want %d", i, n, 5*i)
+		}
+		p.Harvest()
+		if n := r.n.Load(); n != int64(5*(i+1)) {
+			t.Fatalf("round %d: %d bytes read when Harvest returned; want %d", i, n, 5*(i+1))
+		}
+	}
+	removed := make(chan error, 1)
+	l.Run(func() { removed <- l.Remove(fds[0]); unix.Close(fds[0]) })
+	if err := <-removed; err != nil {
+		t.Fatal(err)
+	}
+
+	// Without harvests, the fallback reads.
+	q, err := NewPaced(1, 5*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	fds2, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fds2[1])
+	r2 := &recorder{}
+	l2 := q.Loop(0)
+	l2.Run(func() { added <- l2.Add(fds2[0], r2) })
+	if err := <-added; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unix.Write(fds2[1], []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the fallback's read", func() bool { return r2.n.Load() == 5 })
+	l2.Run(func() { removed <- l2.Remove(fds2[0]); unix.Close(fds2[0]) })
+	if err := <-removed; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewPaced(1, 0); err == nil {
+		t.Fatal("NewPaced with no fallback: no error")
+	}
+}
