@@ -105,6 +105,9 @@ type Config struct {
 	// at this period. The heartbeat carries the host's figures anyway.
 	TickStatsEvery time.Duration
 	// Gate configures the client WebSocket listener (its Addr is Listen).
+	// Its PacedReads, when zero, becomes two ticks: the host reads its
+	// clients at the start of each tick (docs/operations.md, "How a host
+	// reads from players"); below zero keeps the loops event-driven.
 	Gate gate.Config
 	// AllowedOrigins are the web origins (scheme://host[:port], as a
 	// browser sends them in the Origin header) whose pages may open player

@@ -113,7 +113,8 @@ type Config struct {
 	// they read, and handle every other socket event, only when Harvest
 	// asks them to or when PacedReads went by without a harvest. Sends
 	// and closes still go out at once. An Area host harvests at the
-	// start of each tick. Zero: the loops handle each event as it comes.
+	// start of each tick. Zero or below: the loops handle each event as
+	// it comes. Other platforms than Linux have no loops to pace.
 	PacedReads time.Duration
 	// Writev, when true, writes each connection with its own writev(2)
 	// as soon as it has something to send. By default a loop gathers the
