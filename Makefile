@@ -83,7 +83,7 @@ ladder-gate:
 ## driver to CPU 1; prints issue 27's table (bench/RESULTS.md, "ley beside
 ## its Node.js peer") and writes the run and its chart to
 ## bench/out/peer-compare.json and .svg. The one target that needs more
-## than Go: Node.js 20 or later and npm. About 25 min.
+## than Go: Node.js 20 or later and npm. About 15 min.
 ## PEER_ARGS="--rounds 1 --workloads homes --targets colyseus,ley" for less.
 PEER_ARGS ?=
 peer: build
