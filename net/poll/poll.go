@@ -57,7 +57,8 @@ func New(n int) (*Poller, error) { return start(n, 0) }
 // Area host applies intents at its next tick) reads them all at the tick
 // this way: one wake-up a tick, where an event-driven loop wakes for each
 // message. fallback must be positive: it keeps a loop whose harvests
-// stopped (its clock stopped, or fell behind) reading.
+// stopped (its clock stopped, or fell behind) reading, once a harvest or
+// a queued function first woke it.
 func NewPaced(n int, fallback time.Duration) (*Poller, error) {
 	if fallback <= 0 {
 		return nil, errors.New("poll: a paced loop needs a positive fallback")

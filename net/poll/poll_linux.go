@@ -113,7 +113,8 @@ func (l *Loop) Remove(fd int) error {
 // SetAfterBatch makes f run on the loop goroutine after each batch of
 // events and queued functions: a handler that gathers work while the batch
 // runs (writes to many sockets) does it there, all at once. Call it before
-// the loop's first Run, or on the loop goroutine.
+// the loop's first Run (and, for a paced loop, its Poller's first
+// Harvest), or on the loop goroutine.
 func (l *Loop) SetAfterBatch(f func()) { l.afterBatch = f }
 
 // Run queues f to run on the loop goroutine and wakes the loop if it sleeps.
@@ -239,21 +240,30 @@ func (l *Loop) run() {
 }
 
 // runPaced is a paced loop (NewPaced): it sleeps until a harvest, a
-// kick or the fallback, then handles what is ready.
+// kick or the fallback, then handles what is ready. The fallback is
+// armed only once a harvest or a kick woke it: what its owner sets up
+// before either (SetAfterBatch, the state the after-batch function
+// reads) is then seen by the loop, as with an event-driven loop, which
+// runs nothing before its first event.
 func (l *Loop) runPaced() {
 	defer close(l.done)
 	defer unix.Close(l.evfd)
 	defer unix.Close(l.epfd)
 	events := make([]unix.EpollEvent, 256)
-	t := time.NewTimer(l.fallback)
-	defer t.Stop()
+	var t *time.Timer
+	var fallback <-chan time.Time // nil, never ready, until the first wake
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
 	for {
 		asked := false
 		select {
 		case <-l.harvest:
 			asked = true
 		case <-l.kick:
-		case <-t.C:
+		case <-fallback:
 		}
 		done := l.handleReady(events)
 		if asked {
@@ -262,7 +272,12 @@ func (l *Loop) runPaced() {
 		if done {
 			return
 		}
-		t.Reset(l.fallback)
+		if t == nil {
+			t = time.NewTimer(l.fallback)
+			fallback = t.C
+		} else {
+			t.Reset(l.fallback)
+		}
 	}
 }
 
