@@ -211,13 +211,7 @@ func (l *Loop) run() {
 	for !done {
 		err := rc.Read(func(uintptr) bool {
 			for {
-				n, err := epollWait(l.epfd, events)
-				if err != nil {
-					if errors.Is(err, unix.EINTR) {
-						continue
-					}
-					panic(fmt.Sprintf("poll: epoll_wait: %v", err))
-				}
+				n := l.ready(events)
 				if n == 0 {
 					return false // nothing ready: park in the runtime's poller
 				}
@@ -286,18 +280,26 @@ func (l *Loop) runPaced() {
 // reports whether the loop is to stop.
 func (l *Loop) handleReady(events []unix.EpollEvent) bool {
 	for {
-		n, err := epollWait(l.epfd, events)
-		if err != nil {
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			panic(fmt.Sprintf("poll: epoll_wait: %v", err))
-		}
+		n := l.ready(events)
 		if l.dispatch(events[:n]) {
 			return true
 		}
 		if n < len(events) {
 			return false
+		}
+	}
+}
+
+// ready fills events with those ready now, without waiting (a signal's
+// EINTR is retried), and returns how many.
+func (l *Loop) ready(events []unix.EpollEvent) int {
+	for {
+		n, err := epollWait(l.epfd, events)
+		if err == nil {
+			return n
+		}
+		if !errors.Is(err, unix.EINTR) {
+			panic(fmt.Sprintf("poll: epoll_wait: %v", err))
 		}
 	}
 }

@@ -42,41 +42,55 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// pairOn registers one end of a non-blocking socket pair with l (from
+// the loop goroutine, as Add must be), its events going to r, and
+// returns the other end. Cleanup removes and closes the first end (on
+// the loop, before Close stops it) and closes the other.
+func pairOn(t *testing.T, l *Loop, r Handler) int {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := make(chan error, 1)
+	if err := l.Run(func() { added <- l.Add(fds[0], r) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-added; err != nil { // a queued function runs at once, paced loop or not
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		unix.Close(fds[1])
+		removed := make(chan error, 1)
+		if l.Run(func() { removed <- l.Remove(fds[0]); unix.Close(fds[0]) }) != nil {
+			unix.Close(fds[0]) // the loop stopped already
+			return
+		}
+		if err := <-removed; err != nil {
+			t.Error(err)
+		}
+	})
+	return fds[1]
+}
+
 func TestLoopReadEvents(t *testing.T) {
 	p, err := New(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[1])
+	t.Cleanup(func() { p.Close() }) // after pairOn's cleanup: cleanups run last first
 	r := &recorder{}
-	l := p.Loop(1)
-	added := make(chan error, 1)
-	if err := l.Run(func() { added <- l.Add(fds[0], r) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-added; err != nil {
-		t.Fatal(err)
-	}
+	peer := pairOn(t, p.Loop(1), r)
 	waitFor(t, "initial writable edge", func() bool { return Event(r.got.Load())&EventWrite != 0 })
 	for i := 0; i < 3; i++ {
-		if _, err := unix.Write(fds[1], []byte("hello")); err != nil {
+		if _, err := unix.Write(peer, []byte("hello")); err != nil {
 			t.Fatal(err)
 		}
 		want := int64(5 * (i + 1))
 		waitFor(t, "bytes read", func() bool { return r.n.Load() == want })
 	}
-	unix.Shutdown(fds[1], unix.SHUT_WR)
+	unix.Shutdown(peer, unix.SHUT_WR)
 	waitFor(t, "hang-up", func() bool { return Event(r.got.Load())&EventHangup != 0 })
-	removed := make(chan error, 1)
-	l.Run(func() { removed <- l.Remove(fds[0]); unix.Close(fds[0]) })
-	if err := <-removed; err != nil {
-		t.Fatal(err)
-	}
 }
 
 func TestRunOrderAndClose(t *testing.T) {
@@ -138,23 +152,11 @@ func TestPacedLoopReadsAtHarvest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[1])
+	t.Cleanup(func() { p.Close() })
 	r := &recorder{}
-	l := p.Loop(0)
-	added := make(chan error, 1)
-	if err := l.Run(func() { added <- l.Add(fds[0], r) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-added; err != nil { // a queued function runs without a harvest
-		t.Fatal(err)
-	}
+	peer := pairOn(t, p.Loop(0), r) // a queued function runs without a harvest
 	for i := range 3 {
-		if _, err := unix.Write(fds[1], []byte("hello")); err != nil {
+		if _, err := unix.Write(peer, []byte("hello")); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(20 * time.Millisecond) // an event-driven loop would have read it by now
@@ -166,37 +168,19 @@ func TestPacedLoopReadsAtHarvest(t *testing.T) {
 			t.Fatalf("round %d: %d bytes read when Harvest returned; want %d", i, n, 5*(i+1))
 		}
 	}
-	removed := make(chan error, 1)
-	l.Run(func() { removed <- l.Remove(fds[0]); unix.Close(fds[0]) })
-	if err := <-removed; err != nil {
-		t.Fatal(err)
-	}
 
 	// Without harvests, the fallback reads.
 	q, err := NewPaced(1, 5*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer q.Close()
-	fds2, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds2[1])
+	t.Cleanup(func() { q.Close() })
 	r2 := &recorder{}
-	l2 := q.Loop(0)
-	l2.Run(func() { added <- l2.Add(fds2[0], r2) })
-	if err := <-added; err != nil {
-		t.Fatal(err)
-	}
-	if _, err := unix.Write(fds2[1], []byte("hello")); err != nil {
+	peer2 := pairOn(t, q.Loop(0), r2)
+	if _, err := unix.Write(peer2, []byte("hello")); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the fallback's read", func() bool { return r2.n.Load() == 5 })
-	l2.Run(func() { removed <- l2.Remove(fds2[0]); unix.Close(fds2[0]) })
-	if err := <-removed; err != nil {
-		t.Fatal(err)
-	}
 	if _, err := NewPaced(1, 0); err == nil {
 		t.Fatal("NewPaced with no fallback: no error")
 	}
