@@ -13,6 +13,12 @@
 // and SQLite's dialect: Unix milliseconds, no row locks, a snapshot's
 // characters as a VALUES list, SQLite's result codes.
 //
+// The connection keeps the statements it writes with prepared (up to
+// 128, by their SQL text), so a write parses and plans its SQL once per
+// connection, not once per call: a snapshot's writes are the same two
+// statements every time, and SQLite's parser was a quarter of their CPU.
+// Queries, and statements without arguments, are prepared each time.
+//
 // # Caveats
 //
 // The Store holds ONE connection (database/sql with SetMaxOpenConns(1)):

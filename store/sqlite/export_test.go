@@ -68,3 +68,37 @@ func (s *Store) HoldConnection(ctx context.Context) (release func() error, err e
 	}
 	return rows.Close, nil
 }
+
+// Exec runs query with args on the Store's connection, as the SQL core
+// runs its writes.
+func (s *Store) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	return querier{s.db}.Exec(ctx, query, args...)
+}
+
+// CachedStatements is how many statements the Store's connection keeps
+// prepared.
+func (s *Store) CachedStatements(ctx context.Context) (int, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	n := -1
+	err = conn.Raw(func(dc any) error {
+		if c, ok := dc.(*cachingConn); ok {
+			n = len(c.stmts)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// MaxCached is the bound on a connection's prepared statements.
+const MaxCached = maxCached
+
+// QueryInt runs query on the Store's connection for one integer.
+func (s *Store) QueryInt(ctx context.Context, query string) (int64, error) {
+	var v int64
+	err := s.db.QueryRowContext(ctx, query).Scan(&v)
+	return v, err
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pressly/goose/v3"
+	sqlite "modernc.org/sqlite"
 
 	"github.com/leyworks/ley/store"
 	"github.com/leyworks/ley/store/sqlcore"
@@ -51,10 +52,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	base, err := sqlite.NewConnector("file:" + path + "?" + q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
+	db := sql.OpenDB(connector{base})
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxIdleTime(0)
