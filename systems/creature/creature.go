@@ -208,6 +208,7 @@ func (s *System) Init(a *ecs.Area) error {
 	}
 	w := &a.World
 	s.filter = ecs.NewFilter3[ecs.Position, ecs.Mover, ecs.Creature]()
+	s.filter.Register(w)
 	s.posMap = ecs.NewMap[ecs.Position](w)
 	s.playerMap = ecs.NewMap[ecs.Player](w)
 	s.critMap = ecs.NewMap[ecs.Creature](w)

@@ -44,6 +44,7 @@ func (s *Movement) Init(a *ecs.Area) error {
 		s.SearchBudget = DefaultSearchBudget
 	}
 	s.filter = ecs.NewFilter4[ecs.Position, ecs.Mover, ecs.Intents, ecs.Path]()
+	s.filter.Register(&a.World)
 	return nil
 }
 

@@ -15,6 +15,7 @@ func (*System) Name() string { return "wander" }
 // Init implements ecs.System.
 func (s *System) Init(a *ecs.Area) error {
 	s.filter = ecs.NewFilter3[ecs.Position, ecs.Mover, ecs.Wander]()
+	s.filter.Register(&a.World)
 	return nil
 }
 
