@@ -98,9 +98,12 @@ func benchSnapshot(b *testing.B, s store.Store) {
 
 // benchHomeSnapshots writes the snapshots of 500 homes round-robin, as
 // a director persists a realm of homes: each a small blob and its one
-// character. Besides the rate it reports the writer's CPU per write
-// (cpu-µs/op, user and system, from getrusage): what a director spends
-// of its core on persistence, where the rate is bound by the sync.
+// character. Besides the rate it reports the writing process's CPU per
+// write (cpu-µs/op, user and system, from getrusage): what a director
+// spends of its core on persistence, where the rate is bound by the
+// sync. For SQLite that includes the database's own work (it runs in the
+// process); for Postgres it is the client's share only, the server's
+// CPU not counted.
 func benchHomeSnapshots(b *testing.B, s store.Store) {
 	const homes = 500
 	ctx := b.Context()
