@@ -32,6 +32,13 @@
 //     [Inspect], [Evict], [HeartbeatAck], [Spectate]). [Type] numbers them; they never
 //     change.
 //
+// On Linux, [DialContext] and [Accept] read and write a link's TCP or unix
+// socket without telling the Go scheduler once the runtime's poller says
+// it is ready (the socket is non-blocking): a read or write made through
+// the net package, in a process that was idle, wakes the runtime's sysmon
+// and resets its poll to every 20 µs, which cost an area host a tenth of
+// its CPU (bench/RESULTS.md, "A link that lets sysmon sleep").
+//
 // # Caveats
 //
 // The channel runs between a realm's own processes, authenticated (spawn

@@ -168,6 +168,7 @@ func fileStamp(paths ...string) (string, error) {
 // plain. ctx bounds the wait for the first byte and the handshake (the
 // caller's read deadline on nc applies too). On an error nc is closed.
 func Accept(ctx context.Context, nc net.Conn, cfg *tls.Config) (*Conn, error) {
+	nc = quiet(nc)
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetReadDeadline(time.Unix(1, 0)) })
 	defer stop()
 	br := bufio.NewReaderSize(nc, 1)
@@ -221,6 +222,7 @@ func DialContext(ctx context.Context, addr string, cfg *tls.Config) (*Conn, erro
 	if err != nil {
 		return nil, fmt.Errorf("dial director %s: %w", addr, err)
 	}
+	nc = quiet(nc)
 	if cfg == nil {
 		return NewConn(nc), nil
 	}
