@@ -93,7 +93,23 @@ async function stop(child) {
   clearTimeout(t);
 }
 
+/**
+ * startLey starts a realm in dir. Its ports were free a moment before it
+ * binds them; one taken in between (another process's socket) fails its
+ * start with "address already in use", and it starts again on others.
+ */
 async function startLey(dir) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startLeyOnce(dir);
+    } catch (e) {
+      if (attempt >= 3 || !/address already in use/.test(e.message)) throw e;
+      log(`ley run: a port was taken before it bound it; starting again (${e.message.split("\n")[1]})`);
+    }
+  }
+}
+
+async function startLeyOnce(dir) {
   const [http, control, metrics] = [await freePort(), await freePort(), await freePort()];
   const logFd = openSync(join(dir, "realm.log"), "w");
   const child = pinned(
