@@ -64,6 +64,9 @@ func (c *quietConn) Read(p []byte) (int, error) {
 			case unix.EAGAIN:
 				return false // wait until readable
 			}
+			if raceEnabled && rerr == nil {
+				_, _ = syscall.Read(int(fd), nil) // see raceEnabled
+			}
 			return true
 		}
 	})
@@ -84,6 +87,9 @@ func (c *quietConn) Write(p []byte) (int, error) {
 	n := 0
 	var werr error
 	err := c.rc.Write(func(fd uintptr) bool {
+		if raceEnabled {
+			_, _ = syscall.Write(int(fd), nil) // see raceEnabled
+		}
 		for n < len(p) {
 			iov := [1]unix.Iovec{{Base: &p[n]}}
 			iov[0].SetLen(len(p) - n)
