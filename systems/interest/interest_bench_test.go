@@ -150,3 +150,45 @@ func TestRoundAllocatesNothing(t *testing.T) {
 		t.Fatalf("a steady round allocates %v times; want 0", n)
 	}
 }
+
+// BenchmarkVillageRound: 25 villages of 20 players on 64x64 floors, every
+// player seeing the whole village (radius 0), half of each village's
+// players stepping before each round (5 steps a second at 10 rounds a
+// second, as the peer comparison's villages do); one op is a round of
+// every village in turn, reported per client frame built. Only the rounds
+// are timed.
+func BenchmarkVillageRound(b *testing.B) {
+	rules := ecs.RulesFor(ecs.KindVillage)
+	rules.StepsPerSecond = 20 // a step never waits for its budget
+	villages := make([]*fanout, 25)
+	for i := range villages {
+		villages[i] = newFanoutSized(b, rules, 20, 0, 64)
+	}
+	rounds := 0
+	op := func() {
+		rounds++
+		b.StopTimer()
+		for _, f := range villages {
+			f.seq++
+			for i, c := range f.clients {
+				if i%2 == rounds%2 {
+					f.a.Post(c.e, ecs.Intent{Seq: f.seq, Kind: ecs.IntentStep, Dir: ecs.Dir(f.rng.IntN(8))})
+				}
+			}
+			f.a.Step()
+		}
+		b.StartTimer()
+		for _, f := range villages {
+			f.round()
+		}
+	}
+	for range 20 {
+		op()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		op()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(villages)*20), "ns/frame")
+}
