@@ -34,7 +34,7 @@ func TestReleaseBinaryHasNoTestMachinery(t *testing.T) {
 		t.Fatalf("go tool nm listed %d symbols; want the whole binary's", len(symbols))
 	}
 	banned := []string{"internal/failpoint.", "area.(*Sim)", "area.NewSim", "area.SetSettling", "area.settlingOff",
-		"director.noSourceEpoch", "director.noAccountLock", "ecs.cornersCutOn", "ecs.SetCornersCut"}
+		"director.noSourceEpoch", "director.noAccountLock", "ecs.cornersCutOn", "ecs.SetCornersCut", "interest.walkAlways"}
 	for _, sym := range symbols {
 		for _, b := range banned {
 			if strings.Contains(sym, b) {

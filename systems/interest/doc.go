@@ -21,6 +21,12 @@
 //     until a keep-alive is due ([System.Rests], [System.KeepAliveAt]). When nothing in the Area changed since a
 //     client's cells were last walked, the round is found quiet without
 //     walking them: an Area at rest costs a few loads per client a round.
+//   - A client in step with the rounds (its last frame built for the last
+//     round and not lost, its cells those of its last walk, the map as it
+//     was then) gets its frame from the cells whose content changed this
+//     round, without walking its cells ([System.Build]): a round costs it
+//     what changed, not what it sees. The frame is the one a walk makes,
+//     byte for byte.
 //   - In line-of-sight Areas a client is sent only what symmetric
 //     shadowcasting from its square lets it see (los.go).
 //

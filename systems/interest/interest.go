@@ -103,7 +103,7 @@ type System struct {
 
 	recs     []rec   // this round's records
 	scratch  []byte  // this round's records as first encoded
-	cellsNow []int32 // hash cells with records this round
+	cellsNow []int32 // hash cells with records this round, ascending
 
 	pos      ecs.Map[ecs.Position]
 	player   ecs.Map[ecs.Player]
@@ -359,6 +359,9 @@ func (s *System) group(arena []byte) []byte {
 			s.cellsNow = append(s.cellsNow, r.cell)
 		}
 	}
+	// In the order of a view's cells, which a client in step gets them in
+	// (stepOn).
+	slices.Sort(s.cellsNow)
 	s.origins = s.origins[:0]
 	for _, hc := range s.cellsNow {
 		c := &s.cells[hc]
@@ -432,13 +435,16 @@ func (s *System) forget(hc int32, arena []byte) ([]byte, []byte) {
 // A body that is gone gets no frame (f.Parts empty); nor does a client
 // with nothing new this round (f.Parts empty, f.Quiet set: no record, no
 // map, the same ack_seq as its last frame, which was written whole), until
-// its last frame is the keep-alive's ticks old (SetKeepAlive).
+// its last frame is the keep-alive's ticks old (SetKeepAlive). A client in
+// step with the rounds (inStep) gets the frame a walk of its cells would
+// make from the cells that changed this round alone (stepOn).
 func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Frame) []byte {
 	v.size(s.hash.Cells())
 	f.Parts, f.Buf, f.Statics, f.Len, f.Quiet = f.Parts[:0], f.Buf[:0], f.Statics[:0], 0, false
 	rnd := s.rnd
 	f.Round = rnd
-	if v.round != 0 && v.Written.Load() != v.round {
+	written := v.Written.Load()
+	if v.round != 0 && written != v.round {
 		// The last frame may never arrive: what the client holds of the
 		// cells it carried is unknown (sent whole if in view, forgotten if
 		// not).
@@ -461,7 +467,54 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 		v.round = rnd
 		return arena
 	}
-	v.walked, v.gen = rnd, s.m.Generation()
+	f.Parts = append(f.Parts, nil) // the header, filled last
+	var n, seenAt int
+	if s.inStep(v, pos, written) {
+		n, seenAt = s.stepOn(v, f, arena), -1
+	} else {
+		arena, n, seenAt = s.walk(v, pos, f, arena)
+	}
+	if n == 0 && !v.fresh && len(f.Statics) == 0 && ackSeq == v.sent().ack &&
+		v.Written.Load() == v.sent().round && s.a.Tick < s.KeepAliveAt(v) {
+		// Nothing new for this client, and its last frame was written
+		// whole: no frame. Nothing is in flight, so the next round has no
+		// frame of this one to doubt.
+		f.Parts, f.Quiet = f.Parts[:0], true
+		v.inflight = v.inflight[:0]
+		v.round = rnd
+		return arena
+	}
+	var flags wire.SnapshotFlags
+	if v.fresh {
+		flags |= wire.SnapshotReset
+		v.fresh = false
+	}
+	own := len(f.Buf)
+	n += own
+	if flags == 0 && v.shortBase(s.a.Tick, ackSeq) {
+		f.Buf = wire.AppendShortSnapshotHeader(f.Buf, s.a.Tick, ackSeq, n)
+	} else {
+		f.Buf = wire.AppendSnapshotHeader(f.Buf, s.a.Tick, ackSeq, flags, n)
+	}
+	v.hand(rnd, s.a.Tick, ackSeq)
+	f.Parts[0] = f.Buf[own:]
+	if seenAt >= 0 {
+		f.Parts[seenAt] = f.Buf[:own:own]
+	}
+	f.Len = n + len(f.Parts[0])
+	v.round = rnd
+	return arena
+}
+
+// walk brings the client viewing through v, whose body stands at pos, up
+// to date cell by cell: which cells are in view now, which of them it is
+// in sync with (their records) and which not (whole), which maps it
+// lacks, and which cells left its view (forgotten). It appends the parts
+// to f and returns the arena, the parts' length and the index in f.Parts
+// of the part that f.Buf's records go in (-1: none).
+func (s *System) walk(v *View, pos *ecs.Position, f *Frame, arena []byte) ([]byte, int, int) {
+	rnd := s.rnd
+	v.walked, v.gen, v.marked, v.at = rnd, s.m.Generation(), rnd, *pos
 	v.prev, v.cells = v.cells, v.prev
 	if s.los {
 		s.sightCells(v, pos.X, pos.Y)
@@ -480,7 +533,6 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 			v.staticVer[hc] = versions[hc]
 		}
 	}
-	f.Parts = append(f.Parts, nil) // the header, filled last
 	v.inflight = v.inflight[:0]
 	n := 0
 	add := func(part []byte) {
@@ -553,36 +605,67 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 		}
 	}
 	v.forgot, v.forgotNow = v.forgotNow, v.forgot
-	if n == 0 && !v.fresh && len(f.Statics) == 0 && ackSeq == v.sent().ack &&
-		v.Written.Load() == v.sent().round && s.a.Tick < s.KeepAliveAt(v) {
-		// Nothing new for this client, and its last frame was written
-		// whole: no frame. Nothing is in flight, so the next round has no
-		// frame of this one to doubt.
-		f.Parts, f.Quiet = f.Parts[:0], true
-		v.inflight = v.inflight[:0]
-		v.round = rnd
-		return arena
+	return arena, n, seenAt
+}
+
+// inStep reports whether the client viewing through v, whose body stands
+// at pos and whose last frame written whole is of round written, is in
+// step with the rounds: a walk of its cells now would find every cell in
+// view in sync as of the last round, nothing to forget and no map to
+// send, so only the cells whose content changed this round have anything
+// for it (stepOn). That holds when its last frame was built for the last
+// round and written whole (or that round was quiet for it), its session
+// is not new, its cells are those of its last walk (every cell, or its
+// body has not moved since) and the map has not changed since. Never
+// with line of sight.
+//
+// A last frame not (yet) written whole leaves the cells it carried
+// unknown (Build); a quiet round carries none, and is found quiet only
+// when the frame before it was written whole.
+func (s *System) inStep(v *View, pos *ecs.Position, written uint64) bool {
+	return stepping() && !s.los && !v.fresh && v.round == s.rnd-1 && (written == v.round || len(v.inflight) == 0) &&
+		s.m.Generation() == v.gen && (s.radius < 0 || *pos == v.at)
+}
+
+// stepOn builds what a walk would for a client in step (inStep) without
+// walking its cells: each cell in view that changed this round, in the
+// order of the view's cells, gives its relative records, then its spawns
+// (and its entrants, where one came from a cell out of view); every cell
+// in view is then current as of this round. It appends the parts to f
+// and returns their length.
+func (s *System) stepOn(v *View, f *Frame, arena []byte) int {
+	rnd := s.rnd
+	v.walked = rnd
+	v.inflight = v.inflight[:0]
+	v.forgot = v.forgot[:0] // the last frame's forgets arrived
+	n := 0
+	for _, hc := range s.cellsNow {
+		if c := &s.cells[hc]; v.mark[hc] == v.marked && c.rel.len > 0 {
+			end := c.rel.off + c.rel.len
+			f.Parts = append(f.Parts, arena[c.rel.off:end:end])
+			n += int(c.rel.len)
+		}
 	}
-	var flags wire.SnapshotFlags
-	if v.fresh {
-		flags |= wire.SnapshotReset
-		v.fresh = false
+	for _, hc := range s.cellsNow {
+		if v.mark[hc] != v.marked {
+			continue // out of view
+		}
+		c := &s.cells[hc]
+		l := c.spawnLen
+		if s.entrantsFromOutside(v, hc) {
+			l = c.abs.len
+		}
+		if l > 0 {
+			end := c.abs.off + l
+			f.Parts = append(f.Parts, arena[c.abs.off:end:end])
+			n += int(l)
+		}
+		v.inflight = append(v.inflight, hc)
 	}
-	own := len(f.Buf)
-	n += own
-	if flags == 0 && v.shortBase(s.a.Tick, ackSeq) {
-		f.Buf = wire.AppendShortSnapshotHeader(f.Buf, s.a.Tick, ackSeq, n)
-	} else {
-		f.Buf = wire.AppendSnapshotHeader(f.Buf, s.a.Tick, ackSeq, flags, n)
+	for _, hc := range v.cells {
+		v.seen[hc] = rnd
 	}
-	v.hand(rnd, s.a.Tick, ackSeq)
-	f.Parts[0] = f.Buf[own:]
-	if seenAt >= 0 {
-		f.Parts[seenAt] = f.Buf[:own:own]
-	}
-	f.Len = n + len(f.Parts[0])
-	v.round = rnd
-	return arena
+	return n
 }
 
 // unchanged reports whether a round is quiet for the client viewing
@@ -599,6 +682,19 @@ func (s *System) unchanged(v *View, ackSeq uint32) bool {
 	// After Round, nothing is touched: Rests holds the view's own
 	// conditions (no line of sight, the map, the session, the last frame).
 	return s.Rests(v) && s.changedRnd <= v.walked && ackSeq == v.sent().ack && s.a.Tick < s.KeepAliveAt(v)
+}
+
+// entrantsFromOutside reports whether some of hash cell hc's entrants
+// came from a cell out of the view of a client in step (inStep), which
+// must then get them whole.
+func (s *System) entrantsFromOutside(v *View, hc int32) bool {
+	c := &s.cells[hc]
+	for _, o := range s.origins[c.entrFrom : c.entrFrom+c.entrN] {
+		if v.mark[o] != v.marked {
+			return true
+		}
+	}
+	return false
 }
 
 // needsEntrants reports whether the client must get hash cell hc's

@@ -19,22 +19,24 @@ type View struct {
 	// reader) lost its records, and the cells it carried go whole next.
 	Written atomic.Uint64
 
-	seen      []uint64 // per hash cell: the round its view is current as of
-	mark      []uint64 // per hash cell: the last round it was within interest
-	staticVer []uint32 // per hash cell: the map version sent (0: none)
-	inflight  []int32  // cells whose records the last frame carried
-	forgot    []int32  // cells the last frame forgot (forgotten again if it never arrived)
-	forgotNow []int32  // this frame's
-	round     uint64   // the round of the last frame built (or found quiet)
-	fresh     bool     // the next frame resets the client's view
-	walked    uint64   // the round its cells were last walked
-	gen       uint64   // the map's generation then
-	cells     []int32  // this round's cells within interest
-	prev      []int32  // last round's
-	delta     []bool   // per hash cell, this frame: sent as a delta (not whole)
-	partial   []bool   // per hash cell, this frame: in sight only in part (line of sight)
-	held      []bool   // per hash cell: the client holds what it saw of it, not all of it
-	los       losView  // line of sight: the last field of view
+	seen      []uint64     // per hash cell: the round its view is current as of
+	mark      []uint64     // per hash cell: the last round it was within interest
+	staticVer []uint32     // per hash cell: the map version sent (0: none)
+	inflight  []int32      // cells whose records the last frame carried
+	forgot    []int32      // cells the last frame forgot (forgotten again if it never arrived)
+	forgotNow []int32      // this frame's
+	round     uint64       // the round of the last frame built (or found quiet)
+	fresh     bool         // the next frame resets the client's view
+	walked    uint64       // the round its cells were last brought up to date: walked, or found in step (System.inStep)
+	gen       uint64       // the map's generation then (that of its last walk)
+	marked    uint64       // the round of its last walk: mark[hc] == marked for each of its cells
+	at        ecs.Position // where its body stood at its last walk
+	cells     []int32      // this round's cells within interest
+	prev      []int32      // last round's
+	delta     []bool       // per hash cell, this frame: sent as a delta (not whole)
+	partial   []bool       // per hash cell, this frame: in sight only in part (line of sight)
+	held      []bool       // per hash cell: the client holds what it saw of it, not all of it
+	los       losView      // line of sight: the last field of view
 
 	handed  [handedFrames]handed // the last frames built, the newest at handed[(nHanded-1) % handedFrames]
 	nHanded int
