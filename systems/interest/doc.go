@@ -18,9 +18,10 @@
 //     ack_seq, its last frame written whole) makes it no frame
 //     ([Frame].Quiet), until its last frame is the keep-alive's ticks old
 //     ([System.SetKeepAlive]); an owner may then run no round at all
-//     until a keep-alive is due ([System.Rests], [System.KeepAliveAt]). When nothing in the Area changed since a
-//     client's cells were last walked, the round is found quiet without
-//     walking them: an Area at rest costs a few loads per client a round.
+//     until a keep-alive is due ([System.Rests], [System.KeepAliveAt]).
+//     When nothing in the Area changed since a client's cells were last
+//     brought up to date, the round is found quiet without walking them:
+//     an Area at rest costs a few loads per client a round.
 //   - A client in step with the rounds (its last frame built for the last
 //     round and not lost, its cells those of its last walk, the map as it
 //     was then) gets its frame from the cells whose content changed this

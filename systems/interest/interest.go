@@ -670,10 +670,10 @@ func (s *System) stepOn(v *View, f *Frame, arena []byte) int {
 
 // unchanged reports whether a round is quiet for the client viewing
 // through v, from the round alone, without walking its cells: nothing in
-// the Area changed since its cells were last walked (no cell's content,
-// which a body that moved changes, and no map), and the quiet conditions
-// of Build hold (not a new session, the same ack_seq, its last frame
-// written whole, the keep-alive not due). A walk would then find every
+// the Area changed since its cells were last walked or found in step (no
+// cell's content, which a body that moved changes, and no map), and Build's
+// quiet conditions hold (not a new session, the same ack_seq, its last
+// frame written whole, the keep-alive not due). A walk would find every
 // cell in view in sync and unchanged, nothing to forget (a frame written
 // whole leaves nothing to forget again) and no map to send. Views with
 // line of sight always walk: what they see of a cell in part is not
