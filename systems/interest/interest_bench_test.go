@@ -124,6 +124,13 @@ func benchHomeRound(b *testing.B, radius int, cold bool) {
 			f.round()
 		}
 	}
+	timeRounds(b, op, len(homes), "ns/home-round")
+}
+
+// timeRounds runs op 20 times to let its buffers settle, then times it,
+// reporting the time per op over per (the rounds or frames an op makes)
+// in unit.
+func timeRounds(b *testing.B, op func(), per int, unit string) {
 	for range 20 {
 		op()
 	}
@@ -132,7 +139,7 @@ func benchHomeRound(b *testing.B, radius int, cold bool) {
 	for b.Loop() {
 		op()
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(homes)), "ns/home-round")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*per), unit)
 }
 
 // TestRoundAllocatesNothing: a steady snapshot round (records, 200
@@ -182,13 +189,5 @@ func BenchmarkVillageRound(b *testing.B) {
 			f.round()
 		}
 	}
-	for range 20 {
-		op()
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		op()
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(villages)*20), "ns/frame")
+	timeRounds(b, op, len(villages)*20, "ns/frame")
 }
