@@ -459,9 +459,7 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 	if s.unchanged(v, ackSeq) {
 		// What a walk of the cells would find, without it: nothing new.
 		// Every cell in view is still current as of this round.
-		for _, hc := range v.cells {
-			v.seen[hc] = rnd
-		}
+		v.current(rnd)
 		f.Quiet = true
 		v.inflight = v.inflight[:0]
 		v.round = rnd
@@ -514,6 +512,7 @@ func (s *System) Build(v *View, e ecs.Entity, ackSeq uint32, arena []byte, f *Fr
 // of the part that f.Buf's records go in (-1: none).
 func (s *System) walk(v *View, pos *ecs.Position, f *Frame, arena []byte) ([]byte, int, int) {
 	rnd := s.rnd
+	marked := v.marked
 	v.walked, v.gen, v.marked, v.at = rnd, s.m.Generation(), rnd, *pos
 	v.prev, v.cells = v.cells, v.prev
 	if s.los {
@@ -523,9 +522,15 @@ func (s *System) walk(v *View, pos *ecs.Position, f *Frame, arena []byte) ([]byt
 	}
 	versions := s.m.Versions()
 	for i, hc := range v.cells {
+		seen := v.seen[hc]
+		if v.mark[hc] == marked && seen < v.upTo {
+			// In view at the last walk, so current since as of upTo
+			// (View.current); unknown, above every round, stays.
+			seen = v.upTo
+			v.seen[hc] = seen
+		}
 		v.mark[hc] = rnd
 		v.partial[hc] = s.los && !s.wholeInSight(hc, s.sightMask(v, i))
-		seen := v.seen[hc]
 		ch := s.cells[hc].changed
 		v.delta[hc] = !v.partial[hc] && !v.held[hc] && seen != 0 && seen != unknown && (ch <= seen || (ch == rnd && seen == rnd-1))
 		if v.staticVer[hc] != versions[hc] {
@@ -662,9 +667,7 @@ func (s *System) stepOn(v *View, f *Frame, arena []byte) int {
 		}
 		v.inflight = append(v.inflight, hc)
 	}
-	for _, hc := range v.cells {
-		v.seen[hc] = rnd
-	}
+	v.current(rnd)
 	return n
 }
 

@@ -19,7 +19,8 @@ type View struct {
 	// reader) lost its records, and the cells it carried go whole next.
 	Written atomic.Uint64
 
-	seen      []uint64     // per hash cell: the round its view is current as of
+	seen      []uint64     // per hash cell: the round its view is current as of (but see upTo)
+	upTo      uint64       // each of its cells whose seen is a round (not 0, not unknown) is current as of at least this round: set by a round in step or quiet, applied to seen by the next walk
 	mark      []uint64     // per hash cell: the last round it was within interest
 	staticVer []uint32     // per hash cell: the map version sent (0: none)
 	inflight  []int32      // cells whose records the last frame carried
@@ -105,6 +106,7 @@ const unknown = ^uint64(0)
 // every cell's map again.
 func (v *View) Reset() {
 	clear(v.seen)
+	v.upTo = 0
 	clear(v.mark)
 	clear(v.staticVer)
 	v.inflight = v.inflight[:0]
@@ -115,6 +117,20 @@ func (v *View) Reset() {
 	v.fresh = true
 	v.los.at = ecs.NoCell
 	clear(v.held)
+}
+
+// current records that every cell in view is current as of round rnd
+// (a round in step or quiet): in upTo, which the next walk applies to
+// the cells' seen, and not cell by cell (but while walkAlways is set, so
+// that the in-step test's reference keeps every seen by itself).
+func (v *View) current(rnd uint64) {
+	if !stepping() {
+		for _, hc := range v.cells {
+			v.seen[hc] = rnd
+		}
+		return
+	}
+	v.upTo = rnd
 }
 
 // size makes v fit an Area of n hash cells (a view moves between Areas
