@@ -77,7 +77,14 @@ func Heap(maps io.Reader, at uintptr) ([]Span, error) {
 
 // probe is an object on the heap: where it lies tells Advise where the
 // heap is.
-var probe = new([64]byte)
+var probe = onHeap()
+
+// onHeap returns a new object on the heap: a call the compiler may not
+// inline, whose result escapes, so that the object is neither on a stack
+// nor laid out statically in the binary's data.
+//
+//go:noinline
+func onHeap() *[64]byte { return new([64]byte) }
 
 // Advise advises every heap mapping of this process MADV_HUGEPAGE and
 // returns how many bytes they span. Advice already given is given again
