@@ -115,21 +115,17 @@ func Advise() (int64, error) {
 // first failure to fail (and stops: the system has no transparent huge
 // pages, or no /proc) and returns when ctx ends.
 func Keep(ctx context.Context, period time.Duration, fail func(error)) {
-	if _, err := Advise(); err != nil {
-		fail(err)
-		return
-	}
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
+		if _, err := Advise(); err != nil {
+			fail(err)
+			return
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if _, err := Advise(); err != nil {
-				fail(err)
-				return
-			}
 		}
 	}
 }

@@ -3,11 +3,13 @@ package hugepages
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -76,6 +78,50 @@ func TestAdviseReachesTheHeap(t *testing.T) {
 		t.Fatalf("the heap mapping at %#x has VmFlags %v; want hg (MADV_HUGEPAGE)", addr, flags)
 	}
 	b[0] = 1
+}
+
+// TestKeepAdvisesWhatTheHeapGrowsBy: once Keep's first round has advised
+// the heap, the heap is grown (64 MiB allocations, until one lands in a
+// mapping without the advice: one the runtime just added), and that
+// mapping gets the advice at one of Keep's next rounds; Keep returns when
+// its context ends.
+func TestKeepAdvisesWhatTheHeapGrowsBy(t *testing.T) {
+	pre := make([]byte, 8<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		Keep(ctx, 50*time.Millisecond, func(err error) { t.Errorf("Keep failed: %v", err) })
+	}()
+	advised(t, pre) // the first round
+	var grown [][]byte
+	for len(grown) < 32 {
+		b := make([]byte, 64<<20)
+		grown = append(grown, b)
+		if !slices.Contains(vmFlags(t, uint64(uintptrOf(b))), "hg") {
+			advised(t, b) // a later round
+			break
+		}
+	}
+	if len(grown) == 32 {
+		t.Fatal("32 allocations of 64 MiB all landed in mappings already advised: the heap never grew")
+	}
+	pre[0] = 1
+	cancel()
+	<-done
+}
+
+// advised waits until the heap mapping holding b carries the huge-page
+// advice, and fails the test if it does not within 30 s.
+func advised(t *testing.T, b []byte) {
+	t.Helper()
+	addr := uint64(uintptrOf(b))
+	for deadline := time.Now().Add(30 * time.Second); !slices.Contains(vmFlags(t, addr), "hg"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s of Keep, the heap mapping at %#x has VmFlags %v; want hg", addr, vmFlags(t, addr))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // vmFlags returns the VmFlags of the mapping of this process holding addr.
