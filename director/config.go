@@ -228,6 +228,9 @@ type SpawnConfig struct {
 	// Writev has the hosts write each connection with its own writev(2)
 	// rather than one io_uring submission per batch (their --writev).
 	Writev bool
+	// HugePages has the hosts advise the kernel to back their Go heaps
+	// with transparent huge pages (their --huge-pages); on by default.
+	HugePages bool
 	// ShutdownGrace is how long the players of a host that stops (the
 	// realm stopping) are told their Area closes before it does
 	// (area_closing, then the final snapshot): the hosts'
@@ -294,6 +297,7 @@ func DefaultConfig() Config {
 			LogLevel:        "info",
 			OrphanTimeout:   5 * time.Minute,
 			ShutdownGrace:   MaxShutdownGrace,
+			HugePages:       true,
 		},
 	}
 }

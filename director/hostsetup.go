@@ -28,6 +28,7 @@ func (d *Director) newSpawner() *spawner.Spawner {
 		"--log-level", cfg.LogLevel,
 		"--orphan-timeout", cfg.OrphanTimeout.String(),
 		"--shutdown-grace", cfg.ShutdownGrace.String(),
+		"--huge-pages=" + strconv.FormatBool(cfg.HugePages),
 	}
 	if cfg.MaxConnsPerAddr > 0 {
 		args = append(args, "--max-conns-per-addr", strconv.Itoa(cfg.MaxConnsPerAddr))

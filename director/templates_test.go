@@ -259,13 +259,18 @@ func TestSpawnedHostsAllowTheDirectorsPages(t *testing.T) {
 
 // TestSpawnedHostsWriteAsTold: Spawn.Writev reaches the hosts a director
 // spawns as --writev, and without it they are not given the flag; and
-// Spawn.ShutdownGrace reaches them as --shutdown-grace.
+// Spawn.ShutdownGrace reaches them as --shutdown-grace, Spawn.HugePages
+// as --huge-pages=true or =false.
 func TestSpawnedHostsWriteAsTold(t *testing.T) {
 	for _, writev := range []bool{false, true} {
-		r := startRealm(t, func(c *Config) { c.Spawn.Writev = writev })
+		huge := !writev
+		r := startRealm(t, func(c *Config) { c.Spawn.Writev = writev; c.Spawn.HugePages = huge })
 		args := spawnedHostArgs(t, r)
 		if got := slices.Contains(args, "--writev"); got != writev {
 			t.Errorf("Spawn.Writev %v: the spawned host's command line %q has --writev: %v", writev, strings.Join(args, " "), got)
+		}
+		if want := fmt.Sprintf("--huge-pages=%v", huge); !slices.Contains(args, want) {
+			t.Errorf("Spawn.HugePages %v: the spawned host's command line %q lacks %s", huge, strings.Join(args, " "), want)
 		}
 		if i := slices.Index(args, "--shutdown-grace"); i < 0 || i+1 >= len(args) || args[i+1] != r.d.cfg.Spawn.ShutdownGrace.String() {
 			t.Errorf("the spawned host's command line %q lacks --shutdown-grace %v", strings.Join(args, " "), r.d.cfg.Spawn.ShutdownGrace)

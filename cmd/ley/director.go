@@ -103,6 +103,7 @@ func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config, hostKeyFile *strin
 	f.StringVar(&cfg.Spawn.LogLevel, "host-log-level", cfg.Spawn.LogLevel, "log level of the area hosts")
 	f.IntVar(&cfg.Spawn.MaxConnsPerAddr, "host-max-conns-per-addr", 0, "handshakes and connections one client address may hold on each spawned host (0: the hosts' default, 256; raise for players behind one NAT)")
 	f.DurationVar(&cfg.Spawn.ShutdownGrace, "host-shutdown-grace", cfg.Spawn.ShutdownGrace, "how long the players of a spawned host that stops are told their Area closes before it does (their --shutdown-grace; at most 2s)")
+	f.BoolVar(&cfg.Spawn.HugePages, "host-huge-pages", cfg.Spawn.HugePages, "have the spawned hosts advise the kernel to back their Go heaps with transparent huge pages (their --huge-pages)")
 	f.BoolVar(&cfg.Spawn.Writev, "host-writev", false, "have the spawned hosts write each connection with its own writev(2) instead of one io_uring submission per batch (their --writev)")
 	f.DurationVar(&cfg.HostLease, "host-lease", cfg.HostLease, "how long an area host keeps its players without hearing this director answer its heartbeats (a partition, a director restart); the director makes a cut-off host's Areas live elsewhere only after it")
 	f.DurationVar(&cfg.Spawn.OrphanTimeout, "host-orphan-timeout", cfg.Spawn.OrphanTimeout, "how long a spawned host waits for the next director after this one stops or dies, before it closes its Areas and exits")
