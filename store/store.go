@@ -390,6 +390,14 @@ type SnapshotResult struct {
 	Characters int
 }
 
+// SnapshotWrite is one snapshot's outcome in WriteSnapshots.
+type SnapshotWrite struct {
+	Result SnapshotResult
+	// Err is nil, or ErrFenced, ErrInvalid or ErrNotFound (wrapped) when
+	// this snapshot was refused: it changed nothing.
+	Err error
+}
+
 // TransferStatus is a transfer's state.
 type TransferStatus string
 
@@ -671,6 +679,14 @@ type Store interface {
 	// LastPlayed, and writes each character whose row still names this
 	// Area.
 	WriteSnapshot(ctx context.Context, s Snapshot) (SnapshotResult, error)
+	// WriteSnapshots stores snaps in one transaction, one commit for all
+	// (a group commit), each behind WriteSnapshot's fences as if written
+	// alone: a snapshot refused on its own (ErrFenced, ErrInvalid, or
+	// ErrNotFound for an Area with no row) changes nothing and leaves the
+	// others' writes be. It returns one
+	// SnapshotWrite a snapshot, in snaps' order; an error means the
+	// transaction failed and none of them was written.
+	WriteSnapshots(ctx context.Context, snaps []Snapshot) ([]SnapshotWrite, error)
 	// AreaSnapshot returns the Area's stored state blob, seq and epoch.
 	// It copies the whole blob.
 	AreaSnapshot(ctx context.Context, area AreaID) ([]byte, Seq, Epoch, error)

@@ -1,11 +1,13 @@
 package sqlcore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/leyworks/ley/store"
@@ -30,33 +32,14 @@ func (c *Core) BeginIncarnation(ctx context.Context, area store.AreaID, placemen
 // serialise and the highest Seq wins), then one UPDATE of the characters'
 // rows, each written only where it still names the Area.
 func (c *Core) WriteSnapshot(ctx context.Context, snap store.Snapshot) (store.SnapshotResult, error) {
-	if snap.Seq > math.MaxInt64 {
-		return store.SnapshotResult{}, fmt.Errorf("write snapshot area %d seq %d: %w: seq past 2^63-1", snap.Area, snap.Seq, store.ErrInvalid)
+	if err := checkSnapshotSeq(snap); err != nil {
+		return store.SnapshotResult{}, err
 	}
 	var res store.SnapshotResult
 	split := snapshotSplit()
 	err := c.tx(ctx, func(q Querier) error {
-		n, err := q.Exec(ctx, `UPDATE areas SET state = $3, seq = $4, last_played_at = $5
-			WHERE id = $1 AND epoch = $2 AND seq < $4`,
-			int64(snap.Area), int64(snap.Epoch), nonNil(snap.Blob), int64(snap.Seq), c.d.Time(snap.At))
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			var epoch store.Epoch
-			if err := q.QueryRow(ctx, `SELECT epoch FROM areas WHERE id = $1`, int64(snap.Area)).Scan(&epoch); err != nil {
-				return err
-			}
-			if epoch != snap.Epoch {
-				return fmt.Errorf("%w: epoch %d, current %d", store.ErrFenced, snap.Epoch, epoch)
-			}
-			return nil // an older or repeated seq: idempotent no-op
-		}
-		res.Applied = true
-		if split != nil {
-			return nil // the fence removed: the characters in a transaction of their own
-		}
-		res.Characters, err = c.snapshotCharacters(ctx, q, snap)
+		var err error
+		res, err = c.writeSnapshot(ctx, q, snap, split == nil) // with split, the characters in a transaction of their own
 		return err
 	})
 	if err == nil && split != nil && res.Applied {
@@ -69,9 +52,104 @@ func (c *Core) WriteSnapshot(ctx context.Context, snap store.Snapshot) (store.Sn
 		}
 	}
 	if err != nil {
-		return store.SnapshotResult{}, fmt.Errorf("write snapshot area %d epoch %d seq %d: %w", snap.Area, snap.Epoch, snap.Seq, c.mapErr(err))
+		return store.SnapshotResult{}, snapshotErr(snap, c.mapErr(err))
 	}
 	return res, nil
+}
+
+// WriteSnapshots implements store.Store: the snapshots' writes, each as
+// WriteSnapshot's transaction makes it, one after another in a single
+// transaction. They are taken by Area id (one Area's in the order they
+// came), so that two group commits lock the Areas' rows in one order and
+// never wait on each other in a cycle. A fenced snapshot's UPDATE matched no row: it wrote
+// nothing, and the transaction goes on with the next.
+func (c *Core) WriteSnapshots(ctx context.Context, snaps []store.Snapshot) ([]store.SnapshotWrite, error) {
+	out := make([]store.SnapshotWrite, len(snaps))
+	if snapshotSplit() != nil {
+		// The snapshot_tx mutation (leytest builds only): each snapshot
+		// written as WriteSnapshot then writes it, in two transactions.
+		for i, snap := range snaps {
+			out[i].Result, out[i].Err = c.WriteSnapshot(ctx, snap)
+			if err := out[i].Err; err != nil && !errors.Is(err, store.ErrFenced) && !errors.Is(err, store.ErrInvalid) && !errors.Is(err, store.ErrNotFound) {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	order := make([]int, len(snaps))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(snaps[i].Area, snaps[j].Area) })
+	err := c.tx(ctx, func(q Querier) error {
+		for _, i := range order {
+			snap := snaps[i]
+			if err := checkSnapshotSeq(snap); err != nil {
+				out[i] = store.SnapshotWrite{Err: err}
+				continue
+			}
+			res, err := c.writeSnapshot(ctx, q, snap, true)
+			switch {
+			case errors.Is(err, store.ErrFenced):
+				out[i] = store.SnapshotWrite{Err: snapshotErr(snap, err)}
+			case errors.Is(err, sql.ErrNoRows): // no such Area: nothing to write
+				out[i] = store.SnapshotWrite{Err: snapshotErr(snap, store.ErrNotFound)}
+			case err != nil:
+				return snapshotErr(snap, err)
+			default:
+				out[i] = store.SnapshotWrite{Result: res}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("write %d snapshots in one transaction: %w", len(snaps), c.mapErr(err))
+	}
+	return out, nil
+}
+
+// checkSnapshotSeq refuses a Seq past what the databases' signed columns
+// hold.
+func checkSnapshotSeq(snap store.Snapshot) error {
+	if snap.Seq > math.MaxInt64 {
+		return fmt.Errorf("write snapshot area %d seq %d: %w: seq past 2^63-1", snap.Area, snap.Seq, store.ErrInvalid)
+	}
+	return nil
+}
+
+// snapshotErr names snap in err.
+func snapshotErr(snap store.Snapshot, err error) error {
+	return fmt.Errorf("write snapshot area %d epoch %d seq %d: %w", snap.Area, snap.Epoch, snap.Seq, err)
+}
+
+// writeSnapshot is one snapshot's write in transaction q: the Area's row
+// where its epoch is snap's and its seq older (the row's lock taken),
+// and, if that applied and withChars, the characters' rows. A row with
+// another epoch is ErrFenced; one with the same or a newer seq changes
+// nothing and reports Applied=false.
+func (c *Core) writeSnapshot(ctx context.Context, q Querier, snap store.Snapshot, withChars bool) (store.SnapshotResult, error) {
+	var res store.SnapshotResult
+	n, err := q.Exec(ctx, `UPDATE areas SET state = $3, seq = $4, last_played_at = $5
+		WHERE id = $1 AND epoch = $2 AND seq < $4`,
+		int64(snap.Area), int64(snap.Epoch), nonNil(snap.Blob), int64(snap.Seq), c.d.Time(snap.At))
+	if err != nil {
+		return res, err
+	}
+	if n == 0 {
+		var epoch store.Epoch
+		if err := q.QueryRow(ctx, `SELECT epoch FROM areas WHERE id = $1`, int64(snap.Area)).Scan(&epoch); err != nil {
+			return res, err
+		}
+		if epoch != snap.Epoch {
+			return res, fmt.Errorf("%w: epoch %d, current %d", store.ErrFenced, snap.Epoch, epoch)
+		}
+		return res, nil // an older or repeated seq: idempotent no-op
+	}
+	res.Applied = true
+	if withChars {
+		res.Characters, err = c.snapshotCharacters(ctx, q, snap)
+	}
+	return res, err
 }
 
 // snapshotCharacters writes the characters' states of snap, each only

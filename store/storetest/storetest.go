@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"SnapshotIdempotency", testSnapshotIdempotency},
 		{"EpochFencing", testEpochFencing},
 		{"FencedCharacterWrites", testFencedCharacterWrites},
+		{"GroupCommit", testGroupCommit},
 		{"Characters", testCharacters},
 		{"Transfers", testTransfers},
 		{"TransferPendingAndExpiry", testTransferPendingAndExpiry},
@@ -52,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AdminActs", testAdminActs},
 		{"Samples", testSamples},
 		{"ConcurrentSnapshots", testConcurrentSnapshots},
+		{"ConcurrentGroupCommits", testConcurrentGroupCommits},
 		{"ConcurrentTransferReplay", testConcurrentTransferReplay},
 		{"OpposingCrossings", testOpposingCrossings},
 		{"Leadership", testLeadership},
@@ -631,6 +633,85 @@ func testFencedCharacterWrites(t *testing.T, s store.Store) {
 	}
 }
 
+// testGroupCommit: WriteSnapshots writes each snapshot behind the fences
+// WriteSnapshot has, in one transaction, each refused one alone: a stale
+// incarnation's (ErrFenced), an older seq behind a newer one of the same
+// Area (a no-op), a character whose row names another Area, written after
+// that Area's (skipped), an Area with no row (ErrNotFound), a seq past
+// 2^63-1 (ErrInvalid).
+func testGroupCommit(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	a, home, eh := live(t, s, "a@x")
+	b, village, ev := live(t, s, "b@x")
+	c, gone, ec := live(t, s, "c@x")
+	// b moves into the home: the village, written after it (by id), still
+	// lists b.
+	if err := s.AddMember(ctx, home.ID, b.ID, store.RoleMember, t0); err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := s.MoveCharacter(ctx, store.Transfer{ID: "t1", Account: b.ID, From: village.ID, To: home.ID, X: 3, Y: 4, Placed: true, Created: t0, Expires: at(time.Minute)}, t0); err != nil || tr.Status != store.TransferDone {
+		t.Fatalf("MoveCharacter = %+v, %v", tr, err)
+	}
+	if _, err := s.WriteSnapshot(ctx, store.Snapshot{Area: gone.ID, Epoch: ec, Seq: 1, Blob: []byte("c's"),
+		Characters: []store.CharacterState{{Account: c.ID, X: 1, State: []byte("c1")}}, At: t0}); err != nil {
+		t.Fatal(err)
+	}
+	ec2, err := s.BeginIncarnation(ctx, gone.ID, store.TokenHash{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := []store.Snapshot{
+		{Area: home.ID, Epoch: eh, Seq: 2, Blob: []byte("home 2"), At: at(time.Second),
+			Characters: []store.CharacterState{{Account: a.ID, X: 7, State: []byte("ha")}, {Account: b.ID, X: 8, State: []byte("hb")}}},
+		{Area: gone.ID, Epoch: ec, Seq: 5, Blob: []byte("zombie"), At: at(time.Second),
+			Characters: []store.CharacterState{{Account: c.ID, X: 9, State: []byte("zombie")}}},
+		{Area: village.ID, Epoch: ev, Seq: 1, Blob: []byte("village"), At: at(time.Second),
+			Characters: []store.CharacterState{{Account: b.ID, X: 99, State: []byte("stale")}}},
+		{Area: home.ID, Epoch: eh, Seq: 1, Blob: []byte("home 1"), At: at(time.Second),
+			Characters: []store.CharacterState{{Account: a.ID, X: 1, State: []byte("older")}}},
+		{Area: 99999, Epoch: 1, Seq: 1, Blob: []byte("nowhere"), At: at(time.Second)},
+		{Area: home.ID, Epoch: eh, Seq: 1 << 63, Blob: []byte("forged"), At: at(time.Second)},
+	}
+	out, err := s.WriteSnapshots(ctx, snaps)
+	if err != nil || len(out) != len(snaps) {
+		t.Fatalf("WriteSnapshots = %+v, %v; want %d outcomes", out, err, len(snaps))
+	}
+	want := []struct {
+		err        error
+		applied    bool
+		characters int
+	}{{nil, true, 2}, {store.ErrFenced, false, 0}, {nil, true, 0}, {nil, false, 0}, {store.ErrNotFound, false, 0}, {store.ErrInvalid, false, 0}}
+	for i, w := range want {
+		wantErr(t, fmt.Sprintf("snapshot %d (area %d seq %d)", i, snaps[i].Area, snaps[i].Seq), out[i].Err, w.err)
+		if out[i].Result.Applied != w.applied || out[i].Result.Characters != w.characters {
+			t.Errorf("snapshot %d (area %d seq %d): %+v; want applied=%v, %d characters", i, snaps[i].Area, snaps[i].Seq, out[i].Result, w.applied, w.characters)
+		}
+	}
+	for _, tt := range []struct {
+		area store.AreaID
+		blob string
+		seq  store.Seq
+		e    store.Epoch
+	}{{home.ID, "home 2", 2, eh}, {village.ID, "village", 1, ev}, {gone.ID, "c's", 1, ec2}} {
+		if blob, seq, e, err := s.AreaSnapshot(ctx, tt.area); err != nil || string(blob) != tt.blob || seq != tt.seq || e != tt.e {
+			t.Errorf("area %d after the group commit: %q seq %d epoch %d, %v; want %q seq %d epoch %d", tt.area, blob, seq, e, err, tt.blob, tt.seq, tt.e)
+		}
+	}
+	for _, tt := range []struct {
+		acct  store.AccountID
+		area  store.AreaID
+		x     int32
+		state string
+	}{{a.ID, home.ID, 7, "ha"}, {b.ID, home.ID, 8, "hb"}, {c.ID, gone.ID, 1, "c1"}} {
+		if ch, err := s.Character(ctx, tt.acct); err != nil || ch.Area != tt.area || ch.X != tt.x || string(ch.State) != tt.state {
+			t.Errorf("character %d after the group commit: %+v, %v; want in area %d at x %d, state %q", tt.acct, ch, err, tt.area, tt.x, tt.state)
+		}
+	}
+	if out, err := s.WriteSnapshots(ctx, nil); err != nil || len(out) != 0 {
+		t.Errorf("WriteSnapshots of none = %+v, %v; want nothing", out, err)
+	}
+}
+
 func testCharacters(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	a := mkAccount(t, s, "a@x")
@@ -1003,6 +1084,56 @@ func testSamples(t *testing.T, s store.Store) {
 	}
 	if got, _ := s.Samples(ctx, time.Time{}); len(got) != 4 {
 		t.Errorf("Samples after pruning = %d; want 4", len(got))
+	}
+}
+
+// testConcurrentGroupCommits: group commits of the same Areas, listed in
+// opposite orders, run side by side without failing (WriteSnapshots
+// locks the Areas' rows in one order: listed as they came, two of them
+// would each hold a row the other waits for, and Postgres would end one
+// as a deadlock), and the newest seq of each Area is what is stored.
+func testConcurrentGroupCommits(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	const areas, rounds = 8, 20
+	var ids []store.AreaID
+	var epochs []store.Epoch
+	for i := range areas {
+		_, area, e := live(t, s, fmt.Sprintf("g%d@x", i))
+		ids, epochs = append(ids, area.ID), append(epochs, e)
+	}
+	for round := range rounds {
+		// Both start together, so that their transactions overlap.
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		errs := make(chan error, 2)
+		for w := range 2 {
+			wg.Go(func() {
+				snaps := make([]store.Snapshot, areas)
+				for i := range areas {
+					j := i
+					if w == 1 {
+						j = areas - 1 - i // the other writer lists them the other way round
+					}
+					seq := store.Seq(2*round + w + 1)
+					snaps[i] = store.Snapshot{Area: ids[j], Epoch: epochs[j], Seq: seq, Blob: fmt.Appendf(nil, "seq=%d", seq), At: t0}
+				}
+				<-start
+				if _, err := s.WriteSnapshots(ctx, snaps); err != nil {
+					errs <- err
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+	for _, id := range ids {
+		if blob, seq, _, err := s.AreaSnapshot(ctx, id); err != nil || seq != 2*rounds || string(blob) != fmt.Sprintf("seq=%d", 2*rounds) {
+			t.Errorf("area %d after the group commits: %q seq %d, %v; want seq %d", id, blob, seq, err, 2*rounds)
+		}
 	}
 }
 
