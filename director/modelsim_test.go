@@ -273,6 +273,14 @@ func (s *modelStore) WriteSnapshot(ctx context.Context, snap store.Snapshot) (ou
 	return out, err
 }
 
+// WriteSnapshots is a group commit of snapshots: armed as a WriteSnapshot
+// (the director dies before it, or after its commit), one write for all.
+func (s *modelStore) WriteSnapshots(ctx context.Context, snaps []store.Snapshot) (out []store.SnapshotWrite, err error) {
+	ctx = context.WithValue(ctx, modelStoreKey{}, s)
+	err = s.write("WriteSnapshot", func() (err error) { out, err = s.Store.WriteSnapshots(ctx, snaps); return err })
+	return out, err
+}
+
 // modelStoreKey keys the modelStore a WriteSnapshot's context carries.
 type modelStoreKey struct{}
 

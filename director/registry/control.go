@@ -306,25 +306,80 @@ func (r *Registry) backlogged(h *Host, m *control.Snapshot) {
 }
 
 // handleLink handles h's messages from its link reader (take), in the
-// order they came, until work is closed. What is still queued once h is
+// order they came, until work is closed, but for snapshots: those
+// already read one behind another are written together, in one
+// transaction (persistGroup), and the presence reports among them (the
+// host sends one with each snapshot; they change only what the registry
+// holds in memory, nothing a snapshot's write reads or writes) are taken
+// as they are read, ahead of that write. What is still queued once h is
 // unregistered (gone) is dropped unhandled: its Areas are no longer its,
 // and it sends what it must again to the director it registers with next.
 func (r *Registry) handleLink(ctx context.Context, h *Host, work <-chan control.Message) {
-	for msg := range work {
-		var size int64
-		if m, ok := msg.(*control.Snapshot); ok {
-			size = snapshotBytes(m)
+	var group []*control.Snapshot
+	var next control.Message // read behind a group of snapshots, handled after it
+	for {
+		msg := next
+		next = nil
+		if msg == nil {
+			var ok bool
+			if msg, ok = <-work; !ok {
+				return
+			}
+		}
+		m, ok := msg.(*control.Snapshot)
+		if !ok {
+			r.handleFrom(ctx, h, msg)
+			continue
+		}
+		group = append(group[:0], m)
+		size := snapshotBytes(m)
+	more:
+		for len(group) < groupCommitMax && size < groupCommitBytes {
+			select {
+			case msg, ok := <-work:
+				if !ok {
+					break more // closed: the next receive ends the loop
+				}
+				switch m := msg.(type) {
+				case *control.Snapshot:
+					group = append(group, m)
+					size += snapshotBytes(m)
+				case *control.Presence:
+					r.handleFrom(ctx, h, m)
+				default:
+					next = msg // waits for the group's acks, as it came after them
+					break more
+				}
+			default:
+				break more
+			}
 		}
 		select {
 		case <-h.gone:
 		default:
-			r.handle(ctx, h, msg)
+			r.persistGroup(ctx, h, group)
 		}
-		if size != 0 {
-			h.backlog.Add(-size)
-		}
+		h.backlog.Add(-size)
+		clear(group) // the blobs are not kept for the next group
 	}
 }
+
+// handleFrom handles msg unless h is gone.
+func (r *Registry) handleFrom(ctx context.Context, h *Host, msg control.Message) {
+	select {
+	case <-h.gone:
+	default:
+		r.handle(ctx, h, msg)
+	}
+}
+
+// groupCommitMax and groupCommitBytes bound a group commit: at most 64
+// snapshots (their acks go out together, within a host's queue of 256
+// answers) and 8 MiB of them.
+const (
+	groupCommitMax   = 64
+	groupCommitBytes = 8 << 20
+)
 
 // heartbeat takes h's heartbeat (its figures) and acks it: the host's
 // lease runs on from when it sent it.

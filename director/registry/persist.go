@@ -40,6 +40,66 @@ func (p *pendingWrites) take() []pendingWrite {
 // host) stops sending it; one the store could not take now is kept and
 // written again when it can (not acked meanwhile: the host keeps it too).
 func (r *Registry) persist(ctx context.Context, h *Host, m *control.Snapshot) {
+	if r.admitSnapshot(h, m) {
+		r.write(ctx, h, m)
+	}
+}
+
+// persistGroup persists snapshots h sent together (handleLink: those
+// read before the handler came to them), each admitted as persist admits
+// it, in one transaction of the store: one commit, one sync of its log,
+// for all of them. Each is behind its own fences in it and acked by its
+// own outcome (store.Store.WriteSnapshots); none is acked before the
+// commit. A transaction that fails for want of the store keeps them all
+// to be written again, as persist keeps one; one that fails otherwise
+// may have failed for one of them, and each is written alone.
+func (r *Registry) persistGroup(ctx context.Context, h *Host, ms []*control.Snapshot) {
+	if len(ms) == 1 {
+		r.persist(ctx, h, ms[0])
+		return
+	}
+	admitted := make([]*control.Snapshot, 0, len(ms))
+	for _, m := range ms {
+		if r.admitSnapshot(h, m) {
+			admitted = append(admitted, m)
+		}
+	}
+	switch len(admitted) {
+	case 0:
+		return
+	case 1:
+		r.write(ctx, h, admitted[0])
+		return
+	}
+	now := time.Now()
+	snaps := make([]store.Snapshot, len(admitted))
+	for i, m := range admitted {
+		snaps[i] = storeSnapshot(m, now)
+	}
+	res, err := r.store.WriteSnapshots(ctx, snaps)
+	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		for _, m := range admitted {
+			r.written(h, m, store.SnapshotResult{}, err)
+		}
+	case err != nil:
+		if held, ok := r.logs.Allow("group commit"); ok {
+			r.log.Warn("a group commit of snapshots failed; each is written alone", "host", h.ID, "snapshots", len(admitted), "err", err, "suppressed", held)
+		}
+		for _, m := range admitted {
+			r.write(ctx, h, m)
+		}
+	default:
+		r.metrics.commitSizes.Observe(float64(len(admitted)))
+		for i, m := range admitted {
+			r.written(h, m, res[i].Result, res[i].Err)
+		}
+	}
+}
+
+// admitSnapshot reports whether m is to be written: within its host's
+// budget and past checkSnapshot (one refused is answered with its error).
+func (r *Registry) admitSnapshot(h *Host, m *control.Snapshot) bool {
 	size := snapshotBytes(m)
 	if !h.budget.take(float64(size), r.cfg.SnapshotRate, r.cfg.SnapshotBurst, time.Now()) {
 		// Past the host's budget: not decoded, not written, not acked (the
@@ -49,7 +109,7 @@ func (r *Registry) persist(ctx context.Context, h *Host, m *control.Snapshot) {
 			r.log.Warn("a host's snapshots are past its budget; left unacked", "host", h.ID, "name", h.Name, "area", m.Area,
 				"bytes", size, "rate", r.cfg.SnapshotRate, "suppressed", held)
 		}
-		return
+		return false
 	}
 	if reason, why := r.checkSnapshot(h, m); reason != "" {
 		r.metrics.snapshots.WithLabelValues("refused").Inc()
@@ -57,9 +117,9 @@ func (r *Registry) persist(ctx context.Context, h *Host, m *control.Snapshot) {
 			r.refuseHost(h, m.Type(), reason, m.Area, "epoch", m.Epoch, "seq", m.Seq, "err", why)
 		}
 		r.SendSoon(h, &control.SnapshotAck{Area: m.Area, Seq: m.Seq, Error: "refused: " + reason})
-		return
+		return false
 	}
-	r.write(ctx, h, m)
+	return true
 }
 
 // snapshotBytes is what m counts against its host's budget and backlog:
@@ -72,16 +132,31 @@ func snapshotBytes(m *control.Snapshot) int64 {
 	return size
 }
 
-// write stores m (checked) and acks it to h.
-func (r *Registry) write(ctx context.Context, h *Host, m *control.Snapshot) {
+// storeSnapshot is m (checked) as the store writes it, stamped at.
+func storeSnapshot(m *control.Snapshot, at time.Time) store.Snapshot {
 	chars := make([]store.CharacterState, len(m.Characters))
 	for i, c := range m.Characters {
 		chars[i] = store.CharacterState{Account: store.AccountID(c.Account), X: c.X, Y: c.Y, State: c.State}
 	}
-	res, err := r.store.WriteSnapshot(ctx, store.Snapshot{
+	return store.Snapshot{
 		Area: store.AreaID(m.Area), Epoch: store.Epoch(m.Epoch), Seq: store.Seq(m.Seq),
-		Blob: m.Blob, Characters: chars, At: time.Now(),
-	})
+		Blob: m.Blob, Characters: chars, At: at,
+	}
+}
+
+// write stores m (checked) alone and acks it to h.
+func (r *Registry) write(ctx context.Context, h *Host, m *control.Snapshot) {
+	res, err := r.store.WriteSnapshot(ctx, storeSnapshot(m, time.Now()))
+	if err == nil {
+		r.metrics.commitSizes.Observe(1)
+	}
+	r.written(h, m, res, err)
+}
+
+// written acts on what the store did with m: acks it (applied, stale,
+// or fenced, with an error), keeps it to be written again (the store
+// unavailable: not acked, the host keeps it too), or logs the error.
+func (r *Registry) written(h *Host, m *control.Snapshot, res store.SnapshotResult, err error) {
 	switch {
 	case errors.Is(err, store.ErrFenced):
 		r.metrics.snapshots.WithLabelValues("fenced").Inc()

@@ -29,6 +29,7 @@ type Store interface {
 	BeginIncarnation(ctx context.Context, area store.AreaID, placement store.TokenHash) (store.Epoch, error)
 	AreaSnapshot(ctx context.Context, area store.AreaID) ([]byte, store.Seq, store.Epoch, error)
 	WriteSnapshot(ctx context.Context, s store.Snapshot) (store.SnapshotResult, error)
+	WriteSnapshots(ctx context.Context, snaps []store.Snapshot) ([]store.SnapshotWrite, error)
 	CharactersIn(ctx context.Context, area store.AreaID) ([]store.Character, error)
 	PutHost(ctx context.Context, h store.HostRecord) error
 	Hosts(ctx context.Context) ([]store.HostRecord, error)
