@@ -51,7 +51,8 @@ type Config struct {
 	// CellSize is the spatial hash's cell side, in squares.
 	CellSize int
 	// PersistEvery is the cadence of snapshots to the director while an
-	// Area is active; an unacked one is resent after two intervals.
+	// Area is active (each put off by up to a 32nd of it, to the host's
+	// next persist slot); an unacked one is resent after two intervals.
 	PersistEvery time.Duration
 	// ResumeGrace keeps a dropped peer's body in the world this long for a
 	// resume.

@@ -26,10 +26,13 @@
 //     once; each bound peer's frame (its own small header plus the shared
 //     records of the cells in its interest) is delivered latest-wins with
 //     writev (deliver.go), the maps of cells that changed before it.
-//   - Persistence: every Config.PersistEvery while active, on freeze and on
-//     close, each Area sends snapshot{area, epoch, seq, blob, characters}
-//     to the director and keeps it until acked, resending after two
-//     intervals and on reconnect.
+//   - Persistence: every Config.PersistEvery while active (put off to
+//     the next of the host's persist slots, a 32nd of it, so that Areas
+//     due together send together and the director writes them in one
+//     transaction), on freeze and on close, each Area sends
+//     snapshot{area, epoch, seq, blob, characters} to the director and
+//     keeps it until acked, resending after two intervals and on
+//     reconnect.
 //   - Portals: a player whose body steps onto a portal square crosses
 //     through the director (portal_out, resent until answered); the host
 //     moves the body out and sends portal_moved, or restores it beside the

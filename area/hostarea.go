@@ -208,7 +208,7 @@ func (ha *hostArea) chores(now time.Time) {
 			return // unloaded
 		}
 	}
-	if ha.a.Mode() == ecs.Active && now.Sub(ha.lastPersist) >= cfg.PersistEvery {
+	if ha.a.Mode() == ecs.Active && !now.Before(ha.persistDue()) {
 		ha.persist(now, false)
 	}
 	if ha.unacked != nil && now.Sub(ha.sentAt) >= 2*cfg.PersistEvery {
@@ -264,7 +264,7 @@ func (ha *hostArea) choresDue(now time.Time) time.Time {
 		return now
 	}
 	cfg := &ha.h.cfg
-	due := earlier(ha.lastPersist.Add(cfg.PersistEvery), ha.lastPresence.Add(cfg.PresenceEvery))
+	due := earlier(ha.persistDue(), ha.lastPresence.Add(cfg.PresenceEvery))
 	if ha.unacked != nil {
 		due = earlier(due, ha.sentAt.Add(2*cfg.PersistEvery))
 	}
@@ -277,6 +277,33 @@ func (ha *hostArea) choresDue(now time.Time) time.Time {
 		}
 	}
 	return due
+}
+
+// persistSlots is how many slots a Config.PersistEvery holds
+// (persistDue).
+const persistSlots = 32
+
+// persistDue is when the Area's next snapshot by the cadence is due:
+// PersistEvery after its last, put off to the next boundary of the
+// host's persist slots (PersistEvery/persistSlots, placed on the wall
+// clock), so that the Areas whose snapshots fall due in one slot send
+// them together and the director writes them in one transaction (a
+// group commit) rather than one each. The wall clock only places the
+// boundary: the time keeps lastPersist's monotonic reading.
+func (ha *hostArea) persistDue() time.Time {
+	return slotAfter(ha.lastPersist.Add(ha.h.cfg.PersistEvery), ha.h.cfg.PersistEvery/persistSlots)
+}
+
+// slotAfter is t put off to the next multiple of slot since the Unix
+// epoch (t itself when it is one, or slot is not positive).
+func slotAfter(t time.Time, slot time.Duration) time.Time {
+	if slot <= 0 {
+		return t
+	}
+	if off := time.Duration(t.UnixNano() % int64(slot)); off != 0 {
+		return t.Add(slot - off)
+	}
+	return t
 }
 
 // earlier and later return the earlier and the later of two times.
