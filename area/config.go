@@ -93,7 +93,9 @@ type Config struct {
 	// hosts a director spawns outlive it so the next director adopts
 	// them, but not for ever. 0 waits for a director for ever.
 	OrphanTimeout time.Duration
-	// PresenceEvery is the period of presence reports per active Area.
+	// PresenceEvery is the period of presence reports per active Area
+	// (each put off by up to a 32nd of it, to the host's next presence
+	// slot, as PersistEvery's snapshots are).
 	PresenceEvery time.Duration
 	// ParkAfter is how long an Area stays frozen with nothing to do
 	// before it parks: it keeps its state as the blob it persists and

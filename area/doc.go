@@ -29,7 +29,8 @@
 //   - Persistence: every Config.PersistEvery while active (put off to
 //     the next of the host's persist slots, a 32nd of it, so that Areas
 //     due together send together and the director writes them in one
-//     transaction), on freeze and on close, each Area sends
+//     transaction; presence reports keep slots of their own), on freeze
+//     and on close, each Area sends
 //     snapshot{area, epoch, seq, blob, characters} to the director and
 //     keeps it until acked, resending after two intervals and on
 //     reconnect.

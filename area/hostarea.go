@@ -208,13 +208,13 @@ func (ha *hostArea) chores(now time.Time) {
 			return // unloaded
 		}
 	}
-	if ha.a.Mode() == ecs.Active && !now.Before(ha.persistDue()) {
+	if ha.a.Mode() == ecs.Active && !now.Before(onSlot(ha.lastPersist, cfg.PersistEvery)) {
 		ha.persist(now, false)
 	}
 	if ha.unacked != nil && now.Sub(ha.sentAt) >= 2*cfg.PersistEvery {
 		ha.resend(now)
 	}
-	if ha.a.Mode() == ecs.Active && now.Sub(ha.lastPresence) >= cfg.PresenceEvery {
+	if ha.a.Mode() == ecs.Active && !now.Before(onSlot(ha.lastPresence, cfg.PresenceEvery)) {
 		ha.presence(now)
 	}
 	if ha.freezes() {
@@ -264,7 +264,7 @@ func (ha *hostArea) choresDue(now time.Time) time.Time {
 		return now
 	}
 	cfg := &ha.h.cfg
-	due := earlier(ha.persistDue(), ha.lastPresence.Add(cfg.PresenceEvery))
+	due := earlier(onSlot(ha.lastPersist, cfg.PersistEvery), onSlot(ha.lastPresence, cfg.PresenceEvery))
 	if ha.unacked != nil {
 		due = earlier(due, ha.sentAt.Add(2*cfg.PersistEvery))
 	}
@@ -279,19 +279,20 @@ func (ha *hostArea) choresDue(now time.Time) time.Time {
 	return due
 }
 
-// persistSlots is how many slots a Config.PersistEvery holds
-// (persistDue).
-const persistSlots = 32
+// cadenceSlots is how many slots the cadence of a chore that reports to
+// the director (Config.PersistEvery, Config.PresenceEvery) holds (onSlot).
+const cadenceSlots = 32
 
-// persistDue is when the Area's next snapshot by the cadence is due:
-// PersistEvery after its last, put off to the next boundary of the
-// host's persist slots (PersistEvery/persistSlots, placed on the wall
-// clock), so that the Areas whose snapshots fall due in one slot send
-// them together and the director writes them in one transaction (a
-// group commit) rather than one each. The wall clock only places the
-// boundary: the time keeps lastPersist's monotonic reading.
-func (ha *hostArea) persistDue() time.Time {
-	return slotAfter(ha.lastPersist.Add(ha.h.cfg.PersistEvery), ha.h.cfg.PersistEvery/persistSlots)
+// onSlot is when a chore last run at last is due again on a cadence of
+// every: every after last, put off to the next boundary of the host's
+// slots of that chore (every/cadenceSlots long, placed on the wall
+// clock). The Areas due in one slot run it together, so that their
+// snapshots reach the director in one burst, to be written in one
+// transaction (a group commit), and their presence reports with one
+// wake-up, rather than one each. The wall clock only places the
+// boundary: the time keeps last's monotonic reading.
+func onSlot(last time.Time, every time.Duration) time.Time {
+	return slotAfter(last.Add(every), every/cadenceSlots)
 }
 
 // slotAfter is t put off to the next multiple of slot since the Unix

@@ -157,7 +157,7 @@ func TestWhatKeepsAnAreaFromResting(t *testing.T) {
 		droppedAt time.Time
 		bound     int
 		bodies    map[uint64]*body
-		persistIn time.Duration
+		dueIn     time.Duration
 	)
 	// The client may read the keep-alive before the host's writer has
 	// recorded it written whole (the view is not at rest until then): ask
@@ -177,11 +177,14 @@ func TestWhatKeepsAnAreaFromResting(t *testing.T) {
 	}{
 		{"chores asked for now", func() { ha.choresRan, ha.nextChores = ha.a.Now, ha.a.Now }, nothing, func(tick, _ uint64) uint64 { return tick - 1 }},
 		{"chores asked for in 3 ticks", func() { ha.choresRan, ha.nextChores = ha.a.Now, ha.a.Now.Add(in3) }, nothing, func(tick, _ uint64) uint64 { return tick + 2 }},
-		{"the presence report due in 3 ticks", func() { ha.lastPresence = ha.a.Now.Add(in3 - h.cfg.PresenceEvery) }, nothing, func(tick, _ uint64) uint64 { return tick + 2 }},
+		{"the presence report due on the slot after 3 ticks", func() {
+			ha.lastPresence = ha.a.Now.Add(in3 - h.cfg.PresenceEvery)
+			dueIn = onSlot(ha.lastPresence, h.cfg.PresenceEvery).Sub(ha.a.Now)
+		}, nothing, func(tick, _ uint64) uint64 { return tick + uint64((dueIn+h.clock.Period()-1)/h.clock.Period()) - 1 }},
 		{"the persist due on the slot after 3 ticks", func() {
 			ha.lastPersist = ha.a.Now.Add(in3 - h.cfg.PersistEvery)
-			persistIn = slotAfter(ha.a.Now.Add(in3), h.cfg.PersistEvery/persistSlots).Sub(ha.a.Now)
-		}, nothing, func(tick, _ uint64) uint64 { return tick + uint64((persistIn+h.clock.Period()-1)/h.clock.Period()) - 1 }},
+			dueIn = onSlot(ha.lastPersist, h.cfg.PersistEvery).Sub(ha.a.Now)
+		}, nothing, func(tick, _ uint64) uint64 { return tick + uint64((dueIn+h.clock.Period()-1)/h.clock.Period()) - 1 }},
 		{"an unacked snapshot's resend due in 3 ticks", func() {
 			ha.lastPersist = ha.a.Now.Add(time.Hour) // its own cadence out of the way
 			ha.unacked, ha.sentAt = &control.Snapshot{}, ha.a.Now.Add(in3-2*h.cfg.PersistEvery)
@@ -209,27 +212,29 @@ func TestWhatKeepsAnAreaFromResting(t *testing.T) {
 	}
 }
 
-// TestPersistFallsOnTheHostsSlots: an Area's snapshot by the cadence is
-// due on a boundary of the host's persist slots, at or after
-// PersistEvery since the last and less than a slot later, so that Areas
-// whose snapshots fall due in one slot send them together; and it keeps
-// the monotonic clock reading of the time it is put off from.
-func TestPersistFallsOnTheHostsSlots(t *testing.T) {
-	const every = 30 * time.Second
-	slot := every / persistSlots
-	base := time.Now()
-	for i := range 1000 {
-		last := base.Add(time.Duration(i) * 7919 * time.Microsecond)
-		want := last.Add(every)
-		due := slotAfter(want, slot)
-		if due.Before(want) || due.Sub(want) >= slot || due.UnixNano()%int64(slot) != 0 {
-			t.Fatalf("last persist %v: due %v; want the first slot boundary at or after %v", last, due, want)
-		}
-		if !strings.Contains(due.String(), " m=") { // the reading String prints
-			t.Fatalf("due %v lost the monotonic reading %v had", due, want)
+// TestChoresFallOnTheHostsSlots: a chore that reports to the director
+// (the persist, the presence report) is due on a boundary of the host's
+// slots of its cadence, at or after the cadence since it last ran and
+// less than a slot later, so that Areas whose chores fall due in one
+// slot run them together; and the time keeps the monotonic clock
+// reading.
+func TestChoresFallOnTheHostsSlots(t *testing.T) {
+	for _, every := range []time.Duration{30 * time.Second, 5 * time.Second, 300 * time.Millisecond} {
+		slot := every / cadenceSlots
+		base := time.Now()
+		for i := range 1000 {
+			last := base.Add(time.Duration(i) * 7919 * time.Microsecond)
+			want := last.Add(every)
+			due := onSlot(last, every)
+			if due.Before(want) || due.Sub(want) >= slot || due.UnixNano()%int64(slot) != 0 {
+				t.Fatalf("every %v, last run %v: due %v; want the first slot boundary at or after %v", every, last, due, want)
+			}
+			if !strings.Contains(due.String(), " m=") { // the reading String prints
+				t.Fatalf("due %v lost the monotonic reading %v had", due, want)
+			}
 		}
 	}
-	if got := slotAfter(base, 0); !got.Equal(base) {
-		t.Fatalf("no slot: %v; want %v unchanged", got, base)
+	if got := slotAfter(time.Unix(7, 0), 0); !got.Equal(time.Unix(7, 0)) {
+		t.Fatalf("no slot: %v; want the time unchanged", got)
 	}
 }
