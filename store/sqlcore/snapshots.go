@@ -61,8 +61,9 @@ func (c *Core) WriteSnapshot(ctx context.Context, snap store.Snapshot) (store.Sn
 // WriteSnapshot's transaction makes it, one after another in a single
 // transaction. They are taken by Area id (one Area's in the order they
 // came), so that two group commits lock the Areas' rows in one order and
-// never wait on each other in a cycle. A fenced snapshot's UPDATE matched no row: it wrote
-// nothing, and the transaction goes on with the next.
+// never wait on each other in a cycle. A fenced snapshot's UPDATE
+// matched no row: it wrote nothing, and the transaction goes on with the
+// next.
 func (c *Core) WriteSnapshots(ctx context.Context, snaps []store.Snapshot) ([]store.SnapshotWrite, error) {
 	out := make([]store.SnapshotWrite, len(snaps))
 	if snapshotSplit() != nil {
