@@ -2,8 +2,10 @@
 // 0.18) side by side on the same work, driven by the same Node.js clients
 // (src/drive.ts), and prints the figures of issue 27's table: server CPU
 // per player-update, user and system CPU, bytes per client-second and the
-// server's RSS at the end; medians over --rounds alternating runs, with
-// the spread, and ley's figure over the peer's.
+// server's RSS at the end (and its PSS, which counts a page shared by
+// several processes once: ley's director and hosts map one binary);
+// medians over --rounds alternating runs, with the spread, and ley's
+// figure over the peer's.
 //
 // Each server runs pinned to one core and the driver to the other (--pin
 // server:driver, taskset), so the server's figures are its own.
@@ -250,9 +252,9 @@ async function measure() {
           throw new Error(`${target} ${workload}: ${res.players} players in play, ${res.lost} lost by the end`);
         }
         log(`  ${res.usPerUpdate.toFixed(1)} µs per player-update, user ${res.userPct.toFixed(1)}% sys ${res.sysPct.toFixed(1)}%, ` +
-          `${res.bytesPerClientS.toFixed(0)} B/client-s, RSS ${res.rssMB.toFixed(0)} MB, lost ${res.lost}, ` +
+          `${res.bytesPerClientS.toFixed(0)} B/client-s, RSS ${res.rssMB.toFixed(0)} MB (PSS ${res.pssMB.toFixed(0)}), lost ${res.lost}, ` +
         `steps ${res.stepsPerClientS.toFixed(2)}/client-s` + (res.appliedPerClientS === null ? "" : ` (${res.appliedPerClientS.toFixed(2)} applied)`));
-        for (const p of res.byProcess) log(`    ${p.cmd}: ${p.cpuS.toFixed(2)} s of CPU, ${p.rssMB.toFixed(0)} MB`);
+        for (const p of res.byProcess) log(`    ${p.cmd}: ${p.cpuS.toFixed(2)} s of CPU, RSS ${p.rssMB.toFixed(0)} MB, PSS ${p.pssMB.toFixed(0)} MB`);
         results.push({ round: r + 1, ...res });
       }
     }
@@ -279,8 +281,11 @@ const rows = [
   ["frame bytes per client per second", "frameBytesPerClientS", 0],
   ["messages per client per second", "msgsPerClientS", 1],
   ["server RSS at the end (MB)", "rssMB", 0],
+  // Shared pages once: ley's director and hosts map one binary.
+  ["server PSS at the end (MB)", "pssMB", 0],
 ];
-const of = (workload, target, key) => results.filter((x) => x.workload === workload && x.target === target).map((x) => x[key]);
+// Runs saved before a figure was measured (PSS) have none of it.
+const of = (workload, target, key) => results.filter((x) => x.workload === workload && x.target === target && x[key] !== undefined).map((x) => x[key]);
 let md = "";
 // The ratios the tables give, where both sides ran.
 const ratios = [["ley", "colyseus", "ley/peer"], ["ley", "floor", "ley/floor"], ["floor", "colyseus", "floor/peer"]];

@@ -64,12 +64,18 @@ export interface Result {
   stepsPerClientS: number;
   /** Steps the server answered applied, per client per second (ley only: the peer answers none). */
   appliedPerClientS: number | null;
-  /** The server's process tree's resident memory at the end, in MB (10^6 bytes). */
+  /** The server's process tree's resident memory at the end, in MB (10^6 bytes): each process's VmRSS, summed. */
   rssMB: number;
+  /**
+   * The same tree's proportional set size at the end, in MB: each page shared
+   * by n processes counts 1/n in each (/proc/<pid>/smaps_rollup, Pss), so a
+   * server of several processes mapping one binary counts its pages once.
+   */
+  pssMB: number;
   /** Processes in the server's tree at the end. */
   processes: number;
-  /** Each of them: its command and arguments' start, CPU over the window in seconds, RSS at the end in MB. */
-  byProcess: { pid: number; cmd: string; cpuS: number; rssMB: number }[];
+  /** Each of them: its command and arguments' start, CPU over the window in seconds, RSS and PSS at the end in MB. */
+  byProcess: { pid: number; cmd: string; cpuS: number; rssMB: number; pssMB: number }[];
   /** Players not in play at the end of the window. */
   lost: number;
 }
@@ -154,6 +160,16 @@ function cpuTicks(procs: Proc[]): Map<number, [number, number]> {
 function rssBytes(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m === null ? 0 : Number(m[1]) * 1024;
+  } catch {
+    return 0; // gone
+  }
+}
+
+/** pssBytes is pid's proportional set size (0 once it is gone). */
+function pssBytes(pid: number): number {
+  try {
+    const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"));
     return m === null ? 0 : Number(m[1]) * 1024;
   } catch {
     return 0; // gone
@@ -317,7 +333,7 @@ for (const [pid, [u1, s1]] of cpu1) {
   const [u0, s0] = cpu0.get(pid) ?? [0, 0]; // started inside the window: all of it
   user += (u1 - u0) / clockTick;
   sys += (s1 - s0) / clockTick;
-  byProcess.push({ pid, cmd: cmdline(pid), cpuS: (u1 - u0 + s1 - s0) / clockTick, rssMB: rssBytes(pid) / 1e6 });
+  byProcess.push({ pid, cmd: cmdline(pid), cpuS: (u1 - u0 + s1 - s0) / clockTick, rssMB: rssBytes(pid) / 1e6, pssMB: pssBytes(pid) / 1e6 });
 }
 const perClientS = (n: number) => n / all.length / dt;
 const result: Result = {
@@ -336,6 +352,7 @@ const result: Result = {
   stepsPerClientS: perClientS(steps - steps0),
   appliedPerClientS: target === "ley" ? perClientS(applied - applied0) : null,
   rssMB: byProcess.reduce((n, p) => n + p.rssMB, 0),
+  pssMB: byProcess.reduce((n, p) => n + p.pssMB, 0),
   processes: procs.length,
   byProcess,
   lost: all.filter((p) => !p.alive()).length,
