@@ -753,7 +753,8 @@ func (r *Registry) strangers(ctx context.Context, ref control.AreaRef) (out []co
 }
 
 // handle processes one message from a registered host (heartbeats never
-// come here: the link reader answers them, see take). A message about
+// come here: the link reader answers them, see take; nor do snapshots:
+// handleLink writes them in groups, see persistGroup). A message about
 // an Area is taken only from the host the Area was placed on, for its
 // current incarnation; an answer only to what this host was asked. The
 // rest is refused, counted and logged (see guard.go).
@@ -784,8 +785,6 @@ func (r *Registry) handle(ctx context.Context, h *Host, msg control.Message) {
 		if !h.grants.Answer(m.Token, m) {
 			r.refuseHost(h, m.Type(), RefuseUnsolicited, m.Area)
 		}
-	case *control.Snapshot:
-		r.persist(ctx, h, m)
 	case *control.Presence:
 		r.presence(h, m)
 	case *control.PortalOut:
