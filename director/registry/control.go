@@ -208,6 +208,17 @@ func (r *Registry) serveHost(ctx context.Context, nc net.Conn, wc *waitingConn) 
 	// still be written and acked.
 	storeCtx := context.WithoutCancel(ctx)
 	go r.sender(h)
+	r.readLink(storeCtx, h, c.Recv)
+}
+
+// readLink reads h's messages with recv until its link ends, hands them
+// to the link's handler (take, handleLink), and once the link ended
+// handles what was read before unregistering h: a final snapshot is
+// written before its host is gone. It closes h.linkDone when it returns.
+func (r *Registry) readLink(storeCtx context.Context, h *Host, recv func() (control.Message, error)) {
+	if h.linkDone != nil {
+		defer close(h.linkDone)
+	}
 	work := make(chan control.Message, linkBacklogFor(h.Pool))
 	handled := make(chan struct{})
 	go func() {
@@ -215,7 +226,7 @@ func (r *Registry) serveHost(ctx context.Context, nc net.Conn, wc *waitingConn) 
 		r.handleLink(storeCtx, h, work)
 	}()
 	for {
-		msg, err := c.Recv()
+		msg, err := recv()
 		if err != nil {
 			// What was read before the link ended is handled first, as it
 			// came: a final snapshot is written before its host is gone.
@@ -531,7 +542,7 @@ func (r *Registry) register(ctx context.Context, reg *control.Register, c *contr
 	r.nextHost++
 	h = &Host{
 		ID: r.nextHost, Name: reg.Name, WSURL: reg.WSURL, Pool: reg.PoolSize, PID: reg.PID, Machine: reg.Machine,
-		conn: c, cred: cred, spawned: ch != nil, gone: make(chan struct{}), soon: make(chan control.Message, 256),
+		conn: c, cred: cred, spawned: ch != nil, gone: make(chan struct{}), linkDone: make(chan struct{}), soon: make(chan control.Message, 256),
 		lastBeat: time.Now(), areas: map[store.AreaID]*Live{},
 	}
 	r.heard(h)

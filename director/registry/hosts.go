@@ -96,11 +96,12 @@ func (r *Registry) ChildStarted(c *spawner.Child) {
 	r.spawned[store.HashToken(c.Token)] = &child{registered: make(chan struct{})}
 }
 
-// ChildExited is the spawner's Exited hook: the host is unregistered at
-// once (its process is gone: its Areas are made live elsewhere on their
-// next join) and its record forgotten. One that exited before it
-// registered could not start: HostFailure says why, and joins are
-// refused at once while that lasts.
+// ChildExited is the spawner's Exited hook: the host is unregistered as
+// soon as its link's reader has handled what the host sent before its
+// end (waiting at most exitDrainWait; its process is gone: its Areas are
+// made live elsewhere on their next join) and its record forgotten. One
+// that exited before it registered could not start: HostFailure says
+// why, and joins are refused at once while that lasts.
 func (r *Registry) ChildExited(c *spawner.Child, stopping bool) {
 	cred := store.HashToken(c.Token)
 	r.mu.Lock()
@@ -120,6 +121,19 @@ func (r *Registry) ChildExited(c *spawner.Child, stopping bool) {
 	}
 	r.mu.Unlock()
 	if h != nil {
+		// Its process is gone, so its link ends once what it sent is
+		// read: the link's reader handles that first and unregisters it
+		// (its final snapshots written, its Areas' closes taken). A reader
+		// still at it after exitDrainWait (a store that does not answer)
+		// is cut short: what it holds is dropped.
+		if h.linkDone != nil {
+			t := time.NewTimer(exitDrainWait)
+			select {
+			case <-h.linkDone:
+			case <-t.C:
+			}
+			t.Stop()
+		}
 		r.unregister(h, fmt.Errorf("its process exited: %s", c.Reason()), true)
 		r.forgetLost(h) // unregistered before its exit was seen: its Areas are not out of touch, they are gone
 	}
@@ -154,6 +168,11 @@ func (r *Registry) watchHeartbeats(now time.Time) {
 		r.unregister(h, fmt.Errorf("nothing heard for %v", r.cfg.HeartbeatTimeout), false)
 	}
 }
+
+// exitDrainWait bounds how long ChildExited waits for the link's reader
+// of a host whose process exited to handle what the host sent before its
+// end (a few thousand final snapshots at the store's pace).
+const exitDrainWait = 10 * time.Second
 
 // exitWait bounds how long unregister waits for a host of this machine
 // whose link ended to exit: a dying host's sockets close before its

@@ -342,6 +342,10 @@ type Host struct {
 	cred    store.TokenHash // its spawn credential's hash; zero for a host started elsewhere
 	spawned bool            // this director started it (its exit is known at once)
 	gone    chan struct{}   // closed when it is unregistered
+	// linkDone is closed when its link's reader has ended (readLink):
+	// what the link carried handled, the host unregistered. nil for a
+	// host whose link no reader serves.
+	linkDone chan struct{}
 
 	// heard is when the director last read a message of the host (ns
 	// since the registry started: a monotonic clock): any message is proof
