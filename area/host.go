@@ -125,6 +125,13 @@ func (h *Host) Run(ctx context.Context) error {
 	}
 	if runErr == nil {
 		h.shutdown()
+		// The Areas' closes are queued for the director: written before
+		// the link is closed, or the director would learn of the last
+		// ones only when the link ends (and, for a host on another
+		// machine, hold those Areas until its lease ran out).
+		if h.link.up.Load() && !h.link.flush(linkFlushWait) {
+			h.log.Warn("shutdown: the last messages for the director were not written in time", "wait", linkFlushWait)
+		}
 	}
 	stopLink()
 	if runErr == nil {
@@ -183,6 +190,10 @@ func (h *Host) endSessions() {
 		ha.a.Wake()
 	}
 }
+
+// linkFlushWait bounds how long a stopping host waits for its last
+// messages to the director (a few thousand Areas' closes) to be written.
+const linkFlushWait = 2 * time.Second
 
 // shutdown closes every Area with the shutdown grace and waits for them to
 // unload (bounded by the grace plus the final-ack timeout).
@@ -649,6 +660,13 @@ func (l *link) session(ctx context.Context, addr string, onRegistered func()) er
 				l.sentHeartbeat(beat)
 				msg = beat
 			case msg = <-l.out:
+			case flushed := <-l.flushes:
+				if err := l.writeQueued(c, batch); err != nil {
+					errc <- err
+					return
+				}
+				close(flushed)
+				continue
 			}
 			// Whatever else is queued goes in the same write: Areas ticking
 			// in one slot report together (presence, snapshots).

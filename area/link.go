@@ -20,7 +20,7 @@ var ErrRegistration = errors.New("area: registration refused")
 const outboxLen = 4096
 
 func newLink(h *Host) *link {
-	return &link{h: h, out: make(chan control.Message, outboxLen), born: time.Now()}
+	return &link{h: h, out: make(chan control.Message, outboxLen), flushes: make(chan chan struct{}), born: time.Now()}
 }
 
 // now is the link's monotonic clock: ns since born.
@@ -81,6 +81,55 @@ func (l *link) send(msg control.Message) {
 	case l.out <- msg:
 	default:
 		l.dropped.Add(1)
+	}
+}
+
+// flush waits, at most d, until what was queued for the director before
+// the call is written to the link, and reports whether it was: a
+// stopping host's last messages (its Areas' closes) must not go down
+// with the link it closes next. A link that is down flushes nothing.
+func (l *link) flush(d time.Duration) bool {
+	if !l.up.Load() {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	done := make(chan struct{})
+	select {
+	case l.flushes <- done:
+	case <-t.C:
+		return false
+	}
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// writeQueued writes what is queued in the outbox, maxBatch messages a
+// call, until it is empty (the writer's, on a flush).
+func (l *link) writeQueued(c *control.Conn, batch []control.Message) error {
+	for {
+		batch = batch[:0]
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case m := <-l.out:
+				batch = append(batch, m)
+			default:
+				break more
+			}
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		err := c.SendAll(batch)
+		clear(batch)
+		if err != nil {
+			return err
+		}
 	}
 }
 

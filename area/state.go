@@ -270,6 +270,7 @@ type peer struct {
 type link struct {
 	h       *Host
 	out     chan control.Message
+	flushes chan chan struct{} // flush's requests to the writer, each answered by closing it
 	dropped atomic.Uint64
 	up      atomic.Bool
 
