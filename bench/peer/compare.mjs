@@ -31,6 +31,8 @@ const { values: opt } = parseArgs({
     workloads: { type: "string", default: "villages,homes" },
     targets: { type: "string", default: "colyseus,ley,floor" },
     players: { type: "string", default: "500" },
+    // Players sharing one client address (drive.ts --per-address).
+    "per-address": { type: "string", default: "200" },
     warmup: { type: "string", default: "10" },
     seconds: { type: "string", default: "30" },
     pin: { type: "string", default: "0:1" },
@@ -180,7 +182,8 @@ async function drive(target, server, perArea) {
   const child = pinned(
     driverCPU,
     ["node", join(here, "build", "drive.mjs"), "--target", target, "--url", server.url, "--pid", String(server.child.pid),
-      "--players", opt.players, "--per-area", String(perArea), "--warmup", opt.warmup, "--seconds", opt.seconds],
+      "--players", opt.players, "--per-area", String(perArea), "--per-address", opt["per-address"], "--warmup", opt.warmup,
+      "--seconds", opt.seconds],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   let out = "";

@@ -37,6 +37,9 @@ const { values: opt } = parseArgs({
     "admin-email": { type: "string", default: "demo@ley.local" },
     "admin-password": { type: "string", default: "demo-password" },
     "step-bytes": { type: "string", default: "12" },
+    // Players sharing one client address (127.0.0.2 on): a host takes 256
+    // connections and 16 handshakes at a time per address.
+    "per-address": { type: "string", default: "200" },
   },
 });
 
@@ -88,9 +91,19 @@ const perArea = Number(opt["per-area"]);
 const warmup = Number(opt.warmup);
 const seconds = Number(opt.seconds);
 const stepBytes = Number(opt["step-bytes"]);
+const perAddress = Number(opt["per-address"]);
 if (!["ley", "colyseus", "floor"].includes(target) || url === "" || !(rootPid > 0) || !(players > 0) || !(perArea > 0) ||
-  !(stepBytes > 0 && stepBytes < 126)) {
-  throw new Error("drive: --target ley|colyseus|floor, --url, --pid, --players and --per-area are required (--step-bytes 1..125)");
+  !(stepBytes > 0 && stepBytes < 126) || !(perAddress >= 1 && perAddress <= 256)) {
+  throw new Error("drive: --target ley|colyseus|floor, --url, --pid, --players and --per-area are required (--step-bytes 1..125, --per-address 1..256)");
+}
+
+/**
+ * clientAddress is player i's loopback address: --per-address players to
+ * each, from 127.0.0.2 on (past 127.0.0.255 into 127.0.1.x and on).
+ */
+function clientAddress(i: number): string {
+  const n = 2 + Math.floor(i / perAddress);
+  return `127.${Math.floor(n / 65536) % 256}.${Math.floor(n / 256) % 256}.${n % 256}`;
 }
 
 const clockTick = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
@@ -238,8 +251,7 @@ async function leyPlayers(): Promise<Player[]> {
         director,
         area: a.area,
         socket: (u: string) => {
-          // A host takes 256 connections per client address: 200 per address.
-          const ws = new WebSocket(u, { localAddress: `127.0.0.${2 + Math.floor(i / 200)}` });
+          const ws = new WebSocket(u, { localAddress: clientAddress(i) });
           countMessages(ws);
           return ws as unknown as GameSocket;
         },
@@ -284,8 +296,8 @@ async function floorPlayers(): Promise<Player[]> {
   const out: Player[] = [];
   const step = Buffer.alloc(stepBytes);
   for (let i = 0; i < players; i++) {
-    // 200 per client address, as against ley.
-    const ws = new WebSocket(url, { localAddress: `127.0.0.${2 + Math.floor(i / 200)}`, perMessageDeflate: false });
+    // As many per client address as against ley.
+    const ws = new WebSocket(url, { localAddress: clientAddress(i), perMessageDeflate: false });
     countMessages(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => resolve());
