@@ -217,6 +217,11 @@ type SpawnConfig struct {
 	// one client address may hold on each host (the hosts' default, 256,
 	// otherwise): raise it for players behind one NAT, or a load driver.
 	MaxConnsPerAddr int
+	// MaxHandshakesPerAddr, when positive, is the handshakes one client
+	// address may have in progress on each host at a time (the hosts'
+	// default, 16, otherwise): players behind one NAT who all reconnect
+	// at once (their host stopped) are shed past it and join again.
+	MaxHandshakesPerAddr int
 	// OrphanTimeout is how long a spawned host waits for a director to
 	// take it after its own stopped or died, before it closes its Areas
 	// and exits (the next director adopts it within that time).

@@ -33,6 +33,9 @@ func (d *Director) newSpawner() *spawner.Spawner {
 	if cfg.MaxConnsPerAddr > 0 {
 		args = append(args, "--max-conns-per-addr", strconv.Itoa(cfg.MaxConnsPerAddr))
 	}
+	if cfg.MaxHandshakesPerAddr > 0 {
+		args = append(args, "--max-handshakes-per-addr", strconv.Itoa(cfg.MaxHandshakesPerAddr))
+	}
 	if cfg.Writev {
 		args = append(args, "--writev")
 	}

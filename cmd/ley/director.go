@@ -102,6 +102,7 @@ func addDirectorFlags(f *pflag.FlagSet, cfg *director.Config, hostKeyFile *strin
 	f.StringVar(&cfg.Spawn.Listen, "host-listen", cfg.Spawn.Listen, "interface the hosts' client listeners bind")
 	f.StringVar(&cfg.Spawn.LogLevel, "host-log-level", cfg.Spawn.LogLevel, "log level of the area hosts")
 	f.IntVar(&cfg.Spawn.MaxConnsPerAddr, "host-max-conns-per-addr", 0, "handshakes and connections one client address may hold on each spawned host (0: the hosts' default, 256; raise for players behind one NAT)")
+	f.IntVar(&cfg.Spawn.MaxHandshakesPerAddr, "host-max-handshakes-per-addr", 0, "handshakes in progress one client address may hold on each spawned host (0: the hosts' default, 16; raise for players behind one NAT)")
 	f.DurationVar(&cfg.Spawn.ShutdownGrace, "host-shutdown-grace", cfg.Spawn.ShutdownGrace, "how long the players of a spawned host that stops are told their Area closes before it does (their --shutdown-grace; at most 2s)")
 	f.BoolVar(&cfg.Spawn.HugePages, "host-huge-pages", cfg.Spawn.HugePages, "have the spawned hosts advise the kernel to back their Go heaps with transparent huge pages (their --huge-pages)")
 	f.BoolVar(&cfg.Spawn.Writev, "host-writev", false, "have the spawned hosts write each connection with its own writev(2) instead of one io_uring submission per batch (their --writev)")
