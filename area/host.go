@@ -670,16 +670,7 @@ func (l *link) session(ctx context.Context, addr string, onRegistered func()) er
 			}
 			// Whatever else is queued goes in the same write: Areas ticking
 			// in one slot report together (presence, snapshots).
-			batch = append(batch[:0], msg)
-		more:
-			for len(batch) < maxBatch {
-				select {
-				case m := <-l.out:
-					batch = append(batch, m)
-				default:
-					break more
-				}
-			}
+			batch = l.fill(append(batch[:0], msg))
 			if err := c.SendAll(batch); err != nil {
 				errc <- err
 				return

@@ -108,20 +108,25 @@ func (l *link) flush(d time.Duration) bool {
 	}
 }
 
+// fill appends to batch what is queued in the outbox, up to maxBatch
+// messages, without waiting: one write carries them together.
+func (l *link) fill(batch []control.Message) []control.Message {
+	for len(batch) < maxBatch {
+		select {
+		case m := <-l.out:
+			batch = append(batch, m)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
 // writeQueued writes what is queued in the outbox, maxBatch messages a
 // call, until it is empty (the writer's, on a flush).
 func (l *link) writeQueued(c *control.Conn, batch []control.Message) error {
 	for {
-		batch = batch[:0]
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case m := <-l.out:
-				batch = append(batch, m)
-			default:
-				break more
-			}
-		}
+		batch = l.fill(batch[:0])
 		if len(batch) == 0 {
 			return nil
 		}
