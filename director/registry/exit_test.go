@@ -45,6 +45,39 @@ func (s *slowStore) WriteSnapshots(ctx context.Context, snaps []store.Snapshot) 
 	return s.Store.WriteSnapshots(ctx, snaps)
 }
 
+// liveHomes makes n home Areas in db, each live on h at a new epoch in
+// r, and returns their IDs and epochs and the blob of an empty Area's
+// snapshot, for the tests of a host's link.
+func liveHomes(t *testing.T, db store.Store, r *Registry, h *Host, n int) (ids []uint32, epochs []uint64, blob []byte) {
+	t.Helper()
+	ctx := context.Background()
+	owner, err := db.CreateAccount(ctx, store.NewAccount{Email: "o@x", Name: "o", Created: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		a, err := db.CreateArea(ctx, store.NewArea{Owner: owner.ID, Kind: "home", Name: "home", W: 16, H: 16, Created: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := db.BeginIncarnation(ctx, a.ID, store.TokenHash{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := &Live{ID: a.ID, Host: h, Epoch: e, width: 16, height: 16, seqSince: time.Now(), tickRate: 20}
+		r.areas[a.ID], h.areas[a.ID] = l, l
+		ids, epochs = append(ids, uint32(a.ID)), append(epochs, uint64(e))
+	}
+	area, err := ecs.NewArea(ecs.Config{ID: 1, W: 16, H: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blob, err = persist.Save(area, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return ids, epochs, blob
+}
+
 // TestAnExitedHostsLastWordsAreWritten: a spawned host whose process
 // exits while its link's handler is still writing what it sent before
 // (here a snapshot the store is slow to write, then a message, then an
@@ -71,33 +104,7 @@ func TestAnExitedHostsLastWordsAreWritten(t *testing.T) {
 		logs: loglimit.Limiter{Every: logEvery}, store: st, hosts: map[uint32]*Host{1: h}, areas: map[store.AreaID]*Live{},
 		lost: map[store.AreaID]time.Time{}, spawned: map[store.TokenHash]*child{store.HashToken(kid.Token): {host: h, registered: make(chan struct{})}},
 		changed: make(chan struct{}), started: time.Now()}
-	owner, err := db.CreateAccount(ctx, store.NewAccount{Email: "o@x", Name: "o", Created: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []uint32
-	var epochs []uint64
-	for range 2 {
-		a, err := db.CreateArea(ctx, store.NewArea{Owner: owner.ID, Kind: "home", Name: "home", W: 16, H: 16, Created: time.Now()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := db.BeginIncarnation(ctx, a.ID, store.TokenHash{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := &Live{ID: a.ID, Host: h, Epoch: e, width: 16, height: 16, seqSince: time.Now(), tickRate: 20}
-		r.areas[a.ID], h.areas[a.ID] = l, l
-		ids, epochs = append(ids, uint32(a.ID)), append(epochs, uint64(e))
-	}
-	area, err := ecs.NewArea(ecs.Config{ID: 1, W: 16, H: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	blob, err := persist.Save(area, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ids, epochs, blob := liveHomes(t, db, r, h, 2)
 	// What the host sent before its process ended, then the link's end.
 	sent := []control.Message{
 		&control.Snapshot{Area: ids[0], Epoch: epochs[0], Seq: 1, Blob: blob},

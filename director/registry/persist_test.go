@@ -8,14 +8,11 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/leyworks/ley/ecs"
 	"github.com/leyworks/ley/internal/loglimit"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/store"
 	"github.com/leyworks/ley/store/sqlite"
-	"github.com/leyworks/ley/systems/persist"
 )
 
 // writesStore is a real store that records each snapshot write: the
@@ -64,33 +61,7 @@ func TestSnapshotsReadTogetherShareACommit(t *testing.T) {
 	h := &Host{ID: 1, soon: make(chan control.Message, 64), gone: make(chan struct{}), areas: map[store.AreaID]*Live{}}
 	r := &Registry{cfg: Config{SnapshotRate: 1 << 30, SnapshotBurst: 1 << 30}, log: slog.New(slog.DiscardHandler), metrics: newMetrics(nil),
 		logs: loglimit.Limiter{Every: logEvery}, store: st, hosts: map[uint32]*Host{1: h}, areas: map[store.AreaID]*Live{}}
-	owner, err := db.CreateAccount(ctx, store.NewAccount{Email: "o@x", Name: "o", Created: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []uint32
-	var epochs []uint64
-	for range 3 {
-		a, err := db.CreateArea(ctx, store.NewArea{Owner: owner.ID, Kind: "home", Name: "home", W: 16, H: 16, Created: time.Now()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := db.BeginIncarnation(ctx, a.ID, store.TokenHash{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := &Live{ID: a.ID, Host: h, Epoch: e, width: 16, height: 16, seqSince: time.Now(), tickRate: 20}
-		r.areas[a.ID], h.areas[a.ID] = l, l
-		ids, epochs = append(ids, uint32(a.ID)), append(epochs, uint64(e))
-	}
-	area, err := ecs.NewArea(ecs.Config{ID: 1, W: 16, H: 16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	blob, err := persist.Save(area, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ids, epochs, blob := liveHomes(t, db, r, h, 3)
 	snap := func(i int, seq uint64) *control.Snapshot {
 		return &control.Snapshot{Area: ids[i], Epoch: epochs[i], Seq: seq, Blob: blob}
 	}
