@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	neturl "net/url"
 	"sync"
 	"time"
 
@@ -53,7 +54,12 @@ func DialTLS(ctx context.Context, url string, cfg *tls.Config) (*ClientConn, err
 
 // DialOptions are the choices of [DialWith]; the zero value is [Dial]'s.
 type DialOptions struct {
-	// LocalAddr is the connection's source address (nil: any).
+	// LocalAddr is the connection's source address (nil: any). A
+	// loopback LocalAddr applies only to a URL whose host is a loopback IP
+	// or "localhost": the kernel refuses a loopback source for any other
+	// destination (EINVAL), so a driver that spreads its players over
+	// 127.0.0.0/8 still reaches hosts on other machines, from the
+	// system's source address.
 	LocalAddr net.Addr
 	// TLS verifies the server of a wss:// URL (nil: the system's roots,
 	// for the URL's host). A ws:// URL ignores it.
@@ -63,8 +69,8 @@ type DialOptions struct {
 // DialWith is Dial with the options o.
 func DialWith(ctx context.Context, url string, o DialOptions) (*ClientConn, error) {
 	d := ws.Dialer{TLSConfig: o.TLS}
-	if o.LocalAddr != nil {
-		nd := &net.Dialer{LocalAddr: o.LocalAddr}
+	if local := sourceFor(url, o.LocalAddr); local != nil {
+		nd := &net.Dialer{LocalAddr: local}
 		d.NetDial = nd.DialContext
 	}
 	nc, br, _, err := d.Dial(ctx, url)
@@ -75,6 +81,24 @@ func DialWith(ctx context.Context, url string, o DialOptions) (*ClientConn, erro
 		br = bufio.NewReaderSize(nc, 4096)
 	}
 	return &ClientConn{nc: nc, br: br, maxSize: 64 << 20}, nil
+}
+
+// sourceFor is the source address DialWith binds for rawURL: local, but
+// nil for a loopback local and a host that is not loopback.
+func sourceFor(rawURL string, local net.Addr) net.Addr {
+	ta, ok := local.(*net.TCPAddr)
+	if !ok || ta == nil || !ta.IP.IsLoopback() {
+		return local
+	}
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		return local // the dial reports the URL's error
+	}
+	h := u.Hostname()
+	if ip := net.ParseIP(h); h == "localhost" || (ip != nil && ip.IsLoopback()) {
+		return local
+	}
+	return nil
 }
 
 // SetMaxMessageSize bounds inbound messages; call before reading.

@@ -27,6 +27,37 @@ func TestDialWithLocalAddr(t *testing.T) {
 	}
 }
 
+// TestALoopbackSourceOnlyForLoopbackHosts: a driver's loopback source
+// address is bound for a host on this machine and left to the system for
+// a host on another (the kernel refuses a loopback source there, and
+// every player of a driver with a loopback director failed to connect to
+// hosts on other machines with EINVAL).
+func TestALoopbackSourceOnlyForLoopbackHosts(t *testing.T) {
+	loop := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 7)}
+	lan := &net.TCPAddr{IP: net.IPv4(10, 0, 0, 9)}
+	var none *net.TCPAddr
+	for _, c := range []struct {
+		url   string
+		local net.Addr
+		want  net.Addr
+	}{
+		{"ws://127.0.0.1:7100/ws", loop, loop},
+		{"ws://127.9.0.1:7100/ws", loop, loop},
+		{"ws://localhost:7100/ws", loop, loop},
+		{"ws://[::1]:7100/ws", loop, loop},
+		{"ws://10.88.0.2:7100/ws", loop, nil},
+		{"wss://game-3.example.net/ws", loop, nil},
+		{"ws://10.88.0.2:7100/ws", lan, lan},
+		{"ws://127.0.0.1:7100/ws", lan, lan},
+		{"ws://10.88.0.2:7100/ws", nil, nil},
+		{"ws://10.88.0.2:7100/ws", none, none},
+	} {
+		if got := sourceFor(c.url, c.local); got != c.want {
+			t.Errorf("sourceFor(%s, %v) = %v; want %v", c.url, c.local, got, c.want)
+		}
+	}
+}
+
 // TestClientWriteMessageAllocs: a client sending at rate (a load driver's
 // intents) writes each message without allocating.
 func TestClientWriteMessageAllocs(t *testing.T) {

@@ -552,6 +552,8 @@ const playersPerAddr = 32
 // wsLocal returns the source address of player i's WebSocket connections:
 // against a loopback realm each playersPerAddr players get their own
 // address in 127.0.0.0/8 (away from the login addresses); elsewhere nil.
+// The dial binds it only for hosts on this machine (gate.DialOptions): a
+// loopback director's hosts on other machines see the system's address.
 func (r *runner) wsLocal(i int) net.Addr {
 	if !r.loopback {
 		return nil
