@@ -599,7 +599,7 @@ func (l *link) session(ctx context.Context, addr string, onRegistered func()) er
 		Boot:       l.h.boot,
 	}
 	sent := l.now()
-	if err := c.Send(reg); err != nil {
+	if err := c.SendRegister(reg); err != nil {
 		return err
 	}
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))

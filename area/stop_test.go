@@ -62,3 +62,26 @@ func TestAStoppingHostTellsEveryClose(t *testing.T) {
 		t.Fatalf("the director was told of %d Areas' closes before the link ended; want all %d", len(closed), areas)
 	}
 }
+
+// TestAHostWithHundredsOfAreasRegistersAgain: a host whose link comes
+// back lists every Area it runs in its register, and with hundreds of
+// them the list is past what a director reads before the host's
+// credentials (control.MaxRegisterFrameSize): it sends them in a frame of
+// their own (control.Conn.SendRegister). Its register used to be one
+// frame, which a restarted director refused ("frame too large") for as
+// long as the host tried, until its lease ended its players' sessions.
+func TestAHostWithHundredsOfAreasRegistersAgain(t *testing.T) {
+	_, d := testHost(t, func(c *Config) { c.PoolSize = 1024 })
+	const areas = 600
+	for id := uint32(1); id <= areas; id++ {
+		d.spawn(id, 16, 16)
+	}
+	d.DropLink()
+	reg, err := d.Registered(20 * time.Second)
+	if err != nil {
+		t.Fatalf("the host did not register again: %v", err)
+	}
+	if len(reg.Areas) != areas {
+		t.Fatalf("the host registered again with %d Areas; want its %d", len(reg.Areas), areas)
+	}
+}

@@ -581,6 +581,87 @@ func TestGuessedAreasAreNotAdopted(t *testing.T) {
 	}
 }
 
+// TestAHostWithHundredsOfAreasRegistersAgain: a host that registers
+// again (a director restarted, a link cut) lists every Area it runs, and
+// with hundreds of them the list is past what a connection may send
+// before its credentials are checked (control.MaxRegisterFrameSize). The
+// list follows the register (control.SendRegister), read once the host
+// key checks out, and every Area is adopted. A director restarted beside
+// two hosts of 750 homes each refused both ("frame too large") until
+// their leases ended their players' sessions. A register whose
+// credentials do not check out is refused without its list being read.
+func TestAHostWithHundredsOfAreasRegistersAgain(t *testing.T) {
+	r := fakeHostRealm(t, nil)
+	ctx := context.Background()
+	owner, err := r.store.CreateAccount(ctx, store.NewAccount{Email: "many@x", Name: "many", Created: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1000
+	refs := make([]control.AreaRef, n)
+	for i := range refs {
+		a, err := r.store.CreateArea(ctx, store.NewArea{Owner: owner.ID, Kind: "home", Name: "home", W: 16, H: 16, Created: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		placement := fmt.Sprintf("placement-%06d-of-the-busy-host", i)
+		e, err := r.store.BeginIncarnation(ctx, a.ID, store.HashToken(placement))
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs[i] = control.AreaRef{Area: uint32(a.ID), Epoch: uint64(e), Acked: 1, Placement: placement}
+	}
+	reg := &control.Register{HostKey: testHostKey, Name: "busy", WSURL: "ws://127.0.0.1:1/ws", PoolSize: 4096, PID: 1, Boot: 1, Areas: refs}
+	if frame, err := control.Encode(reg); err != nil || len(frame) <= control.MaxRegisterFrameSize {
+		t.Fatalf("the register inline takes %d bytes, %v; the test needs it past %d", len(frame), err, control.MaxRegisterFrameSize)
+	}
+	register := func(reg *control.Register) *control.Registered {
+		t.Helper()
+		c, err := control.Dial(r.d.controlAddr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if err := c.SendRegister(reg); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		m, err := c.Recv()
+		ans, ok := m.(*control.Registered)
+		if err != nil || !ok {
+			t.Fatalf("register %s: %#v, %v", reg.Name, m, err)
+		}
+		return ans
+	}
+
+	// A wrong key: refused, the list unread (the head alone is sent: a
+	// director that waited for the list would close the connection at its
+	// registration deadline, unanswered).
+	c, err := control.Dial(r.d.controlAddr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Send(&control.Register{HostKey: "wrong", Name: "stranger", WSURL: "ws://127.0.0.1:1/ws", PoolSize: 4096, PID: 2, Boot: 2, AreasFollow: n}); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if m, err := c.Recv(); err != nil {
+		t.Fatalf("a register with a wrong key and its list to follow: %v; want a refusal before the list", err)
+	} else if ans, ok := m.(*control.Registered); !ok || ans.Error == "" {
+		t.Fatalf("a register with a wrong key: %#v; want a refusal", m)
+	}
+
+	if ans := register(reg); ans.Error != "" || len(ans.Close) != 0 {
+		t.Fatalf("the busy host's register: error %q, %d of its Areas to close; want none", ans.Error, len(ans.Close))
+	}
+	for _, ref := range refs {
+		if l := r.live(ref.Area); l == nil || l.Epoch != store.Epoch(ref.Epoch) {
+			t.Fatalf("area %d not adopted from the host that runs it", ref.Area)
+		}
+	}
+}
+
 // TestAHostsPoolIsBounded: a host registers with at most
 // control.MaxPoolSize Area slots (the director keeps room per host by
 // its pool): one past it is refused, one at it registers.

@@ -110,6 +110,9 @@ func (d *Director) accept() {
 
 func (d *Director) serve(c *control.Conn) {
 	defer c.Close()
+	// Held as the director holds a connection before its credentials,
+	// and the Areas that did not fit read after them.
+	c.SetMaxFrame(control.MaxRegisterFrameSize)
 	msg, err := c.Recv()
 	if err != nil {
 		return
@@ -117,6 +120,15 @@ func (d *Director) serve(c *control.Conn) {
 	reg, ok := msg.(*control.Register)
 	if !ok {
 		return
+	}
+	c.SetMaxFrame(control.MaxFrameSize)
+	if reg.AreasFollow > 0 {
+		m, err := c.Recv()
+		list, ok := m.(*control.AreaList)
+		if err != nil || !ok {
+			return
+		}
+		reg.Areas = list.Areas
 	}
 	d.msgs <- reg
 	d.mu.Lock()
@@ -190,7 +202,9 @@ func (d *Director) Spawn(id uint32, w, h int) error {
 // SpawnTemplate makes an Area of kind live on the host with the content
 // template named (see control.SpawnArea) and waits for it.
 func (d *Director) SpawnTemplate(id uint32, w, h int, kind, template string) error {
-	if err := d.Send(&control.SpawnArea{Area: id, Epoch: 1, Kind: kind, W: w, H: h, Seed: uint64(id), Template: template}); err != nil {
+	// A placement credential as long as the director's (32 hex digits).
+	placement := fmt.Sprintf("%032x", id)
+	if err := d.Send(&control.SpawnArea{Area: id, Epoch: 1, Kind: kind, W: w, H: h, Seed: uint64(id), Template: template, Placement: placement}); err != nil {
 		return err
 	}
 	r, err := Expect[*control.AreaReady](d, 10*time.Second)

@@ -453,6 +453,9 @@ func (r *Registry) registration(ctx context.Context, c *control.Conn, wc *waitin
 		case <-time.After(r.cfg.RegisterTimeout / 2):
 		}
 	}
+	if reg.AreasFollow > 0 && !r.areaList(c, reg) {
+		return nil, nil
+	}
 	// Taken before the adoption, never waited for (see lockBodies).
 	unlockBodies, busy := r.lockBodies(reg.Areas)
 	defer unlockBodies()
@@ -479,6 +482,33 @@ func (r *Registry) registration(ctx context.Context, c *control.Conn, wc *waitin
 	_ = c.SetReadDeadline(time.Time{})
 	c.SetMaxFrame(control.MaxFrameSize)
 	return h, reg
+}
+
+// areaList reads the AreaList that follows reg (its AreasFollow Areas)
+// into reg.Areas, past control.MaxRegisterFrameSize, once reg's
+// credentials check out; one without them is left to register to refuse,
+// the list unread. It reports false when the connection was refused.
+func (r *Registry) areaList(c *control.Conn, reg *control.Register) bool {
+	if len(reg.Areas) > 0 || reg.AreasFollow > control.MaxPoolSize {
+		r.refuseControl(ControlBadRequest, c.RemoteAddr(), fmt.Errorf("host %q: %d areas inline and %d to follow", reg.Name, len(reg.Areas), reg.AreasFollow))
+		return false
+	}
+	if !r.knownToken(reg.SpawnToken) && c.PeerCertificate() == nil && !r.hostKeyOK(reg) {
+		return true
+	}
+	c.SetMaxFrame(control.MaxFrameSize)
+	msg, err := c.Recv()
+	if err != nil {
+		r.refuseControl(recvRefusal(err), c.RemoteAddr(), fmt.Errorf("host %q: its area list: %w", reg.Name, err))
+		return false
+	}
+	list, ok := msg.(*control.AreaList)
+	if !ok || len(list.Areas) != reg.AreasFollow {
+		r.refuseControl(ControlBadRequest, c.RemoteAddr(), fmt.Errorf("host %q: %s after a register with %d areas to follow", reg.Name, msg.Type(), reg.AreasFollow))
+		return false
+	}
+	reg.Areas = list.Areas
+	return true
 }
 
 // knownToken reports whether token is a spawn credential of this

@@ -50,7 +50,7 @@ const (
 	ControlClosed      = "closed"            // the peer closed before registering
 	ControlNotReg      = "not_register"      // a first message other than register
 	ControlBadCreds    = "bad_credentials"   // no valid spawn token, host key or certificate
-	ControlBadRequest  = "bad_register"      // a register with a bad ws_url or pool size
+	ControlBadRequest  = "bad_register"      // a register with a bad ws_url, pool size or area list
 	ControlCleartext   = "cleartext"         // the host key over a plain link from another machine
 	ControlNotLeader   = "not_leader"        // this director follows: the host is sent to the leader
 	ControlHandshake   = "tls_handshake"     // a TLS handshake that failed (no or a bad certificate)

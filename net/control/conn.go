@@ -18,10 +18,12 @@ import (
 // characters fits well inside).
 const MaxFrameSize = 16 << 20
 
-// MaxRegisterFrameSize bounds a frame from a peer that has not registered
-// yet: a Register of a host listing a few hundred Areas fits (each AreaRef
-// takes at most 27 bytes), so an unauthenticated connection never makes
-// the director hold more than this. See [Conn.SetMaxFrame].
+// MaxRegisterFrameSize bounds a frame from a peer whose credentials have
+// not been checked yet, so that an unauthenticated connection never makes
+// the director hold more than this. A Register fits; the Areas of a host
+// that runs hundreds of them (an AreaRef with its placement credential
+// takes some 50 bytes) follow it in an [AreaList] (see [Conn.SendRegister]).
+// See [Conn.SetMaxFrame].
 const MaxRegisterFrameSize = 16 << 10
 
 // Sentinel errors of the control channel.
@@ -194,6 +196,23 @@ func (c *Conn) SendAll(msgs []Message) error {
 		return fmt.Errorf("control: send %d messages: %w", len(msgs), err)
 	}
 	return nil
+}
+
+// SendRegister sends reg, the first message of a host's link, in one
+// write: its Areas inline when the frame fits [MaxRegisterFrameSize],
+// else reg without them (AreasFollow says how many) and an [AreaList]
+// with them right after. reg is not changed.
+func (c *Conn) SendRegister(reg *Register) error {
+	frame, err := Encode(reg)
+	if err != nil {
+		return err
+	}
+	if len(frame)-4 <= MaxRegisterFrameSize {
+		return c.SendAll([]Message{reg})
+	}
+	head := *reg
+	head.Areas, head.AreasFollow = nil, len(reg.Areas)
+	return c.SendAll([]Message{&head, &AreaList{Areas: reg.Areas}})
 }
 
 // Recv reads the next frame. A read error or a malformed frame leaves the

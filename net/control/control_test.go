@@ -12,6 +12,8 @@ import (
 func TestRoundTripEveryType(t *testing.T) {
 	msgs := []Message{
 		&Register{SpawnToken: "tok", Name: "h1", WSURL: "ws://127.0.0.1:1/ws", PoolSize: 64, PID: 42, Areas: []AreaRef{{Area: 3, Epoch: 9, Acked: 17}}, Boot: 77},
+		&Register{HostKey: "k", Name: "h2", WSURL: "ws://127.0.0.1:2/ws", PoolSize: 4096, AreasFollow: 1},
+		&AreaList{Areas: []AreaRef{{Area: 4, Epoch: 2, Acked: 3, Accounts: []uint64{7}, Placement: "p"}}},
 		&Registered{HostID: 5},
 		&Registered{Error: "bad spawn token"},
 		&Heartbeat{UnixMS: 1, Areas: 2, Active: 1, Peers: 3, RSSKiB: 4000, TickP99: 120},
@@ -72,6 +74,58 @@ func TestRecvRejectsBadFrames(t *testing.T) {
 		if !errors.Is(err, tt.want) {
 			t.Errorf("%s: err = %v; want %v", tt.name, err, tt.want)
 		}
+		b.Close()
+	}
+}
+
+// TestSendRegisterListsManyAreasApart: a host's register goes whole
+// when it fits what a director reads before the credentials
+// (MaxRegisterFrameSize), and otherwise as a head within it, saying how
+// many Areas follow, and an AreaList with all of them.
+func TestSendRegisterListsManyAreasApart(t *testing.T) {
+	refs := func(n int) []AreaRef {
+		out := make([]AreaRef, n)
+		for i := range out {
+			out[i] = AreaRef{Area: uint32(i + 1), Epoch: 3, Acked: 9, Accounts: []uint64{uint64(i)}, Placement: "a-placement-credential-of-some-length"}
+		}
+		return out
+	}
+	for _, n := range []int{0, 10, 2000} {
+		reg := &Register{HostKey: "k", Name: "h", WSURL: "ws://127.0.0.1:1/ws", PoolSize: 4096, PID: 1, Boot: 1, Areas: refs(n)}
+		a, b := net.Pipe()
+		go func() {
+			_ = NewConn(a).SendRegister(reg)
+		}()
+		c := NewConn(b)
+		c.SetMaxFrame(MaxRegisterFrameSize)
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		m, err := c.Recv()
+		if err != nil {
+			t.Fatalf("%d areas: the register: %v", n, err)
+		}
+		head := m.(*Register)
+		got := head.Areas
+		if head.AreasFollow > 0 {
+			c.SetMaxFrame(MaxFrameSize)
+			m, err := c.Recv()
+			if err != nil {
+				t.Fatalf("%d areas: the list: %v", n, err)
+			}
+			got = m.(*AreaList).Areas
+			if len(head.Areas) != 0 || head.AreasFollow != len(got) {
+				t.Errorf("%d areas: a head with %d inline and %d to follow, then %d", n, len(head.Areas), head.AreasFollow, len(got))
+			}
+		}
+		if split := head.AreasFollow > 0; split != (n == 2000) {
+			t.Errorf("%d areas: listed apart %t", n, split)
+		}
+		if !reflect.DeepEqual(got, reg.Areas) && (n > 0 || len(got) != 0) {
+			t.Errorf("%d areas: %d received, not the ones sent", n, len(got))
+		}
+		if len(reg.Areas) != n || reg.AreasFollow != 0 {
+			t.Errorf("%d areas: SendRegister changed its register", n)
+		}
+		a.Close()
 		b.Close()
 	}
 }

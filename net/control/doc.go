@@ -25,7 +25,7 @@
 //
 //   - [Conn] reads and writes frames on a net.Conn; writes are serialised
 //     by a mutex so any goroutine may send; one goroutine reads.
-//   - Messages: host -> director ([Register], [Heartbeat], [AreaReady],
+//   - Messages: host -> director ([Register] and its [AreaList], [Heartbeat], [AreaReady],
 //     [GrantAck], [Snapshot], [Presence], [AreaClosed], [PortalOut],
 //     [Inspection], [Evicted]) and director -> host ([Registered],
 //     [SpawnArea], [Grant], [SnapshotAck], [CloseArea], [PortalResult],

@@ -25,6 +25,7 @@ const (
 	TypeEvicted      Type = 18 // host -> director
 	TypeHeartbeatAck Type = 19 // director -> host
 	TypeSpectate     Type = 20 // director -> host
+	TypeAreaList     Type = 21 // host -> director, right after a Register
 )
 
 var typeNames = [...]string{
@@ -35,7 +36,7 @@ var typeNames = [...]string{
 	TypePortalOut: "portal_out", TypePortalResult: "portal_result",
 	TypeInspect: "inspect", TypeInspection: "inspection",
 	TypeEvict: "evict", TypeEvicted: "evicted", TypeHeartbeatAck: "heartbeat_ack",
-	TypeSpectate: "spectate",
+	TypeSpectate: "spectate", TypeAreaList: "area_list",
 }
 
 // String returns the type's name.
@@ -86,6 +87,18 @@ type Register struct {
 	// director on the same machine tells from PID whether the host's
 	// process lives once its link ends.
 	Machine string `cbor:"9,keyasint,omitempty"`
+	// AreasFollow, when not 0, says that Areas is empty and that this many
+	// AreaRefs follow in an [AreaList], the host's next frame: a Register
+	// is read before its credentials are checked, within
+	// [MaxRegisterFrameSize], and a host that runs hundreds of Areas lists
+	// them past it. See [Conn.SendRegister].
+	AreasFollow int `cbor:"10,keyasint,omitempty"`
+}
+
+// AreaList carries the Areas of the Register before it (its AreasFollow),
+// read once the director has checked the host's credentials.
+type AreaList struct {
+	Areas []AreaRef `cbor:"1,keyasint"`
 }
 
 // Registered answers Register. A non-empty Error refuses the host, which
@@ -477,6 +490,9 @@ func (*Inspection) Type() Type { return TypeInspection }
 func (*Register) Type() Type { return TypeRegister }
 
 // Type implements Message.
+func (*AreaList) Type() Type { return TypeAreaList }
+
+// Type implements Message.
 func (*Registered) Type() Type { return TypeRegistered }
 
 // Type implements Message.
@@ -557,6 +573,8 @@ func newMessage(t Type) Message {
 		return new(HeartbeatAck)
 	case TypeSpectate:
 		return new(Spectate)
+	case TypeAreaList:
+		return new(AreaList)
 	}
 	return nil
 }
