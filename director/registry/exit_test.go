@@ -45,6 +45,24 @@ func (s *slowStore) WriteSnapshots(ctx context.Context, snaps []store.Snapshot) 
 	return s.Store.WriteSnapshots(ctx, snaps)
 }
 
+// testRegistry is a registry over st with hosts registered, for the
+// tests of a host's link: no budget on snapshots, logs discarded.
+func testRegistry(st store.Store, hosts ...*Host) *Registry {
+	r := &Registry{cfg: Config{SnapshotRate: 1 << 30, SnapshotBurst: 1 << 30, JoinTimeout: 10 * time.Second}, log: slog.New(slog.DiscardHandler),
+		metrics: newMetrics(nil), logs: loglimit.Limiter{Every: logEvery}, store: st, hosts: map[uint32]*Host{}, areas: map[store.AreaID]*Live{},
+		lost: map[store.AreaID]time.Time{}, spawned: map[store.TokenHash]*child{}, changed: make(chan struct{}), started: time.Now()}
+	for _, h := range hosts {
+		r.hosts[h.ID] = h
+	}
+	return r
+}
+
+// testHost is host id, registered on conn, with room for 8 Areas.
+func testHost(id uint32, conn *control.Conn) *Host {
+	return &Host{ID: id, Pool: 8, conn: conn, soon: make(chan control.Message, 64), gone: make(chan struct{}),
+		linkDone: make(chan struct{}), areas: map[store.AreaID]*Live{}}
+}
+
 // liveHomes makes n home Areas in db, each live on h at a new epoch in
 // r, and returns their IDs and epochs and the blob of an empty Area's
 // snapshot, for the tests of a host's link.
@@ -97,13 +115,11 @@ func TestAnExitedHostsLastWordsAreWritten(t *testing.T) {
 	st := &slowStore{Store: db, began: make(chan struct{}, 1), open: make(chan struct{})}
 	near, far := net.Pipe()
 	defer far.Close()
-	h := &Host{ID: 1, Pool: 8, conn: control.NewConn(near), spawned: true, soon: make(chan control.Message, 64),
-		gone: make(chan struct{}), linkDone: make(chan struct{}), areas: map[store.AreaID]*Live{}}
+	h := testHost(1, control.NewConn(near))
+	h.spawned = true
 	kid := &spawner.Child{Token: "spawn-token"}
-	r := &Registry{cfg: Config{SnapshotRate: 1 << 30, SnapshotBurst: 1 << 30}, log: slog.New(slog.DiscardHandler), metrics: newMetrics(nil),
-		logs: loglimit.Limiter{Every: logEvery}, store: st, hosts: map[uint32]*Host{1: h}, areas: map[store.AreaID]*Live{},
-		lost: map[store.AreaID]time.Time{}, spawned: map[store.TokenHash]*child{store.HashToken(kid.Token): {host: h, registered: make(chan struct{})}},
-		changed: make(chan struct{}), started: time.Now()}
+	r := testRegistry(st, h)
+	r.spawned[store.HashToken(kid.Token)] = &child{host: h, registered: make(chan struct{})}
 	ids, epochs, blob := liveHomes(t, db, r, h, 2)
 	// What the host sent before its process ended, then the link's end.
 	sent := []control.Message{

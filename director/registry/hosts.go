@@ -389,6 +389,11 @@ func (r *Registry) sender(h *Host) {
 // that has stopped reading) drops it, counted.
 func (r *Registry) SendSoon(h *Host, m control.Message) {
 	select {
+	case <-h.gone: // nobody reads it: an ack of a gone host's last snapshot
+		return
+	default:
+	}
+	select {
 	case h.soon <- m:
 	default:
 		r.metrics.dropped.Inc()

@@ -157,8 +157,14 @@ func (r *Registry) place(ctx context.Context, a store.Area, l *Live) (*Live, err
 	return l, nil
 }
 
-// start makes area live on a host; l is already in r.areas.
+// start makes area live on a host; l is already in r.areas. A snapshot
+// of area the store could not take (a host stopped or died in an
+// outage) is written first: the new incarnation starts from what the
+// store holds.
 func (r *Registry) start(ctx context.Context, a store.Area, l *Live) error {
+	if err := r.flushPending(ctx, a.ID); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotLive, err)
+	}
 	h, err := r.pickHost(ctx, a)
 	if err != nil {
 		return err

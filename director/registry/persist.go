@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/leyworks/ley/net/control"
@@ -15,21 +16,46 @@ func (p *pendingWrites) put(h *Host, m *control.Snapshot) {
 	if p.m == nil {
 		p.m = map[store.AreaID]pendingWrite{}
 	}
-	if old, ok := p.m[store.AreaID(m.Area)]; ok && old.m.Seq > m.Seq {
+	if old, ok := p.m[store.AreaID(m.Area)]; ok && later(old.m, m) {
 		return
 	}
 	p.m[store.AreaID(m.Area)] = pendingWrite{h, m}
 }
 
-func (p *pendingWrites) take() []pendingWrite {
+// later reports whether a is of a later incarnation than b, or of the same
+// and later in it.
+func later(a, b *control.Snapshot) bool {
+	return a.Epoch > b.Epoch || (a.Epoch == b.Epoch && a.Seq > b.Seq)
+}
+
+// all returns the writes waiting, each staying until its write is done
+// (done), so that a placement never misses one being written.
+func (p *pendingWrites) all() []pendingWrite {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]pendingWrite, 0, len(p.m))
 	for _, w := range p.m {
 		out = append(out, w)
 	}
-	clear(p.m)
 	return out
+}
+
+// get returns the write of area waiting, if one does.
+func (p *pendingWrites) get(area store.AreaID) (pendingWrite, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w, ok := p.m[area]
+	return w, ok
+}
+
+// done forgets the write of m's Area waiting, unless it is later than m:
+// the store answered m (or a later snapshot of the same Area).
+func (p *pendingWrites) done(m *control.Snapshot) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if old, ok := p.m[store.AreaID(m.Area)]; ok && !later(old.m, m) {
+		delete(p.m, store.AreaID(m.Area))
+	}
 }
 
 // persist writes an Area's snapshot and acks it. One past the host's
@@ -157,6 +183,9 @@ func (r *Registry) write(ctx context.Context, h *Host, m *control.Snapshot) {
 // or fenced, with an error), keeps it to be written again (the store
 // unavailable: not acked, the host keeps it too), or logs the error.
 func (r *Registry) written(h *Host, m *control.Snapshot, res store.SnapshotResult, err error) {
+	if !errors.Is(err, store.ErrUnavailable) {
+		r.pendingW.done(m)
+	}
 	switch {
 	case errors.Is(err, store.ErrFenced):
 		r.metrics.snapshots.WithLabelValues("fenced").Inc()
@@ -193,16 +222,12 @@ func (r *Registry) written(h *Host, m *control.Snapshot, res store.SnapshotResul
 	}
 }
 
-// retryWrites writes again the snapshots the store could not take, while
-// their host is still registered (one that went away resends to the
-// director it registers with next).
+// retryWrites writes again the snapshots the store could not take. Those
+// of a host that is gone too: a host that stopped in an outage gave its
+// final snapshots to this director alone (it unloaded them once their
+// acks were late), and the store's fences (epoch, seq) still apply.
 func (r *Registry) retryWrites(ctx context.Context) {
-	for _, w := range r.pendingW.take() {
-		select {
-		case <-w.h.gone:
-			continue
-		default:
-		}
+	for _, w := range r.pendingW.all() {
 		r.write(ctx, w.h, w.m)
 	}
 }
@@ -217,19 +242,28 @@ func (r *Registry) StoreInDoubt() bool { return r.inDoubt.Load() }
 // final state. It reports the newest seq of area the store holds, as the
 // registry knows it.
 func (r *Registry) Flush(ctx context.Context, area store.AreaID) store.Seq {
-	r.pendingW.mu.Lock()
-	w, ok := r.pendingW.m[area]
-	if ok {
-		delete(r.pendingW.m, area)
-	}
-	r.pendingW.mu.Unlock()
-	if ok {
-		r.write(ctx, w.h, w.m)
-	}
+	_ = r.flushPending(ctx, area)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if l := r.areas[area]; l != nil {
 		return l.storedSeq
 	}
 	return 0
+}
+
+// flushPending writes the snapshot of area that waits to be written, if
+// one does, and reports an error wrapping store.ErrUnavailable when the
+// store still could not take it. A placement calls it before the Area's
+// next incarnation begins: that incarnation starts from what the store
+// holds, and would fence the waiting snapshot out for good.
+func (r *Registry) flushPending(ctx context.Context, area store.AreaID) error {
+	w, ok := r.pendingW.get(area)
+	if !ok {
+		return nil
+	}
+	r.write(ctx, w.h, w.m)
+	if _, still := r.pendingW.get(area); still {
+		return fmt.Errorf("area %d's last snapshot waits for the store: %w", area, store.ErrUnavailable)
+	}
+	return nil
 }

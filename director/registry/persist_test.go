@@ -3,13 +3,11 @@ package registry
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 
-	"github.com/leyworks/ley/internal/loglimit"
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/store"
 	"github.com/leyworks/ley/store/sqlite"
@@ -58,9 +56,8 @@ func TestSnapshotsReadTogetherShareACommit(t *testing.T) {
 	}
 	defer db.Close()
 	st := &writesStore{Store: db}
-	h := &Host{ID: 1, soon: make(chan control.Message, 64), gone: make(chan struct{}), areas: map[store.AreaID]*Live{}}
-	r := &Registry{cfg: Config{SnapshotRate: 1 << 30, SnapshotBurst: 1 << 30}, log: slog.New(slog.DiscardHandler), metrics: newMetrics(nil),
-		logs: loglimit.Limiter{Every: logEvery}, store: st, hosts: map[uint32]*Host{1: h}, areas: map[store.AreaID]*Live{}}
+	h := testHost(1, nil)
+	r := testRegistry(st, h)
 	ids, epochs, blob := liveHomes(t, db, r, h, 3)
 	snap := func(i int, seq uint64) *control.Snapshot {
 		return &control.Snapshot{Area: ids[i], Epoch: epochs[i], Seq: seq, Blob: blob}

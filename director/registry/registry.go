@@ -476,8 +476,10 @@ type waitingConn struct {
 // take (it was unavailable), written again as soon as it comes back: the
 // host keeps its unacked snapshot too and resends it, but not before two
 // of its persistence intervals, and an Area's play since must reach the
-// store as soon as it can. Newest wins (the write is idempotent and
-// monotonic on seq).
+// store as soon as it can. A host that is gone does not resend: what it
+// left here is written all the same, and before its Area's next
+// incarnation begins (flushPending). Newest wins (the write is idempotent
+// and monotonic on seq).
 type pendingWrites struct {
 	mu sync.Mutex
 	m  map[store.AreaID]pendingWrite
