@@ -148,12 +148,14 @@ func TestDatabaseOutage(t *testing.T) {
 	}
 	t.Logf("outage of %v: %d players played on (%d steps applied and answered), a join and a crossing were refused UNAVAILABLE",
 		time.Since(outage).Round(time.Millisecond), len(players), steps)
+	waitFor(t, "the snapshots of the outage waiting in the director", func() bool { return r.metric("ley_snapshots_waiting") >= 1 })
 
 	cl.Start()
 	waitFor(t, "the director ready again", func() bool {
 		rz, err := readyz(r.url)
 		return err == nil && rz.status == http.StatusOK
 	})
+	waitFor(t, "the waiting snapshots written", func() bool { return r.metric("ley_snapshots_waiting") == 0 })
 	for _, pl := range players {
 		step(pl)
 		you := pl.p.you()

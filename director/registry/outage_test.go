@@ -19,24 +19,31 @@ import (
 // downStore is a real store that is unavailable while down is set: its
 // snapshot writes and new incarnations fail with store.ErrUnavailable,
 // as the Postgres store's do while its server is stopped.
+// tries counts its transactions of snapshots, commits those it let
+// through.
 type downStore struct {
 	store.Store
-	down atomic.Bool
+	down           atomic.Bool
+	tries, commits atomic.Int32
 }
 
 var errDown = fmt.Errorf("%w: the server is stopped", store.ErrUnavailable)
 
 func (s *downStore) WriteSnapshot(ctx context.Context, snap store.Snapshot) (store.SnapshotResult, error) {
+	s.tries.Add(1)
 	if s.down.Load() {
 		return store.SnapshotResult{}, errDown
 	}
+	s.commits.Add(1)
 	return s.Store.WriteSnapshot(ctx, snap)
 }
 
 func (s *downStore) WriteSnapshots(ctx context.Context, snaps []store.Snapshot) ([]store.SnapshotWrite, error) {
+	s.tries.Add(1)
 	if s.down.Load() {
 		return nil, errDown
 	}
+	s.commits.Add(1)
 	return s.Store.WriteSnapshots(ctx, snaps)
 }
 
@@ -155,5 +162,53 @@ func TestAGoneHostsLastSnapshotsAreWrittenAfterTheOutage(t *testing.T) {
 	}
 	if n := len(r.pendingW.all()); n != 0 {
 		t.Errorf("%d snapshots still wait after the store came back; want 0", n)
+	}
+}
+
+// TestWaitingSnapshotsShareACommit: the snapshots that waited out an
+// outage are written in group commits once the store is back (64 to a
+// transaction at most, as a link's are), not one transaction each: the
+// registry's loop, which also drops silent hosts and closes idle Areas,
+// is not held for thousands of commits. While the store is still out,
+// a round tries once and waits for the next.
+func TestWaitingSnapshotsShareACommit(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ley.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := &downStore{Store: db}
+	h := testHost(1, nil)
+	r := testRegistry(st, h)
+	const homes = 70
+	ids, epochs, blob := liveHomes(t, db, r, h, homes)
+	st.down.Store(true)
+	group := make([]*control.Snapshot, homes)
+	for i := range ids {
+		group[i] = &control.Snapshot{Area: ids[i], Epoch: epochs[i], Seq: 1, Blob: blob}
+	}
+	r.persistGroup(ctx, h, group)
+	if n := len(r.pendingW.all()); n != homes {
+		t.Fatalf("%d snapshots wait in the outage; want %d", n, homes)
+	}
+	before := st.tries.Load()
+	r.retryWrites(ctx)
+	if n := st.tries.Load() - before; n != 1 {
+		t.Errorf("a round in the outage tried %d transactions; want 1", n)
+	}
+
+	st.down.Store(false)
+	r.retryWrites(ctx)
+	if n := st.commits.Load(); n != 2 {
+		t.Errorf("%d snapshots written in %d transactions once the store was back; want 2 (64 and 6)", homes, n)
+	}
+	for i := range ids {
+		if _, seq, _, err := db.AreaSnapshot(ctx, store.AreaID(ids[i])); err != nil || seq != 1 {
+			t.Fatalf("home %d stored at seq %d, %v; want 1", i, seq, err)
+		}
+	}
+	if n := len(r.pendingW.all()); n != 0 {
+		t.Errorf("%d snapshots still wait; want 0", n)
 	}
 }

@@ -40,6 +40,13 @@ func (p *pendingWrites) all() []pendingWrite {
 	return out
 }
 
+// len is the number of writes waiting.
+func (p *pendingWrites) len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.m)
+}
+
 // get returns the write of area waiting, if one does.
 func (p *pendingWrites) get(area store.AreaID) (pendingWrite, bool) {
 	p.mu.Lock()
@@ -97,30 +104,45 @@ func (r *Registry) persistGroup(ctx context.Context, h *Host, ms []*control.Snap
 		r.write(ctx, h, admitted[0])
 		return
 	}
-	now := time.Now()
-	snaps := make([]store.Snapshot, len(admitted))
+	ws := make([]pendingWrite, len(admitted))
 	for i, m := range admitted {
-		snaps[i] = storeSnapshot(m, now)
+		ws[i] = pendingWrite{h, m}
+	}
+	r.commitGroup(ctx, ws)
+}
+
+// commitGroup writes ws (checked snapshots, each with the host it came
+// from) in one transaction and acts on each one's outcome (written). A
+// transaction that fails for want of the store keeps them all to be
+// written again, and commitGroup reports false; one that fails
+// otherwise may have failed for one of them, and each is written alone.
+func (r *Registry) commitGroup(ctx context.Context, ws []pendingWrite) bool {
+	now := time.Now()
+	snaps := make([]store.Snapshot, len(ws))
+	for i, w := range ws {
+		snaps[i] = storeSnapshot(w.m, now)
 	}
 	res, err := r.store.WriteSnapshots(ctx, snaps)
 	switch {
 	case errors.Is(err, store.ErrUnavailable):
-		for _, m := range admitted {
-			r.written(h, m, store.SnapshotResult{}, err)
+		for _, w := range ws {
+			r.written(w.h, w.m, store.SnapshotResult{}, err)
 		}
+		return false
 	case err != nil:
 		if held, ok := r.logs.Allow("group commit"); ok {
-			r.log.Warn("a group commit of snapshots failed; each is written alone", "host", h.ID, "snapshots", len(admitted), "err", err, "suppressed", held)
+			r.log.Warn("a group commit of snapshots failed; each is written alone", "snapshots", len(ws), "err", err, "suppressed", held)
 		}
-		for _, m := range admitted {
-			r.write(ctx, h, m)
+		for _, w := range ws {
+			r.write(ctx, w.h, w.m)
 		}
 	default:
-		r.metrics.commitSizes.Observe(float64(len(admitted)))
-		for i, m := range admitted {
-			r.written(h, m, res[i].Result, res[i].Err)
+		r.metrics.commitSizes.Observe(float64(len(ws)))
+		for i, w := range ws {
+			r.written(w.h, w.m, res[i].Result, res[i].Err)
 		}
 	}
+	return true
 }
 
 // admitSnapshot reports whether m is to be written: within its host's
@@ -222,13 +244,25 @@ func (r *Registry) written(h *Host, m *control.Snapshot, res store.SnapshotResul
 	}
 }
 
-// retryWrites writes again the snapshots the store could not take. Those
-// of a host that is gone too: a host that stopped in an outage gave its
-// final snapshots to this director alone (it unloaded them once their
-// acks were late), and the store's fences (epoch, seq) still apply.
+// retryWrites writes again the snapshots the store could not take, in
+// group commits as a link's handler writes them (groupCommitMax
+// snapshots or groupCommitBytes at most), until the store refuses again.
+// Those of a host that is gone too: a host that stopped in an outage
+// gave its final snapshots to this director alone (it unloaded them once
+// their acks were late), and the store's fences (epoch, seq) still
+// apply.
 func (r *Registry) retryWrites(ctx context.Context) {
-	for _, w := range r.pendingW.all() {
-		r.write(ctx, w.h, w.m)
+	waiting := r.pendingW.all()
+	for len(waiting) > 0 {
+		n, size := 0, int64(0)
+		for n < len(waiting) && n < groupCommitMax && size < groupCommitBytes {
+			size += snapshotBytes(waiting[n].m)
+			n++
+		}
+		if !r.commitGroup(ctx, waiting[:n]) {
+			return // the store is still out: the next round tries again
+		}
+		waiting = waiting[n:]
 	}
 }
 

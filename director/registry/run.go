@@ -6,6 +6,7 @@ import (
 
 	"github.com/leyworks/ley/internal/loglimit"
 	"github.com/leyworks/ley/store"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // New returns a Registry on st; Serve takes its control connections and
@@ -22,6 +23,11 @@ func New(cfg Config, st Store) (*Registry, error) {
 		changed: make(chan struct{}), recalled: make(chan struct{}), started: time.Now(),
 	}
 	r.waiting.init()
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ley_snapshots_waiting",
+			Help: "Area snapshots the store could not take, held in the director's memory until it can (a director that stops loses them)."},
+			func() float64 { return float64(r.pendingW.len()) }))
+	}
 	return r, nil
 }
 
