@@ -384,14 +384,6 @@ func (r *Registry) handleFrom(ctx context.Context, h *Host, msg control.Message)
 	}
 }
 
-// groupCommitMax and groupCommitBytes bound a group commit: at most 64
-// snapshots (their acks go out together, within a host's queue of 256
-// answers) and 8 MiB of them.
-const (
-	groupCommitMax   = 64
-	groupCommitBytes = 8 << 20
-)
-
 // heartbeat takes h's heartbeat (its figures) and acks it: the host's
 // lease runs on from when it sent it.
 func (r *Registry) heartbeat(h *Host, m *control.Heartbeat) {

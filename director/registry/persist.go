@@ -65,6 +65,14 @@ func (p *pendingWrites) done(m *control.Snapshot) {
 	}
 }
 
+// groupCommitMax and groupCommitBytes bound a group commit: at most 64
+// snapshots (their acks go out together, within a host's queue of 256
+// answers) and 8 MiB of them.
+const (
+	groupCommitMax   = 64
+	groupCommitBytes = 8 << 20
+)
+
 // persist writes an Area's snapshot and acks it. One past the host's
 // budget (Config.SnapshotRate) is dropped unread. One checkSnapshot
 // refuses (another host's Area, a stale incarnation, a seq past the bound,
