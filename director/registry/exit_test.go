@@ -45,6 +45,18 @@ func (s *slowStore) WriteSnapshots(ctx context.Context, snaps []store.Snapshot) 
 	return s.Store.WriteSnapshots(ctx, snaps)
 }
 
+// testDB is a real store (SQLite) in the test's temporary folder,
+// closed when the test ends.
+func testDB(t *testing.T) store.Store {
+	t.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "ley.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
 // testRegistry is a registry over st with hosts registered, for the
 // tests of a host's link: no budget on snapshots, logs discarded.
 func testRegistry(st store.Store, hosts ...*Host) *Registry {
@@ -107,11 +119,7 @@ func liveHomes(t *testing.T, db store.Store, r *Registry, h *Host, n int) (ids [
 // half of them unread.
 func TestAnExitedHostsLastWordsAreWritten(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ley.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testDB(t)
 	st := &slowStore{Store: db, began: make(chan struct{}, 1), open: make(chan struct{})}
 	near, far := net.Pipe()
 	defer far.Close()

@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/store"
-	"github.com/leyworks/ley/store/sqlite"
 )
 
 // TestUsedCountsTheHostsOwnFigure: a host's room is taken by its Areas'
@@ -53,11 +51,7 @@ func TestUsedCountsTheHostsOwnFigure(t *testing.T) {
 // refuse all but one ("pool full"). A placement that never comes gives
 // its slot back.
 func TestPlacementsInFlightTakeTheirSlot(t *testing.T) {
-	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "ley.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := testDB(t)
 	h := &Host{ID: 1, Pool: 2, areas: map[store.AreaID]*Live{}}
 	r := &Registry{cfg: Config{JoinTimeout: 50 * time.Millisecond}, log: slog.New(slog.DiscardHandler), store: st, hosts: map[uint32]*Host{1: h}}
 	a := store.Area{ID: 9, W: 16, H: 16}

@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/store"
-	"github.com/leyworks/ley/store/sqlite"
 )
 
 // downStore is a real store that is unavailable while down is set: its
@@ -67,11 +65,7 @@ func (s *downStore) BeginIncarnation(ctx context.Context, area store.AreaID, pla
 // its last seconds was gone.
 func TestAGoneHostsLastSnapshotsAreWrittenAfterTheOutage(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ley.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testDB(t)
 	st := &downStore{Store: db}
 	near, far := net.Pipe()
 	defer far.Close()
@@ -173,11 +167,7 @@ func TestAGoneHostsLastSnapshotsAreWrittenAfterTheOutage(t *testing.T) {
 // a round tries once and waits for the next.
 func TestWaitingSnapshotsShareACommit(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ley.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testDB(t)
 	st := &downStore{Store: db}
 	h := testHost(1, nil)
 	r := testRegistry(st, h)

@@ -3,14 +3,12 @@ package registry
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/leyworks/ley/net/control"
 	"github.com/leyworks/ley/store"
-	"github.com/leyworks/ley/store/sqlite"
 )
 
 // writesStore is a real store that records each snapshot write: the
@@ -50,11 +48,7 @@ func (s *writesStore) WriteSnapshots(ctx context.Context, snaps []store.Snapshot
 // after it.
 func TestSnapshotsReadTogetherShareACommit(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ley.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testDB(t)
 	st := &writesStore{Store: db}
 	h := testHost(1, nil)
 	r := testRegistry(st, h)
