@@ -558,18 +558,8 @@ func TestGuessedAreasAreNotAdopted(t *testing.T) {
 			refs = append(refs, control.AreaRef{Area: a, Epoch: epoch}, control.AreaRef{Area: a, Epoch: epoch, Placement: "a guess"})
 		}
 	}
-	conn, err := control.Dial(r.d.controlAddr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if err := conn.Send(&control.Register{HostKey: testHostKey, Name: "guesser", WSURL: "ws://127.0.0.1:1/ws", PoolSize: 64, PID: 1, Boot: 1, Areas: refs}); err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	m, err := conn.Recv()
-	if reg, ok := m.(*control.Registered); err != nil || !ok || reg.Error != "" {
-		t.Fatalf("register: %#v, %v", m, err)
+	if reg := registerRaw(t, r, &control.Register{HostKey: testHostKey, Name: "guesser", WSURL: "ws://127.0.0.1:1/ws", PoolSize: 64, PID: 1, Boot: 1, Areas: refs}); reg.Error != "" {
+		t.Fatalf("register: %q", reg.Error)
 	}
 	waitFor(t, "the guesses with the right epoch refused", func() bool {
 		return r.metric(refusedSeries("register", registry.RefuseBadPlacement)) == float64(2*len(areas))
@@ -579,6 +569,29 @@ func TestGuessedAreasAreNotAdopted(t *testing.T) {
 			t.Errorf("area %d adopted from a host that guessed it (epoch %d)", a, l.Epoch)
 		}
 	}
+}
+
+// registerRaw registers reg on a control connection of its own, sent as
+// a host sends it (control.Conn.SendRegister), and returns the
+// director's answer; a connection closed unanswered fails the test. The
+// connection stays open until the test ends.
+func registerRaw(t *testing.T, r *realm, reg *control.Register) *control.Registered {
+	t.Helper()
+	c, err := control.Dial(r.d.controlAddr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.SendRegister(reg); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	m, err := c.Recv()
+	ans, ok := m.(*control.Registered)
+	if err != nil || !ok {
+		t.Fatalf("register %s (pool %d): %#v, %v; want an answer", reg.Name, reg.PoolSize, m, err)
+	}
+	return ans
 }
 
 // TestAHostWithHundredsOfAreasRegistersAgain: a host that registers
@@ -615,44 +628,15 @@ func TestAHostWithHundredsOfAreasRegistersAgain(t *testing.T) {
 	if frame, err := control.Encode(reg); err != nil || len(frame) <= control.MaxRegisterFrameSize {
 		t.Fatalf("the register inline takes %d bytes, %v; the test needs it past %d", len(frame), err, control.MaxRegisterFrameSize)
 	}
-	register := func(reg *control.Register) *control.Registered {
-		t.Helper()
-		c, err := control.Dial(r.d.controlAddr, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		if err := c.SendRegister(reg); err != nil {
-			t.Fatal(err)
-		}
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		m, err := c.Recv()
-		ans, ok := m.(*control.Registered)
-		if err != nil || !ok {
-			t.Fatalf("register %s: %#v, %v", reg.Name, m, err)
-		}
-		return ans
-	}
-
 	// A wrong key: refused, the list unread (the head alone is sent: a
 	// director that waited for the list would close the connection at its
 	// registration deadline, unanswered).
-	c, err := control.Dial(r.d.controlAddr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Send(&control.Register{HostKey: "wrong", Name: "stranger", WSURL: "ws://127.0.0.1:1/ws", PoolSize: 4096, PID: 2, Boot: 2, AreasFollow: n}); err != nil {
-		t.Fatal(err)
-	}
-	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
-	if m, err := c.Recv(); err != nil {
-		t.Fatalf("a register with a wrong key and its list to follow: %v; want a refusal before the list", err)
-	} else if ans, ok := m.(*control.Registered); !ok || ans.Error == "" {
-		t.Fatalf("a register with a wrong key: %#v; want a refusal", m)
+	if ans := registerRaw(t, r, &control.Register{HostKey: "wrong", Name: "stranger", WSURL: "ws://127.0.0.1:1/ws",
+		PoolSize: 4096, PID: 2, Boot: 2, AreasFollow: n}); ans.Error == "" {
+		t.Fatal("a register with a wrong key and its list to follow was accepted; want a refusal")
 	}
 
-	if ans := register(reg); ans.Error != "" || len(ans.Close) != 0 {
+	if ans := registerRaw(t, r, reg); ans.Error != "" || len(ans.Close) != 0 {
 		t.Fatalf("the busy host's register: error %q, %d of its Areas to close; want none", ans.Error, len(ans.Close))
 	}
 	for _, ref := range refs {
@@ -671,20 +655,7 @@ func TestAHostsPoolIsBounded(t *testing.T) {
 		pool int
 		ok   bool
 	}{{control.MaxPoolSize + 1, false}, {1 << 40, false}, {control.MaxPoolSize, true}} {
-		c, err := control.Dial(r.d.controlAddr, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if err := c.Send(&control.Register{HostKey: testHostKey, Name: "pool", WSURL: "ws://127.0.0.1:1/ws", PoolSize: tt.pool, PID: 1, Boot: uint64(tt.pool)}); err != nil {
-			t.Fatal(err)
-		}
-		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-		m, err := c.Recv()
-		reg, isReg := m.(*control.Registered)
-		if err != nil || !isReg {
-			t.Fatalf("register with a pool of %d: %#v, %v", tt.pool, m, err)
-		}
+		reg := registerRaw(t, r, &control.Register{HostKey: testHostKey, Name: "pool", WSURL: "ws://127.0.0.1:1/ws", PoolSize: tt.pool, PID: 1, Boot: uint64(tt.pool)})
 		if got := reg.Error == ""; got != tt.ok {
 			t.Errorf("register with a pool of %d: error %q; want registered %t", tt.pool, reg.Error, tt.ok)
 		}
