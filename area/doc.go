@@ -56,6 +56,11 @@
 //     rest) or its first keep-alive, whichever comes first; an intent or
 //     control work posted to it wakes it in the next slot. A player alone
 //     at home who stands still costs about one tick a second, not twenty.
+//     The rest is decided at the end of each tick, while what the tick
+//     touched is still in the caches (ecs.Area.Ahead), counting on the
+//     round's frames being written whole by the next slot
+//     (ecs.Area.Expect); the clock visits the Area in that slot only if
+//     one is not.
 //   - Lifecycle: an Area with nobody bound, no grant pending and no body
 //     awaiting a resume freezes; a grant wakes it. Closing tells every peer
 //     area_closing{reason, grace_ms}, runs through the grace, sends the

@@ -125,7 +125,11 @@ func roundAt(tick, last, every uint64) (from uint64, run bool) {
 // ack_seq, which no record shows) or when a client is not at rest in
 // the interest system's eyes (a new session, a frame not written whole,
 // a map changed); else no round runs until the first keep-alive is due
-// (interest.System.Rests, KeepAliveAt). Area goroutine.
+// (interest.System.Rests, KeepAliveAt). Asked ahead (ecs.Area.Ahead),
+// at the end of the tick whose round handed a client its frame, the rest
+// counts on the frame being written whole by the next slot
+// (ecs.Area.Expect): if it is not, the clock visits the Area then and
+// this rule, asked again, runs a round at the cadence. Area goroutine.
 func (ha *hostArea) rest(a *ecs.Area, tick uint64) (until uint64) {
 	if ha.panicPoint != "" || ha.closing != nil || ha.spectated() || len(ha.crossings) > 0 || len(ha.settling) > 0 {
 		return 0
@@ -148,7 +152,8 @@ func (ha *hostArea) rest(a *ecs.Area, tick uint64) (until uint64) {
 		if p == nil {
 			continue
 		}
-		if !ha.interest.Rests(&p.view) {
+		if round, ok := ha.interest.RestsOnceWritten(&p.view); !ok ||
+			p.view.Written.Load() != round && !a.Expect(&p.view.Written, round) { // asked ahead, its frame may be written by the next slot
 			mustRound = true
 			continue
 		}

@@ -132,14 +132,7 @@ func TestWhatKeepsAnAreaFromResting(t *testing.T) {
 		done := make(chan struct{})
 		ha.a.PostNow(func(a *ecs.Area) {
 			defer close(done)
-			a.Now = time.Now()
-			// The chores on their cadence (due now by it) with nothing to
-			// do for longer than a keep-alive, unless a case says otherwise.
-			ha.choresRan, ha.nextChores = a.Now.Add(-choresEvery), a.Now
-			ha.lastPersist, ha.lastPresence = a.Now, a.Now
-			ha.unrounded = false
-			tick = a.Tick + 1
-			ha.snapTick = tick - 1 // the last round just ran: the next by the cadence at tick-1+every
+			tick = ha.atRest(a)
 			set()
 			until = ha.rest(a, tick)
 			unset()
@@ -210,6 +203,20 @@ func TestWhatKeepsAnAreaFromResting(t *testing.T) {
 			t.Errorf("%s: rests through tick %d from %d; want through %d at most", tc.name, until, tick, want)
 		}
 	}
+}
+
+// atRest sets what hostArea.rest reads as it is in an Area at rest, its
+// last round just run, and returns the tick to ask about: the chores on
+// their cadence (due now by it) with nothing to do for longer than a
+// keep-alive. Area goroutine (control work).
+func (ha *hostArea) atRest(a *ecs.Area) (tick uint64) {
+	a.Now = time.Now()
+	ha.choresRan, ha.nextChores = a.Now.Add(-choresEvery), a.Now
+	ha.lastPersist, ha.lastPresence = a.Now, a.Now
+	ha.unrounded = false
+	tick = a.Tick + 1
+	ha.snapTick = tick - 1 // the last round just ran: the next by the cadence at tick-1+every
+	return tick
 }
 
 // TestChoresFallOnTheHostsSlots: a chore that reports to the director

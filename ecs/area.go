@@ -183,6 +183,14 @@ type Area struct {
 	// it or control work is taken in at once. A rested tick runs no system
 	// and no AfterTick; the tick numbers go on as if they had run (Tick).
 	// Unset, the Area never rests. Area.Step never rests.
+	//
+	// A Clock asks Rest ahead as well (Ahead): at the end of each tick,
+	// while what the tick touched is still in the processor's caches, for
+	// the tick of the Area's next slot, with Now that slot's time. A rest
+	// decided ahead holds only if, when the Clock comes to that slot,
+	// nothing was posted and no control work taken in since, no timer is
+	// due, and every value Rest expects (Expect) reads what it wants;
+	// else the Clock visits the Area in that slot and asks again.
 	Rest func(a *Area, tick uint64) (until uint64)
 
 	mode    atomic.Uint32
@@ -213,11 +221,14 @@ type Area struct {
 	census    *Census // counts them too, if the Area joined one
 
 	systems  []System
-	idlers   []Idler         // the systems, as Idlers; nil if one is not
-	rested   atomic.Uint64   // ticks rested through (Rest)
-	stirred  atomic.Bool     // control work was taken in at once since the last tick (PostNow)
-	asleep   atomic.Bool     // resting in its Clock's wheel, not visited until wakeSlot or an alert
-	doze     uint64          // slots more it may rest through after the one it rested in (run's; read by the Clock at the next slot)
+	idlers   []Idler       // the systems, as Idlers; nil if one is not
+	rested   atomic.Uint64 // ticks rested through (Rest)
+	stirred  atomic.Bool   // control work was taken in at once since the last tick (PostNow)
+	asleep   atomic.Bool   // resting in its Clock's wheel, not visited until wakeSlot or an alert
+	doze     uint64        // slots more it may rest through after the one it rested in (run's; read by the Clock at the next slot)
+	ahead    bool          // Rest is asked ahead (restAhead)
+	nExpects int           // the values a rest decided ahead counts on (Expect), in expects
+	expects  [maxExpects]expect
 	dozed    bool            // it slept in the wheel: its next tick counts the slots since (the Clock's)
 	wakeSlot uint64          // the slot it wakes in (the Clock's, under its mu)
 	wheelAt  int             // its index in that slot's bucket (likewise)
@@ -609,34 +620,106 @@ func (a *Area) step(now, start time.Time, skipped uint64, late, period time.Dura
 // Clock's wheel size).
 const maxDoze = wheelSlots - 2
 
+// maxExpects bounds the values a rest decided ahead counts on (Expect):
+// an Area whose Rest would need more rests only when asked at its slot.
+const maxExpects = 4
+
+// expect is a value a rest decided ahead counts on: *at reads want by the
+// next slot.
+type expect struct {
+	at   *atomic.Uint64
+	want uint64
+}
+
+// Ahead reports whether Rest is being asked ahead: at the end of a tick,
+// for the tick of the Area's next slot (see Rest). Area goroutine.
+func (a *Area) Ahead() bool { return a.ahead }
+
+// Expect, called by Rest asked ahead, makes the rest it decides hold only
+// if *at reads want when the Clock comes to the Area's next slot: say, a
+// frame the tick handed to a connection's writer, which records it
+// written there. It reports false, counting on nothing, when Rest is not
+// asked ahead or the Area counts on maxExpects values already; Rest must
+// then decide as if the value were not there yet. Area goroutine.
+func (a *Area) Expect(at *atomic.Uint64, want uint64) bool {
+	if !a.ahead || a.nExpects == maxExpects {
+		return false
+	}
+	a.expects[a.nExpects] = expect{at: at, want: want}
+	a.nExpects++
+	return true
+}
+
+// expected reports whether every value a rest decided ahead counts on
+// reads what it wants. Any goroutine (the Clock's, between runs).
+func (a *Area) expected() bool {
+	for _, e := range a.expects[:a.nExpects] {
+		if e.at.Load() != e.want {
+			return false
+		}
+	}
+	return true
+}
+
 // rests reports whether the Area may rest through the tick that would be
 // the next after skipped slots, at now, its Clock's slots period long
 // (see Rest); when it does, the tick number goes on as if the tick had
 // run, and doze tells the Clock how many slots more it may sleep through.
 func (a *Area) rests(now time.Time, skipped uint64, period time.Duration) bool {
+	tick := a.Tick + skipped + 1
+	until, ok := a.restUntil(now, tick, period)
+	if !ok {
+		return false
+	}
+	a.Tick, a.doze = tick, until-tick
+	a.rested.Add(1)
+	return true
+}
+
+// restAhead decides, at the end of a tick, whether the Area rests through
+// the tick of its next slot, due at next, and at least one more (Rest,
+// Ahead): it sets doze so that the Clock, at that slot, puts it to sleep
+// through them without visiting it (Clock.sleep); they count as rested
+// when it wakes, and its tick number catches up then, as after any sleep.
+// A rest the Clock finds no longer holds costs the visit it would have
+// made anyway. A rest of the next slot's tick alone is left to that
+// visit, which counts it in the tick number at once. Area goroutine.
+func (a *Area) restAhead(next time.Time, period time.Duration) {
+	now, tick := a.Now, a.Tick+1
+	a.ahead = true
+	until, ok := a.restUntil(next, tick, period)
+	a.ahead, a.Now = false, now
+	if !ok || until == tick {
+		a.nExpects = 0
+		return
+	}
+	a.doze = until - a.Tick // slots from this one's: the next's tick and those after it, through until
+}
+
+// restUntil is the rest decision (Rest) for tick at now: the last tick the
+// Area may rest through, and whether it may rest at all.
+func (a *Area) restUntil(now time.Time, tick uint64, period time.Duration) (until uint64, ok bool) {
+	a.nExpects = 0
 	if a.Rest == nil || a.idlers == nil || a.stirred.Load() || a.MovesPending > 0 || len(a.deferred) > 0 || // a body to bury is deferred work
 		a.inbox.pending.Load() || a.timerDue(now) {
-		return false
+		return 0, false
 	}
 	for _, id := range a.idlers {
 		if !id.Idle(a) {
-			return false
+			return 0, false
 		}
 	}
 	a.Now = now
-	tick := a.Tick + skipped + 1
-	until := a.Rest(a, tick)
+	until = a.Rest(a, tick)
 	if until < tick {
-		return false
+		return 0, false
 	}
 	until = min(until, tick+maxDoze)
 	if at := a.timer.Load(); at != 0 && period > 0 { // due after now (timerDue): wake in its slot
 		slots := (at - timerAt(now) + int64(period) - 1) / int64(period)
 		until = min(until, tick+uint64(max(slots, 1))-1)
 	}
-	a.Tick, a.doze = tick, until-tick
-	a.rested.Add(1)
-	return true
+	return until, true
 }
 
 // poll is a frozen Area's slot: drain control work and fire a due timer.

@@ -411,12 +411,15 @@ func (c *Clock) place(a *Area) {
 // held. An Area with something posted or control work taken in since it
 // rested stays awake: it stores asleep first and reads those after, and a
 // poster stores them first and reads asleep after (alertIfIdle), so one
-// of the two sees the other.
+// of the two sees the other. So does one whose rest was decided ahead
+// (Area.restAhead) on a value not there yet (Area.Expect).
 func (c *Clock) sleep(a *Area) bool {
 	wake := a.lastSlot + a.doze + 1
 	a.doze = 0
-	if wake <= c.slot {
-		return false // the slots it could rest through went by (a late clock)
+	expected := a.expected()
+	a.nExpects = 0
+	if wake <= c.slot || !expected {
+		return false // the slots it could rest through went by (a late clock), or what it counted on is not so
 	}
 	a.asleep.Store(true)
 	if a.inbox.pending.Load() || a.stirred.Load() {
@@ -545,6 +548,9 @@ func (c *Clock) runAreaLocked(d dueArea) {
 			a.guard(func() {
 				if !a.rests(c.slotNow, skipped, c.period) {
 					a.step(c.slotNow, start, skipped, late, c.period)
+					if a.Mode() == Active {
+						a.restAhead(c.slotNow.Add(c.period), c.period)
+					}
 				}
 			})
 		} else {

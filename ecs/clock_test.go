@@ -877,9 +877,11 @@ func TestRestingAreasSleepUntilTheirWork(t *testing.T) {
 		same(w.name)
 	}
 	// A timer set in a tick: the Area sleeps until it is due, not longer.
-	sys.idle, setTimer = false, true
+	// (The tick is asked for as an owner would: on the Area's goroutine.
+	// A rest decided ahead, at the end of the last tick, is not undone by
+	// state changed elsewhere.)
+	a.PostNow(func(*Area) { setTimer = true })
 	ticked(1)
-	sys.idle = true
 	for i := 0; fired == 0; i++ {
 		if i > 6 {
 			t.Fatal("the timer did not fire within a slot of its time: the Area slept through it")
@@ -926,6 +928,106 @@ func TestRestingAreasSleepUntilTheirWork(t *testing.T) {
 	}
 	if asked != 0 || slices.Contains(c.Active(nil), a) || a.asleep.Load() {
 		t.Fatalf("removed: visited %d times, among the active %v, asleep %v", asked, slices.Contains(c.Active(nil), a), a.asleep.Load())
+	}
+}
+
+// At the end of each tick its Clock asks an Area's owner ahead whether it
+// may rest through its next slot (Area.Ahead): decided then, the Clock
+// puts it to sleep at that slot without visiting it, but only if every
+// value the owner counted on (Area.Expect: a frame handed to a writer is
+// written) reads what it wanted by then. When one does not, the Clock
+// visits the Area and asks again, at the slot, and it ticks if the owner
+// says so. Expect counts on nothing outside an ahead decision, nor on
+// more than maxExpects values.
+func TestARestDecidedAheadHoldsOnlyWhatItCountedOn(t *testing.T) {
+	c := newTestClock(t, 2)
+	a, ref := newTestArea(t, 8, 8), newTestArea(t, 8, 8)
+	e, err := a.SpawnPlayer(1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := &idler{idle: true}
+	if err := a.Use(sys); err != nil {
+		t.Fatal(err)
+	}
+	const sleep, round = 9, 7
+	var written atomic.Uint64 // as a connection's writer records a frame written
+	var asked []bool          // Ahead, at each Rest
+	var counted []bool        // Expect's answers, when many
+	many := false
+	a.Rest = func(a *Area, tick uint64) uint64 {
+		asked = append(asked, a.Ahead())
+		if many {
+			for range maxExpects + 1 {
+				counted = append(counted, a.Expect(&written, round))
+			}
+			return tick - 1
+		}
+		if written.Load() != round && !a.Expect(&written, round) {
+			return tick - 1 // its frame may not reach the client: a round now
+		}
+		return tick + sleep
+	}
+	for _, x := range []*Area{a, ref} {
+		c.Add(x)
+		x.Wake()
+	}
+	now := time.Unix(1000, 0)
+	ticked := func() bool {
+		t.Helper()
+		before := sys.n.Load()
+		now = now.Add(c.Period())
+		c.Step(now)
+		return sys.n.Load() != before
+	}
+	post := func() { a.Post(e, Intent{Seq: 1, Kind: IntentStep, Dir: East}) }
+	a.PostNow(func(a *Area) {
+		if a.Ahead() || a.Expect(&written, round) {
+			t.Error("Expect counted on a value outside a rest decided ahead")
+		}
+	})
+	ticked()
+
+	// The frame written by the next slot: the Area sleeps through it
+	// unvisited, and wakes with the tick numbers of one that never rests.
+	post()
+	asked = asked[:0]
+	if !ticked() || !slices.Equal(asked, []bool{true}) {
+		t.Fatalf("with an intent posted: asked %v; want a tick, then one rest asked ahead", asked)
+	}
+	written.Store(round)
+	asked = asked[:0]
+	if ticked() || len(asked) != 0 || !a.asleep.Load() {
+		t.Fatalf("the frame written: ticked or asked %v, asleep %v; want asleep, unvisited", asked, a.asleep.Load())
+	}
+	for range sleep + 1 {
+		if ticked() {
+			t.Fatal("the Area ticked with nothing that can change")
+		}
+	}
+	if len(asked) != 1 || asked[0] || a.Tick != ref.Tick || a.Stats().Rested+uint64(sys.n.Load()) != a.Tick {
+		t.Fatalf("after its sleep: asked %v, tick %d (%d rested, %d run); want asked once at its slot, at tick %d", asked, a.Tick, a.Stats().Rested, sys.n.Load(), ref.Tick)
+	}
+
+	// The frame not written by the next slot: the Clock visits the Area,
+	// its owner is asked at the slot, and the round runs.
+	written.Store(0)
+	post()
+	ticked()
+	asked = asked[:0]
+	if !ticked() || !slices.Equal(asked, []bool{false, true}) {
+		t.Fatalf("the frame not written: asked %v; want asked at the slot, a tick, and asked ahead after it", asked)
+	}
+	if a.Tick != ref.Tick {
+		t.Fatalf("tick %d; an Area that never rests is at %d", a.Tick, ref.Tick)
+	}
+
+	// At most maxExpects values.
+	many = true
+	post()
+	ticked()
+	if want := append(slices.Repeat([]bool{true}, maxExpects), false); !slices.Equal(counted, want) {
+		t.Fatalf("Expect answered %v asked ahead %d times; want %v", counted, maxExpects+1, want)
 	}
 }
 

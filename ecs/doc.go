@@ -33,7 +33,10 @@
 //     pending, every system an idle [Idler]) rests through ticks its owner
 //     has no work in either ([Area.Rest]), asleep in the Clock's wheel:
 //     no system runs and the Clock does not visit it until its owner's
-//     work, its timer or something posted to it comes.
+//     work, its timer or something posted to it comes. The rest through
+//     an Area's next slot is decided at the end of the tick before it
+//     ([Area.Ahead]), so that a woken Area costs its Clock one visit, not
+//     a second to find it at rest.
 //   - [Area.Park]: a frozen Area lets go of its world, grid and systems,
 //     keeping its shell (inbox, timer, tick, Clock, hooks); the restore it
 //     is given builds it again ([Area.Renew]) before whatever runs it

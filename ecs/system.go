@@ -21,8 +21,11 @@ type System interface {
 // has an intent queued or a walk planned (Area.MovesPending is 0) and no
 // deferred work waits. An Area whose systems are all Idlers, all idle, may
 // rest through a tick instead of running it (see Area.Rest). Idle runs on
-// the ticking goroutine, between ticks; it must be cheap and must not
-// change the Area.
+// the ticking goroutine, between ticks, and ahead, at the end of a tick,
+// for the next slot's (Area.Ahead); it must be cheap and must not change
+// the Area. What it reads must change only on that goroutine (a tick,
+// control work): a rest decided ahead is undone by something posted or
+// control work taken in, not by a change made elsewhere.
 type Idler interface {
 	Idle(a *Area) bool
 }

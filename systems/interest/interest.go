@@ -239,8 +239,16 @@ func (s *System) Round(arena []byte) []byte {
 // rounds until the first keep-alive is due: rounds not run change
 // nothing, and the next one run sends what this one would have.
 func (s *System) Rests(v *View) bool {
-	return !s.los && len(s.touched) == 0 && s.m.Generation() == v.gen &&
-		!v.fresh && v.Written.Load() == v.sent().round
+	round, ok := s.RestsOnceWritten(v)
+	return ok && v.Written.Load() == round
+}
+
+// RestsOnceWritten reports whether the client viewing through v rests
+// (Rests) once its last frame is written whole, and that frame's round,
+// which v.Written then reads (0: no frame built yet). An owner deciding
+// a rest ahead of the round's write counts on it there (ecs.Area.Expect).
+func (s *System) RestsOnceWritten(v *View) (round uint64, ok bool) {
+	return v.sent().round, !s.los && len(s.touched) == 0 && s.m.Generation() == v.gen && !v.fresh
 }
 
 // KeepAliveAt is the tick from which a round sends the client viewing
