@@ -187,10 +187,12 @@ type Area struct {
 	// A Clock asks Rest ahead as well (Ahead): at the end of each tick,
 	// while what the tick touched is still in the processor's caches, for
 	// the tick of the Area's next slot, with Now that slot's time. A rest
-	// decided ahead holds only if, when the Clock comes to that slot,
-	// nothing was posted and no control work taken in since, no timer is
-	// due, and every value Rest expects (Expect) reads what it wants;
-	// else the Clock visits the Area in that slot and asks again.
+	// decided ahead holds only if, when the Clock comes to that slot (and
+	// it is not late past the rest), nothing was posted and no control
+	// work taken in since, and every value Rest counted on (Expect) reads
+	// what it wants; else the Clock visits the Area in that slot and asks
+	// again. What Rest reads must change only on the Area's goroutine,
+	// with time (its answer is a tick) or through a value it counts on.
 	Rest func(a *Area, tick uint64) (until uint64)
 
 	mode    atomic.Uint32
