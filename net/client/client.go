@@ -622,7 +622,8 @@ func (c *Client) WaitAck(ctx context.Context, seq uint32) error {
 }
 
 // WaitAnswer waits until the current session's seq is answered and
-// returns its answer (without RTT or Conn).
+// returns its answer (without RTT or Conn); as with Wait, the Handler has
+// had the answer by then.
 func (c *Client) WaitAnswer(ctx context.Context, seq uint32) (Answer, error) {
 	for {
 		c.mu.Lock()
@@ -631,7 +632,7 @@ func (c *Client) WaitAnswer(ctx context.Context, seq uint32) (Answer, error) {
 		if c.sess != nil {
 			a, ok = c.sess.w.answer(seq)
 		}
-		if ok {
+		if ok && c.delivering == 0 {
 			c.mu.Unlock()
 			return a, nil
 		}

@@ -131,6 +131,35 @@ func (r *recorder) event(t *testing.T, kind client.EventKind) client.Event {
 	}
 }
 
+// TestWaitAnswerFollowsTheHandler: WaitAnswer returns an answer only once
+// the Handler has had it, as Wait does, so a test that waits for an answer
+// can read what its handler recorded. (Under two test suites at once,
+// TestHelloStepAndAnswers found no answer recorded after WaitAnswer.) The
+// handler here takes its time over each answer.
+func TestWaitAnswerFollowsTheHandler(t *testing.T) {
+	r := startHost(t)
+	r.spawn(1)
+	rec := newRecorder()
+	c := newClient(t, rec, func(cfg *client.Config) {
+		record := cfg.Handler.Answer
+		cfg.Handler.Answer = func(a client.Answer) {
+			time.Sleep(100 * time.Millisecond) // a slow handler: the window the wait must not return in
+			record(a)
+		}
+	})
+	if _, err := c.Hello(ctx(t), r.h.WSURL(), r.grant(1, 100, 41, 5, 5), 41); err != nil {
+		t.Fatal(err)
+	}
+	seq, err := c.MoveTo(100, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitAnswer(ctx(t), seq); err != nil {
+		t.Fatal(err)
+	}
+	rec.only(t, seq)
+}
+
 // only returns the one answer seq got, failing unless there is exactly one.
 func (r *recorder) only(t *testing.T, seq uint32) client.Answer {
 	t.Helper()
