@@ -471,6 +471,10 @@ func (r *Registry) registration(ctx context.Context, c *control.Conn, wc *waitin
 		r.unregister(h, err, false)
 		return nil, nil
 	}
+	r.mu.Lock()
+	h.answering = false
+	r.mu.Unlock()
+	r.heard(h) // its heartbeats are waited for from its answer on
 	_ = c.SetReadDeadline(time.Time{})
 	c.SetMaxFrame(control.MaxFrameSize)
 	return h, reg
@@ -565,7 +569,7 @@ func (r *Registry) register(ctx context.Context, reg *control.Register, c *contr
 	h = &Host{
 		ID: r.nextHost, Name: reg.Name, WSURL: reg.WSURL, Pool: reg.PoolSize, PID: reg.PID, Machine: reg.Machine,
 		conn: c, cred: cred, spawned: ch != nil, gone: make(chan struct{}), linkDone: make(chan struct{}), soon: make(chan control.Message, 256),
-		lastBeat: time.Now(), areas: map[store.AreaID]*Live{},
+		lastBeat: time.Now(), areas: map[store.AreaID]*Live{}, answering: true,
 	}
 	r.heard(h)
 	r.hosts[h.ID] = h

@@ -158,7 +158,7 @@ func (r *Registry) watchHeartbeats(now time.Time) {
 	var late []*Host
 	r.mu.Lock()
 	for _, h := range r.hosts {
-		if now.Sub(r.heardAt(h)) > r.cfg.HeartbeatTimeout {
+		if !h.answering && now.Sub(r.heardAt(h)) > r.cfg.HeartbeatTimeout {
 			late = append(late, h)
 		}
 	}

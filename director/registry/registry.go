@@ -354,7 +354,12 @@ type Host struct {
 	// goroutine (sendSoon, sender): the reader never waits on a write to
 	// the host.
 	heard atomic.Int64
-	soon  chan control.Message
+	// answering holds while the director adopts the host's Areas and
+	// answers its register: it reads none of the host's messages then, so
+	// silence is not the host's (watchHeartbeats); the wait for a
+	// heartbeat begins at the answer. Under r.mu.
+	answering bool
+	soon      chan control.Message
 	// backlog is the bytes of the snapshots the link's reader has handed
 	// its handler and the handler has not finished (see take).
 	backlog atomic.Int64
