@@ -800,6 +800,23 @@ func TestAreaRestsOnlyWhenNothingCanChange(t *testing.T) {
 	}
 }
 
+// sleeperAreas returns an Area with a player e and one idle system sys,
+// and ref, an Area with neither, whose tick numbers are those of an Area
+// that never rests.
+func sleeperAreas(t *testing.T) (a, ref *Area, e Entity, sys *idler) {
+	t.Helper()
+	a, ref = newTestArea(t, 8, 8), newTestArea(t, 8, 8)
+	e, err := a.SpawnPlayer(1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys = &idler{idle: true}
+	if err := a.Use(sys); err != nil {
+		t.Fatal(err)
+	}
+	return a, ref, e, sys
+}
+
 // An Area whose owner rests it for several ticks sleeps in its Clock's
 // wheel: the Clock does not visit it until its sleep ends, its timer is
 // due, something is posted to it or control work is taken in at once; it
@@ -809,15 +826,7 @@ func TestAreaRestsOnlyWhenNothingCanChange(t *testing.T) {
 // removed, it is gone from the wheel.
 func TestRestingAreasSleepUntilTheirWork(t *testing.T) {
 	c := newTestClock(t, 2)
-	a, ref := newTestArea(t, 8, 8), newTestArea(t, 8, 8)
-	e, err := a.SpawnPlayer(1, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := &idler{idle: true}
-	if err := a.Use(sys); err != nil {
-		t.Fatal(err)
-	}
+	a, ref, e, sys := sleeperAreas(t)
 	const sleep = 9
 	var asked int
 	a.Rest = func(a *Area, tick uint64) uint64 { asked++; return tick + sleep }
@@ -941,15 +950,7 @@ func TestRestingAreasSleepUntilTheirWork(t *testing.T) {
 // more than maxExpects values.
 func TestARestDecidedAheadHoldsOnlyWhatItCountedOn(t *testing.T) {
 	c := newTestClock(t, 2)
-	a, ref := newTestArea(t, 8, 8), newTestArea(t, 8, 8)
-	e, err := a.SpawnPlayer(1, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys := &idler{idle: true}
-	if err := a.Use(sys); err != nil {
-		t.Fatal(err)
-	}
+	a, ref, e, sys := sleeperAreas(t)
 	const sleep, round = 9, 7
 	var written atomic.Uint64 // as a connection's writer records a frame written
 	var asked []bool          // Ahead, at each Rest
