@@ -829,6 +829,9 @@ func (c *churner) drop() {
 // same session (its seqs and position go on; the client sends what was
 // in flight again).
 func (c *churner) resume(ctx context.Context) error {
+	// A connection the server closed first (its end not handled yet)
+	// started the grace before this drop: a refusal then says so.
+	phase := c.cl.State().Phase
 	c.drop()
 	dropped := time.Now()
 	wait := time.Duration(float64(c.cfg.ResumeGrace) * (0.1 + 0.3*c.rng.Float64()))
@@ -857,8 +860,8 @@ func (c *churner) resume(ctx context.Context) error {
 		return c.join(ctx)
 	}
 	if err != nil {
-		return fmt.Errorf("%w (%v after the drop, grace %v, in transit %v, %d intents in flight)", err, time.Since(dropped).Round(time.Millisecond),
-			c.cfg.ResumeGrace, inTransit, len(c.pending))
+		return fmt.Errorf("%w (%v after the drop, grace %v, in transit %v, %d intents in flight, the session %s when the driver dropped it)", err, time.Since(dropped).Round(time.Millisecond),
+			c.cfg.ResumeGrace, inTransit, len(c.pending), phase)
 	}
 	c.bound(ack)
 	c.resumes++
@@ -958,6 +961,7 @@ func (c *churner) hop(ctx context.Context) error {
 	check := time.NewTicker(500 * time.Millisecond)
 	defer check.Stop()
 	at, still := [2]int32{c.you.X, c.you.Y}, time.Now()
+	snaps, retries := c.snapN, 0
 	for c.moved == nil {
 		select {
 		case ev := <-c.in:
@@ -981,10 +985,12 @@ func (c *churner) hop(ctx context.Context) error {
 				if err := moveTo(); err != nil {
 					return err
 				}
-				still = time.Now()
+				still, retries = time.Now(), retries+1
 			}
 		case <-deadline:
-			return errors.New("no portal_moved within 20 s")
+			// What the player saw, so that a stall says where it stood.
+			return fmt.Errorf("no portal_moved within 20 s (at %d,%d, still for %v, on the portal %v, %d intents in flight, %d move-tos sent again, %d snapshots in the 20 s)",
+				c.you.X, c.you.Y, time.Since(still).Round(time.Millisecond), c.onPortal(), len(c.pending), retries, c.snapN-snaps)
 		}
 	}
 	return c.crossed("")
