@@ -30,6 +30,15 @@
 // shared by shards of clients, merged at the end into a [Summary]; a
 // per-second [Point] series feeds a progress line and a CSV.
 //
+// An Area that closes under its players (its host stops: a rollout) tells
+// them area_closing{AREA_CLOSING}, then rehello: players of the walking,
+// idle, bursty and build patterns join it again through the director, as
+// a client must, trying for [RejoinFor] while it comes back on another
+// host; [Summary.AreaClosings] and [Summary.Rejoins] count them, and a
+// rejoin that fails is an error. The portal and churn patterns count a
+// closing as an error, as before: their checks hold only where no Area
+// closes.
+//
 // # Cost
 //
 // The session protocol is net/client's (hello, seqs, answers, resumes,

@@ -8,6 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -225,4 +229,103 @@ func TestConfigRefusals(t *testing.T) {
 			t.Errorf("pattern %s with a template: %v; want ErrConfig", p, err)
 		}
 	}
+}
+
+// TestPlayersJoinAgainWhenTheirHostStops stops every area host of a realm
+// (SIGTERM, as a rollout does) in the middle of a run of walking and of
+// idle players: each is told area_closing and rehello AREA_CLOSING, and
+// joins its Area again through the director once it is back on a host
+// the director spawned, with no error counted and every intent answered.
+func TestPlayersJoinAgainWhenTheirHostStops(t *testing.T) {
+	r := realmtest.Start(t, nil)
+	for i, pattern := range []load.Pattern{load.PatternWalk, load.PatternIdle} {
+		t.Run(string(pattern), func(t *testing.T) {
+			cfg := load.DefaultConfig()
+			cfg.Director = r.URL()
+			cfg.Players, cfg.Areas = 8, 2
+			cfg.Prefix = fmt.Sprintf("stop%d-%d", i, time.Now().UnixNano()%1e6)
+			cfg.Pattern = pattern
+			// The players are back about a second after the stop (2 s
+			// into the steady phase): 10 s more is room for a busy machine.
+			cfg.Ramp, cfg.Duration = time.Second, 13*time.Second
+			cfg.RaiseCap = true
+			stopped := make(chan []int, 1)
+			cfg.OnSteady = func(on bool) {
+				if !on {
+					return
+				}
+				go func() {
+					time.Sleep(2 * time.Second)
+					pids, err := hostPIDs(r.PID())
+					if err != nil {
+						t.Error(err)
+					}
+					for _, pid := range pids {
+						if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+							t.Errorf("stop host %d: %v", pid, err)
+						}
+					}
+					stopped <- pids
+				}()
+			}
+			res, err := load.Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatalf("Run: %v (summary %+v)", err, res.Summary)
+			}
+			if pids := <-stopped; len(pids) == 0 {
+				t.Fatal("the realm had no area host to stop")
+			}
+			s := res.Summary
+			if s.ErrorCount != 0 {
+				t.Errorf("errors %v; want none: a closing Area is not an error, and every player joined again", s.Errors)
+			}
+			if s.AreaClosings < 8 || s.Rejoins < 8 {
+				t.Errorf("%d area_closing told, %d rejoins; want at least 8 of each (every player's Area closed)", s.AreaClosings, s.Rejoins)
+			}
+			var last load.Point
+			var connected []int64
+			for _, p := range res.Series {
+				if p.Phase == "steady" {
+					last = p
+					connected = append(connected, p.Connected)
+				}
+			}
+			t.Logf("players connected, second by second of the steady phase: %v", connected)
+			if last.Connected != 8 {
+				t.Errorf("%d players connected at the end of the steady phase; want 8", last.Connected)
+			}
+			if s.AnswerRatio != 1.0 || s.DuplicateAnswers != 0 {
+				t.Errorf("answers/intent = %v (%d of %d), %d duplicates; want exactly 1.0 and none", s.AnswerRatio, s.IntentsAnswered, s.IntentsSent, s.DuplicateAnswers)
+			}
+		})
+	}
+}
+
+// hostPIDs lists the area host processes the realm process ppid spawned.
+func hostPIDs(ppid int) ([]int, error) {
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid ...: the fields after the last ')'.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(ppid) {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmd, []byte("areahost")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
 }

@@ -47,6 +47,9 @@ type player struct {
 	hops     chan bool          // pattern portal: a crossing followed (true) or failed (false)
 	hopped   func(time.Duration)
 	trade    wire.Trade // the last trade message (pattern build)
+	// closed wakes the sending pattern when the player's Area closed
+	// under it (rehello AREA_CLOSING): it joins again.
+	closed chan struct{}
 
 	// The snapshot round of its Areas, from the first area_info: its
 	// ticks and its length (ns).
@@ -220,7 +223,9 @@ func (p *player) onEvent(e client.Event) {
 		// where it was and said so, as it should.
 		p.st.portalRefused.Add(1)
 	case client.EventEnded:
-		p.setUp(false)
+		if p.cl.State().Session == e.Session { // not an old session's end told after a rejoin
+			p.setUp(false)
+		}
 		switch {
 		case e.Err != nil: // a crossing not followed
 			if !p.isClosing() {
@@ -229,10 +234,19 @@ func (p *player) onEvent(e client.Event) {
 			p.signalHop(false)
 		case e.Type == wire.TypeTakenOver:
 			p.st.fail("taken_over")
+		case e.Code == wire.CodeAreaClosing && p.hops == nil:
+			select { // the sending pattern joins again
+			case p.closed <- struct{}{}:
+			default:
+			}
 		default:
 			p.st.fail("rehello: " + e.Code.String())
 		}
 	case client.EventClosing:
+		if e.Code == wire.CodeAreaClosing && p.hops == nil {
+			p.st.closings.Add(1)
+			return
+		}
 		p.st.fail("area_closing: " + e.Code.String())
 	case client.EventError:
 		p.st.fail("error: " + e.Code.String())
@@ -312,8 +326,10 @@ func (p *player) sendFailed(err error) bool {
 	return true
 }
 
-// send runs the pattern until ctx ends.
-func (p *player) send(ctx context.Context, pattern Pattern, rng *rand.Rand) {
+// send runs the pattern until ctx ends. When the player's Area closes
+// under it (its host stops), it joins again with rejoin, which reports
+// whether the player is back in.
+func (p *player) send(ctx context.Context, pattern Pattern, rng *rand.Rand, rejoin func(context.Context) bool) {
 	var every time.Duration
 	burst := 1
 	switch pattern {
@@ -325,17 +341,28 @@ func (p *player) send(ctx context.Context, pattern Pattern, rng *rand.Rand) {
 		every, burst = time.Second, 5
 	case PatternBuild:
 		every = 200 * time.Millisecond
+	case PatternIdle: // sends nothing, and joins again if its Area closes
 	default:
 		return
 	}
-	// A random phase, so players started together do not send together.
-	t := time.NewTimer(time.Duration(rng.Int64N(int64(every))))
-	defer t.Stop()
+	var t *time.Timer
+	var tick <-chan time.Time // never ready for the idle
+	if every > 0 {
+		// A random phase, so players started together do not send together.
+		t = time.NewTimer(time.Duration(rng.Int64N(int64(every))))
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-p.closed:
+			if !rejoin(ctx) {
+				return
+			}
+			continue
+		case <-tick:
 		}
 		if ctx.Err() != nil { // both were ready, and select took the timer
 			return
@@ -352,11 +379,21 @@ func (p *player) send(ctx context.Context, pattern Pattern, rng *rand.Rand) {
 			} else {
 				_, err = p.cl.Step(wire.Dir(rng.IntN(8)))
 			}
+			if err != nil && p.areaClosed() {
+				break // p.closed comes: its end is being told
+			}
 			if err != nil && p.sendFailed(err) {
 				return
 			}
 		}
 	}
+}
+
+// areaClosed reports whether the player's session ended because its Area
+// closed (rehello AREA_CLOSING), told or about to be told to onEvent.
+func (p *player) areaClosed() bool {
+	st := p.cl.State()
+	return st.Phase == client.Ended && st.EndCode == wire.CodeAreaClosing
 }
 
 // hop runs the portal pattern until ctx ends: one move-to onto the

@@ -63,6 +63,14 @@ type Summary struct {
 	// TradesDone counts the trades the build pattern's players were told
 	// were done, each by both its players.
 	TradesDone int64 `json:"trades_done,omitempty"`
+	// AreaClosings counts the area_closing{AREA_CLOSING} players were
+	// told: their Area closed under them (its host stopped, a rollout),
+	// and Rejoins the players of the walking, idle, bursty and build
+	// patterns that then joined it again through the director, as a
+	// client must (docs/protocol.md, "The Area closes"). Neither is an
+	// error; a rejoin that fails for RejoinFor is.
+	AreaClosings int64 `json:"area_closings,omitempty"`
+	Rejoins      int64 `json:"rejoins,omitempty"`
 
 	Churn *ChurnSummary `json:"churn,omitempty"` // pattern churn
 	// Items is the director's count of the realm's items after a build
@@ -193,7 +201,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 
 	players := make([]*player, len(roster))
 	for i, a := range roster {
-		players[i] = &player{acct: a, sh: r.st.shards[i%numShards], st: r.st, local: r.wsLocal(i)}
+		players[i] = &player{acct: a, sh: r.st.shards[i%numShards], st: r.st, local: r.wsLocal(i), closed: make(chan struct{}, 1)}
 		if cfg.Pattern == PatternPortal {
 			players[i].hops, players[i].hopped = make(chan bool, 1), hopped
 		}
@@ -256,7 +264,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 					p.hop(sendCtx, portalX, portalY)
 					return
 				}
-				p.send(sendCtx, cfg.Pattern, rand.New(rand.NewPCG(uint64(i), r.cfg.Seed)))
+				p.send(sendCtx, cfg.Pattern, rand.New(rand.NewPCG(uint64(i), r.cfg.Seed)), func(ctx context.Context) bool { return r.rejoin(ctx, p) })
 			}()
 		}()
 	}
@@ -407,6 +415,7 @@ func (r *runner) summarize(players []*player, areas int, login, join Phase, conn
 	s.Errors, s.ErrorCount = r.st.errorMap(), r.st.errCount.Load()
 	s.PortalRefused = r.st.portalRefused.Load()
 	s.TradesDone = r.st.tradesDone.Load()
+	s.AreaClosings, s.Rejoins = r.st.closings.Load(), r.st.rejoins.Load()
 	s.WallS = time.Since(r.epoch).Seconds()
 	if self1, err := procstat.ReadSelf(); err == nil {
 		s.Driver = Driver{
@@ -676,6 +685,32 @@ func (r *runner) join(ctx context.Context, p *player) error {
 		return fmt.Errorf("connect: %s", short(err))
 	}
 	return nil
+}
+
+// RejoinFor is how long a player whose Area closed under it tries to
+// join it again (the Area comes back on another host meanwhile).
+const RejoinFor = 30 * time.Second
+
+// rejoin joins p's Area again after it closed under the player, trying
+// for RejoinFor, and reports whether it is back in; ctx ending (the run's
+// sending) stops it without an error.
+func (r *runner) rejoin(ctx context.Context, p *player) bool {
+	deadline := time.Now().Add(RejoinFor)
+	for {
+		err := r.join(ctx, p)
+		if err == nil {
+			r.st.rejoins.Add(1)
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		if time.Now().After(deadline) {
+			r.st.fail("rejoin: " + err.Error())
+			return false
+		}
+		sleep(ctx, 500*time.Millisecond)
+	}
 }
 
 // sample appends a Point every second and prints the progress line.

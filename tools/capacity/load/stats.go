@@ -50,6 +50,10 @@ type stats struct {
 	// tradesDone counts the trades players of the build pattern were told
 	// were done (each trade by both of its players).
 	tradesDone atomic.Int64
+	// closings counts area_closing{AREA_CLOSING} told to players, and
+	// rejoins the players that joined their Area again after it closed
+	// under them (not errors: see the Summary).
+	closings, rejoins atomic.Int64
 
 	emu    sync.Mutex
 	errors map[string]int64 // guarded by emu
