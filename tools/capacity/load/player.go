@@ -223,9 +223,7 @@ func (p *player) onEvent(e client.Event) {
 		// where it was and said so, as it should.
 		p.st.portalRefused.Add(1)
 	case client.EventEnded:
-		if p.cl.State().Session == e.Session { // not an old session's end told after a rejoin
-			p.setUp(false)
-		}
+		p.setUp(false) // a rejoin comes after this (p.closed, below)
 		switch {
 		case e.Err != nil: // a crossing not followed
 			if !p.isClosing() {
