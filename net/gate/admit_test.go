@@ -111,3 +111,32 @@ func TestFullHandshakeTableLetsAPlayerIn(t *testing.T) {
 		t.Fatal("the oldest idle handshake is still open; want it shed")
 	}
 }
+
+// TestAnAnsweredHandshakeHoldsNoHandshakeSlot: a client that has read its
+// 101 may open its next connection at once, so by then the handshake it
+// finished holds none of its address's handshake slots
+// (Config.MaxHandshakesPerAddr), only a connection slot. Before, the slot
+// was given back after the socket was handed to a loop, and a client
+// dialling in a row on a busy machine was refused 503.
+func TestAnAnsweredHandshakeHoldsNoHandshakeSlot(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxHandshakesPerAddr = 1
+	s := startServer(t, cfg, Handler{})
+	ip := netip.MustParseAddr("127.0.0.1")
+	for i := range 100 {
+		c, err := Dial(context.Background(), "ws://"+s.Addr().String()+"/")
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		s.addrMu.Lock()
+		var handshakes, conns int
+		if u := s.addrs[ip]; u != nil {
+			handshakes, conns = u.handshakes, u.conns
+		}
+		s.addrMu.Unlock()
+		if handshakes != 0 || conns < 1 {
+			t.Fatalf("dial %d: once answered, the address holds %d handshake slots and %d connection slots; want 0 and at least 1", i, handshakes, conns)
+		}
+		c.NetConn().Close()
+	}
+}

@@ -94,12 +94,20 @@ var originKey = []byte("Origin")
 // handshake upgrades nc with gobwas/ws's zero-copy Upgrader under a deadline
 // and a bound on the request size, then attaches it to a loop.
 func (s *Server) handshake(nc net.Conn, ip netip.Addr, hs *handshaking) {
-	upgraded := false
+	// The address's slot this goroutine holds: a handshake slot, then,
+	// from just before the 101 goes out, a connection slot, which is the
+	// connection's to give back once it is attached.
+	handshakeSlot, connSlot := true, false
 	defer func() {
 		if hs != nil {
 			s.endHandshake(hs)
 		}
-		s.handshakeDone(ip, upgraded)
+		if handshakeSlot {
+			s.handshakeDone(ip, false)
+		}
+		if connSlot {
+			s.release(ip)
+		}
 		s.hsWG.Done()
 	}()
 	if s.closed.Load() {
@@ -110,6 +118,15 @@ func (s *Server) handshake(nc net.Conn, ip netip.Addr, hs *handshaking) {
 	u := ws.Upgrader{
 		ReadBufferSize:  min(s.cfg.MaxHeaderBytes, 4096),
 		WriteBufferSize: 512,
+		// The handshake is over for the client once it reads the 101, and
+		// it may open its next connection at once: the handshake slot
+		// becomes a connection slot before the answer is written, so that
+		// the next one never finds it still held (MaxHandshakesPerAddr).
+		OnBeforeUpgrade: func() (ws.HandshakeHeader, error) {
+			s.handshakeDone(ip, true)
+			handshakeSlot, connSlot = false, true
+			return nil, nil
+		},
 	}
 	if check := s.cfg.CheckOrigin; check != nil {
 		u.OnHeader = func(key, value []byte) error {
@@ -136,7 +153,7 @@ func (s *Server) handshake(nc net.Conn, ip netip.Addr, hs *handshaking) {
 		return
 	}
 	_ = nc.SetDeadline(time.Time{})
-	upgraded = true // the connection slot is released when it closes
+	connSlot = false // the connection's now: released when it closes
 	s.attach(nc, ip)
 }
 
