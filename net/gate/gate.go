@@ -85,7 +85,8 @@ type Config struct {
 	// so that idle handshakes cannot lock newcomers out.
 	MaxHandshakes int
 	// MaxHandshakesPerAddr bounds one client address's handshakes in
-	// progress, and MaxConnsPerAddr its handshakes and open connections
+	// progress (a handshake ends as its 101 is written), and
+	// MaxConnsPerAddr its handshakes and open connections
 	// together: past either, its new connections are closed at accept, so
 	// that one address holding half-open or idle connections sheds itself
 	// rather than other players. An address is an IPv4 address (an
