@@ -248,9 +248,21 @@ func TestWebClientTrade(t *testing.T) {
 	var chairs, table int // ann's chairs' slot, bo's table's
 	run("ann opens a trade with bo, and both pages show it", func(t *testing.T) {
 		chairs, table = ann.slotOf(chairKind), bo.slotOf(tableKind)
+		// She faces her cauldron, in words longer than a line; the trade
+		// turns her to bo, in a snapshot that may come after the dialog.
+		if got := ann.eval(`document.getElementById("facing").textContent`); !strings.HasPrefix(got, "You face a cauldron: Space opens it to craft") {
+			t.Fatalf("ann faces %q before the trade; want her cauldron", got)
+		}
+		facing := ann.boxOf("#facing")
 		ann.do(chromedp.Click(chromedp.CSS(`#traders button[data-name="bo"]`)))
 		ann.waitTrade("ann's dialog open", "open 0 0 bo |  | ")
 		bo.waitTrade("bo's dialog open, opened by ann", "open 0 0 ann |  | ")
+		ann.wait("ann turned to bo", `document.getElementById("facing").textContent.startsWith("You face bo")`, 5*time.Second)
+		// The line of what she faces kept its height: the dialog under it
+		// did not move under the clicks that follow.
+		if got := ann.boxOf("#facing"); got[3]-got[1] != facing[3]-facing[1] {
+			t.Errorf("the line of what ann faces is %gpx high facing bo, %gpx facing her cauldron: the panels under it move as it changes", got[3]-got[1], facing[3]-facing[1])
+		}
 		if got := ann.eval(`document.getElementById("trade-title").textContent`); got != "Trading with bo" {
 			t.Errorf("ann's dialog is titled %q", got)
 		}

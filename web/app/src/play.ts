@@ -324,6 +324,7 @@ export class Play {
     this.players.replaceChildren();
     this.logEl.replaceChildren();
     this.facingEl.textContent = "";
+    this.facingEl.title = "";
     this.toastEl.textContent = "";
     this.renderer.clearEffects();
     this.builder.reset();
@@ -782,7 +783,10 @@ export class Play {
         text = `${build} here.`;
       }
     }
-    if (this.facingEl.textContent !== text) this.facingEl.textContent = text;
+    if (this.facingEl.textContent !== text) {
+      this.facingEl.textContent = text;
+      this.facingEl.title = text; // whole, where the line cuts it
+    }
   }
 
   /** verb says what the act key does to a static object of kind, in state, of item kind item (0: the map's own); "" for nothing. */
