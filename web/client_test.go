@@ -73,7 +73,7 @@ func (p *page) fail(format string, args ...any) {
 	}
 	ctx, cancel := context.WithTimeout(p.tab.Ctx, 5*time.Second)
 	defer cancel()
-	shows, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`["conn", "banner-text", "pos", "area-name", "auth-error", "lobby-error"].map((id) => { const e = document.getElementById(id); return id + "=" + (e === null ? "?" : JSON.stringify(e.textContent)); }).join(" ")`))
+	shows, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`["conn", "banner-text", "toast", "pos", "area-name", "auth-error", "lobby-error"].map((id) => { const e = document.getElementById(id); return id + "=" + (e === null ? "?" : JSON.stringify(e.textContent)); }).join(" ")`))
 	p.t.Fatalf("%s: %s\npage: %s\nconsole (last lines):\n  %s\nexceptions: %q", p.name, fmt.Sprintf(format, args...), shows, strings.Join(console, "\n  "), p.tab.Exceptions())
 }
 
@@ -246,10 +246,11 @@ func (p *page) visible() (x0, y0, x1, y1 int) {
 }
 
 // pixel is the colour ("r,g,b") the canvas shows at (fx, fy) of square
-// (x, y), fractions of a square from its top left.
+// (x, y), fractions of a square from its top left; "not drawn yet" before
+// the map's first frame (a page just loaded or reloaded).
 func (p *page) pixel(x, y int, fx, fy float64) string {
 	p.t.Helper()
-	return p.eval(fmt.Sprintf(`(() => { const c = document.getElementById("map"); const t = +c.dataset.tile; const dpr = window.devicePixelRatio || 1;
+	return p.eval(fmt.Sprintf(`(() => { const c = document.getElementById("map"); if (c.dataset.tile === undefined) return "not drawn yet"; const t = +c.dataset.tile; const dpr = window.devicePixelRatio || 1;
 		const px = Math.floor((%d + %g - +c.dataset.originX) * t * dpr), py = Math.floor((%d + %g - +c.dataset.originY) * t * dpr);
 		const d = c.getContext("2d").getImageData(px, py, 1, 1).data; return d[0] + "," + d[1] + "," + d[2]; })()`, x, fx, y, fy))
 }
