@@ -236,12 +236,18 @@ func TestWebClientTrade(t *testing.T) {
 	})
 
 	run("next to each other, each page offers a trade with the other", func(t *testing.T) {
+		bar := ann.boxOf("#inventory")
 		sq := ann.freeNextTo()
 		bo.walkTo(sq[0], sq[1])
 		ann.wait("the Trade with bo button", `!document.getElementById("traders").hidden && document.querySelector('#traders button[data-name="bo"]')?.textContent === "Trade with bo"`, 10*time.Second)
 		bo.wait("the Trade with ann button", `document.querySelector('#traders button[data-name="ann"]') !== null`, 10*time.Second)
 		if got := ann.trade(); got != "hidden" {
 			t.Errorf("ann's trade dialog shows %q before any trade", got)
+		}
+		// The button came in a row kept for it: the bar under it did not
+		// move under ann's clicks as bo came.
+		if got := ann.boxOf("#inventory"); got != bar {
+			t.Errorf("ann's inventory bar moved from %v to %v as bo came next to her", bar, got)
 		}
 	})
 
