@@ -39,8 +39,8 @@ answers per intent (a JSON summary and a per-second CSV series).`,
 				s.Connected, s.Players, s.Areas, s.Gap.P50, s.Gap.P90, s.Gap.P99, s.Gap.Max, s.Stutters, s.StutterPct,
 				s.RTT.P50, s.RTT.P99, s.AnswerRatio, s.IntentsAnswered, s.IntentsSent, s.SteadyBytesPerClientS, s.ErrorCount, s.Driver.CPUPercent, s.Seed)
 			if c := s.Churn; c != nil {
-				fmt.Fprintf(cmd.OutOrStdout(), "churn: ground truth %d checks, %d mismatches; %d intents unanswered at a session's end, %d void after a crossing; crossed away %d, moved back %d, late resumes %d, hop retries %d\n",
-					c.GroundTruth, c.Mismatches, c.Unanswered, c.Void, c.CrossedAway, c.MovedBack, c.LateResumes, c.HopRetries)
+				fmt.Fprintf(cmd.OutOrStdout(), "churn: ground truth %d checks, %d mismatches; %d intents unanswered at a session's end, %d void after a crossing; crossed away %d, moved back %d, late resumes %d, hop retries %d, crossings undecided %d\n",
+					c.GroundTruth, c.Mismatches, c.Unanswered, c.Void, c.CrossedAway, c.MovedBack, c.LateResumes, c.HopRetries, c.CrossingsUndecided)
 				for _, k := range []string{load.EventArrive, load.EventLeave, load.EventResume, load.EventRejoin, load.EventTakeover, load.EventHop, load.EventStray} {
 					if e, ok := c.Events[k]; ok {
 						fmt.Fprintf(cmd.OutOrStdout(), "  %-9s %6d  ok %6d  failed %d\n", k, e.Count, e.OK, e.Failed)

@@ -90,13 +90,25 @@ type ChurnSummary struct {
 	MovedBack int64 `json:"moved_back"`
 	// LateResumes counts resumes refused BAD_TOKEN that the driver itself
 	// made too late: the refusal came after the resume grace had run out
-	// since the drop (an overloaded driver's dial and hello), so the token
-	// may rightly be gone; the player joined again, as a client must. A
-	// refusal within the grace stays a failure.
+	// since the drop (an overloaded driver's dial and hello), or the
+	// server had closed the connection first (its grace began before the
+	// driver saw the drop), so the token may rightly be gone; the player
+	// joined again where the director shows its character, as a client
+	// must. A refusal within the grace stays a failure, unless the body
+	// may have been crossing and the director shows it in the other Area
+	// (CrossedAway).
 	LateResumes int64 `json:"late_resumes"`
 	// HopRetries counts move-tos a hop sent again because its walk to the
 	// portal had ended short of it (boxed in by other bodies).
 	HopRetries int64 `json:"hop_retries"`
+	// CrossingsUndecided counts hops whose crossing the realm did not
+	// decide in time: portal_blocked{TIMEOUT} (no answer within the
+	// transfer timeout) or portal_transfer_rejected{UNAVAILABLE} (its
+	// store away), as an overloaded director or database answers. The body
+	// is back beside the portal and plays on, as docs/protocol.md says; a
+	// late portal_moved is followed as a stray crossing. They are not
+	// counted as hops, failed or not.
+	CrossingsUndecided int64 `json:"crossings_undecided"`
 	// MismatchDetails describes the first ground-truth mismatches.
 	MismatchDetails []string `json:"mismatch_details,omitempty"`
 }
@@ -112,6 +124,7 @@ type churnStats struct {
 	crossedAway     int64
 	lateResumes     int64
 	hopRetries      int64
+	undecided       int64
 	movedBack       int64
 	mismatchDetails []string
 }
@@ -135,7 +148,7 @@ func (cs *churnStats) event(kind string, err error) {
 func (cs *churnStats) summary(seed uint64) *ChurnSummary {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	out := &ChurnSummary{Seed: seed, Events: map[string]EventCount{}, GroundTruth: cs.groundTruth, Mismatches: cs.mismatches, Unanswered: cs.unanswered, Void: cs.void, CrossedAway: cs.crossedAway, MovedBack: cs.movedBack, LateResumes: cs.lateResumes, HopRetries: cs.hopRetries, MismatchDetails: cs.mismatchDetails}
+	out := &ChurnSummary{Seed: seed, Events: map[string]EventCount{}, GroundTruth: cs.groundTruth, Mismatches: cs.mismatches, Unanswered: cs.unanswered, Void: cs.void, CrossedAway: cs.crossedAway, MovedBack: cs.movedBack, LateResumes: cs.lateResumes, HopRetries: cs.hopRetries, CrossingsUndecided: cs.undecided, MismatchDetails: cs.mismatchDetails}
 	for k, v := range cs.events {
 		out.Events[k] = *v
 	}
@@ -213,12 +226,22 @@ type churner struct {
 	oldMoved   *wire.PortalMoved
 	takenOver  bool
 	moved      *wire.PortalMoved // portal_moved on the current connection: the client follows it
-	restored   bool
+	restored   bool              // portal_blocked or portal_transfer_rejected on the current connection
+	restoredBy wire.Code         // its reason
 	closedConn map[uint64]bool
 }
 
 // errSession is a session that ended in a way the pattern did not choose.
 var errSession = errors.New("session ended unexpectedly")
+
+// errUndecided is a hop whose crossing the realm did not decide in time
+// (see ChurnSummary.CrossingsUndecided).
+var errUndecided = errors.New("the crossing was not decided in time")
+
+// transferTimeout is the realm's --transfer-timeout, its default: a
+// crossing is decided, or its body given back portal_blocked{TIMEOUT},
+// within it (docs/protocol.md, Portals).
+const transferTimeout = 15 * time.Second
 
 func newChurner(r *runner, p *player, cs *churnStats, seed uint64, i int, portals bool) (*churner, error) {
 	c := &churner{
@@ -359,6 +382,12 @@ func (c *churner) depart(ctx context.Context, end time.Time) bool {
 		c.cs.event(EventTakeover, err)
 	case EventHop:
 		err = c.hop(ctx)
+		if errors.Is(err, errUndecided) {
+			c.cs.mu.Lock()
+			c.cs.undecided++
+			c.cs.mu.Unlock()
+			return true // the body is back beside the portal: it plays on
+		}
 		c.cs.event(EventHop, err)
 	}
 	if err != nil {
@@ -630,7 +659,7 @@ func (c *churner) onEvent(e client.Event) error {
 		}
 	case client.EventRestored:
 		if current {
-			c.restored, c.truthful = true, false
+			c.restored, c.restoredBy, c.truthful = true, e.Code, false
 		}
 	case client.EventClosing:
 		if current {
@@ -841,23 +870,30 @@ func (c *churner) resume(ctx context.Context) error {
 	ack, err := c.cl.Resume(ctx)
 	inTransit := c.mayBeCrossing()
 	var re *client.RefusedError
-	if errors.As(err, &re) && re.Code == wire.CodeBadToken && inTransit {
+	badToken := errors.As(err, &re) && re.Code == wire.CodeBadToken
+	if badToken && (time.Since(dropped) > c.cfg.ResumeGrace || phase == client.Dropped) {
+		// The grace ran out before the answer came, or the server had
+		// closed the connection first and began its grace before the drop
+		// here: the server may have let the body go first (this driver,
+		// overloaded, dialled late). A client joins again, where the
+		// director says its character is (a crossing under way may have
+		// gone on without it).
+		c.cs.mu.Lock()
+		c.cs.lateResumes++
+		c.cs.mu.Unlock()
+		if inTransit {
+			return c.rejoinWhereItIs(ctx, false, dropped, phase)
+		}
+		return c.join(ctx)
+	}
+	if badToken && inTransit {
 		// The body was (or may have been) crossing a portal when the socket
 		// dropped: the crossing went on without its player and its token
 		// died with it (docs/protocol.md, Resuming). A client asks the
 		// director where its character lives now and joins there; the
-		// director must show it in another Area (rejoinAfterCrossing
-		// fails otherwise: a token lost without a crossing).
-		return c.rejoinAfterCrossing(ctx)
-	}
-	if errors.As(err, &re) && re.Code == wire.CodeBadToken && time.Since(dropped) > c.cfg.ResumeGrace {
-		// The grace ran out before the answer came: the server may have
-		// taken the resume in after it (this driver, overloaded, dialled
-		// late). A client joins again.
-		c.cs.mu.Lock()
-		c.cs.lateResumes++
-		c.cs.mu.Unlock()
-		return c.join(ctx)
+		// director must show it in another Area (rejoinWhereItIs fails
+		// otherwise: a token lost within the grace without a crossing).
+		return c.rejoinWhereItIs(ctx, true, dropped, phase)
 	}
 	if err != nil {
 		return fmt.Errorf("%w (%v after the drop, grace %v, in transit %v, %d intents in flight, the session %s when the driver dropped it)", err, time.Since(dropped).Round(time.Millisecond),
@@ -868,10 +904,14 @@ func (c *churner) resume(ctx context.Context) error {
 	return nil
 }
 
-// rejoinAfterCrossing joins the Area the player's character crossed to
-// while its connection was down: the director must show it in an Area
-// other than the one it left (within 5 s: the crossing may be settling).
-func (c *churner) rejoinAfterCrossing(ctx context.Context) error {
+// rejoinWhereItIs joins the Area the director shows the player's
+// character in, after a resume refused while its body may have been
+// crossing a portal. With crossed the refusal came within the grace, so
+// the crossing must have gone on: the director must show the character in
+// an Area other than the one it left (within 5 s: the crossing may be
+// settling). Without, the grace may have run out first: the character
+// is wherever the director says.
+func (c *churner) rejoinWhereItIs(ctx context.Context, crossed bool, dropped time.Time, phase client.Phase) error {
 	dc := dirclient.New(c.r.cfg.Director)
 	dc.Token = c.p.token
 	deadline := time.Now().Add(5 * time.Second)
@@ -887,8 +927,12 @@ func (c *churner) rejoinAfterCrossing(ctx context.Context) error {
 			c.area = ch.Area
 			return c.join(ctx)
 		}
+		if !crossed {
+			return c.join(ctx) // still here: the director moves it back should the crossing commit yet
+		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("resume refused BAD_TOKEN while crossing, but the character is still in Area %d after 5 s", c.area)
+			return fmt.Errorf("resume refused BAD_TOKEN %v after the drop (grace %v, the session %s when the driver dropped it) while crossing, but the character is still in Area %d after 5 s",
+				time.Since(dropped).Round(time.Millisecond), c.cfg.ResumeGrace, phase, c.area)
 		}
 		if !sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) {
 			return ctx.Err()
@@ -954,14 +998,23 @@ func (c *churner) hop(ctx context.Context) error {
 		}
 		return nil
 	}
+	c.restored = false // an earlier crossing's of this session
 	if err := moveTo(); err != nil {
 		return err
 	}
-	deadline := time.After(20 * time.Second)
-	check := time.NewTicker(500 * time.Millisecond)
+	// 20 s to get onto the portal and across; a wait behind a body
+	// crossing on the portal square, or for this body's own crossing to
+	// be decided, does not count (each is bounded by the transfer
+	// timeout), up to 2 minutes in all.
+	const checkEvery = 500 * time.Millisecond
+	start := time.Now()
+	deadline := start.Add(20 * time.Second)
+	check := time.NewTicker(checkEvery)
 	defer check.Stop()
-	at, still := [2]int32{c.you.X, c.you.Y}, time.Now()
+	at, still := [2]int32{c.you.X, c.you.Y}, start
 	snaps, retries := c.snapN, 0
+	var holder uint32 // the other body on the portal square, 0 for none
+	var held, onPortal time.Time
 	for c.moved == nil {
 		select {
 		case ev := <-c.in:
@@ -969,9 +1022,34 @@ func (c *churner) hop(ctx context.Context) error {
 				return err
 			}
 			if c.restored {
-				return errors.New("the crossing was refused or timed out")
+				if c.restoredBy == wire.CodeTimeout || c.restoredBy == wire.CodeUnavailable {
+					return fmt.Errorf("%w (%s)", errUndecided, c.restoredBy)
+				}
+				return fmt.Errorf("the crossing was refused %s", c.restoredBy)
 			}
 		case <-check.C:
+			now := time.Now()
+			switch id := c.portalHolder(); {
+			case id == 0:
+				holder = 0
+			case id != holder:
+				holder, held = id, now
+			case now.Sub(held) > transferTimeout+5*time.Second:
+				return fmt.Errorf("entity %d has stood on the portal square for %v: a crossing ends within %v", id, now.Sub(held).Round(time.Millisecond), transferTimeout)
+			}
+			if holder != 0 {
+				deadline = deadline.Add(checkEvery)
+			}
+			if c.onPortal() && onPortal.IsZero() {
+				onPortal = now
+				deadline = later(deadline, now.Add(transferTimeout+5*time.Second))
+			}
+			deadline = earlier(deadline, start.Add(2*time.Minute))
+			if now.After(deadline) {
+				// What the player saw, so that a stall says where it stood.
+				return fmt.Errorf("no portal_moved after %v (at %d,%d, still for %v, on the portal %v, %d intents in flight, %d move-tos sent again, %d snapshots, entity %d on the portal square)",
+					now.Sub(start).Round(time.Millisecond), c.you.X, c.you.Y, now.Sub(still).Round(time.Millisecond), c.onPortal(), len(c.pending), retries, c.snapN-snaps, holder)
+			}
 			// A walk that finds its way shut for good (boxed in by other
 			// bodies) ends where it is, without a message
 			// (docs/protocol.md, Intents): a body that stood still for 2 s,
@@ -987,13 +1065,34 @@ func (c *churner) hop(ctx context.Context) error {
 				}
 				still, retries = time.Now(), retries+1
 			}
-		case <-deadline:
-			// What the player saw, so that a stall says where it stood.
-			return fmt.Errorf("no portal_moved within 20 s (at %d,%d, still for %v, on the portal %v, %d intents in flight, %d move-tos sent again, %d snapshots in the 20 s)",
-				c.you.X, c.you.Y, time.Since(still).Round(time.Millisecond), c.onPortal(), len(c.pending), retries, c.snapN-snaps)
 		}
 	}
 	return c.crossed("")
+}
+
+// portalHolder returns the other body the view shows on the portal
+// square (one crossing there), or 0.
+func (c *churner) portalHolder() uint32 {
+	for id, e := range c.v.Entities {
+		if id != c.entity && e.X == portalX && e.Y == portalY {
+			return id
+		}
+	}
+	return 0
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // churnLoginClient returns a director client on a source address of its

@@ -54,8 +54,11 @@ func TestChurnSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The ground truth, read from the hosts every few seconds.
-	inspections, inspectErrs := 0, []string{}
+	// The ground truth, read from the hosts every few seconds. During the
+	// run a host may not answer within the director's inspection timeout
+	// (5 s) on a machine this run overloads: that reading is incomplete,
+	// no disagreement, and is counted; at the end every host must answer.
+	inspections, incomplete, inspectErrs := 0, 0, []string{}
 	check := func(when string, atEnd map[uint32]int) {
 		hosts, err := admin.Inspect(ctx)
 		if err != nil {
@@ -63,6 +66,7 @@ func TestChurnSoak(t *testing.T) {
 			return
 		}
 		inspections++
+		silent := false
 		bound := map[uint32]int{}
 		// One character, one Area: an account whose bodies in two Areas
 		// were both there before both Areas were read (the readings are not
@@ -89,7 +93,9 @@ func TestChurnSoak(t *testing.T) {
 			}
 		}
 		for _, h := range hosts {
-			if h.Error != "" {
+			if h.Error == "no answer in time" && atEnd == nil {
+				silent = true
+			} else if h.Error != "" {
 				inspectErrs = append(inspectErrs, fmt.Sprintf("%s: host %d: %s", when, h.Host, h.Error))
 			}
 			for _, a := range h.Areas {
@@ -101,6 +107,9 @@ func TestChurnSoak(t *testing.T) {
 				}
 				bound[a.Area] += a.Bound
 			}
+		}
+		if silent {
+			incomplete++
 		}
 		if atEnd == nil {
 			return
@@ -157,8 +166,8 @@ func TestChurnSoak(t *testing.T) {
 	}
 	s := res.Summary
 	c := s.Churn
-	t.Logf("churn: %d players in %d Areas, seed %d; events %+v; ground truth %d checks, %d mismatches; gap p50 %.1f p99 %.1f max %.1f ms; answers/intent %.4f (%d/%d); crossed away %d, moved back %d, late resumes %d, hop retries %d; errors %v",
-		s.Players, s.Areas, c.Seed, c.Events, c.GroundTruth, c.Mismatches, s.Gap.P50, s.Gap.P99, s.Gap.Max, s.AnswerRatio, s.IntentsAnswered, s.IntentsSent, c.CrossedAway, c.MovedBack, c.LateResumes, c.HopRetries, s.Errors)
+	t.Logf("churn: %d players in %d Areas, seed %d; events %+v; ground truth %d checks, %d mismatches; gap p50 %.1f p99 %.1f max %.1f ms; answers/intent %.4f (%d/%d); crossed away %d, moved back %d, late resumes %d, hop retries %d, crossings undecided %d; inspections %d (%d with a host silent); errors %v",
+		s.Players, s.Areas, c.Seed, c.Events, c.GroundTruth, c.Mismatches, s.Gap.P50, s.Gap.P99, s.Gap.Max, s.AnswerRatio, s.IntentsAnswered, s.IntentsSent, c.CrossedAway, c.MovedBack, c.LateResumes, c.HopRetries, c.CrossingsUndecided, inspections, incomplete, s.Errors)
 
 	// After the last grace no body is left behind.
 	hosts, left := bodiesLeft(t, admin, grace)
@@ -166,8 +175,8 @@ func TestChurnSoak(t *testing.T) {
 	if len(inspectErrs) > 0 {
 		t.Errorf("the hosts' ground truth disagreed %d times; first: %s", len(inspectErrs), strings.Join(inspectErrs[:min(5, len(inspectErrs))], "; "))
 	}
-	if inspections < 3 {
-		t.Errorf("only %d inspections ran", inspections)
+	if inspections-incomplete < 3 {
+		t.Errorf("only %d inspections ran with every host answering (%d more without)", inspections-incomplete, incomplete)
 	}
 	if left != 0 {
 		t.Errorf("%d player bodies left after the last grace; want 0", left)
