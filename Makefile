@@ -25,12 +25,15 @@ run: build
 ## the test machinery (failpoints, the area host's simulation harness, the
 ## model test's mutation switches) exists only in such builds, never in
 ## the product binary (cmd/ley's TestReleaseBinaryHasNoTestMachinery).
+## The per-package timeout guards against a hang: the slowest package,
+## director, takes some 450 s alone and 730-830 s beside a second suite
+## (its tests run one after another, each a realm of real processes).
 TESTTAGS ?= leytest,tiny
 test:
 	$(GO) vet -tags $(TAGS) $(PKGS)
 	$(GO) vet -tags $(TESTTAGS) $(PKGS)
 	GOOS=js GOARCH=wasm $(GO) vet ./web/engine/...
-	$(GO) test -race -tags $(TESTTAGS) -count=1 -timeout 14m $(PKGS)
+	$(GO) test -race -tags $(TESTTAGS) -count=1 -timeout 20m $(PKGS)
 	$(GO) test -tags $(TESTTAGS) -count=1 -run 'Alloc' $(PKGS)
 
 ## bench: every benchmark, several runs, in a format benchstat compares
