@@ -148,9 +148,11 @@ func runner(t *testing.T, pages ...*page) (run func(name string, f func(t *testi
 // Ann places her cauldron (from the kit) on a plot of the village, puts
 // two of her wood in and crafts: planks show in the cauldron's panel,
 // and she takes them into her bar.
-// Once Bo stands next to Ann, her page offers a "Trade with bo" button;
+// Once Bo stands next to Ann, her page offers a "Trade with bo" button,
+// in a row kept for it (her inventory bar does not move as he comes);
 // she opens a trade, and both pages show the dialog, from their own
-// sides. Ann offers two chairs, Bo his table: each page lists both
+// sides (the trade turns her to bo, and the line of what she faces keeps
+// its height: the dialog under it does not move). Ann offers two chairs, Bo his table: each page lists both
 // offers. Ann confirms (both pages say who has), then Bo: the trade is
 // done, both dialogs say so, and both inventories show the swapped items
 // (Ann two chairs fewer and a second table, Bo two chairs more and no
