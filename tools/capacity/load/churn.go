@@ -1042,10 +1042,11 @@ func (c *churner) hop(ctx context.Context) error {
 			}
 			if c.onPortal() && onPortal.IsZero() {
 				onPortal = now
-				deadline = later(deadline, now.Add(transferTimeout+5*time.Second))
+				if decided := now.Add(transferTimeout + 5*time.Second); decided.After(deadline) {
+					deadline = decided
+				}
 			}
-			deadline = earlier(deadline, start.Add(2*time.Minute))
-			if now.After(deadline) {
+			if now.After(deadline) || now.Sub(start) > 2*time.Minute {
 				// What the player saw, so that a stall says where it stood.
 				return fmt.Errorf("no portal_moved after %v (at %d,%d, still for %v, on the portal %v, %d intents in flight, %d move-tos sent again, %d snapshots, entity %d on the portal square)",
 					now.Sub(start).Round(time.Millisecond), c.you.X, c.you.Y, now.Sub(still).Round(time.Millisecond), c.onPortal(), len(c.pending), retries, c.snapN-snaps, holder)
@@ -1079,20 +1080,6 @@ func (c *churner) portalHolder() uint32 {
 		}
 	}
 	return 0
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
-}
-
-func earlier(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }
 
 // churnLoginClient returns a director client on a source address of its
