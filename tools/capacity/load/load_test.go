@@ -8,9 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -238,6 +235,10 @@ func TestConfigRefusals(t *testing.T) {
 // the director spawned, with no error counted and every intent answered.
 func TestPlayersJoinAgainWhenTheirHostStops(t *testing.T) {
 	r := realmtest.Start(t, nil)
+	admin, err := load.AdminClient(context.Background(), r.URL(), "demo@ley.local", "demo-password")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, pattern := range []load.Pattern{load.PatternWalk, load.PatternIdle} {
 		t.Run(string(pattern), func(t *testing.T) {
 			cfg := load.DefaultConfig()
@@ -249,6 +250,7 @@ func TestPlayersJoinAgainWhenTheirHostStops(t *testing.T) {
 			// into the steady phase): 10 s more is room for a busy machine.
 			cfg.Ramp, cfg.Duration = time.Second, 13*time.Second
 			cfg.RaiseCap = true
+			cfg.Admin = admin // one session an account: the run's own login would end this one
 			stopped := make(chan []int, 1)
 			cfg.OnSteady = func(on bool) {
 				if !on {
@@ -256,14 +258,21 @@ func TestPlayersJoinAgainWhenTheirHostStops(t *testing.T) {
 				}
 				go func() {
 					time.Sleep(2 * time.Second)
-					pids, err := hostPIDs(r.PID())
+					// The hosts the director knows, by the PIDs they gave it.
+					hosts, err := admin.Inspect(context.Background())
 					if err != nil {
 						t.Error(err)
 					}
-					for _, pid := range pids {
-						if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-							t.Errorf("stop host %d: %v", pid, err)
+					var pids []int
+					for _, h := range hosts {
+						if h.PID <= 0 { // kill(0) would signal this test's own group
+							t.Errorf("host %d told no pid (%q)", h.Host, h.Error)
+							continue
 						}
+						if err := syscall.Kill(h.PID, syscall.SIGTERM); err != nil {
+							t.Errorf("stop host %d (pid %d): %v", h.Host, h.PID, err)
+						}
+						pids = append(pids, h.PID)
 					}
 					stopped <- pids
 				}()
@@ -299,33 +308,4 @@ func TestPlayersJoinAgainWhenTheirHostStops(t *testing.T) {
 			}
 		})
 	}
-}
-
-// hostPIDs lists the area host processes the realm process ppid spawned.
-func hostPIDs(ppid int) ([]int, error) {
-	dirs, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	var pids []int
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
-		if err != nil {
-			continue // gone meanwhile
-		}
-		// pid (comm) state ppid ...: the fields after the last ')'.
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 2 || f[1] != strconv.Itoa(ppid) {
-			continue
-		}
-		cmd, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmd, []byte("areahost")) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids, nil
 }
