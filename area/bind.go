@@ -58,7 +58,7 @@ func (ha *hostArea) addGrant(m *control.Grant) {
 		if ttl <= 0 || ttl > 90*time.Second {
 			ttl = 90 * time.Second
 		}
-		ha.grants[m.Token] = &grant{token: m.Token, joinID: m.JoinID, expires: time.Now().Add(ttl), name: m.Name, char: m.Character}
+		putLazy(&ha.grants, m.Token, &grant{token: m.Token, joinID: m.JoinID, expires: time.Now().Add(ttl), name: m.Name, char: m.Character})
 		ha.scheduleChores(time.Now())
 		// Awake before the ack leaves: the join that waits for it finds the
 		// Area ticking (the link reader's Wake may not have run yet).

@@ -18,7 +18,7 @@ func newHostArea(h *Host, m *control.SpawnArea) (*hostArea, error) {
 	}
 	ha := &hostArea{
 		h: h, id: m.Area, epoch: m.Epoch, spec: spec,
-		grants: make(map[string]*grant), bodies: make(map[uint64]*body), departed: make(map[uint64]departure), crossings: make(map[string]*crossing), settling: make(map[string]*crossing),
+		bodies: make(map[uint64]*body), departed: make(map[uint64]departure), // grants, crossings, settling: made on their first entry (putLazy)
 		seq: m.Seq, acked: m.Seq, lastPersist: time.Now(), waiting: make(map[*peer]uint64),
 	}
 	if len(m.Blob) > 0 {
@@ -188,6 +188,7 @@ func (ha *hostArea) chores(now time.Time) {
 			ha.h.expire(tok)
 		}
 	}
+	dropEmpty(&ha.grants)
 	var gone []*body
 	for _, b := range ha.order {
 		// A body crossing a portal stays until its crossing settles: it goes

@@ -90,7 +90,7 @@ func (ha *hostArea) startCrossing(b *body, from ecs.Cell, p control.Portal, now 
 		FromX: fx, FromY: fy, ToArea: p.ToArea, ToX: p.ToX, ToY: p.ToY,
 		SentMS: now.UnixMilli(), DeadlineMS: now.Add(ha.h.cfg.TransferTimeout).UnixMilli(),
 	}}
-	ha.crossings[transfer] = c
+	putLazy(&ha.crossings, transfer, c)
 	ha.persist(now, false) // the player's state at the portal, out of cadence
 	c.out.Seq = ha.seq     // the move waits for this snapshot to be stored
 	c.out.State = state
@@ -110,7 +110,7 @@ func (ha *hostArea) portalChores(now time.Time) {
 				continue
 			}
 			c.deadline = now.Add(settleFor)
-			ha.settling[tr] = c
+			putLazy(&ha.settling, tr, c)
 			ha.holdItems(c.b)
 			continue
 		}
@@ -129,6 +129,27 @@ func (ha *hostArea) portalChores(now time.Time) {
 			c.sentAt = now
 			ha.h.link.send(c.out)
 		}
+	}
+	dropEmpty(&ha.crossings)
+	dropEmpty(&ha.settling)
+}
+
+// putLazy stores v at k in *m, making the map first. The maps of what an
+// Area has in flight (grants, crossings) are nil while nothing is: len of
+// a nil map reads nothing, where len of an empty one reads its header, a
+// cache line of its own that every rest decision of a home would wait
+// for (bench/hostcost.sh). dropEmpty sets them back to nil.
+func putLazy[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = make(map[K]V)
+	}
+	(*m)[k] = v
+}
+
+// dropEmpty lets an emptied map go (putLazy makes it again).
+func dropEmpty[K comparable, V any](m *map[K]V) {
+	if *m != nil && len(*m) == 0 {
+		*m = nil
 	}
 }
 

@@ -182,7 +182,7 @@ func TestWhatKeepsAnAreaFromResting(t *testing.T) {
 			ha.lastPersist = ha.a.Now.Add(time.Hour) // its own cadence out of the way
 			ha.unacked, ha.sentAt = &control.Snapshot{}, ha.a.Now.Add(in3-2*h.cfg.PersistEvery)
 		}, func() { ha.unacked = nil }, func(tick, _ uint64) uint64 { return tick + 2 }},
-		{"a grant expiring in 3 ticks", func() { ha.grants["x"] = &grant{expires: ha.a.Now.Add(in3)} }, func() { delete(ha.grants, "x") }, func(tick, _ uint64) uint64 { return tick + 2 }},
+		{"a grant expiring in 3 ticks", func() { putLazy(&ha.grants, "x", &grant{expires: ha.a.Now.Add(in3)}) }, func() { delete(ha.grants, "x") }, func(tick, _ uint64) uint64 { return tick + 2 }},
 		{"a dropped body's grace ending in 3 ticks", func() {
 			b := ha.order[0]
 			dropped, droppedAt = b.peer, b.droppedAt
@@ -194,7 +194,7 @@ func TestWhatKeepsAnAreaFromResting(t *testing.T) {
 		{"a frame not written whole", func() { written = ha.order[0].peer.view.Written.Swap(0) }, func() { ha.order[0].peer.view.Written.Store(written) }, func(_, round uint64) uint64 { return round - 1 }},
 		{"a close", func() { ha.closing = &closing{} }, func() { ha.closing = nil }, func(tick, _ uint64) uint64 { return tick - 1 }},
 		{"a spectator", func() { ha.watchers.list = append(ha.watchers.list, &spectator{}) }, func() { ha.watchers.list = nil }, func(tick, _ uint64) uint64 { return tick - 1 }},
-		{"a crossing", func() { ha.crossings["x"] = &crossing{} }, func() { delete(ha.crossings, "x") }, func(tick, _ uint64) uint64 { return tick - 1 }},
+		{"a crossing", func() { putLazy(&ha.crossings, "x", &crossing{}) }, func() { delete(ha.crossings, "x") }, func(tick, _ uint64) uint64 { return tick - 1 }},
 		{"an armed failpoint", func() { ha.panicPoint = "x" }, func() { ha.panicPoint = "" }, func(tick, _ uint64) uint64 { return tick - 1 }},
 	} {
 		var round uint64
