@@ -25,12 +25,20 @@ type Hash struct {
 	count   []int32  // per hash cell: entities in it
 	version []uint32 // per hash cell: bumped on every change of content
 
-	next, prev []int32      // per ID: list links
-	cell       []int32      // per ID: its hash cell, or none when absent
-	square     []ecs.Cell   // per ID: its square
-	ent        []ecs.Entity // per ID: the entity
-	marked     []bool       // per ID: kept at the front of its list
-	n          int
+	ids []idSlot // per ID
+	n   int
+}
+
+// idSlot is what the hash knows of one entity ID, in one place: a body's
+// move reads and writes its slot alone (and its hash cell's version),
+// one cache line where a slice per field took five (bench/hostcost.sh).
+type idSlot struct {
+	ent        ecs.Entity // the entity
+	next, prev int32      // list links
+	cell       int32      // its hash cell, or none when absent
+	square     ecs.Cell   // its square
+	marked     bool       // kept at the front of its list
+	_          [7]byte    // 32 bytes: two slots to a cache line
 }
 
 // New returns an empty hash for a w x h grid with hash cells of side size.
@@ -90,25 +98,25 @@ func (s *Hash) Count(hc int32) int { return int(s.count[hc]) }
 func (s *Hash) First(hc int32) int32 { return s.head[hc] }
 
 // Next returns the ID after id in its hash cell, or -1 at the end.
-func (s *Hash) Next(id int32) int32 { return s.next[id] }
+func (s *Hash) Next(id int32) int32 { return s.ids[id].next }
 
 // Entity returns the entity stored for id.
-func (s *Hash) Entity(id int32) ecs.Entity { return s.ent[id] }
+func (s *Hash) Entity(id int32) ecs.Entity { return s.ids[id].ent }
 
 // Square returns the square recorded for id.
-func (s *Hash) Square(id int32) ecs.Cell { return s.square[id] }
+func (s *Hash) Square(id int32) ecs.Cell { return s.ids[id].square }
 
 // Marked reports whether id is marked (kept at the front of its list).
-func (s *Hash) Marked(id int32) bool { return s.marked[id] }
+func (s *Hash) Marked(id int32) bool { return s.ids[id].marked }
 
 // HasID reports whether an entity with ID id is in the hash (Entity(id)
 // returns it).
-func (s *Hash) HasID(id int32) bool { return int(id) < len(s.cell) && s.cell[id] != none }
+func (s *Hash) HasID(id int32) bool { return int(id) < len(s.ids) && s.ids[id].cell != none }
 
 // Has reports whether e is in the hash.
 func (s *Hash) Has(e ecs.Entity) bool {
 	id := int(e.ID())
-	return id < len(s.cell) && s.cell[id] != none && s.ent[id] == e
+	return id < len(s.ids) && s.ids[id].cell != none && s.ids[id].ent == e
 }
 
 // CellsWithin appends to dst the hash cells that hold any square within r
@@ -136,13 +144,8 @@ func (s *Hash) CellsWithin(x, y, r int32, dst []int32) []int32 {
 
 // grow makes the per-ID slices hold id.
 func (s *Hash) grow(id int) {
-	for id >= len(s.cell) {
-		s.next = append(s.next, none)
-		s.prev = append(s.prev, none)
-		s.cell = append(s.cell, none)
-		s.square = append(s.square, ecs.NoCell)
-		s.ent = append(s.ent, ecs.Entity{})
-		s.marked = append(s.marked, false)
+	for id >= len(s.ids) {
+		s.ids = append(s.ids, idSlot{next: none, prev: none, cell: none, square: ecs.NoCell})
 	}
 }
 
@@ -153,19 +156,20 @@ func (s *Hash) grow(id int) {
 func (s *Hash) Insert(e ecs.Entity, c ecs.Cell) {
 	id := int32(e.ID())
 	s.grow(int(id))
-	if s.cell[id] != none {
-		if s.ent[id] != e { // the ID was reused without a Remove: a new entity
+	sl := &s.ids[id]
+	if sl.cell != none {
+		if sl.ent != e { // the ID was reused without a Remove: a new entity
 			s.unlink(id)
-			s.marked[id] = false
-			s.ent[id], s.square[id] = e, c
+			sl.marked = false
+			sl.ent, sl.square = e, c
 			s.link(id, s.CellOf(c))
 			return
 		}
 		s.moveID(id, c)
 		return
 	}
-	s.ent[id] = e
-	s.square[id] = c
+	sl.ent = e
+	sl.square = c
 	s.link(id, s.CellOf(c))
 	s.n++
 }
@@ -173,13 +177,14 @@ func (s *Hash) Insert(e ecs.Entity, c ecs.Cell) {
 // Remove takes e out of the hash; an absent e is ignored. O(1).
 func (s *Hash) Remove(e ecs.Entity) {
 	id := int32(e.ID())
-	if int(id) >= len(s.cell) || s.cell[id] == none {
+	if int(id) >= len(s.ids) || s.ids[id].cell == none {
 		return
 	}
 	s.unlink(id)
-	s.square[id] = ecs.NoCell
-	s.ent[id] = ecs.Entity{}
-	s.marked[id] = false
+	sl := &s.ids[id]
+	sl.square = ecs.NoCell
+	sl.ent = ecs.Entity{}
+	sl.marked = false
 	s.n--
 }
 
@@ -192,12 +197,13 @@ func (s *Hash) Changed(ecs.Entity) {}
 func (s *Hash) Move(e ecs.Entity, c ecs.Cell) { s.Insert(e, c) }
 
 func (s *Hash) moveID(id int32, c ecs.Cell) {
-	if s.square[id] == c {
+	sl := &s.ids[id]
+	if sl.square == c {
 		return
 	}
-	s.square[id] = c
+	sl.square = c
 	hc := s.CellOf(c)
-	if hc == s.cell[id] {
+	if hc == sl.cell {
 		s.version[hc]++
 		return
 	}
@@ -210,13 +216,13 @@ func (s *Hash) moveID(id int32, c ecs.Cell) {
 // version is bumped. e must be in the hash; otherwise nothing happens.
 func (s *Hash) Mark(e ecs.Entity, on bool) {
 	id := int32(e.ID())
-	if !s.Has(e) || s.marked[id] == on {
+	if !s.Has(e) || s.ids[id].marked == on {
 		return
 	}
-	hc := s.cell[id]
+	hc := s.ids[id].cell
 	v := s.version[hc]
 	s.unlink(id)
-	s.marked[id] = on
+	s.ids[id].marked = on
 	s.link(id, hc)
 	s.version[hc] = v
 }
@@ -224,44 +230,46 @@ func (s *Hash) Mark(e ecs.Entity, on bool) {
 // link puts id into hash cell hc: marked ones at the head, others right
 // after the last marked one (at the head when there is none).
 func (s *Hash) link(id, hc int32) {
-	s.cell[id] = hc
+	sl := &s.ids[id]
+	sl.cell = hc
 	s.count[hc]++
 	s.version[hc]++
 	after := none
-	if !s.marked[id] {
-		for p := s.head[hc]; p != none && s.marked[p]; p = s.next[p] {
+	if !sl.marked {
+		for p := s.head[hc]; p != none && s.ids[p].marked; p = s.ids[p].next {
 			after = p
 		}
 	}
 	if after == none {
 		first := s.head[hc]
-		s.prev[id], s.next[id] = none, first
+		sl.prev, sl.next = none, first
 		if first != none {
-			s.prev[first] = id
+			s.ids[first].prev = id
 		}
 		s.head[hc] = id
 		return
 	}
-	nx := s.next[after]
-	s.prev[id], s.next[id] = after, nx
-	s.next[after] = id
+	nx := s.ids[after].next
+	sl.prev, sl.next = after, nx
+	s.ids[after].next = id
 	if nx != none {
-		s.prev[nx] = id
+		s.ids[nx].prev = id
 	}
 }
 
 func (s *Hash) unlink(id int32) {
-	hc := s.cell[id]
-	p, n := s.prev[id], s.next[id]
+	sl := &s.ids[id]
+	hc := sl.cell
+	p, n := sl.prev, sl.next
 	if p != none {
-		s.next[p] = n
+		s.ids[p].next = n
 	} else {
 		s.head[hc] = n
 	}
 	if n != none {
-		s.prev[n] = p
+		s.ids[n].prev = p
 	}
-	s.prev[id], s.next[id], s.cell[id] = none, none, none
+	sl.prev, sl.next, sl.cell = none, none, none
 	s.count[hc]--
 	s.version[hc]++
 }
@@ -274,17 +282,17 @@ func (s *Hash) Check(a *ecs.Area) error {
 	n := 0
 	for hc := range s.head {
 		count := int32(0)
-		for id := s.head[hc]; id != none; id = s.next[id] {
+		for id := s.head[hc]; id != none; id = s.ids[id].next {
 			count++
-			e := s.ent[id]
+			e := s.ids[id].ent
 			if !a.Alive(e) {
 				return fmt.Errorf("spatial: hash cell %d holds entity %d, which is dead", hc, id)
 			}
-			if s.cell[id] != int32(hc) {
-				return fmt.Errorf("spatial: entity %d listed in hash cell %d but recorded in %d", id, hc, s.cell[id])
+			if s.ids[id].cell != int32(hc) {
+				return fmt.Errorf("spatial: entity %d listed in hash cell %d but recorded in %d", id, hc, s.ids[id].cell)
 			}
-			if p, ok := a.PositionOf(e); ok && a.Grid.Cell(p.X, p.Y) != s.square[id] {
-				return fmt.Errorf("spatial: entity %d stands on (%d,%d) but the hash has square %d", id, p.X, p.Y, s.square[id])
+			if p, ok := a.PositionOf(e); ok && a.Grid.Cell(p.X, p.Y) != s.ids[id].square {
+				return fmt.Errorf("spatial: entity %d stands on (%d,%d) but the hash has square %d", id, p.X, p.Y, s.ids[id].square)
 			}
 		}
 		if count != s.count[hc] {
