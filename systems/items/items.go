@@ -155,7 +155,9 @@ func (s *System) Init(a *ecs.Area) error {
 	s.created = make(map[uint16]uint64)
 	s.destroyed = make(map[uint16]uint64)
 	s.stalls = make(map[uint32]*stall)
-	s.trades = make(map[uint32]*Trade)
+	// s.trades stays nil while no trade is open or untold (Told): every
+	// tick and every rest decision asks its length, and that of a nil map
+	// reads no header of its own (bench/hostcost.sh).
 	s.tradeIDs = make(map[uint32]uint32)
 	s.rate = max(1, a.TickRate)
 	s.nextDue = math.MaxUint64

@@ -98,6 +98,9 @@ func (s *System) Told() {
 			delete(s.trades, id)
 		}
 	}
+	if len(s.trades) == 0 {
+		s.trades = nil // made again by the next trade
+	}
 }
 
 // tell has the host tell both players of t.
@@ -155,6 +158,9 @@ func (s *System) openTrade(a *ecs.Area, e ecs.Entity, it *ecs.Intent) ecs.Outcom
 	}
 	s.lastTrade++
 	t := &Trade{ID: s.lastTrade, Bodies: [2]ecs.Entity{e, other}}
+	if s.trades == nil {
+		s.trades = make(map[uint32]*Trade)
+	}
 	s.trades[t.ID] = t
 	s.tradeIDs[e.ID()], s.tradeIDs[other.ID()] = t.ID, t.ID
 	a.Face(e, it.Dir)
