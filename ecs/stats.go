@@ -27,11 +27,11 @@ func (s *systemStat) add(d time.Duration) {
 // the ticking goroutine; read under mu by Stats from any goroutine.
 //
 // The fields a host's heartbeat reads of every Area each beat (TickP99)
-// come first, on mu's cache line: the window's few largest durations are
-// kept as ticks are recorded, so that the beat finds an Area's p99 there
-// instead of walking its 1.6 KB ring (25 cache lines, cold, per Area per
-// beat: 5 of the 190 cache misses a home's intent cost its host,
-// bench/RESULTS.md).
+// come first, beside mu: the window's few largest durations are kept as
+// ticks are recorded, so that the beat finds an Area's p99 there instead
+// of walking its 1.6 KB ring (25 cold cache lines per Area per beat: some
+// 5 of the 188 last-level misses a home's intent cost its host in
+// bench/hostcost.sh; bench/RESULTS.md).
 type tickStats struct {
 	mu sync.Mutex
 	n  int // ticks recorded, saturating at StatsWindow

@@ -10,10 +10,10 @@ import (
 const none int32 = -1
 
 // Hash is a spatial hash over a w x h grid with square hash cells of side
-// size. Everything is indexed by entity ID (next, prev, cell, square,
-// entity) or by hash cell (head, count, version); the per-ID slices grow
-// when a larger ID is inserted and never shrink, so a steady state
-// allocates nothing.
+// size. Everything is indexed by entity ID (one idSlot each: next, prev,
+// cell, square, entity, mark) or by hash cell (head, count, version); the
+// slots grow when a larger ID is inserted and never shrink, so a steady
+// state allocates nothing.
 //
 // A Hash belongs to one goroutine.
 type Hash struct {
@@ -142,7 +142,7 @@ func (s *Hash) CellsWithin(x, y, r int32, dst []int32) []int32 {
 	return dst
 }
 
-// grow makes the per-ID slices hold id.
+// grow makes the slots hold id.
 func (s *Hash) grow(id int) {
 	for id >= len(s.ids) {
 		s.ids = append(s.ids, idSlot{next: none, prev: none, cell: none, square: ecs.NoCell})
