@@ -19,7 +19,7 @@
 # prints the intents that difference holds, the counts per intent, and
 # the functions with the most last-level misses per intent.
 #
-# Needs valgrind (Debian: apt-get install valgrind); takes some 4 minutes.
+# Needs valgrind (Debian: apt-get install valgrind); takes some 3 minutes.
 set -euo pipefail
 
 bin=$(realpath "${1:-bin/ley}")
